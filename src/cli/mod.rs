@@ -1,0 +1,74 @@
+//! The command line, as plain clap-derive structs. Validation into configurations happens in
+//! `config.rs`; nothing here decides anything.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// What every timestamp source costs, whether the hypervisor traps it, and what a
+/// vfs_timestamp knob would buy.
+#[derive(Debug, Parser)]
+#[command(name = "tscope", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure the cost, resolution and monotonicity of every timestamp source.
+    Probe(ProbeArgs),
+}
+
+/// How to print a result.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Print JSON (the documented contract, see docs/schema.md).
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print a Markdown table.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Write the output to FILE instead of stdout (written whole or not at all).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// How long and how reproducibly to sample.
+#[derive(Debug, Clone, Args)]
+pub struct SamplingArgs {
+    /// Sample briefly (under a second for every source) at the cost of wider intervals.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of the bootstrap resampling and sample order (recorded in the output).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// Only these sources (repeat or comma-separate), e.g. rdtsc,vdso:monotonic.
+    #[arg(long = "source", value_name = "ID", value_delimiter = ',')]
+    pub sources: Vec<String>,
+    /// Do not pin the measuring thread to the CPU it starts on.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// List the source ids and exit.
+    #[arg(long)]
+    pub list: bool,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,188 @@
+//! `tscope probe`: what every timestamp source costs here, its resolution, and whether it goes
+//! backwards.
+//!
+//! Each source is measured by the [`crate::measure`] sampler (cost per call, regression over
+//! batch sizes, seeded bootstrap interval) and then watched by [`resolution::watch`]. The TSC is
+//! calibrated against `CLOCK_MONOTONIC_RAW` between the first and last source, so the whole
+//! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
+
+pub mod machine;
+pub mod model;
+pub mod resolution;
+pub mod source;
+mod sources;
+
+use std::time::{Duration, Instant};
+
+pub use model::{Derived, Notice, Profile, SourceResult, Timer, PROFILE_SCHEMA_VERSION};
+pub use source::{Clock, Kind, Source};
+
+use crate::measure::{self, SamplerConfig};
+use crate::stats::Estimate;
+use crate::sys;
+use crate::warnings::Warning;
+use resolution::WatchConfig;
+
+/// A validated probe configuration.
+#[derive(Debug, Clone)]
+pub struct ProbeConfig {
+    pub sources: Vec<Source>,
+    pub sampler: SamplerConfig,
+    pub watch_fine: WatchConfig,
+    pub watch_coarse: WatchConfig,
+    pub quick: bool,
+    pub seed: u64,
+    pub pin: bool,
+    /// Whether TSC reads trap into the emulating SIGSEGV handler (set by `--emulate-trap`).
+    pub emulate_trap: bool,
+}
+
+impl ProbeConfig {
+    /// The default configuration for `sources` (all of them when empty).
+    pub fn new(sources: Vec<Source>, quick: bool, seed: u64) -> Self {
+        let sources = if sources.is_empty() {
+            Source::all()
+        } else {
+            sources
+        };
+        let (sampler, fine, coarse) = if quick {
+            (
+                SamplerConfig::quick(seed),
+                WatchConfig {
+                    min_reads: 2_000,
+                    min_changes: 3,
+                    budget: Duration::from_millis(2),
+                },
+                WatchConfig {
+                    min_reads: 100,
+                    min_changes: 3,
+                    budget: Duration::from_millis(25),
+                },
+            )
+        } else {
+            (
+                SamplerConfig::full(seed),
+                WatchConfig {
+                    min_reads: 20_000,
+                    min_changes: 5,
+                    budget: Duration::from_millis(10),
+                },
+                WatchConfig {
+                    min_reads: 100,
+                    min_changes: 9,
+                    budget: Duration::from_millis(60),
+                },
+            )
+        };
+        ProbeConfig {
+            sources,
+            sampler,
+            watch_fine: fine,
+            watch_coarse: coarse,
+            quick,
+            seed,
+            pin: true,
+            emulate_trap: false,
+        }
+    }
+}
+
+/// Measures every configured source and returns the profile.
+pub fn run(cfg: &ProbeConfig) -> Profile {
+    let started = Instant::now();
+    let mut machine = machine::gather();
+    let mut warnings = Vec::new();
+    if cfg.pin {
+        match sys::cpu::current_cpu().and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c)) {
+            Ok(cpu) => machine.pinned_cpu = Some(cpu),
+            Err(e) => warnings.push(Warning::NotPinned {
+                reason: e.to_string(),
+            }),
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    let cal_start = machine::calibration_point();
+
+    let timer = Timer {
+        name: "std::time::Instant (CLOCK_MONOTONIC via the vDSO)".into(),
+        overhead_ns: measure::timer_overhead_ns(if cfg.quick { 200 } else { 2000 }),
+    };
+    let ctx = sources::Context::new(&cfg.sources, &machine);
+    let mut results = Vec::with_capacity(cfg.sources.len());
+    let mut measurements = Vec::with_capacity(cfg.sources.len());
+    for (i, &src) in cfg.sources.iter().enumerate() {
+        // Each source gets its own bootstrap seed, derived from the run's seed.
+        let sampler = SamplerConfig {
+            seed: cfg.seed.wrapping_add(i as u64),
+            ..cfg.sampler
+        };
+        let watch_cfg = if src.is_coarse() {
+            cfg.watch_coarse
+        } else {
+            cfg.watch_fine
+        };
+        let (result, m) = sources::probe_one(src, &ctx, &sampler, &watch_cfg);
+        results.push(result);
+        measurements.push(m);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(a), Some(b)) = (cal_start, machine::calibration_point()) {
+        if let Some((hz, span)) = machine::calibrate(a, b) {
+            machine.tsc.calibrated_hz = Some(hz);
+            machine.tsc.calibration_span_s = Some(span);
+        }
+    }
+    let hz = machine.tsc.hz();
+    for r in &mut results {
+        r.finish(hz);
+    }
+
+    let find = |id: Source| {
+        cfg.sources
+            .iter()
+            .position(|&s| s == id)
+            .and_then(|i| measurements[i].as_ref())
+    };
+    let precise_read_ns = match (
+        find(Source::Syscall(Clock::Realtime)),
+        find(Source::Syscall(Clock::RealtimeCoarse)),
+    ) {
+        (Some(a), Some(b)) => Some(measure::difference(a, b, cfg.sampler.level)),
+        _ => None,
+    };
+    let derived = Derived {
+        precise_read_ns,
+        syscall_floor_ns: find(Source::SyscallGetppid).map(|m| m.cost_ns),
+        tsc_hz: hz,
+    };
+
+    warnings.extend(Warning::about_machine(&machine));
+    for r in &results {
+        warnings.extend(Warning::about_source(r));
+    }
+    let created_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    Profile {
+        schema_version: PROFILE_SCHEMA_VERSION,
+        tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
+        created_unix_s,
+        seed: cfg.seed,
+        quick: cfg.quick,
+        emulate_trap: cfg.emulate_trap,
+        confidence_level: cfg.sampler.level,
+        wall_s: started.elapsed().as_secs_f64(),
+        timer,
+        machine,
+        sources: results,
+        derived,
+        warnings: warnings.iter().map(Notice::from).collect(),
+    }
+}
+
+/// Converts an estimate in nanoseconds to TSC ticks.
+pub fn ns_to_ticks(e: Estimate, hz: f64) -> Estimate {
+    e.scale(hz / 1e9)
+}

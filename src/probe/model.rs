@@ -1,0 +1,186 @@
+//! The profile: the serde model `probe` produces and `simulate`, `compare` and `report` read.
+//! Its JSON form is a contract documented in `docs/schema.md`.
+
+use serde::{Deserialize, Serialize};
+
+use super::machine::Machine;
+use super::resolution::Watch;
+use crate::stats::Estimate;
+use crate::warnings::Warning;
+
+/// The version of the profile JSON this build writes.
+pub const PROFILE_SCHEMA_VERSION: u32 = 1;
+
+/// Everything one `probe` run measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    pub schema_version: u32,
+    pub tool: String,
+    pub created_unix_s: u64,
+    /// Seed of every bootstrap in this run (source `i` uses `seed + i`).
+    pub seed: u64,
+    pub quick: bool,
+    pub emulate_trap: bool,
+    pub confidence_level: f64,
+    pub wall_s: f64,
+    /// The sampler's timer and its measured cost per sample (removed by the regression).
+    pub timer: Timer,
+    pub machine: Machine,
+    pub sources: Vec<SourceResult>,
+    pub derived: Derived,
+    pub warnings: Vec<Notice>,
+}
+
+impl Profile {
+    /// The result for source `id`, if it was probed.
+    pub fn source(&self, id: &str) -> Option<&SourceResult> {
+        self.sources.iter().find(|s| s.id == id)
+    }
+
+    /// The cost of `id` in nanoseconds, if it was probed and is supported.
+    pub fn cost_ns(&self, id: &str) -> Option<Estimate> {
+        self.source(id).and_then(|s| s.cost_ns)
+    }
+}
+
+/// One source's figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceResult {
+    pub id: String,
+    pub kind: String,
+    pub supported: bool,
+    /// Why the source is unsupported, or a remark on a supported one.
+    pub reason: Option<String>,
+    /// Cost of one call (regression slope), with its interval.
+    pub cost_ns: Option<Estimate>,
+    /// The same in TSC ticks, when the TSC frequency is known.
+    pub cost_ticks: Option<Estimate>,
+    /// Intercept of the regression (fixed cost per sample plus slope error × batch size).
+    pub intercept_ns: Option<f64>,
+    /// Relative width of the interval, `(upper - lower) / point`.
+    pub relative_ci_width: Option<f64>,
+    /// Smallest non-zero step between successive reads, in ns.
+    pub resolution_ns: Option<f64>,
+    /// What `clock_getres` (or the interface's unit) claims, in ns.
+    pub getres_ns: Option<f64>,
+    /// Coarse clocks: median step between distinct values (the tick), in ns.
+    pub update_period_ns: Option<f64>,
+    /// Coarse clocks: the `HZ` that update period implies.
+    pub implied_hz: Option<f64>,
+    pub monotonic_violations: u64,
+    pub max_backwards_ns: Option<f64>,
+    /// Forward steps over 1 ms between successive reads.
+    pub forward_jumps_over_1ms: u64,
+    pub reads_watched: u64,
+    pub samples: usize,
+    pub batch_unit: u64,
+    pub iterations: u64,
+    pub involuntary_switches: u64,
+    /// The source's native unit: "ns" for clocks, "ticks" for counters.
+    #[serde(skip)]
+    pub(crate) native_unit_ticks: bool,
+    #[serde(skip)]
+    pub(crate) watch: Option<Watch>,
+}
+
+impl SourceResult {
+    /// A source this machine cannot measure.
+    pub fn unsupported(id: String, kind: String, reason: String) -> Self {
+        SourceResult {
+            id,
+            kind,
+            supported: false,
+            reason: Some(reason),
+            cost_ns: None,
+            cost_ticks: None,
+            intercept_ns: None,
+            relative_ci_width: None,
+            resolution_ns: None,
+            getres_ns: None,
+            update_period_ns: None,
+            implied_hz: None,
+            monotonic_violations: 0,
+            max_backwards_ns: None,
+            forward_jumps_over_1ms: 0,
+            reads_watched: 0,
+            samples: 0,
+            batch_unit: 0,
+            iterations: 0,
+            involuntary_switches: 0,
+            native_unit_ticks: false,
+            watch: None,
+        }
+    }
+
+    /// Converts what was observed in native units into ns once the TSC frequency is known.
+    pub(crate) fn finish(&mut self, tsc_hz: Option<f64>) {
+        if let (Some(c), Some(hz)) = (self.cost_ns, tsc_hz) {
+            self.cost_ticks = Some(super::ns_to_ticks(c, hz));
+            if self.native_unit_ticks {
+                self.getres_ns = Some(1e9 / hz);
+            }
+        }
+        let Some(w) = self.watch.take() else { return };
+        let to_ns = if self.native_unit_ticks {
+            match tsc_hz {
+                Some(hz) => 1e9 / hz,
+                None => return,
+            }
+        } else {
+            1.0
+        };
+        self.resolution_ns = w.min_step.map(|s| s as f64 * to_ns);
+        self.monotonic_violations = w.backwards;
+        self.max_backwards_ns = (w.backwards > 0).then_some(w.max_backwards as f64 * to_ns);
+        self.forward_jumps_over_1ms = w.forward_jumps;
+        self.reads_watched = w.reads;
+        if self.update_period_ns.is_none() {
+            if let Some(period) = w.median_step.filter(|_| self.is_coarse_kind()) {
+                let ns = period * to_ns;
+                self.update_period_ns = Some(ns);
+                self.implied_hz = Some(1e9 / ns);
+            }
+        }
+    }
+
+    fn is_coarse_kind(&self) -> bool {
+        self.id.ends_with("_coarse") || self.id == "vdso:time"
+    }
+}
+
+/// The timer that timed every sample.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timer {
+    pub name: String,
+    /// Median cost of an empty sample: two timer reads around a zero-iteration loop.
+    pub overhead_ns: f64,
+}
+
+/// Figures derived from several sources.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Derived {
+    /// `syscall:realtime − syscall:realtime_coarse`: the kernel-side cost of one precise
+    /// clocksource read (both pay the same entry and exit; only the first reads the
+    /// clocksource). What `simulate` charges for a precise timestamp.
+    pub precise_read_ns: Option<Estimate>,
+    /// `syscall:getppid`: the cost of entering and leaving the kernel.
+    pub syscall_floor_ns: Option<Estimate>,
+    /// The TSC frequency used for tick conversions (calibrated, else CPUID).
+    pub tsc_hz: Option<f64>,
+}
+
+/// A warning as it appears in the JSON: a stable code and the advice.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Notice {
+    pub code: String,
+    pub message: String,
+}
+
+impl From<&Warning> for Notice {
+    fn from(w: &Warning) -> Self {
+        Notice {
+            code: w.code().to_string(),
+            message: w.to_string(),
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! How each source is called: one closure per source for the sampler (so the call is inlined
+//! into the measurement loop) and one reader returning its value for the resolution watch.
+
+use std::hint::black_box;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use super::machine::Machine;
+use super::model::SourceResult;
+use super::resolution::{self, WatchConfig};
+use super::source::{Clock, Source};
+use crate::measure::{self, Measurement, SamplerConfig};
+use crate::sys::clock;
+
+/// State shared by all sources of a run.
+pub(crate) struct Context {
+    quanta: Option<quanta::Clock>,
+    base: Instant,
+    rdtscp: bool,
+    rdpid: bool,
+    tsc_hz_hint: Option<f64>,
+}
+
+impl Context {
+    pub(crate) fn new(sources: &[Source], machine: &Machine) -> Self {
+        let wants_quanta = sources
+            .iter()
+            .any(|s| matches!(s, Source::QuantaNow | Source::QuantaRaw));
+        Context {
+            // quanta calibrates its TSC source on creation (a few ms); only pay for it if asked.
+            quanta: wants_quanta.then(quanta::Clock::new),
+            base: Instant::now(),
+            rdtscp: machine.tsc.rdtscp,
+            rdpid: machine.tsc.rdpid,
+            tsc_hz_hint: machine.tsc.cpuid_15_hz.or(machine.tsc.cpuid_40000010_hz),
+        }
+    }
+}
+
+/// Why a source cannot be measured here, or `None` if it can.
+fn unsupported_reason(src: Source, ctx: &Context) -> Option<String> {
+    if !cfg!(target_arch = "x86_64")
+        && (matches!(src.kind(), super::Kind::Counter) || src == Source::Cpuid)
+    {
+        return Some("x86_64 only".into());
+    }
+    match src {
+        Source::Rdtscp if !ctx.rdtscp => Some("CPUID.80000001H:EDX[27] (RDTSCP) is clear".into()),
+        Source::Rdpid if !ctx.rdpid => Some("CPUID.(7,0):ECX[22] (RDPID) is clear".into()),
+        Source::Vdso(c) => clock::vdso_clock_gettime(c.id())
+            .err()
+            .map(|e| format!("clock_gettime: {e}")),
+        Source::Syscall(c) => clock::syscall_clock_gettime(c.id())
+            .err()
+            .map(|e| format!("syscall clock_gettime: {e}")),
+        Source::VdsoGettimeofday => clock::vdso_gettimeofday().err().map(|e| e.to_string()),
+        Source::SyscallGettimeofday => clock::syscall_gettimeofday().err().map(|e| e.to_string()),
+        Source::VdsoTime => clock::vdso_time().err().map(|e| e.to_string()),
+        _ => None,
+    }
+}
+
+/// Measures one source's cost with the sampler.
+fn sample(src: Source, ctx: &Context, cfg: &SamplerConfig) -> Option<Measurement> {
+    #[cfg(target_arch = "x86_64")]
+    use crate::sys::tsc;
+    match src {
+        #[cfg(target_arch = "x86_64")]
+        Source::Rdtsc => measure::measure(cfg, tsc::rdtsc),
+        #[cfg(target_arch = "x86_64")]
+        Source::LfenceRdtsc => measure::measure(cfg, tsc::lfence_rdtsc),
+        #[cfg(target_arch = "x86_64")]
+        Source::Rdtscp => measure::measure(cfg, tsc::rdtscp),
+        #[cfg(target_arch = "x86_64")]
+        Source::Rdpid => measure::measure(cfg, tsc::rdpid),
+        #[cfg(target_arch = "x86_64")]
+        Source::Cpuid => measure::measure(cfg, || tsc::cpuid(black_box(0))),
+        Source::Vdso(c) => {
+            let id = c.id();
+            measure::measure(cfg, || clock::vdso_clock_gettime(black_box(id)))
+        }
+        Source::Syscall(c) => {
+            let id = c.id();
+            measure::measure(cfg, || clock::syscall_clock_gettime(black_box(id)))
+        }
+        Source::VdsoGettimeofday => measure::measure(cfg, clock::vdso_gettimeofday),
+        Source::SyscallGettimeofday => measure::measure(cfg, clock::syscall_gettimeofday),
+        Source::VdsoTime => measure::measure(cfg, clock::vdso_time),
+        Source::StdInstant => measure::measure(cfg, Instant::now),
+        Source::StdSystemTime => measure::measure(cfg, SystemTime::now),
+        Source::QuantaNow => ctx
+            .quanta
+            .as_ref()
+            .and_then(|q| measure::measure(cfg, || q.now())),
+        Source::QuantaRaw => ctx
+            .quanta
+            .as_ref()
+            .and_then(|q| measure::measure(cfg, || q.raw())),
+        Source::SyscallGetppid => measure::measure(cfg, clock::syscall_getppid),
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => None,
+    }
+}
+
+/// Watches one source's values (native unit: ticks for counters, ns for everything else).
+fn watch(src: Source, ctx: &Context, cfg: &WatchConfig) -> Option<resolution::Watch> {
+    #[cfg(target_arch = "x86_64")]
+    use crate::sys::tsc;
+    // One millisecond in the native unit, for counting forward jumps.
+    let ms_ticks = ctx.tsc_hz_hint.map_or(u64::MAX, |hz| (hz / 1e3) as u64);
+    let ms = 1_000_000;
+    let w = match src {
+        #[cfg(target_arch = "x86_64")]
+        Source::Rdtsc => resolution::watch(cfg, ms_ticks, || Some(tsc::rdtsc())),
+        #[cfg(target_arch = "x86_64")]
+        Source::LfenceRdtsc => resolution::watch(cfg, ms_ticks, || Some(tsc::lfence_rdtsc())),
+        #[cfg(target_arch = "x86_64")]
+        Source::Rdtscp => resolution::watch(cfg, ms_ticks, || Some(tsc::rdtscp().0)),
+        Source::Vdso(c) => {
+            let id = c.id();
+            resolution::watch(cfg, ms, || clock::vdso_clock_gettime(id).ok())
+        }
+        Source::Syscall(c) => {
+            let id = c.id();
+            resolution::watch(cfg, ms, || clock::syscall_clock_gettime(id).ok())
+        }
+        Source::VdsoGettimeofday => resolution::watch(cfg, ms, || clock::vdso_gettimeofday().ok()),
+        Source::SyscallGettimeofday => {
+            resolution::watch(cfg, ms, || clock::syscall_gettimeofday().ok())
+        }
+        Source::VdsoTime => resolution::watch(cfg, ms, || clock::vdso_time().ok()),
+        Source::StdInstant => {
+            resolution::watch(cfg, ms, || Some(ctx.base.elapsed().as_nanos() as u64))
+        }
+        Source::StdSystemTime => resolution::watch(cfg, ms, || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_nanos() as u64)
+        }),
+        Source::QuantaNow => {
+            let q = ctx.quanta.as_ref()?;
+            let base = q.now();
+            resolution::watch(cfg, ms, || {
+                Some(q.now().duration_since(base).as_nanos() as u64)
+            })
+        }
+        Source::QuantaRaw => {
+            let q = ctx.quanta.as_ref()?;
+            let base = q.raw();
+            resolution::watch(cfg, ms, || Some(q.delta_as_nanos(base, q.raw())))
+        }
+        _ => return None,
+    };
+    Some(w)
+}
+
+/// What the interface claims as its resolution, in ns.
+fn claimed_resolution_ns(src: Source) -> Option<f64> {
+    match src {
+        Source::Vdso(c) | Source::Syscall(c) => clock::clock_getres(c.id()).ok().map(|r| r as f64),
+        Source::VdsoGettimeofday | Source::SyscallGettimeofday => Some(1e3),
+        Source::VdsoTime => Some(1e9),
+        Source::StdInstant | Source::StdSystemTime => clock::clock_getres(Clock::Monotonic.id())
+            .ok()
+            .map(|r| r as f64),
+        _ => None,
+    }
+}
+
+/// Measures and watches one source.
+pub(crate) fn probe_one(
+    src: Source,
+    ctx: &Context,
+    sampler: &SamplerConfig,
+    watch_cfg: &WatchConfig,
+) -> (SourceResult, Option<Measurement>) {
+    let id = src.to_string();
+    let kind = serde_json::to_value(src.kind())
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    if let Some(reason) = unsupported_reason(src, ctx) {
+        return (SourceResult::unsupported(id, kind, reason), None);
+    }
+    let Some(m) = sample(src, ctx, sampler) else {
+        let reason = "the sampler could not fit a cost (fewer than two samples)".to_string();
+        return (SourceResult::unsupported(id, kind, reason), None);
+    };
+    let mut r = SourceResult::unsupported(id, kind, String::new());
+    r.supported = true;
+    r.reason = None;
+    r.cost_ns = Some(m.cost_ns);
+    r.intercept_ns = Some(m.intercept_ns);
+    r.relative_ci_width = Some(m.cost_ns.relative_width());
+    r.getres_ns = claimed_resolution_ns(src);
+    r.samples = m.samples;
+    r.batch_unit = m.batch_unit;
+    r.iterations = m.iterations;
+    r.involuntary_switches = m.involuntary_switches;
+    r.native_unit_ticks = matches!(src, Source::Rdtsc | Source::LfenceRdtsc | Source::Rdtscp);
+    if src.reads_time() {
+        r.watch = watch(src, ctx, watch_cfg);
+        if src == Source::VdsoTime && r.watch.as_ref().is_some_and(|w| w.changes < 2) {
+            r.reason = Some("time() ticks once a second: its update period is not watched".into());
+        }
+    }
+    (r, Some(m))
+}

@@ -1,0 +1,112 @@
+//! A minimal table: aligned plain text or Markdown from the same rows.
+
+/// Column alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// Rows of cells under a header.
+#[derive(Debug, Clone)]
+pub struct Table {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(headers: &[(&str, Align)]) -> Self {
+        Table {
+            headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
+            align: headers.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(w.len()) {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        w
+    }
+
+    fn cell(&self, text: &str, i: usize, width: usize) -> String {
+        match self.align[i] {
+            Align::Left => format!("{text:<width$}"),
+            Align::Right => format!("{text:>width$}"),
+        }
+    }
+
+    /// Aligned plain text, two spaces between columns.
+    pub fn text(&self) -> String {
+        let w = self.widths();
+        let line = |cells: &[String]| {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .take(w.len())
+                .map(|(i, c)| self.cell(c, i, w[i]))
+                .collect();
+            parts.join("  ").trim_end().to_string() + "\n"
+        };
+        let mut out = line(&self.headers);
+        let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
+        out += &(rule.join("  ") + "\n");
+        for r in &self.rows {
+            out += &line(r);
+        }
+        out
+    }
+
+    /// A GitHub-flavoured Markdown table.
+    pub fn markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|");
+        let mut out = format!(
+            "| {} |\n",
+            self.headers
+                .iter()
+                .map(|h| esc(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let rule: Vec<&str> = self
+            .align
+            .iter()
+            .map(|a| if *a == Align::Right { "---:" } else { "---" })
+            .collect();
+        out += &format!("| {} |\n", rule.join(" | "));
+        for r in &self.rows {
+            out += &format!(
+                "| {} |\n",
+                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_and_escapes() {
+        let mut t = Table::new(&[("id", Align::Left), ("ns", Align::Right)]);
+        t.row(vec!["rdtsc".into(), "9.5".into()]);
+        t.row(vec!["a|b".into(), "245.0".into()]);
+        assert_eq!(
+            t.text(),
+            "id        ns\n-----  -----\nrdtsc    9.5\na|b    245.0\n"
+        );
+        assert!(t.markdown().contains("| a\\|b | 245.0 |"));
+        assert!(t.markdown().contains("| --- | ---: |"));
+    }
+}

@@ -1,0 +1,11 @@
+//! The only place in tscope with `unsafe` or `asm!`.
+//!
+//! Every block carries a `// SAFETY:` comment naming the invariant it relies on, and every
+//! failing libc call becomes an [`std::io::Error`] from `errno`. Architecture-specific code is
+//! chosen by `cfg`; on an unsupported architecture the counter functions are absent and callers
+//! report the source as unsupported instead of panicking.
+
+pub mod clock;
+pub mod cpu;
+#[cfg(target_arch = "x86_64")]
+pub mod tsc;

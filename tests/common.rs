@@ -1,0 +1,19 @@
+//! Helpers shared by the integration tests.
+
+use assert_cmd::Command;
+
+/// The `tscope` binary built by cargo for these tests.
+pub fn tscope() -> Command {
+    Command::cargo_bin("tscope").expect("tscope binary")
+}
+
+/// Runs `tscope ARGS` expecting success and parses stdout as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = tscope().args(args).output().expect("run tscope");
+    assert!(
+        out.status.success(),
+        "tscope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}

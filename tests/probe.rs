@@ -1,0 +1,156 @@
+//! `tscope probe`: the JSON contract on a real run of this machine, and bad arguments.
+
+use crate::common::{json, tscope};
+use predicates::str::contains;
+
+#[test]
+fn quick_json_honours_the_contract() {
+    let v = json(&["probe", "--quick", "--json", "--seed", "9"]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["seed"], 9);
+    assert!(v["machine"].is_object());
+    let listed = tscope().args(["probe", "--list"]).output().unwrap();
+    let ids: Vec<String> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(ids.len() >= 30, "{ids:?}");
+    let sources = v["sources"].as_array().unwrap();
+    for id in &ids {
+        let s = sources
+            .iter()
+            .find(|s| s["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{id} missing"));
+        if s["supported"] == true {
+            let c = &s["cost_ns"];
+            let (p, lo, hi) = (
+                c["point"].as_f64().unwrap(),
+                c["lower"].as_f64().unwrap(),
+                c["upper"].as_f64().unwrap(),
+            );
+            assert!(p > 0.0, "{id}: cost {p}");
+            assert!(lo <= p && p <= hi, "{id}: {lo} <= {p} <= {hi}");
+            assert!(s["monotonic_violations"].is_u64(), "{id}");
+            assert!(s["resolution_ns"].is_null() || s["resolution_ns"].as_f64().unwrap() > 0.0);
+        } else {
+            assert!(
+                s["reason"].as_str().is_some_and(|r| !r.is_empty()),
+                "{id}: no reason"
+            );
+            assert!(s["cost_ns"].is_null());
+        }
+    }
+    for id in [
+        "vdso:realtime_coarse",
+        "vdso:monotonic_coarse",
+        "syscall:realtime_coarse",
+    ] {
+        let s = sources.iter().find(|s| s["id"] == id).unwrap();
+        let res = s["resolution_ns"].as_f64().unwrap();
+        assert!(res >= 1000.0, "{id}: coarse resolution {res} ns");
+        assert!(s["implied_hz"].as_f64().unwrap() > 0.0, "{id}");
+    }
+    let d = &v["derived"]["precise_read_ns"];
+    assert!(d["lower"].as_f64().unwrap() <= d["point"].as_f64().unwrap());
+    assert!(d["point"].as_f64().unwrap() <= d["upper"].as_f64().unwrap());
+}
+
+#[test]
+fn monotonic_clocks_do_not_go_backwards_here() {
+    let v = json(&[
+        "probe",
+        "--quick",
+        "--json",
+        "--source",
+        "vdso:monotonic,syscall:monotonic_raw",
+    ]);
+    let sources = v["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2);
+    for s in sources {
+        assert_eq!(s["monotonic_violations"], 0, "{s}");
+        assert!(s["reads_watched"].as_u64().unwrap() > 100);
+    }
+}
+
+#[test]
+fn syscall_path_costs_more_than_vdso_path() {
+    // An invariant of every Linux with a vDSO-capable clocksource (this machine: tsc), not a
+    // wall-clock threshold: entering the kernel costs more than reading shared memory.
+    let v = json(&[
+        "probe",
+        "--quick",
+        "--json",
+        "--source",
+        "vdso:monotonic,syscall:monotonic",
+    ]);
+    let cost = |i: usize| v["sources"][i]["cost_ns"]["point"].as_f64().unwrap();
+    assert!(cost(1) > cost(0), "syscall {} vs vdso {}", cost(1), cost(0));
+}
+
+#[test]
+fn same_seed_is_recorded_and_tables_render() {
+    let out = tscope()
+        .args(["probe", "--quick", "--source", "rdtsc"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("rdtsc") && text.contains("cost ns [95% CI]"),
+        "{text}"
+    );
+    let md = tscope()
+        .args(["probe", "--quick", "--markdown", "--source", "rdtsc"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(md.stdout).unwrap().contains("| rdtsc |"));
+}
+
+#[test]
+fn unknown_source_is_a_clear_error() {
+    tscope()
+        .args(["probe", "--source", "vdso:bogus"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown source 'vdso:bogus'"))
+        .stderr(contains("vdso:monotonic"));
+}
+
+#[test]
+fn json_and_markdown_conflict() {
+    tscope()
+        .args(["probe", "--json", "--markdown"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn unwritable_out_fails_cleanly() {
+    tscope()
+        .args([
+            "probe",
+            "--quick",
+            "--source",
+            "rdtsc",
+            "-o",
+            "/nonexistent-dir/p.json",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("cannot write '/nonexistent-dir/p.json'"));
+}
+
+#[test]
+fn out_file_is_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.json");
+    tscope()
+        .args(["probe", "--quick", "--json", "--source", "rdtsc", "-o"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(v["sources"][0]["id"], "rdtsc");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "temporary files left behind");
+}

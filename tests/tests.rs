@@ -1,0 +1,4 @@
+//! One integration-test binary; one module per area.
+
+mod common;
+mod probe;
