@@ -13,6 +13,7 @@ pub mod report;
 pub mod stats;
 pub mod sys;
 pub mod warnings;
+pub mod workload;
 
 use anyhow::Result;
 
@@ -35,5 +36,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             report::emit(&bytes, args.output.out.as_deref())?;
             Ok(0)
         }
+        Command::Run(args) => workload::main(&args),
     }
 }

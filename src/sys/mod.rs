@@ -7,5 +7,11 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod fs;
+pub mod mem;
+pub mod proc;
+pub mod signal;
 #[cfg(target_arch = "x86_64")]
 pub mod tsc;
+#[cfg(target_arch = "x86_64")]
+pub mod zero;
