@@ -30,7 +30,7 @@ pub struct Machine {
 }
 
 /// Both sysfs clocksource files: decide from `current`, not from what is `available`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Clocksource {
     pub current: Option<String>,
     pub available: Vec<String>,

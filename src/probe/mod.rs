@@ -92,6 +92,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let started = Instant::now();
     let mut machine = machine::gather();
     let mut warnings = Vec::new();
+    let original_affinity = sys::cpu::allowed_cpus().ok();
     if cfg.pin {
         match sys::cpu::current_cpu().and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c)) {
             Ok(cpu) => machine.pinned_cpu = Some(cpu),
@@ -143,6 +144,10 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
             machine.tsc.calibrated_hz = Some(hz);
             machine.tsc.calibration_span_s = Some(span);
         }
+    }
+    // Give the caller back the CPUs it had: pinning is for the measurement only.
+    if let (true, Some(cpus)) = (machine.pinned_cpu.is_some(), &original_affinity) {
+        let _ = sys::cpu::set_affinity(cpus);
     }
     let hz = machine.tsc.hz();
     for r in &mut results {
