@@ -8,7 +8,7 @@ use crate::probe::SourceResult;
 /// Something that makes a figure less trustworthy than it looks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
-    /// CPUID.1:ECX[31] is set.
+    /// `CPUID.1:ECX[31]` is set.
     Hypervisor { signature: Option<String> },
     /// The clocksource is not the TSC: vDSO reads may be slower or fall back to syscalls.
     ClocksourceNotTsc { current: String },

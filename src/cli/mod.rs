@@ -73,7 +73,7 @@ pub struct ProbeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct DetectArgs {
     /// Exit 1 when any of these verdicts holds (comma-separated): rdtsc_trapped,
-    /// rdtscp_trapped, vdso_fallback (any clock) or vdso_fallback:<clock>, tsc_unsynchronized,
+    /// rdtscp_trapped, vdso_fallback (any clock) or vdso_fallback:CLOCK, tsc_unsynchronized,
     /// clock_warps.
     #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
     pub fail_on: Vec<String>,

@@ -98,13 +98,13 @@ pub struct CpuidFacts {
     pub family: Option<u32>,
     pub model: Option<u32>,
     pub stepping: Option<u32>,
-    /// CPUID.1:ECX[31].
+    /// `CPUID.1:ECX[31]`.
     pub hypervisor_bit: bool,
-    /// CPUID.80000007H:EDX[8].
+    /// `CPUID.80000007H:EDX[8]`.
     pub invariant_tsc: bool,
-    /// CPUID.80000001H:EDX[27].
+    /// `CPUID.80000001H:EDX[27]`.
     pub rdtscp: bool,
-    /// CPUID.(7,0):ECX[22].
+    /// `CPUID.(7,0):ECX[22]`.
     pub rdpid: bool,
     /// Leaf 0x15: TSC/crystal ratio and crystal Hz, and the TSC Hz they give.
     pub leaf_15_tsc_hz: Option<f64>,
