@@ -1,5 +1,6 @@
 //! One integration-test binary; one module per area.
 
 mod common;
+mod detect;
 mod probe;
 mod run;

@@ -12,6 +12,8 @@ pub mod mem;
 pub mod proc;
 pub mod signal;
 #[cfg(target_arch = "x86_64")]
+pub mod trap;
+#[cfg(target_arch = "x86_64")]
 pub mod tsc;
 #[cfg(target_arch = "x86_64")]
 pub mod zero;
