@@ -129,12 +129,26 @@ fn one_thread(
     })
 }
 
+/// The bracketed choice in a sysfs multiple-choice file: `always [madvise] never` → `madvise`.
+pub fn bracketed(text: &str) -> Option<String> {
+    let start = text.find('[')?;
+    let end = start + text[start..].find(']')?;
+    Some(text[start + 1..end].to_string())
+}
+
+fn thp_mode() -> Option<String> {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .ok()
+        .and_then(|t| bracketed(&t))
+}
+
 /// Runs every thread count of `cfg`; returns the report and whether it was interrupted.
 pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> anyhow::Result<(MemReport, bool)> {
     let mut report = MemReport {
         op: cfg.op,
         size_bytes: cfg.size,
         block_bytes: cfg.block,
+        transparent_hugepage: thp_mode(),
         runs: Vec::new(),
     };
     for &threads in &cfg.threads {
@@ -193,6 +207,15 @@ fn summarize(threads: usize, outs: &[ThreadOut]) -> MemRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sysfs_choice() {
+        assert_eq!(
+            bracketed("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(bracketed("always madvise never"), None);
+    }
 
     #[test]
     fn copies_count_whole_blocks() {

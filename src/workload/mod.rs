@@ -58,7 +58,16 @@ fn machine(cfg: &RunConfig) -> model::RunMachine {
         allowed_cpus: cfg.cpus.clone(),
         hypervisor_bit: m.hypervisor_bit,
         clocksource: m.clocksource.current,
+        load_average: std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|t| parse_loadavg(&t)),
     }
+}
+
+/// The three load averages of `/proc/loadavg`.
+pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut it = text.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
 }
 
 /// Runs everything `cfg` asks for.
@@ -191,4 +200,16 @@ fn run_all<W: Workload>(w: &W, cfg: &RunConfig, report: &mut RunReport) -> anyho
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn loadavg_parses() {
+        assert_eq!(
+            super::parse_loadavg("5.71 3.09 1.41 3/250 1234\n"),
+            Some([5.71, 3.09, 1.41])
+        );
+        assert_eq!(super::parse_loadavg("5.71"), None);
+    }
 }

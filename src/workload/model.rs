@@ -269,6 +269,9 @@ pub struct MemReport {
     pub op: MemOp,
     pub size_bytes: u64,
     pub block_bytes: u64,
+    /// `/sys/kernel/mm/transparent_hugepage/enabled` (the bracketed choice): with `always`,
+    /// one touch may fault in a 2 MiB page instead of 4 KiB.
+    pub transparent_hugepage: Option<String>,
     pub runs: Vec<MemRun>,
 }
 
@@ -308,6 +311,9 @@ pub struct RunMachine {
     pub allowed_cpus: Vec<usize>,
     pub hypervisor_bit: bool,
     pub clocksource: Option<String>,
+    /// `/proc/loadavg` (1, 5, 15 minutes) when the run started: other work competing for the
+    /// CPUs shows here.
+    pub load_average: Option<[f64; 3]>,
 }
 
 /// Everything `tscope run` measured.

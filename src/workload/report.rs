@@ -38,13 +38,16 @@ impl RunView<'_> {
         let b = if md { "- " } else { "" };
         let m = &r.machine;
         let mut out = format!(
-            "{b}machine: {}, kernel {}, {} CPUs (allowed {:?}), clocksource {}{}\n",
+            "{b}machine: {}, kernel {}, {} CPUs (allowed {:?}), clocksource {}{}{}\n",
             m.cpu_model.as_deref().unwrap_or("unknown CPU"),
             m.kernel_release.as_deref().unwrap_or("?"),
             m.cpus_online,
             m.allowed_cpus,
             m.clocksource.as_deref().unwrap_or("?"),
-            if m.hypervisor_bit { ", hypervisor" } else { "" }
+            if m.hypervisor_bit { ", hypervisor" } else { "" },
+            m.load_average
+                .map(|l| format!(", load average {:.2}", l[0]))
+                .unwrap_or_default()
         );
         if !r.iteration.is_empty() {
             let ops: Vec<String> = r
@@ -198,9 +201,10 @@ fn mem_text(m: &MemReport, md: bool) -> String {
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
     let mut out = format!(
-        "mem: -mode={op} -size={} -block={}\n",
+        "mem: -mode={op} -size={} -block={}; transparent hugepages: {}\n",
         mib(m.size_bytes),
-        mib(m.block_bytes)
+        mib(m.block_bytes),
+        m.transparent_hugepage.as_deref().unwrap_or("?")
     );
     for run in &m.runs {
         out += &format!("\nthreads={}\n", run.threads);
