@@ -6,7 +6,8 @@
 //!   per page;
 //! - **cold**: every page of a buffer much larger than the last-level cache (`--size`,
 //!   default 256 MiB), in order, after one untimed pass that faults the pages in; the median of
-//!   five passes, with the fastest and slowest pass as bounds.
+//!   five passes, with the fastest and slowest pass as bounds. The passes are interleaved
+//!   (pass 1 of every variant, then pass 2, ...).
 
 use std::time::Instant;
 
@@ -87,17 +88,21 @@ pub fn run(cold_bytes: u64, cpu: Option<usize>) -> anyhow::Result<(PagezeroRepor
         .with_context(|| format!("mapping the {cold_bytes}-byte cold buffer"))?;
     let buf = map.as_mut_slice();
     cold_pass(buf, zero::memset);
-    for (name, f) in VARIANTS {
-        let mut passes = Vec::with_capacity(PASSES);
-        for _ in 0..PASSES {
+    // Interleaved: pass p runs every variant once, so that drift and other work on the machine
+    // fall on all variants alike.
+    let mut passes = vec![Vec::with_capacity(PASSES); VARIANTS.len()];
+    for _ in 0..PASSES {
+        for (i, (_, f)) in VARIANTS.iter().enumerate() {
             if sys::signal::stop_requested() {
                 return Ok((report, true));
             }
-            passes.push(cold_pass(buf, f));
+            passes[i].push(cold_pass(buf, *f));
         }
-        let ns = crate::stats::median(&passes).unwrap_or(0.0);
+    }
+    for ((name, _), passes) in VARIANTS.iter().zip(&passes) {
+        let ns = crate::stats::median(passes).unwrap_or(0.0);
         report.results.push(PagezeroResult {
-            variant: name.into(),
+            variant: name.to_string(),
             cache: "cold".into(),
             ns_per_page: ns,
             gib_per_sec: gib_per_sec(ns),
