@@ -464,6 +464,10 @@ fn bad_arguments_are_clear_errors() {
             &["getppid", "--placement", "same"],
             "--placement applies to pingpong only",
         ),
+        (
+            &["pingpong", "--no-pin", "--placement", "same"],
+            "--placement applies to pinned runs only",
+        ),
         (&["bogus"], "invalid value 'bogus'"),
         (&["pipe1", "--tasks", "x"], "invalid value 'x'"),
         (&["pipe1", "--json", "--markdown"], "cannot be used with"),

@@ -2,7 +2,7 @@
 //!
 //! - [`stosq`]: `rep stosq` with `rcx = 512` (FreeBSD's `pagezero_std`);
 //! - [`stosb`]: `rep stosb` with `rcx = 4096` (FreeBSD's `pagezero_erms`, fast on CPUs with
-//!   ERMS, CPUID.(7,0):EBX[9]);
+//!   ERMS, CPUID.(7,0):EBX\[9\]);
 //! - [`aligncheck`]: the code the seed shows a compiler emitting for NetBSD's
 //!   `pmap_zero_page` (a `memset` inlined without knowing the pointer's alignment): test bits
 //!   0, 1, 2 of the address and store a byte/word/dword to align, `rep stosq` the middle, then

@@ -211,9 +211,27 @@ impl TryFrom<&RunArgs> for RunConfig {
                 vec![1]
             };
         }
-        let mut modes = a.mode.clone();
-        modes.dedup();
+        let mut modes: Vec<Mode> = Vec::new();
+        for m in &a.mode {
+            if !modes.contains(m) {
+                modes.push(*m);
+            }
+        }
         let pin = !a.no_pin;
+        if !a.placement.is_empty() && !pin {
+            return Err(not_for(
+                "placement",
+                "pinned runs",
+                "drop --no-pin, or --placement",
+            ));
+        }
+        if a.placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
+            return Err(range(
+                "placement",
+                "same on a machine where this process may use one CPU",
+                "different",
+            ));
+        }
         let placements = if w != WorkloadName::Pingpong || !pin {
             vec![None]
         } else if a.placement.is_empty() {
@@ -223,8 +241,12 @@ impl TryFrom<&RunArgs> for RunConfig {
                 vec![Some(Placement::SameCpu)]
             }
         } else {
-            let mut p: Vec<Option<Placement>> = a.placement.iter().copied().map(Some).collect();
-            p.dedup();
+            let mut p: Vec<Option<Placement>> = Vec::new();
+            for x in &a.placement {
+                if !p.contains(&Some(*x)) {
+                    p.push(Some(*x));
+                }
+            }
             p
         };
 

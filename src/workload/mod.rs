@@ -3,7 +3,7 @@
 //! documents (sv_mem's pre-fault and copy, the `sched_yield` check, page zeroing).
 //!
 //! [`runner`] runs tasks (processes or threads, pinned) and samples their counters; each
-//! syscall workload ([`pipe`], [`vfsmix`], [`write`], [`null`]) defines one iteration;
+//! syscall workload ([`pipe`], [`vfsmix`], [`mod@write`], [`null`]) defines one iteration;
 //! [`record`] lists each iteration's system calls for the docs, the report and `--record`;
 //! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: [`report`]
 //! turns the [`RunReport`] into bytes.
@@ -41,11 +41,11 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let cfg = RunConfig::try_from(args)?;
     sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     let report = execute(&cfg)?;
+    let bytes = report::RunView(&report).export(cfg.format)?;
+    crate::report::emit(&bytes, cfg.out.as_deref())?;
     if let Some(path) = &cfg.record {
         record::write(&report, path)?;
     }
-    let bytes = report::RunView(&report).export(cfg.format)?;
-    crate::report::emit(&bytes, cfg.out.as_deref())?;
     Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
 }
 

@@ -293,9 +293,9 @@ pub struct PagezeroResult {
 /// `pagezero` results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PagezeroReport {
-    /// CPUID.(7,0):EBX[9], enhanced `rep movsb`/`stosb`.
+    /// CPUID.(7,0):EBX\[9\], enhanced `rep movsb`/`stosb`.
     pub erms: bool,
-    /// CPUID.(7,0):EDX[4], fast short `rep movsb`.
+    /// CPUID.(7,0):EDX\[4\], fast short `rep movsb`.
     pub fsrm: bool,
     pub cold_buffer_bytes: u64,
     pub results: Vec<PagezeroResult>,
