@@ -266,7 +266,10 @@ fn write_stat_sees_no_equal_mtimes_where_write_only_sees_many() {
         let mo = &only["runs"][0]["mtimes"];
         assert_eq!(ms["source"], "fstat");
         assert_eq!(mo["source"], "realtime_coarse");
-        assert_eq!(mo["inference_checked"], true, "{mo}");
+        // Whether the inference matched depends on what else runs (fine-grained stamps taken by
+        // other processes move the multigrain floor): only that it was checked is asserted.
+        assert!(mo["inference_checks"].as_u64().unwrap() >= 1, "{mo}");
+        assert!(mo["inference_checked"].is_boolean());
         assert!(ms["pairs"].as_u64().unwrap() > 0);
         // Thousands of writes per coarse tick: most successive mtimes are equal.
         assert!(f(&mo["equal_share"]) > 0.5, "{mo}");

@@ -165,9 +165,15 @@ pub struct MtimeCheck {
     pub pairs: u64,
     pub equal: u64,
     pub equal_share: f64,
-    /// write-only: the last inferred mtime equals the file's real mtime (one fstat at the end).
+    /// write-only: every check of an inferred mtime against a real fstat matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inference_checked: Option<bool>,
+    /// write-only: checks made (one per 65536 writes and one at the end) and how many found
+    /// the real mtime different from the inferred one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inference_checks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inference_mismatches: Option<u64>,
 }
 
 /// Whether `sched_yield` really entered the scheduler.

@@ -139,10 +139,13 @@ impl RunView<'_> {
                     "read by the workload's own fstat".to_string()
                 } else {
                     format!(
-                        "inferred from CLOCK_REALTIME_COARSE (a stat would change them); last value {} the real mtime",
-                        match m.inference_checked {
-                            Some(true) => "matches",
-                            _ => "does NOT match",
+                        "inferred from CLOCK_REALTIME_COARSE (a stat would change them); {} of {} checks against fstat differed{}",
+                        m.inference_mismatches.unwrap_or(0),
+                        m.inference_checks.unwrap_or(0),
+                        if m.inference_checked == Some(true) {
+                            ""
+                        } else {
+                            " (the multigrain floor moved: other processes took fine-grained timestamps, so the real equal share is lower)"
                         }
                     )
                 };
