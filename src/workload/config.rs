@@ -331,6 +331,59 @@ impl TryFrom<&RunArgs> for RunConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn cfg(args: &[&str]) -> Result<RunConfig, RunConfigError> {
+        let cli = Cli::try_parse_from([&["tscope", "run"], args].concat()).expect("parses");
+        match cli.command {
+            Command::Run(a) => RunConfig::try_from(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_issue() {
+        let c = cfg(&["pipe1"]).unwrap();
+        assert_eq!(c.tasks[0], 1);
+        assert_eq!(c.tasks.len(), if c.cpus.len() > 1 { 2 } else { 1 });
+        assert_eq!(c.modes, vec![Mode::Processes]);
+        assert_eq!(c.duration, Duration::from_secs(5));
+        assert_eq!(c.interval, Duration::from_secs(1));
+        assert_eq!(c.warmup, c.interval);
+        assert!(c.pin);
+        assert_eq!(c.placements, vec![None]);
+        let m = cfg(&["mem"]).unwrap().mem;
+        assert_eq!(
+            (m.op, m.size, m.block, m.threads),
+            (MemOp::Wr, 1 << 30, 1024, vec![1])
+        );
+    }
+
+    #[test]
+    fn pingpong_placements() {
+        let c = cfg(&["pingpong", "--placement", "different,same,different"]);
+        if let Ok(c) = c {
+            assert_eq!(
+                c.placements,
+                vec![Some(Placement::DifferentCpus), Some(Placement::SameCpu)]
+            );
+        }
+        assert_eq!(
+            cfg(&["pingpong", "--no-pin"]).unwrap().placements,
+            vec![None]
+        );
+        assert_eq!(cfg(&["pingpong"]).unwrap().tasks, vec![1]);
+    }
+
+    #[test]
+    fn mem_shares_must_hold_a_block() {
+        assert!(cfg(&["mem", "--size", "8k", "--block", "4k", "--threads", "2"]).is_ok());
+        assert!(cfg(&["mem", "--size", "8k", "--block", "8k", "--threads", "2"]).is_err());
+        assert!(cfg(&["mem", "--block", "0"]).is_err());
+        assert!(cfg(&["mem", "--op", "rw", "--size", "8k", "--block", "4k"]).is_ok());
+        assert!(cfg(&["mem", "--op", "rw", "--size", "8k", "--block", "8k"]).is_err());
+    }
 
     #[test]
     fn sizes_parse_with_binary_suffixes() {

@@ -8,6 +8,7 @@
 //! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: [`report`]
 //! turns the [`RunReport`] into bytes.
 
+pub mod assemble;
 pub mod config;
 pub mod mem;
 pub mod model;
