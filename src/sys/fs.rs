@@ -17,12 +17,13 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// `open(path, flags | O_CLOEXEC, mode)`.
+/// `open(path, flags, mode)`, flags exactly as given (no `O_CLOEXEC` added: the workloads'
+/// definitions name their flags, and workers never exec).
 #[inline(always)]
 pub fn open(path: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
     // SAFETY: `path` is NUL-terminated and lives across the call; mode is only read with
     // O_CREAT, and passing it otherwise is harmless.
-    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
+    let fd = unsafe { libc::open(path.as_ptr(), flags, mode as libc::c_uint) };
     check(fd)?;
     // SAFETY: open succeeded, so `fd` is an open descriptor owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
