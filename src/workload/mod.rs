@@ -79,8 +79,9 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
     } else {
         None
     };
-    let fs_type = match (&scratch, w) {
-        (Some(s), _) => Some(scratch::fs_type(s.path())),
+    let fs = scratch.as_ref().map(|s| scratch::fs_info(s.path()));
+    let fs_type = match (&fs, w) {
+        (Some(f), _) => Some(f.fs_type.clone()),
         (None, WorkloadName::Pipe1 | WorkloadName::Pingpong) => Some("pipefs".to_string()),
         _ => None,
     };
@@ -95,6 +96,7 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         interval_s: cfg.interval.as_secs_f64(),
         dir: scratch.as_ref().map(|_| cfg.dir.display().to_string()),
         fs_type,
+        mount_options: fs.as_ref().map(|f| f.options.clone()),
         syscalls_per_iteration: record::syscalls(&iteration),
         iteration,
         machine: machine(cfg),
@@ -103,6 +105,14 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         pagezero: None,
         warnings: Vec::new(),
     };
+    if let Some(f) = &fs {
+        if w == WorkloadName::Vfsmix && f.options.iter().any(|o| o == "discard") {
+            report.warnings.push(format!(
+                "{} is mounted with 'discard': every unlink frees a block with a synchronous discard and waits for writeback, so vfsmix here measures the disk more than the VFS (use a tmpfs --dir such as /dev/shm to compare)",
+                cfg.dir.display()
+            ));
+        }
+    }
     let dir = scratch.as_ref().map(|s| s.path().to_path_buf());
     match w {
         WorkloadName::Pipe1 => run_all(&pipe::Pipe1, cfg, &mut report)?,

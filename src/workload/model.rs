@@ -338,6 +338,9 @@ pub struct RunReport {
     pub dir: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
+    /// That file system's mount options (file workloads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mount_options: Option<Vec<String>>,
     /// The per-iteration system calls of one task (pingpong: of one pair).
     pub iteration: Vec<Op>,
     pub syscalls_per_iteration: usize,

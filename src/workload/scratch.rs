@@ -64,9 +64,17 @@ pub fn fs_name_from_magic(magic: i64) -> Option<&'static str> {
     })
 }
 
+/// The file system a path is on: its type and mount options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsInfo {
+    pub fs_type: String,
+    /// Per-mount and super-block options from `/proc/self/mountinfo` (`rw,relatime,discard`).
+    pub options: Vec<String>,
+}
+
 /// The mount's file system type for `path` from `/proc/self/mountinfo` (longest matching
 /// mount point), else from the `statfs` magic, else `unknown`.
-pub fn fs_type(path: &Path) -> String {
+pub fn fs_info(path: &Path) -> FsInfo {
     let canon = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") {
         if let Some(t) = fs_from_mountinfo(&text, &canon) {
@@ -74,15 +82,19 @@ pub fn fs_type(path: &Path) -> String {
         }
     }
     let c = std::ffi::CString::new(canon.as_os_str().as_encoded_bytes()).ok();
-    c.and_then(|c| crate::sys::fs::statfs_magic(&c).ok())
+    let name = c
+        .and_then(|c| crate::sys::fs::statfs_magic(&c).ok())
         .and_then(fs_name_from_magic)
-        .unwrap_or("unknown")
-        .to_string()
+        .unwrap_or("unknown");
+    FsInfo {
+        fs_type: name.to_string(),
+        options: Vec::new(),
+    }
 }
 
-/// The type of the mount containing `path` in mountinfo text (pure; unit-tested).
-pub fn fs_from_mountinfo(text: &str, path: &Path) -> Option<String> {
-    let mut best: Option<(usize, String)> = None;
+/// The mount containing `path` in mountinfo text (pure; unit-tested).
+pub fn fs_from_mountinfo(text: &str, path: &Path) -> Option<FsInfo> {
+    let mut best: Option<(usize, FsInfo)> = None;
     for line in text.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let Some(dash) = fields.iter().position(|f| *f == "-") else {
@@ -93,7 +105,19 @@ pub fn fs_from_mountinfo(text: &str, path: &Path) -> Option<String> {
         };
         let mnt = mnt.replace("\\040", " ");
         if path.starts_with(&mnt) && best.as_ref().is_none_or(|(l, _)| mnt.len() >= *l) {
-            best = Some((mnt.len(), fstype.to_string()));
+            let mut options: Vec<String> = Vec::new();
+            for o in [fields.get(5), fields.get(dash + 3)].into_iter().flatten() {
+                for x in o.split(',') {
+                    if !options.iter().any(|y| y == x) {
+                        options.push(x.to_string());
+                    }
+                }
+            }
+            let info = FsInfo {
+                fs_type: fstype.to_string(),
+                options,
+            };
+            best = Some((mnt.len(), info));
         }
     }
     best.map(|(_, t)| t)
@@ -108,11 +132,16 @@ mod tests {
         let text = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
                     30 22 0:26 / /dev/shm rw shared:2 - tmpfs tmpfs rw\n\
                     31 22 0:27 / /dev rw shared:3 - devtmpfs udev rw\n";
-        let t = |p: &str| fs_from_mountinfo(text, Path::new(p));
+        let t = |p: &str| fs_from_mountinfo(text, Path::new(p)).map(|i| i.fs_type);
         assert_eq!(t("/dev/shm/x").as_deref(), Some("tmpfs"));
         assert_eq!(t("/var/tmp").as_deref(), Some("ext4"));
         assert_eq!(t("/dev/null").as_deref(), Some("devtmpfs"));
         assert_eq!(t("/dev/shmx").as_deref(), Some("devtmpfs"));
+        let root = fs_from_mountinfo(text, Path::new("/var/tmp")).unwrap();
+        assert_eq!(root.options, ["rw", "relatime"]);
+        let disc = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict\n";
+        let o = fs_from_mountinfo(disc, Path::new("/x")).unwrap().options;
+        assert_eq!(o, ["rw", "relatime", "discard", "resv_strict"]);
     }
 
     #[test]
