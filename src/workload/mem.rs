@@ -136,6 +136,23 @@ pub fn bracketed(text: &str) -> Option<String> {
     Some(text[start + 1..end].to_string())
 }
 
+/// Whether a virtio balloon with free page reporting (feature bit 5,
+/// `VIRTIO_BALLOON_F_REPORTING`) is bound: the guest then hands freed pages back to the host,
+/// and touching them again can fault on the host too, so the pre-fault time depends on what the
+/// guest did before (here: 6.5 s for 2 GiB on a first run, 1.4–2 s on reruns). `None` without a
+/// balloon.
+pub fn free_page_reporting() -> Option<bool> {
+    let devices = std::fs::read_dir("/sys/bus/virtio/devices").ok()?;
+    for d in devices.flatten() {
+        let driver = std::fs::read_link(d.path().join("driver")).ok();
+        if driver.is_some_and(|p| p.ends_with("virtio_balloon")) {
+            let features = std::fs::read_to_string(d.path().join("features")).ok()?;
+            return Some(features.as_bytes().get(5) == Some(&b'1'));
+        }
+    }
+    None
+}
+
 fn thp_mode() -> Option<String> {
     std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
         .ok()
@@ -149,6 +166,7 @@ pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> anyhow::Result<(MemReport
         size_bytes: cfg.size,
         block_bytes: cfg.block,
         transparent_hugepage: thp_mode(),
+        free_page_reporting: free_page_reporting(),
         runs: Vec::new(),
     };
     for &threads in &cfg.threads {

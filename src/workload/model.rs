@@ -278,6 +278,10 @@ pub struct MemReport {
     /// `/sys/kernel/mm/transparent_hugepage/enabled` (the bracketed choice): with `always`,
     /// one touch may fault in a 2 MiB page instead of 4 KiB.
     pub transparent_hugepage: Option<String>,
+    /// A virtio balloon reports free pages to the host (`VIRTIO_BALLOON_F_REPORTING`): a page
+    /// the guest handed back can fault on the host too when touched again, so the pre-fault
+    /// time depends on what ran before. `null` without a virtio balloon.
+    pub free_page_reporting: Option<bool>,
     pub runs: Vec<MemRun>,
 }
 

@@ -204,10 +204,15 @@ fn mem_text(m: &MemReport, md: bool) -> String {
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
     let mut out = format!(
-        "mem: -mode={op} -size={} -block={}; transparent hugepages: {}\n",
+        "mem: -mode={op} -size={} -block={}; transparent hugepages: {}{}\n",
         mib(m.size_bytes),
         mib(m.block_bytes),
-        m.transparent_hugepage.as_deref().unwrap_or("?")
+        m.transparent_hugepage.as_deref().unwrap_or("?"),
+        if m.free_page_reporting == Some(true) {
+            "; virtio-balloon free page reporting on: pre-fault may include host faults for pages the guest handed back"
+        } else {
+            ""
+        }
     );
     for run in &m.runs {
         out += &format!("\nthreads={}\n", run.threads);
