@@ -30,6 +30,8 @@ impl From<&OutputArgs> for Format {
     fn from(o: &OutputArgs) -> Self {
         if o.json {
             Format::Json
+        } else if o.csv {
+            Format::Csv
         } else if o.markdown {
             Format::Markdown
         } else {

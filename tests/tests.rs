@@ -1,5 +1,6 @@
 //! One integration-test binary; one module per area.
 
 mod common;
+mod compare;
 mod detect;
 mod probe;
