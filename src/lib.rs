@@ -4,6 +4,7 @@
 //! The binary is a thin wrapper around [`run`]. Each subcommand lives in its own module:
 //! [`probe`] measures, [`report`] prints; [`measure`], [`stats`] and [`sys`] are shared.
 
+pub mod assemble;
 pub mod cli;
 pub mod compare;
 mod config;
@@ -55,6 +56,15 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Compare(args) => compare_cmd(&args),
+        Command::Report(args) => {
+            let mut cfg = assemble::ReportConfig::try_from(&args)?;
+            cfg.emulate_trap = cli.emulate_trap;
+            let report = assemble::run(&cfg);
+            let written = report::ReportDocument(&report).write(&args.out)?;
+            let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            report::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+            Ok(0)
+        }
         Command::Completions(args) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();

@@ -4,3 +4,4 @@ mod common;
 mod compare;
 mod detect;
 mod probe;
+mod report;

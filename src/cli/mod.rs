@@ -26,12 +26,26 @@ pub enum Command {
     /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
     /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
     Detect(DetectArgs),
+    /// Measure this machine and write report.md, report.json and SVG charts into a directory.
+    Report(ReportArgs),
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.
     Compare(CompareArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page (roff).
     Man,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Directory to write into (created if missing).
+    #[arg(long, default_value = "tscope-report", value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    /// Milliseconds for the cross-CPU TSC check.
+    #[arg(long, default_value_t = 300, value_name = "MS")]
+    pub sync_ms: u64,
 }
 
 #[derive(Debug, Clone, Args)]

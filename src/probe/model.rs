@@ -73,6 +73,10 @@ pub struct SourceResult {
     pub max_backwards_ns: Option<f64>,
     /// Forward steps over 1 ms between successive reads.
     pub forward_jumps_over_1ms: u64,
+    /// Involuntary context switches while the source was watched: each can explain one
+    /// forward jump (the thread was off the CPU, the clock was not).
+    #[serde(default)]
+    pub watch_involuntary_switches: u64,
     pub reads_watched: u64,
     pub samples: usize,
     pub batch_unit: u64,
@@ -105,6 +109,7 @@ impl SourceResult {
             monotonic_violations: 0,
             max_backwards_ns: None,
             forward_jumps_over_1ms: 0,
+            watch_involuntary_switches: 0,
             reads_watched: 0,
             samples: 0,
             batch_unit: 0,

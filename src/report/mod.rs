@@ -3,7 +3,9 @@
 
 mod compare;
 mod detect;
+mod document;
 pub(crate) mod probe;
+pub mod svg;
 pub mod table;
 
 use std::io::Write;
@@ -14,6 +16,7 @@ use serde::Serialize;
 
 pub use compare::CompareReport;
 pub use detect::DetectReport;
+pub use document::ReportDocument;
 pub use probe::ProbeReport;
 
 /// An output format.
