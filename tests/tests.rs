@@ -3,5 +3,6 @@
 mod common;
 mod compare;
 mod detect;
+mod noise;
 mod probe;
 mod report;

@@ -82,6 +82,12 @@ pub struct SourceResult {
     pub batch_unit: u64,
     pub iterations: u64,
     pub involuntary_switches: u64,
+    /// Rounds added because the first ones were noisy.
+    #[serde(default)]
+    pub extra_rounds: usize,
+    /// Still noisy after the extra rounds: read the interval, not the point.
+    #[serde(default)]
+    pub noisy: bool,
     /// The source's native unit: "ns" for clocks, "ticks" for counters.
     #[serde(skip)]
     pub(crate) native_unit_ticks: bool,
@@ -115,6 +121,8 @@ impl SourceResult {
             batch_unit: 0,
             iterations: 0,
             involuntary_switches: 0,
+            extra_rounds: 0,
+            noisy: false,
             native_unit_ticks: false,
             watch: None,
         }
