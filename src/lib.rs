@@ -14,6 +14,7 @@ pub mod measure;
 pub mod probe;
 pub mod report;
 pub mod stats;
+pub mod strace;
 pub mod sys;
 pub mod warnings;
 

@@ -126,7 +126,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         }
     }
     // Noise: a source whose interval is wide or whose rounds disagree gets extra rounds, while
-    // the run stays within 1.5× its planned sampling time; what is still noisy is flagged.
+    // the run stays within 1.3× its planned sampling time; what is still noisy is flagged.
     let sampling_time = started.elapsed();
     let mut extra_rounds = vec![0usize; cfg.sources.len()];
     for extra in 0..MAX_EXTRA_ROUNDS {
@@ -135,7 +135,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
                 measure::combine(&per_source[i], cfg.sampler.level).is_some_and(|m| is_noisy(&m))
             })
             .collect();
-        if noisy.is_empty() || started.elapsed() > sampling_time.mul_f64(1.5) {
+        if noisy.is_empty() || started.elapsed() > sampling_time.mul_f64(1.3) {
             break;
         }
         for i in noisy {
