@@ -2,6 +2,7 @@
 
 mod common;
 mod compare;
+mod corpus;
 mod detect;
 mod noise;
 mod probe;

@@ -85,7 +85,12 @@ impl Input {
     pub fn load(path: &Path) -> anyhow::Result<Input> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading '{}'", path.display()))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| InputError::Json {
+        Ok(Input::parse(&text, path)?)
+    }
+
+    /// Parses the text of an input; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Input, InputError> {
+        let v: Value = serde_json::from_str(text).map_err(|e| InputError::Json {
             path: path.into(),
             line: e.line(),
             column: e.column(),
@@ -101,7 +106,7 @@ impl Input {
                 .or_else(|| v.get("detect").and_then(|d| d.get("verdicts")));
             (p, verdicts)
         } else {
-            return Err(InputError::NoProfile { path: path.into() }.into());
+            return Err(InputError::NoProfile { path: path.into() });
         };
         check_version(path, profile_v)?;
         let profile: Profile =
