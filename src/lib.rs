@@ -13,6 +13,7 @@ pub mod probe;
 pub mod report;
 pub mod stats;
 pub mod sys;
+pub mod vm;
 pub mod warnings;
 
 use anyhow::Result;
@@ -53,6 +54,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Vm(args) => vm::main(&args, cli.emulate_trap),
     }
 }
 

@@ -7,6 +7,8 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod guest;
+pub mod process;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]
