@@ -123,3 +123,46 @@ fn bad_arguments_are_clear_errors() {
         .code(2)
         .stderr(contains("not a clocksource name"));
 }
+
+#[test]
+fn micro_vm_times_every_exit_kind_or_says_why_not() {
+    if !std::path::Path::new("/dev/kvm").exists() {
+        eprintln!("SKIPPED: no /dev/kvm");
+        return;
+    }
+    let out = tscope()
+        .args(["vm", "exits", "--iterations", "200", "--json"])
+        .output()
+        .expect("run tscope vm exits");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        // A backend that cannot run the payload at all: one clear line, exit 2.
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with("tscope: error: vm exits:"), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["backend"].as_str().unwrap().contains(':'));
+    let kinds = v["kinds"].as_array().unwrap();
+    let names: Vec<&str> = kinds.iter().map(|k| k["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["rdtsc", "rdtscp", "cpuid", "pio_out", "mmio_write", "hlt"]
+    );
+    let runs = v["runs"].as_u64().unwrap();
+    for k in kinds {
+        // Every kind is either timed or carries the reason it could not run.
+        assert!(k["ns"].as_f64().is_some() != k["error"].is_string(), "{k}");
+        if k["ns"].is_f64() && k["exits_to"] == "user space" {
+            // One exit to this process per iteration, every run.
+            assert_eq!(k["user_exits"].as_u64().unwrap(), 200 * runs, "{k}");
+        }
+    }
+    // The exits that leave the kernel must at least run somewhere.
+    for name in ["cpuid", "pio_out", "mmio_write", "hlt"] {
+        let k = kinds.iter().find(|k| k["name"] == name).unwrap();
+        assert!(k["ns"].as_f64().unwrap() > 0.0, "{k}");
+    }
+}
