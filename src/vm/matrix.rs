@@ -287,7 +287,7 @@ impl MatrixReport<'_> {
         for g in &m.guests {
             if g.clocksource_honoured == Some(false) {
                 out += &format!(
-                    "guest {}: the kernel ignored clocksource={} and used {} (available: {})\n",
+                    "{}: the kernel ignored clocksource={} and used {} (available: {})\n",
                     g.column.label,
                     g.requested_clocksource,
                     g.column.clocksource.current.as_deref().unwrap_or("?"),
@@ -295,7 +295,7 @@ impl MatrixReport<'_> {
                 );
             }
             if let Some(e) = &g.error {
-                out += &format!("guest {}: {e}\n", g.column.label);
+                out += &format!("{}: {e}\n", g.column.label);
             }
         }
         out
