@@ -105,7 +105,7 @@ pub fn write(entries: &[Entry]) -> io::Result<Vec<u8>> {
 }
 
 /// Parses a newc archive back into entries (stopping at the trailer): what the tests use to
-/// check [`write`], and a guard that an archive is well formed.
+/// check [`write()`], and a guard that an archive is well formed.
 pub fn parse(mut buf: &[u8]) -> io::Result<Vec<Entry>> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
     let mut entries = Vec::new();

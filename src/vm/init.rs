@@ -1,6 +1,6 @@
 //! Inside the guest: `tscope` is `/init` (PID 1). It mounts `/proc`, `/sys` and `/dev`,
 //! measures with the same code as `tscope probe --quick --json` and `tscope detect --json`,
-//! prints each result between [`serial`](super::serial) markers on the console, reads back the
+//! prints each result between [`serial`] markers on the console, reads back the
 //! clocksource the kernel actually uses, and powers the machine off.
 //!
 //! Kernel messages are silenced first (`/proc/sys/kernel/printk` to 1) so they cannot land in
