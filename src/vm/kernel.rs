@@ -123,7 +123,17 @@ fn concrete_package(meta: &str) -> Result<String> {
 
 /// Fetches and unpacks `package` into the cache unless it is there; returns the bzImage path.
 fn fetch(cache: &Path, package: &str) -> Result<(PathBuf, String)> {
-    let pkg = concrete_package(package)?;
+    let pkg = match concrete_package(package) {
+        Ok(p) => p,
+        // Offline or no apt lists: a kernel fetched before will do.
+        Err(e) => match newest_cached(cache) {
+            Some(found) => {
+                eprintln!("tscope: {e:#}; using the cached {}", found.1);
+                return Ok(found);
+            }
+            None => return Err(e),
+        },
+    };
     let dir = cache.join("kernels").join(&pkg);
     let image = dir.join("vmlinuz");
     if image.exists() {
@@ -175,6 +185,23 @@ fn fetch(cache: &Path, package: &str) -> Result<(PathBuf, String)> {
     let _ = fs::remove_dir_all(&work);
     outcome?;
     Ok((image, pkg))
+}
+
+/// The cached kernel with the greatest package name, if any.
+fn newest_cached(cache: &Path) -> Option<(PathBuf, String)> {
+    let mut found: Vec<(PathBuf, String)> = fs::read_dir(cache.join("kernels"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().join("vmlinuz").exists())
+        .map(|e| {
+            (
+                e.path().join("vmlinuz"),
+                e.file_name().to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    found.pop()
 }
 
 /// A compressed payload format the kernel supports, by magic.
