@@ -67,9 +67,11 @@ pub fn resolve(path: Option<&Path>, package: &str) -> Result<Kernel> {
         });
     }
     let name = image.file_name().unwrap_or_default().to_string_lossy();
-    let out = cache
-        .join("vmlinux")
-        .join(format!("{name}-{}.elf", bytes.len()));
+    // Keyed by content, so an updated kernel under the same name is extracted afresh.
+    let fnv = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let out = cache.join("vmlinux").join(format!("{name}-{fnv:016x}.elf"));
     let (vmlinux, extract_note) = if out.exists() {
         (Some(out), None)
     } else {
