@@ -224,8 +224,8 @@ fn tail(console: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Reads the results out of a finished boot.
-fn harvest(
+/// Reads the results out of a finished boot: status, error, the column, the guest cmdline.
+pub(crate) fn harvest(
     requested: &str,
     out: &qemu::QemuOutcome,
 ) -> (GuestStatus, Option<String>, Column, Option<String>) {

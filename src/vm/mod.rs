@@ -17,6 +17,8 @@ pub mod kernel;
 pub mod matrix;
 pub mod qemu;
 pub mod serial;
+#[cfg(test)]
+mod tests;
 
 use anyhow::Result;
 
