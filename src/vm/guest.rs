@@ -15,6 +15,7 @@ use super::qemu::{self, Accel, QemuSpec};
 use super::{init, kernel, serial};
 use crate::cli::vm::{AccelArg, GuestArgs};
 use crate::detect::{self, host::KvmHost, DetectConfig, Detection};
+use crate::error::ConfigError;
 use crate::probe::{self, ProbeConfig, Profile, Source};
 
 /// A validated `vm guest` configuration.
@@ -58,15 +59,26 @@ impl TryFrom<&GuestArgs> for GuestConfig {
         if clocksources.is_empty() {
             bail!("--clocksource: name at least one clocksource");
         }
-        if !(1..=3600).contains(&a.timeout) {
-            bail!("--timeout must be 1..=3600 seconds, got {}", a.timeout);
-        }
-        if !(1..=64).contains(&a.smp) {
-            bail!("--smp must be 1..=64, got {}", a.smp);
-        }
-        if !(128..=65536).contains(&a.memory) {
-            bail!("--memory must be 128..=65536 MiB, got {}", a.memory);
-        }
+        let range = |name: &'static str, what: &'static str, ok: bool, value: u64| {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::OutOfRange {
+                    name,
+                    what,
+                    value: value.to_string(),
+                })
+            }
+        };
+        range(
+            "timeout",
+            "1..=3600 seconds",
+            (1..=3600).contains(&a.timeout),
+            a.timeout,
+        )?;
+        range("smp", "1..=64", (1..=64).contains(&a.smp), a.smp.into())?;
+        let mem_ok = (128..=65536).contains(&a.memory);
+        range("memory", "128..=65536 MiB", mem_ok, a.memory.into())?;
         Ok(GuestConfig {
             clocksources,
             accel: a.accel,
