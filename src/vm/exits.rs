@@ -18,9 +18,11 @@ use crate::report::{Exporter, Format};
 /// The version of the `vm exits` JSON this build writes.
 pub const VM_EXITS_SCHEMA_VERSION: u32 = 1;
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// How many times the payload is run; the median per kind is reported.
 const RUNS: usize = 5;
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// An iteration of `nop; nop; dec; jnz` takes a few cycles on hardware; far more means the
 /// guest is not executing natively.
 const EMULATED_LOOP_TICKS: f64 = 100.0;
@@ -60,6 +62,7 @@ pub struct ExitKind {
     pub error: Option<String>,
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn exits_to(kind: &str) -> &'static str {
     match kind {
         "cpuid" => "kernel",
@@ -68,6 +71,7 @@ fn exits_to(kind: &str) -> &'static str {
     }
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn backend(module: Option<&str>) -> String {
     match module {
         Some("kvm_pvm") => "kvm_pvm: a software hypervisor (PVM), not VMX/SVM: the figures are \
@@ -79,12 +83,14 @@ fn backend(module: Option<&str>) -> String {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
 /// The TSC rate against `CLOCK_MONOTONIC`, over 50 ms.
+#[cfg(target_arch = "x86_64")]
 fn tsc_hz() -> f64 {
     let (t0, c0) = (Instant::now(), crate::sys::tsc::rdtsc());
     std::thread::sleep(Duration::from_millis(50));
@@ -92,7 +98,14 @@ fn tsc_hz() -> f64 {
     c1.wrapping_sub(c0) as f64 / dt.as_secs_f64()
 }
 
+/// The payload is x86 real-mode code: elsewhere there is nothing to run.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn run(_iterations: u32) -> Result<Exits> {
+    bail!("vm exits: the micro-VM payload is x86 code; this build is not x86_64")
+}
+
 /// Runs the micro-VM and reduces its figures.
+#[cfg(target_arch = "x86_64")]
 pub fn run(iterations: u32) -> Result<Exits> {
     if !(1..=1_000_000).contains(&iterations) {
         bail!("--iterations must be 1..=1000000, got {iterations}");
