@@ -16,6 +16,7 @@ pub mod report;
 pub mod stats;
 pub mod strace;
 pub mod sys;
+pub mod vm;
 pub mod warnings;
 
 use anyhow::Result;
@@ -80,6 +81,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             report::emit(&out, None)?;
             Ok(0)
         }
+        Command::Vm(args) => vm::main(&args, cli.emulate_trap),
     }
 }
 

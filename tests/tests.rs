@@ -7,3 +7,4 @@ mod detect;
 mod noise;
 mod probe;
 mod report;
+mod vm;

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod vm;
+
 /// What every timestamp source costs, whether the hypervisor traps it, and what a
 /// vfs_timestamp knob would buy.
 #[derive(Debug, Parser)]
@@ -26,6 +28,9 @@ pub enum Command {
     /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
     /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
     Detect(DetectArgs),
+    /// Measure inside real guests (a clocksource matrix under qemu) and time VM exits in a
+    /// /dev/kvm micro-VM.
+    Vm(vm::VmArgs),
     /// Measure this machine and write report.md, report.json and SVG charts into a directory.
     Report(ReportArgs),
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.

@@ -66,6 +66,15 @@ impl Table {
         out
     }
 
+    /// CSV with the headers as the first record.
+    pub fn csv(&self) -> String {
+        let mut out = super::csv_line(&self.headers);
+        for r in &self.rows {
+            out += &super::csv_line(r);
+        }
+        out
+    }
+
     /// A GitHub-flavoured Markdown table.
     pub fn markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|");

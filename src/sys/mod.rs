@@ -7,6 +7,10 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod guest;
+#[cfg(target_arch = "x86_64")]
+pub mod kvm;
+pub mod process;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]
