@@ -8,10 +8,13 @@ pub mod cli;
 mod config;
 pub mod error;
 pub mod measure;
+pub mod model;
 pub mod probe;
 pub mod report;
+pub mod sim;
 pub mod stats;
 pub mod sys;
+pub mod trace;
 pub mod warnings;
 
 use anyhow::Result;
@@ -35,5 +38,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             report::emit(&bytes, args.output.out.as_deref())?;
             Ok(0)
         }
+        Command::Simulate(args) => sim::main(&args),
     }
 }

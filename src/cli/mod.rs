@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod simulate;
+
 /// What every timestamp source costs, whether the hypervisor traps it, and what a
 /// vfs_timestamp knob would buy.
 #[derive(Debug, Parser)]
@@ -18,6 +20,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure the cost, resolution and monotonicity of every timestamp source.
     Probe(ProbeArgs),
+    /// Estimate what a vfs_timestamp resolution knob buys, and what accuracy it costs.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// How to print a result.
