@@ -1,7 +1,10 @@
 //! Raw arguments become validated configurations: the rest of the code never sees an invalid
 //! combination.
 
-use crate::cli::{OutputArgs, ProbeArgs};
+use std::time::Duration;
+
+use crate::cli::{DetectArgs, OutputArgs, ProbeArgs};
+use crate::detect::{self, DetectConfig};
 use crate::error::ConfigError;
 use crate::probe::{ProbeConfig, Source};
 use crate::report::Format;
@@ -32,5 +35,35 @@ impl From<&OutputArgs> for Format {
         } else {
             Format::Table
         }
+    }
+}
+
+impl TryFrom<&DetectArgs> for DetectConfig {
+    type Error = ConfigError;
+
+    fn try_from(a: &DetectArgs) -> Result<Self, ConfigError> {
+        for name in &a.fail_on {
+            let known = detect::VERDICT_NAMES.contains(&name.as_str())
+                || name.strip_prefix("vdso_fallback:").is_some_and(|c| {
+                    c == "gettimeofday" || detect::VDSO_CLOCKS.iter().any(|k| k.name() == c)
+                });
+            if !known {
+                return Err(ConfigError::UnknownVerdict(name.clone()));
+            }
+        }
+        if a.sync_ms > 60_000 {
+            return Err(ConfigError::OutOfRange {
+                name: "sync-ms",
+                what: "at most 60000",
+                value: a.sync_ms.to_string(),
+            });
+        }
+        Ok(DetectConfig {
+            seed: a.seed,
+            thorough: a.thorough,
+            sync_budget: Duration::from_millis(a.sync_ms),
+            emulate_trap: false,
+            fail_on: a.fail_on.clone(),
+        })
     }
 }

@@ -11,6 +11,13 @@ pub enum ConfigError {
         what: &'static str,
         value: String,
     },
+    #[error(
+        "unknown verdict '{0}'; valid: rdtsc_trapped, rdtscp_trapped, vdso_fallback, \
+         vdso_fallback:<clock>, tsc_unsynchronized, clock_warps"
+    )]
+    UnknownVerdict(String),
+    #[error("--emulate-trap: {0}")]
+    Trap(String),
     #[error(transparent)]
     UnknownSource(#[from] crate::probe::source::UnknownSource),
 }

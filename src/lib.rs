@@ -6,6 +6,7 @@
 
 pub mod cli;
 mod config;
+pub mod detect;
 pub mod error;
 pub mod measure;
 pub mod model;
@@ -25,6 +26,9 @@ use report::{Exporter, Format};
 /// Runs one parsed command line and returns the process exit code (0 success, 1 a condition
 /// the user asked to fail on held; errors are returned and exit with 2).
 pub fn run(cli: Cli) -> Result<i32> {
+    if cli.emulate_trap {
+        enable_trap()?;
+    }
     match cli.command {
         Command::Probe(args) => {
             if args.list {
@@ -32,12 +36,39 @@ pub fn run(cli: Cli) -> Result<i32> {
                 report::emit(format!("{}\n", ids.join("\n")).as_bytes(), None)?;
                 return Ok(0);
             }
-            let cfg = probe::ProbeConfig::try_from(&args)?;
+            let mut cfg = probe::ProbeConfig::try_from(&args)?;
+            cfg.emulate_trap = cli.emulate_trap;
             let profile = probe::run(&cfg);
             let bytes = report::ProbeReport(&profile).export(Format::from(&args.output))?;
             report::emit(&bytes, args.output.out.as_deref())?;
             Ok(0)
         }
+        Command::Detect(args) => {
+            let mut cfg = detect::DetectConfig::try_from(&args)?;
+            cfg.emulate_trap = cli.emulate_trap;
+            let detection = detect::run(&cfg);
+            let bytes = report::DetectReport(&detection).export(Format::from(&args.output))?;
+            report::emit(&bytes, args.output.out.as_deref())?;
+            let failing = detection.failing(&cfg.fail_on);
+            if !failing.is_empty() {
+                eprintln!("tscope: verdicts that hold: {}", failing.join(", "));
+                return Ok(1);
+            }
+            Ok(0)
+        }
         Command::Simulate(args) => sim::main(&args),
     }
+}
+
+/// `--emulate-trap`: from here on every TSC read of this process traps.
+#[cfg(target_arch = "x86_64")]
+fn enable_trap() -> Result<()> {
+    sys::trap::emulate_tsc_traps()
+        .map_err(|e| error::ConfigError::Trap(format!("prctl(PR_SET_TSC): {e}")))?;
+    Ok(())
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn enable_trap() -> Result<()> {
+    Err(error::ConfigError::Trap("TSC traps exist on x86_64 only".into()).into())
 }

@@ -8,7 +8,7 @@ use crate::probe::SourceResult;
 /// Something that makes a figure less trustworthy than it looks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
-    /// CPUID.1:ECX[31] is set.
+    /// `CPUID.1:ECX[31]` is set.
     Hypervisor { signature: Option<String> },
     /// The clocksource is not the TSC: vDSO reads may be slower or fall back to syscalls.
     ClocksourceNotTsc { current: String },
@@ -87,7 +87,10 @@ impl Warning {
                 });
             }
         }
-        if r.involuntary_switches > 2 {
+        // Switches alone are common on a shared machine and the robust fit absorbs a few; they
+        // matter when the interval shows it.
+        let wide = r.relative_ci_width.is_some_and(|w| w > 0.05);
+        if r.involuntary_switches > 2 && wide {
             w.push(Warning::Preempted {
                 id: r.id.clone(),
                 switches: r.involuntary_switches,

@@ -1,4 +1,5 @@
 //! One integration-test binary; one module per area.
 
 mod common;
+mod detect;
 mod probe;

@@ -12,6 +12,11 @@ pub mod simulate;
 #[derive(Debug, Parser)]
 #[command(name = "tscope", version, about, propagate_version = true)]
 pub struct Cli {
+    /// Make every rdtsc/rdtscp of this process trap (prctl PR_SET_TSC, PR_TSC_SIGSEGV) and
+    /// emulate it in a SIGSEGV handler: a real trap per read, like a hypervisor that traps TSC
+    /// reads. For tests and what-ifs.
+    #[arg(long, global = true)]
+    pub emulate_trap: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -20,6 +25,9 @@ pub struct Cli {
 pub enum Command {
     /// Measure the cost, resolution and monotonicity of every timestamp source.
     Probe(ProbeArgs),
+    /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
+    /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
+    Detect(DetectArgs),
     /// Estimate what a vfs_timestamp resolution knob buys, and what accuracy it costs.
     Simulate(simulate::SimulateArgs),
 }
@@ -62,6 +70,26 @@ pub struct ProbeArgs {
     pub list: bool,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DetectArgs {
+    /// Exit 1 when any of these verdicts holds (comma-separated): rdtsc_trapped,
+    /// rdtscp_trapped, vdso_fallback (any clock) or vdso_fallback:CLOCK, tsc_unsynchronized,
+    /// clock_warps.
+    #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
+    /// Sample with the full probe's sampler (slower, tighter intervals).
+    #[arg(long)]
+    pub thorough: bool,
+    /// Seed of the bootstrap resampling (recorded in the output).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Milliseconds for the cross-CPU TSC check, over all pairs of CPUs.
+    #[arg(long, default_value_t = 300, value_name = "MS")]
+    pub sync_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,
 }

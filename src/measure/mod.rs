@@ -29,12 +29,14 @@ use crate::sys;
 pub struct SamplerConfig {
     /// Number of samples (batch sizes `d..=n·d`).
     pub samples: usize,
-    /// Time to spend in samples, warm-up excluded.
+    /// Time to spend in the samples of one round, warm-up excluded.
     pub budget: Duration,
     /// Time to spend warming up (caches, branch predictors, frequency) and estimating `d`.
     pub warmup: Duration,
     /// Bootstrap resamples for the interval.
     pub resamples: usize,
+    /// Rounds: each operation is sampled this many times, interleaved with the others.
+    pub rounds: usize,
     /// Seed of the bootstrap and of the sample order.
     pub seed: u64,
     /// Confidence level of the interval.
@@ -42,13 +44,14 @@ pub struct SamplerConfig {
 }
 
 impl SamplerConfig {
-    /// Defaults for a full probe (about 100 ms per operation).
+    /// Defaults for a full probe (three rounds of about 30 ms per operation).
     pub fn full(seed: u64) -> Self {
         SamplerConfig {
-            samples: 50,
-            budget: Duration::from_millis(80),
-            warmup: Duration::from_millis(10),
-            resamples: 1000,
+            samples: 30,
+            budget: Duration::from_millis(27),
+            warmup: Duration::from_millis(4),
+            resamples: 400,
+            rounds: 3,
             seed,
             level: 0.95,
         }
@@ -61,6 +64,7 @@ impl SamplerConfig {
             budget: Duration::from_millis(12),
             warmup: Duration::from_millis(2),
             resamples: 300,
+            rounds: 1,
             seed,
             level: 0.95,
         }
@@ -84,6 +88,8 @@ pub struct Measurement {
     pub iterations: u64,
     /// Involuntary context switches of this thread during sampling.
     pub involuntary_switches: u64,
+    /// The slope of each round, when rounds were combined (see [`combine`]).
+    pub round_points: Vec<f64>,
     /// Bootstrap replicates of the slope, for intervals of derived quantities.
     pub replicates: Vec<f64>,
 }
@@ -151,6 +157,7 @@ pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Meas
         samples: n,
         iterations: d * (n * (n + 1) / 2) as u64,
         involuntary_switches: switches_after.saturating_sub(switches_before),
+        round_points: vec![slope],
         replicates,
     })
 }
@@ -161,6 +168,32 @@ pub fn timer_overhead_ns(reps: usize) -> f64 {
     let mut nop = || ();
     let ts: Vec<f64> = (0..reps.max(1)).map(|_| batch(&mut nop, 0)).collect();
     stats::median(&ts).unwrap_or(0.0)
+}
+
+/// Combines the measurements of one operation taken in several rounds (interleaved with other
+/// operations, so a transient disturbance hits one round, not all): the point is the median of
+/// the rounds' slopes, the interval is taken over the union of their bootstrap replicates, so
+/// disagreement between rounds widens it. `None` for no rounds.
+pub fn combine(rounds: &[Measurement], level: f64) -> Option<Measurement> {
+    let first = rounds.first()?;
+    let slopes: Vec<f64> = rounds.iter().map(|m| m.cost_ns.point).collect();
+    let point = stats::median(&slopes)?;
+    let replicates: Vec<f64> = rounds
+        .iter()
+        .flat_map(|m| m.replicates.iter().copied())
+        .collect();
+    let intercepts: Vec<f64> = rounds.iter().map(|m| m.intercept_ns).collect();
+    Some(Measurement {
+        cost_ns: stats::percentile_interval(&replicates, point, level)
+            .unwrap_or(Estimate::exact(point)),
+        intercept_ns: stats::median(&intercepts).unwrap_or(first.intercept_ns),
+        batch_unit: first.batch_unit,
+        samples: rounds.iter().map(|m| m.samples).sum(),
+        iterations: rounds.iter().map(|m| m.iterations).sum(),
+        involuntary_switches: rounds.iter().map(|m| m.involuntary_switches).sum(),
+        round_points: slopes,
+        replicates,
+    })
 }
 
 /// The interval of `a − b` from two independent measurements' bootstrap replicates.

@@ -19,7 +19,7 @@ pub struct Machine {
     pub cpu_model_number: Option<u32>,
     pub kernel_release: Option<String>,
     pub clocksource: Clocksource,
-    /// CPUID.1:ECX[31]: set by every mainstream hypervisor.
+    /// `CPUID.1:ECX[31]`: set by every mainstream hypervisor.
     pub hypervisor_bit: bool,
     /// The signature in CPUID leaf 0x40000000, when the hypervisor bit is set.
     pub hypervisor_signature: Option<String>,
@@ -30,7 +30,7 @@ pub struct Machine {
 }
 
 /// Both sysfs clocksource files: decide from `current`, not from what is `available`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Clocksource {
     pub current: Option<String>,
     pub available: Vec<String>,
@@ -39,11 +39,11 @@ pub struct Clocksource {
 /// What the CPU says about its time-stamp counter.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TscFacts {
-    /// CPUID.80000007H:EDX[8].
+    /// `CPUID.80000007H:EDX[8]`.
     pub invariant: bool,
-    /// CPUID.80000001H:EDX[27].
+    /// `CPUID.80000001H:EDX[27]`.
     pub rdtscp: bool,
-    /// CPUID.(7,0):ECX[22].
+    /// `CPUID.(7,0):ECX[22]`.
     pub rdpid: bool,
     /// Leaf 0x15: crystal × ratio, in Hz.
     pub cpuid_15_hz: Option<f64>,

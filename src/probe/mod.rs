@@ -92,6 +92,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let started = Instant::now();
     let mut machine = machine::gather();
     let mut warnings = Vec::new();
+    let original_affinity = sys::cpu::allowed_cpus().ok();
     if cfg.pin {
         match sys::cpu::current_cpu().and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c)) {
             Ok(cpu) => machine.pinned_cpu = Some(cpu),
@@ -108,21 +109,32 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         overhead_ns: measure::timer_overhead_ns(if cfg.quick { 200 } else { 2000 }),
     };
     let ctx = sources::Context::new(&cfg.sources, &machine);
+    // Rounds run every source once before any source runs again, so a disturbance that lasts
+    // a moment lands in one round of a few sources instead of all rounds of one.
+    let rounds = cfg.sampler.rounds.max(1);
+    let mut per_source: Vec<Vec<measure::Measurement>> = vec![Vec::new(); cfg.sources.len()];
+    for round in 0..rounds {
+        for (i, &src) in cfg.sources.iter().enumerate() {
+            let seed = cfg.seed.wrapping_add((i * rounds + round) as u64);
+            let sampler = SamplerConfig {
+                seed,
+                ..cfg.sampler
+            };
+            if let Some(m) = sources::sample_one(src, &ctx, &sampler) {
+                per_source[i].push(m);
+            }
+        }
+    }
     let mut results = Vec::with_capacity(cfg.sources.len());
     let mut measurements = Vec::with_capacity(cfg.sources.len());
     for (i, &src) in cfg.sources.iter().enumerate() {
-        // Each source gets its own bootstrap seed, derived from the run's seed.
-        let sampler = SamplerConfig {
-            seed: cfg.seed.wrapping_add(i as u64),
-            ..cfg.sampler
-        };
         let watch_cfg = if src.is_coarse() {
             cfg.watch_coarse
         } else {
             cfg.watch_fine
         };
-        let (result, m) = sources::probe_one(src, &ctx, &sampler, &watch_cfg);
-        results.push(result);
+        let m = measure::combine(&per_source[i], cfg.sampler.level);
+        results.push(sources::describe(src, &ctx, m.as_ref(), &watch_cfg));
         measurements.push(m);
     }
 
@@ -132,6 +144,10 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
             machine.tsc.calibrated_hz = Some(hz);
             machine.tsc.calibration_span_s = Some(span);
         }
+    }
+    // Give the caller back the CPUs it had: pinning is for the measurement only.
+    if let (true, Some(cpus)) = (machine.pinned_cpu.is_some(), &original_affinity) {
+        let _ = sys::cpu::set_affinity(cpus);
     }
     let hz = machine.tsc.hz();
     for r in &mut results {

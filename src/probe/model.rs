@@ -55,6 +55,8 @@ pub struct SourceResult {
     pub cost_ns: Option<Estimate>,
     /// The same in TSC ticks, when the TSC frequency is known.
     pub cost_ticks: Option<Estimate>,
+    /// The point estimate of each round (their median is `cost_ns.point`).
+    pub round_points_ns: Vec<f64>,
     /// Intercept of the regression (fixed cost per sample plus slope error × batch size).
     pub intercept_ns: Option<f64>,
     /// Relative width of the interval, `(upper - lower) / point`.
@@ -94,6 +96,7 @@ impl SourceResult {
             cost_ns: None,
             cost_ticks: None,
             intercept_ns: None,
+            round_points_ns: Vec::new(),
             relative_ci_width: None,
             resolution_ns: None,
             getres_ns: None,

@@ -167,29 +167,42 @@ fn claimed_resolution_ns(src: Source) -> Option<f64> {
     }
 }
 
-/// Measures and watches one source.
-pub(crate) fn probe_one(
+/// Samples one source's cost once, or `None` if the machine lacks it.
+pub(crate) fn sample_one(
     src: Source,
     ctx: &Context,
     sampler: &SamplerConfig,
+) -> Option<Measurement> {
+    if unsupported_reason(src, ctx).is_some() {
+        return None;
+    }
+    sample(src, ctx, sampler)
+}
+
+/// Builds one source's result from its combined measurement, watching its values.
+pub(crate) fn describe(
+    src: Source,
+    ctx: &Context,
+    m: Option<&Measurement>,
     watch_cfg: &WatchConfig,
-) -> (SourceResult, Option<Measurement>) {
+) -> SourceResult {
     let id = src.to_string();
     let kind = serde_json::to_value(src.kind())
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
     if let Some(reason) = unsupported_reason(src, ctx) {
-        return (SourceResult::unsupported(id, kind, reason), None);
+        return SourceResult::unsupported(id, kind, reason);
     }
-    let Some(m) = sample(src, ctx, sampler) else {
+    let Some(m) = m else {
         let reason = "the sampler could not fit a cost (fewer than two samples)".to_string();
-        return (SourceResult::unsupported(id, kind, reason), None);
+        return SourceResult::unsupported(id, kind, reason);
     };
     let mut r = SourceResult::unsupported(id, kind, String::new());
     r.supported = true;
     r.reason = None;
     r.cost_ns = Some(m.cost_ns);
+    r.round_points_ns = m.round_points.clone();
     r.intercept_ns = Some(m.intercept_ns);
     r.relative_ci_width = Some(m.cost_ns.relative_width());
     r.getres_ns = claimed_resolution_ns(src);
@@ -204,5 +217,5 @@ pub(crate) fn probe_one(
             r.reason = Some("time() ticks once a second: its update period is not watched".into());
         }
     }
-    (r, Some(m))
+    r
 }

@@ -1,6 +1,7 @@
 //! Printing: every result model has exporters to an aligned table, Markdown and JSON. Nothing
 //! here measures.
 
+mod detect;
 mod probe;
 pub mod table;
 
@@ -10,6 +11,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
+pub use detect::DetectReport;
 pub use probe::ProbeReport;
 
 /// An output format.

@@ -25,7 +25,7 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
     serde_json::from_str(&text).map_err(|e| TraceError::Parse {
         what: WHAT,
         path: origin,
-        source: e,
+        cause: e,
     })
 }
 

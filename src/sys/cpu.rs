@@ -14,16 +14,23 @@ pub fn current_cpu() -> io::Result<usize> {
 
 /// Pins the calling thread to `cpu` (`sched_setaffinity(0, …)`).
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("CPU {cpu} is beyond CPU_SETSIZE"),
-        ));
-    }
+    set_affinity(&[cpu])
+}
+
+/// Lets the calling thread run on `cpus` only (`sched_setaffinity(0, …)`).
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is a plain bitmask for which all-zero is a valid (empty) value.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` was checked against CPU_SETSIZE above, so CPU_SET stays inside the mask.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {cpu} is beyond CPU_SETSIZE"),
+            ));
+        }
+        // SAFETY: `cpu` was checked against CPU_SETSIZE above, so CPU_SET stays inside the mask.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
     // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size we pass.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {

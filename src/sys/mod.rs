@@ -8,4 +8,6 @@
 pub mod clock;
 pub mod cpu;
 #[cfg(target_arch = "x86_64")]
+pub mod trap;
+#[cfg(target_arch = "x86_64")]
 pub mod tsc;

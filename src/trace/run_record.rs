@@ -58,7 +58,7 @@ impl RunRecord {
         let raw: RawRecord = serde_json::from_str(text).map_err(|e| TraceError::Parse {
             what: WHAT,
             path: origin.to_string(),
-            source: e,
+            cause: e,
         })?;
         let bad = |message: String| TraceError::Invalid {
             what: WHAT,

@@ -17,17 +17,17 @@ pub const DEFAULT_ITERATIONS: u64 = 200_000;
 /// Errors loading a scenario, a run record or a profile. Each names the file and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("cannot read {what} '{path}': {source}")]
+    #[error("cannot read {what} '{path}': {cause}")]
     Read {
         what: &'static str,
         path: String,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("{what} '{path}' is not valid: {source}")]
+    #[error("{what} '{path}' is not valid: {cause}")]
     Parse {
         what: &'static str,
         path: String,
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     #[error(
         "{what} '{path}' has schema_version {found}, this tscope reads version {supported}; \
@@ -132,7 +132,7 @@ pub(crate) fn check_version(
     let v: VersionOnly = serde_json::from_str(text).map_err(|e| TraceError::Parse {
         what,
         path: path.to_string(),
-        source: e,
+        cause: e,
     })?;
     match v.schema_version {
         None => Err(TraceError::Invalid {
@@ -160,7 +160,7 @@ pub(crate) fn read_text(path: &Path, what: &'static str) -> Result<String, Trace
     std::fs::read_to_string(path).map_err(|e| TraceError::Read {
         what,
         path: path.display().to_string(),
-        source: e,
+        cause: e,
     })
 }
 
@@ -171,7 +171,7 @@ impl Scenario {
         let s: Scenario = serde_json::from_str(text).map_err(|e| TraceError::Parse {
             what: "scenario",
             path: origin.to_string(),
-            source: e,
+            cause: e,
         })?;
         s.validate(origin)?;
         Ok(s)

@@ -1,0 +1,294 @@
+//! `tscope detect`: which hypervisor, whether it traps RDTSC/RDTSCP, whether the vDSO fell back
+//! to syscalls, whether the TSC is in step across CPUs, whether any clock warps — each a
+//! verdict with the numbers that decided it.
+//!
+//! Facts come from CPUID ([`cpuid`], [`hypervisor`]) and sysfs/procfs ([`host`]); timings from
+//! a quick [`crate::probe`] run of the sources the rules need, so that every comparison is
+//! between figures measured in the same run; cross-CPU sync from [`sync`]. The rules are pure
+//! functions in [`verdict`].
+
+pub mod cpuid;
+pub mod host;
+pub mod hypervisor;
+pub mod sync;
+pub mod verdict;
+
+use std::time::Duration;
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::probe::{self, Clock, ProbeConfig, Profile, Source};
+use cpuid::{CpuidFacts, LiveCpuid};
+use host::HostFacts;
+use verdict::{ClockWatch, TrapInputs, Verdict};
+
+/// The version of the detect JSON this build writes.
+pub const DETECT_SCHEMA_VERSION: u32 = 1;
+
+/// Clocks the vDSO is meant to serve (the CPU-time clocks never are: glibc always makes the
+/// syscall for them, so a "fallback" there is by design and not reported).
+pub const VDSO_CLOCKS: [Clock; 7] = [
+    Clock::Realtime,
+    Clock::Monotonic,
+    Clock::MonotonicRaw,
+    Clock::Boottime,
+    Clock::Tai,
+    Clock::RealtimeCoarse,
+    Clock::MonotonicCoarse,
+];
+
+/// The names `--fail-on` accepts besides the full `vdso_fallback:<clock>` names.
+pub const VERDICT_NAMES: [&str; 5] = [
+    "rdtsc_trapped",
+    "rdtscp_trapped",
+    "vdso_fallback",
+    "tsc_unsynchronized",
+    "clock_warps",
+];
+
+/// A validated detect configuration.
+#[derive(Debug, Clone)]
+pub struct DetectConfig {
+    pub seed: u64,
+    /// Longer sampling (a full probe's sampler instead of the quick one).
+    pub thorough: bool,
+    /// Time for the cross-CPU check, over all pairs.
+    pub sync_budget: Duration,
+    pub emulate_trap: bool,
+    /// Verdict names that make the process exit 1 when they hold.
+    pub fail_on: Vec<String>,
+}
+
+/// Everything `detect` found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Detection {
+    pub schema_version: u32,
+    pub tool: String,
+    pub emulate_trap: bool,
+    pub facts: Facts,
+    #[serde(serialize_with = "ordered_map", deserialize_with = "from_map")]
+    pub verdicts: Vec<(String, Verdict)>,
+    /// The timings the verdicts used (a quick probe of the sources they need).
+    pub profile: Profile,
+}
+
+impl Detection {
+    pub fn verdict(&self, name: &str) -> Option<&Verdict> {
+        self.verdicts
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Names of held verdicts that `fail_on` selects (`vdso_fallback` selects every
+    /// `vdso_fallback:<clock>`).
+    pub fn failing(&self, fail_on: &[String]) -> Vec<String> {
+        self.verdicts
+            .iter()
+            .filter(|(n, v)| {
+                v.holds
+                    && fail_on
+                        .iter()
+                        .any(|f| f == n || n.split(':').next() == Some(f.as_str()))
+            })
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+}
+
+fn ordered_map<S: Serializer>(v: &[(String, Verdict)], s: S) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for (k, val) in v {
+        m.serialize_entry(k, val)?;
+    }
+    m.end()
+}
+
+fn from_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, Verdict)>, D::Error> {
+    let m = std::collections::BTreeMap::<String, Verdict>::deserialize(d)?;
+    Ok(m.into_iter().collect())
+}
+
+/// The facts part of the output.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Facts {
+    pub cpu: CpuidFacts,
+    pub hypervisor: HypervisorSummary,
+    pub clocksource: probe::machine::Clocksource,
+    pub host: HostFacts,
+    pub kernel_release: Option<String>,
+    pub tsc_hz: TscHz,
+}
+
+/// The contract's `facts.hypervisor`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HypervisorSummary {
+    pub present: bool,
+    pub vendor: Option<String>,
+    pub signatures: Vec<String>,
+    /// Set when the hypervisor bit is set but no known signature was found, or vice versa.
+    pub note: Option<String>,
+}
+
+/// Every TSC frequency this machine offers, in Hz.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TscHz {
+    pub cpuid_15: Option<f64>,
+    pub cpuid_16_base: Option<f64>,
+    pub cpuid_40000010: Option<f64>,
+    pub xen_guest: Option<f64>,
+    pub calibrated: Option<f64>,
+}
+
+/// Summarises the hypervisor part of the CPUID facts.
+pub fn hypervisor_summary(c: &CpuidFacts) -> HypervisorSummary {
+    let vendor = c.hypervisor.vendor().map(str::to_string);
+    let note = match (c.hypervisor_bit, vendor.is_some()) {
+        (true, false) => {
+            Some("hypervisor bit set but no signature in 0x40000000..0x4000ff00".into())
+        }
+        (false, true) => Some("signature found although the hypervisor bit is clear".into()),
+        _ => c
+            .confidential_guest
+            .as_ref()
+            .map(|g| format!("confidential guest: {g}")),
+    };
+    HypervisorSummary {
+        present: c.hypervisor_bit,
+        vendor,
+        signatures: c
+            .hypervisor
+            .leaves
+            .iter()
+            .map(|l| format!("{:#x}: {}", l.base, l.signature))
+            .collect(),
+        note,
+    }
+}
+
+/// The sources the verdicts need.
+fn needed_sources() -> Vec<Source> {
+    let mut v = vec![
+        Source::Rdtsc,
+        Source::LfenceRdtsc,
+        Source::Rdtscp,
+        Source::Cpuid,
+        Source::SyscallGetppid,
+    ];
+    for c in VDSO_CLOCKS {
+        v.push(Source::Vdso(c));
+        v.push(Source::Syscall(c));
+    }
+    v.extend([
+        Source::VdsoGettimeofday,
+        Source::SyscallGettimeofday,
+        Source::StdInstant,
+    ]);
+    v
+}
+
+fn trap_inputs(p: &Profile, id: &str) -> TrapInputs {
+    TrapInputs {
+        cost_ns: p.cost_ns(id),
+        cost_ticks: p.source(id).and_then(|s| s.cost_ticks).map(|e| e.point),
+        cpuid_ns: p.cost_ns("cpuid"),
+        null_syscall_ns: p.cost_ns("syscall:getppid"),
+    }
+}
+
+/// All verdicts from a profile and a sync result (pure: what the tests call).
+pub fn verdicts(p: &Profile, sync: &sync::SyncResult) -> Vec<(String, Verdict)> {
+    let mut out = vec![
+        (
+            "rdtsc_trapped".to_string(),
+            verdict::trapped("rdtsc", &trap_inputs(p, "rdtsc")),
+        ),
+        (
+            "rdtscp_trapped".to_string(),
+            verdict::trapped("rdtscp", &trap_inputs(p, "rdtscp")),
+        ),
+    ];
+    let cs = p.machine.clocksource.current.as_deref();
+    for c in VDSO_CLOCKS {
+        let name = c.name();
+        let v = verdict::vdso_fallback(
+            name,
+            p.cost_ns(&format!("vdso:{name}")),
+            p.cost_ns(&format!("syscall:{name}")),
+            cs,
+        );
+        out.push((format!("vdso_fallback:{name}"), v));
+    }
+    let v = verdict::vdso_fallback(
+        "gettimeofday",
+        p.cost_ns("vdso:gettimeofday"),
+        p.cost_ns("syscall:gettimeofday"),
+        cs,
+    );
+    out.push(("vdso_fallback:gettimeofday".to_string(), v));
+    out.push((
+        "tsc_unsynchronized".to_string(),
+        verdict::tsc_unsynchronized(sync, p.derived.tsc_hz),
+    ));
+    let watches: Vec<ClockWatch> = p
+        .sources
+        .iter()
+        .filter(|s| s.supported && s.reads_watched > 0)
+        .map(|s| ClockWatch {
+            id: s.id.clone(),
+            backwards: s.monotonic_violations,
+            max_backwards_ns: s.max_backwards_ns,
+            // A coarse clock steps by a whole tick (1–10 ms) by design.
+            forward_jumps: if s.update_period_ns.is_some() {
+                0
+            } else {
+                s.forward_jumps_over_1ms
+            },
+        })
+        .collect();
+    out.push(("clock_warps".to_string(), verdict::clock_warps(&watches)));
+    out
+}
+
+/// Runs the detection.
+pub fn run(cfg: &DetectConfig) -> Detection {
+    let cpu = CpuidFacts::decode(&LiveCpuid);
+    let host = host::gather();
+    let mut pcfg = ProbeConfig::new(needed_sources(), !cfg.thorough, cfg.seed);
+    pcfg.emulate_trap = cfg.emulate_trap;
+    let profile = probe::run(&pcfg);
+    let sync = sync::check(cfg.sync_budget);
+    let verdicts = verdicts(&profile, &sync);
+    let m = &profile.machine;
+    let facts = Facts {
+        hypervisor: hypervisor_summary(&cpu),
+        clocksource: host.clocksource.clone(),
+        kernel_release: m.kernel_release.clone(),
+        tsc_hz: TscHz {
+            cpuid_15: cpu.leaf_15_tsc_hz,
+            cpuid_16_base: cpu.leaf_16_base_mhz.map(|m| f64::from(m) * 1e6),
+            cpuid_40000010: cpu.hypervisor.tsc_khz_40000010.map(|k| f64::from(k) * 1e3),
+            xen_guest: cpu
+                .hypervisor
+                .xen
+                .as_ref()
+                .and_then(|x| x.guest_tsc_khz)
+                .map(|k| f64::from(k) * 1e3),
+            calibrated: m.tsc.calibrated_hz,
+        },
+        cpu,
+        host,
+    };
+    Detection {
+        schema_version: DETECT_SCHEMA_VERSION,
+        tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
+        emulate_trap: cfg.emulate_trap,
+        facts,
+        verdicts,
+        profile,
+    }
+}
+
+#[cfg(test)]
+mod tests;

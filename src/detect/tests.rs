@@ -1,0 +1,124 @@
+//! CPUID decoding against real dumps (`tests/data/cpuid/`, sources in its README).
+
+use super::cpuid::{CpuidDump, CpuidFacts};
+use super::hypervisor_summary;
+
+fn decode(name: &str) -> CpuidFacts {
+    let path = format!("{}/tests/data/cpuid/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    CpuidFacts::decode(&CpuidDump::parse(&text).unwrap())
+}
+
+#[test]
+fn bare_metal_has_no_hypervisor() {
+    for name in [
+        "baremetal-amd-epyc-7401p",
+        "baremetal-intel-i5-2520m",
+        "baremetal-intel-i7-6600u",
+    ] {
+        let f = decode(name);
+        assert!(!f.hypervisor_bit, "{name}");
+        assert!(f.hypervisor.leaves.is_empty(), "{name}");
+        assert!(f.invariant_tsc && f.rdtscp, "{name}");
+        let s = hypervisor_summary(&f);
+        assert!(
+            !s.present && s.vendor.is_none() && s.note.is_none(),
+            "{name}: {s:?}"
+        );
+    }
+    let epyc = decode("baremetal-amd-epyc-7401p");
+    assert_eq!(epyc.vendor.as_deref(), Some("AuthenticAMD"));
+    assert_eq!(
+        epyc.brand.as_deref(),
+        Some("AMD EPYC 7401P 24-Core Processor")
+    );
+    assert_eq!(
+        (epyc.family, epyc.model, epyc.stepping),
+        (Some(0x17), Some(1), Some(2))
+    );
+    let skl = decode("baremetal-intel-i7-6600u");
+    assert_eq!((skl.family, skl.model), (Some(6), Some(0x4e)));
+    // Leaf 0x15 enumerates the ratio but not the crystal (ECX = 0): no frequency from it.
+    assert_eq!(skl.leaf_15_tsc_hz, None);
+    assert_eq!(skl.leaf_16_base_mhz, Some(0xaf0));
+}
+
+#[test]
+fn kvm_guests_and_the_stable_bit() {
+    for name in [
+        "kvm-firecracker-amd-epyc",
+        "kvm-firecracker-t2a-ec2-m6a-metal-amd-epyc",
+        "kvm-firecracker-t2cl-ec2-m5-metal-intel-xeon",
+        "kvm-qemu-cpu-host-intel-i7-8650u",
+    ] {
+        let f = decode(name);
+        assert!(f.hypervisor_bit, "{name}");
+        assert_eq!(f.hypervisor.vendor(), Some("KVM"), "{name}");
+        let kvm = f.hypervisor.kvm.as_ref().unwrap();
+        assert!(
+            kvm.clocksource2 && kvm.clocksource_stable_bit,
+            "{name}: {kvm:?}"
+        );
+    }
+    // QEMU does not expose invtsc unless asked.
+    assert!(!decode("kvm-qemu-cpu-host-intel-i7-8650u").invariant_tsc);
+    assert!(decode("kvm-firecracker-amd-epyc").invariant_tsc);
+}
+
+#[test]
+fn hyperv_reference_tsc_and_tdx() {
+    let f = decode("hyperv-intel-xeon-e5-2680v3");
+    assert_eq!(f.hypervisor.vendor(), Some("Hyper-V"));
+    let hv = f.hypervisor.hyperv.as_ref().unwrap();
+    assert!(hv.reference_tsc && hv.time_ref_count && !hv.tsc_invariant);
+    let tdx = decode("hyperv-azure-tdx-intel-sapphire-rapids");
+    assert_eq!(tdx.hypervisor.vendor(), Some("Hyper-V"));
+    assert!(tdx.hypervisor.hyperv.as_ref().unwrap().tsc_invariant);
+    assert_eq!(tdx.confidential_guest.as_deref(), Some("Intel TDX"));
+    // 25 MHz crystal × 84 / 1 = 2.1 GHz.
+    assert_eq!(tdx.leaf_15_tsc_hz, Some(2.1e9));
+    // The 0x40000100 block is all zero: not a second interface.
+    assert_eq!(tdx.hypervisor.leaves.len(), 1);
+}
+
+#[test]
+fn vmware_timing_leaf() {
+    assert_eq!(
+        decode("vmware-intel-i5-2520m").hypervisor.tsc_khz_40000010,
+        Some(2_501_000)
+    );
+    let f = decode("vmware-intel-xeon-x5570");
+    assert_eq!(f.hypervisor.vendor(), Some("VMware"));
+    assert_eq!(f.hypervisor.tsc_khz_40000010, Some(2_926_000));
+}
+
+#[test]
+fn xen_tsc_mode() {
+    let f = decode("xen-ec2-c3large-intel-xeon-e5-2680v2");
+    assert_eq!(f.hypervisor.vendor(), Some("Xen"));
+    let x = f.hypervisor.xen.as_ref().unwrap();
+    assert_eq!((x.tsc_mode, x.tsc_mode_name.as_str()), (2, "never_emulate"));
+    assert!(!x.emulated && x.host_tsc_reliable);
+    assert_eq!(x.guest_tsc_khz, Some(0x002a_9f50));
+    let old = decode("xen-intel-xeon-e5-2680v2-cpuidjl");
+    assert_eq!(
+        old.hypervisor.xen.as_ref().unwrap().tsc_mode_name,
+        "default"
+    );
+}
+
+#[test]
+fn qemu_tcg() {
+    let max = decode("qemu-tcg-max");
+    assert_eq!(max.hypervisor.vendor(), Some("QEMU TCG"));
+    assert!(max.rdtscp && !max.invariant_tsc);
+    assert!(!decode("qemu-tcg-qemu64").rdtscp);
+}
+
+#[test]
+fn dump_errors_name_the_line() {
+    let err = CpuidDump::parse("# c\n0x0 0x0 0x1 0x2 0x3\n").unwrap_err();
+    assert_eq!(err.line, 2);
+    let err = CpuidDump::parse("0x0 0x0 0x1 0x2 0x3 zz\n").unwrap_err();
+    assert!(err.to_string().contains("'zz'"), "{err}");
+}

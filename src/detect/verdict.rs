@@ -1,0 +1,293 @@
+//! Verdict rules as pure functions over measured figures, so that each rule is tested on
+//! recorded native, trapped, fallback and unsynchronised cases. `docs/verdicts.md` explains
+//! every threshold and compares it with the anchors' heuristics.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::sync::SyncResult;
+use crate::stats::Estimate;
+
+/// One verdict: whether it holds, the figures and rule that decided it, and a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub holds: bool,
+    pub evidence: Value,
+    pub summary: String,
+}
+
+/// No native `rdtsc`/`rdtscp` costs more than this many TSC ticks back to back: Agner Fog's
+/// instruction tables give 18–42 cycles for RDTSC and 30–70 for RDTSCP across Intel since
+/// Nehalem and AMD since K10. The margin covers TSC scaling (ticks ≠ core cycles).
+pub const NATIVE_MAX_TICKS: f64 = 250.0;
+
+/// A trapped read takes a kernel or hypervisor round trip, which costs more than the null
+/// syscall measured in the same run (a VM exit plus entry is ≥ 1 µs on most hardware; a
+/// SIGSEGV round trip several µs). Half a null syscall leaves room for very fast exits.
+pub const SYSCALL_FRACTION: f64 = 0.5;
+
+/// The figures a trap verdict needs, all from one run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TrapInputs {
+    pub cost_ns: Option<Estimate>,
+    pub cost_ticks: Option<f64>,
+    /// `cpuid` leaf 0: a VM exit under hardware virtualisation.
+    pub cpuid_ns: Option<Estimate>,
+    /// `syscall:getppid`.
+    pub null_syscall_ns: Option<Estimate>,
+}
+
+fn point(e: Option<Estimate>) -> Option<f64> {
+    e.map(|e| e.point)
+}
+
+/// `rdtsc_trapped` / `rdtscp_trapped`: the read costs more ticks than any native read and more
+/// than half a kernel round trip.
+pub fn trapped(instr: &str, t: &TrapInputs) -> Verdict {
+    let Some(cost) = point(t.cost_ns) else {
+        return Verdict {
+            holds: false,
+            evidence: json!({ "skipped": format!("{instr} was not measured (unsupported here)") }),
+            summary: format!("{instr}: not measured on this CPU"),
+        };
+    };
+    let syscall = point(t.null_syscall_ns);
+    let over_ticks = t.cost_ticks.map(|k| k > NATIVE_MAX_TICKS);
+    let over_syscall = syscall.map(|s| cost > SYSCALL_FRACTION * s);
+    let holds = match (over_ticks, over_syscall) {
+        (Some(a), Some(b)) => a && b,
+        (Some(a), None) => a,
+        (None, Some(b)) => b,
+        (None, None) => false,
+    };
+    let ratio = |r: Option<f64>| r.filter(|&d| d > 0.0).map(|d| cost / d);
+    let evidence = json!({
+        "cost_ns": t.cost_ns,
+        "cost_ticks": t.cost_ticks,
+        "cpuid_ns": t.cpuid_ns,
+        "null_syscall_ns": t.null_syscall_ns,
+        "ratio_to_cpuid": ratio(point(t.cpuid_ns)),
+        "ratio_to_null_syscall": ratio(syscall),
+        "rule": format!(
+            "holds when cost_ticks > {NATIVE_MAX_TICKS} and cost_ns > {SYSCALL_FRACTION} × null_syscall_ns"
+        ),
+        "native_max_ticks": NATIVE_MAX_TICKS,
+        "syscall_fraction": SYSCALL_FRACTION,
+    });
+    let ticks = t
+        .cost_ticks
+        .map_or(String::new(), |k| format!(" ({k:.0} ticks)"));
+    let summary = if holds {
+        format!(
+            "{instr} costs {cost:.0} ns{ticks}, {:.1}× a null syscall: every read traps (a VM exit \
+             or a fault per read)",
+            ratio(syscall).unwrap_or(f64::NAN)
+        )
+    } else {
+        format!(
+            "{instr} costs {cost:.1} ns{ticks}: a native read (a trap would cost more than {} ticks \
+             and half a null syscall, {})",
+            NATIVE_MAX_TICKS,
+            syscall.map_or("unmeasured".into(), |s| format!("{s:.0} ns"))
+        )
+    };
+    Verdict {
+        holds,
+        evidence,
+        summary,
+    }
+}
+
+/// The vDSO path costs about what the syscall path costs: between these ratios it is a
+/// fallback (the glibc wrapper adds a few ns to the syscall); above it, it is slower than the
+/// syscall, which a fallback cannot be (the vDSO's own counter reads trap instead).
+pub const FALLBACK_RATIO: (f64, f64) = (0.5, 2.0);
+
+/// Clocksources with a vDSO clock mode on x86 (`vdso_clock_mode` other than NONE).
+pub const VDSO_CAPABLE: [&str; 3] = ["tsc", "kvm-clock", "hyperv_clocksource_tsc_page"];
+
+/// Why the vDSO may fall back, from the current clocksource.
+pub fn fallback_cause(clocksource: Option<&str>) -> String {
+    match clocksource {
+        Some("kvm-clock") => "kvm-clock is vDSO-capable only while the host sets \
+            PVCLOCK_TSC_STABLE_BIT (KVM_FEATURE_CLOCKSOURCE_STABLE_BIT); without it every read \
+            is a syscall"
+            .into(),
+        Some(cs) if VDSO_CAPABLE.contains(&cs) => format!(
+            "clocksource '{cs}' is vDSO-capable; a fallback here means the kernel marked it \
+             unusable for the vDSO (e.g. an unstable TSC or a seqcount retry storm)"
+        ),
+        Some(cs) => format!(
+            "clocksource '{cs}' has no vDSO clock mode (VDSO_CLOCKMODE_NONE): every \
+             clock_gettime becomes a syscall; switch to tsc or kvm-clock if available"
+        ),
+        None => "the clocksource could not be read".into(),
+    }
+}
+
+/// `vdso_fallback:<clock>`.
+pub fn vdso_fallback(
+    clock: &str,
+    vdso_ns: Option<Estimate>,
+    syscall_ns: Option<Estimate>,
+    clocksource: Option<&str>,
+) -> Verdict {
+    let (Some(v), Some(s)) = (point(vdso_ns), point(syscall_ns)) else {
+        return Verdict {
+            holds: false,
+            evidence: json!({ "skipped": "vDSO or syscall path not measured" }),
+            summary: format!("{clock}: not measured"),
+        };
+    };
+    let ratio = v / s;
+    let holds = ratio >= FALLBACK_RATIO.0 && ratio <= FALLBACK_RATIO.1;
+    let coarse = clock.ends_with("_coarse");
+    let cause = if holds {
+        Some(fallback_cause(clocksource))
+    } else {
+        None
+    };
+    let evidence = json!({
+        "vdso_ns": vdso_ns,
+        "syscall_ns": syscall_ns,
+        "ratio": ratio,
+        "clocksource": clocksource,
+        "rule": format!("holds when {} <= vdso_ns / syscall_ns <= {}", FALLBACK_RATIO.0, FALLBACK_RATIO.1),
+        "likely_cause": cause,
+    });
+    let summary = if holds {
+        format!(
+            "{clock}: the vDSO costs {v:.0} ns against {s:.0} ns for the syscall: it falls back"
+        )
+    } else if ratio > FALLBACK_RATIO.1 {
+        format!(
+            "{clock}: the vDSO ({v:.0} ns) is {ratio:.1}× slower than the syscall ({s:.0} ns): not a \
+             fallback but a trapped counter read inside the vDSO"
+        )
+    } else if coarse {
+        format!("{clock}: served by the vDSO ({v:.1} ns against {s:.0} ns), no clocksource read")
+    } else {
+        format!("{clock}: served by the vDSO ({v:.1} ns against {s:.0} ns for the syscall)")
+    };
+    Verdict {
+        holds,
+        evidence,
+        summary,
+    }
+}
+
+/// `tsc_unsynchronized` from the pairwise check; `tsc_hz` converts ticks to ns.
+pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
+    let ns = |ticks: f64| tsc_hz.map(|hz| ticks * 1e9 / hz);
+    if let Some(why) = &sync.skipped {
+        return Verdict {
+            holds: false,
+            evidence: json!({ "skipped": why }),
+            summary: format!("not checked: {why}"),
+        };
+    }
+    let warps: u64 = sync.pairs.iter().map(|p| p.warps).sum();
+    let handoffs: u64 = sync.pairs.iter().map(|p| p.handoffs).sum();
+    let max_back = sync
+        .pairs
+        .iter()
+        .map(|p| p.max_backwards_ticks)
+        .max()
+        .unwrap_or(0);
+    let skew = sync.pairs.iter().filter_map(|p| p.skew_bound_ticks()).max();
+    let pairs: Vec<Value> = sync
+        .pairs
+        .iter()
+        .map(|p| {
+            json!({
+                "cpus": p.cpus,
+                "handoffs": p.handoffs,
+                "warps": p.warps,
+                "max_backwards_ns": ns(p.max_backwards_ticks as f64),
+                "offset_bounds_ns": p.offset_bounds_ticks.map(|[a, b]| [ns(a as f64), ns(b as f64)]),
+                "skew_bound_ns": p.skew_bound_ticks().and_then(|t| ns(t as f64)),
+            })
+        })
+        .collect();
+    let holds = warps > 0;
+    let evidence = json!({
+        "pairs": pairs,
+        "handoffs": handoffs,
+        "warps": warps,
+        "max_backwards_ns": ns(max_back as f64),
+        "skew_bound_ns": skew.and_then(|t| ns(t as f64)),
+        "rule": "holds when any cross-CPU handoff saw the TSC go backwards (Linux tsc_sync.c check_tsc_warp)",
+    });
+    let fmt = |t: Option<f64>| t.map_or("?".to_string(), |v| format!("{v:.0} ns"));
+    let summary = if holds {
+        format!(
+            "TSC went backwards {warps} times across CPUs (largest {}): the TSCs are out of step",
+            fmt(ns(max_back as f64))
+        )
+    } else if handoffs < 100 || skew.is_none() {
+        format!(
+            "inconclusive: only {handoffs} cross-CPU handoffs (each TSC read may be slow or the \
+             vCPUs rarely ran together)"
+        )
+    } else {
+        format!(
+            "no backwards step in {handoffs} cross-CPU handoffs over {} pairs; |skew| ≤ {}",
+            sync.pairs.len(),
+            fmt(skew.and_then(|t| ns(t as f64)))
+        )
+    };
+    Verdict {
+        holds: holds && handoffs > 0,
+        evidence,
+        summary,
+    }
+}
+
+/// One clock's watch, as `clock_warps` needs it.
+#[derive(Debug, Clone, Default)]
+pub struct ClockWatch {
+    pub id: String,
+    pub backwards: u64,
+    pub max_backwards_ns: Option<f64>,
+    /// Forward steps over 1 ms between successive reads (coarse clocks excluded by the caller).
+    pub forward_jumps: u64,
+}
+
+/// `clock_warps`: backwards steps, or forward jumps over 1 ms, seen on any clock.
+pub fn clock_warps(watches: &[ClockWatch]) -> Verdict {
+    let bad: Vec<&ClockWatch> = watches
+        .iter()
+        .filter(|w| w.backwards > 0 || w.forward_jumps > 0)
+        .collect();
+    let evidence = json!({
+        "clocks_watched": watches.len(),
+        "warps": bad.iter().map(|w| json!({
+            "id": w.id,
+            "backwards": w.backwards,
+            "max_backwards_ns": w.max_backwards_ns,
+            "forward_jumps_over_1ms": w.forward_jumps,
+        })).collect::<Vec<_>>(),
+        "rule": "holds when any clock stepped backwards between successive reads on one CPU, or \
+                 jumped forward by more than 1 ms (a preempted vCPU shows up this way too)",
+    });
+    let summary = if bad.is_empty() {
+        format!(
+            "{} clocks read back to back: no backwards steps, no jumps over 1 ms",
+            watches.len()
+        )
+    } else {
+        let names: Vec<String> = bad
+            .iter()
+            .map(|w| format!("{} ({} back, {} jumps)", w.id, w.backwards, w.forward_jumps))
+            .collect();
+        format!("warps on {}", names.join(", "))
+    };
+    Verdict {
+        holds: !bad.is_empty(),
+        evidence,
+        summary,
+    }
+}
+
+#[cfg(test)]
+mod tests;

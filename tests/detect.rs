@@ -1,0 +1,108 @@
+//! `tscope detect` on this machine, for real: native reads are not trapped; with
+//! `--emulate-trap` every TSC read is a real trap and both trap verdicts must hold.
+
+use crate::common::{json, tscope};
+use predicates::str::contains;
+
+#[test]
+fn native_run_is_not_trapped_and_honours_the_contract() {
+    let v = json(&["detect", "--json", "--sync-ms", "50"]);
+    assert_eq!(v["schema_version"], 1);
+    let hv = &v["facts"]["hypervisor"];
+    assert!(hv["present"].is_boolean());
+    assert!(hv["vendor"].is_null() || hv["vendor"].is_string());
+    assert!(v["facts"]["clocksource"]["current"].is_string());
+    assert!(v["facts"]["clocksource"]["available"].is_array());
+    for name in ["rdtsc_trapped", "rdtscp_trapped"] {
+        let verdict = &v["verdicts"][name];
+        assert_eq!(verdict["holds"], false, "{name}: {verdict}");
+        assert!(verdict["summary"].as_str().unwrap().contains("native"));
+        assert!(verdict["evidence"]["cost_ns"]["point"].as_f64().unwrap() > 0.0);
+    }
+    // This machine's clocksource is vDSO-capable: monotonic is served without a syscall.
+    if v["facts"]["clocksource"]["current"] == "tsc" {
+        assert_eq!(v["verdicts"]["vdso_fallback:monotonic"]["holds"], false);
+    }
+    for key in [
+        "tsc_unsynchronized",
+        "clock_warps",
+        "vdso_fallback:realtime_coarse",
+    ] {
+        assert!(v["verdicts"][key]["holds"].is_boolean(), "{key}");
+        assert!(v["verdicts"][key]["summary"].is_string(), "{key}");
+    }
+}
+
+#[test]
+fn emulated_trap_is_detected() {
+    let v = json(&["--emulate-trap", "detect", "--json", "--sync-ms", "20"]);
+    assert_eq!(v["emulate_trap"], true);
+    for name in ["rdtsc_trapped", "rdtscp_trapped"] {
+        let verdict = &v["verdicts"][name];
+        assert_eq!(verdict["holds"], true, "{name}: {verdict}");
+        let ratio = verdict["evidence"]["ratio_to_null_syscall"]
+            .as_f64()
+            .unwrap();
+        assert!(ratio > 1.0, "{name}: {ratio}");
+    }
+    // The trapped vDSO is slower than the syscall: that is a trap, not a fallback.
+    assert_eq!(v["verdicts"]["vdso_fallback:monotonic"]["holds"], false);
+}
+
+#[test]
+fn fail_on_sets_the_exit_code() {
+    tscope()
+        .args([
+            "--emulate-trap",
+            "detect",
+            "--sync-ms",
+            "10",
+            "--fail-on",
+            "rdtsc_trapped",
+        ])
+        .assert()
+        .code(1)
+        .stderr(contains("rdtsc_trapped"));
+    tscope()
+        .args([
+            "detect",
+            "--sync-ms",
+            "10",
+            "--fail-on",
+            "rdtsc_trapped,rdtscp_trapped",
+        ])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn unknown_verdict_is_a_clear_error() {
+    tscope()
+        .args(["detect", "--fail-on", "rdtsc_trapd"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown verdict 'rdtsc_trapd'"));
+    tscope()
+        .args(["detect", "--fail-on", "vdso_fallback:bogus"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn emulated_trap_shows_in_probe() {
+    let v = json(&[
+        "--emulate-trap",
+        "probe",
+        "--quick",
+        "--json",
+        "--source",
+        "rdtsc,syscall:getppid",
+    ]);
+    let rdtsc = v["sources"][0]["cost_ns"]["point"].as_f64().unwrap();
+    let getppid = v["sources"][1]["cost_ns"]["point"].as_f64().unwrap();
+    // A trap is a kernel round trip plus signal delivery: dearer than the null syscall.
+    assert!(
+        rdtsc > getppid,
+        "trapped rdtsc {rdtsc} ns vs getppid {getppid} ns"
+    );
+}
