@@ -3,3 +3,4 @@
 mod common;
 mod detect;
 mod probe;
+mod simulate;

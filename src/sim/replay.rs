@@ -208,6 +208,7 @@ impl<'a> Replay<'a> {
         self.op_cost += self.costs.update_ns;
     }
 
+    #[inline]
     fn record_mod(&mut self, id: InodeId, stamp: f64, true_ns: f64, clock: ClockFn) {
         let s = &mut self.stats;
         s.modifications += 1;
@@ -242,6 +243,7 @@ impl<'a> Replay<'a> {
         }
     }
 
+    #[inline]
     fn apply(&mut self, effect: Effect, op: &Op) {
         match effect {
             Effect::None => {}
@@ -339,7 +341,12 @@ impl<'a> Replay<'a> {
                 }
                 let mg = self.multigrain(op.fs);
                 let (v, clock) = self.set_ctime_current(id, mg);
-                self.inodes[id as usize].mtime = v;
+                let ino = &mut self.inodes[id as usize];
+                ino.mtime = v;
+                if ino.atime == f64::NEG_INFINITY {
+                    // A new inode: simple_inode_init_ts() sets atime too.
+                    ino.atime = v;
+                }
                 self.update();
                 self.record_mod(id, v, self.now, clock);
             }
@@ -372,6 +379,7 @@ impl<'a> Replay<'a> {
     }
 
     /// BSD: take `clock` now and store it on `id`.
+    #[inline]
     fn stamp(&mut self, id: InodeId, clock: ClockFn, modify: bool) {
         if id == NO_INODE {
             return;
@@ -408,6 +416,7 @@ impl<'a> Replay<'a> {
     }
 
     /// fs/inode.c `current_time()`.
+    #[inline]
     fn current_time(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
         if self.linux_mode() == LinuxMode::Precise {
             return (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine);
@@ -427,6 +436,7 @@ impl<'a> Replay<'a> {
     }
 
     /// fs/inode.c `inode_set_ctime_current()`.
+    #[inline]
     fn set_ctime_current(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
         let (v, clock) = if self.linux_mode() == LinuxMode::Precise {
             (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine)
