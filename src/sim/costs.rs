@@ -107,7 +107,7 @@ pub fn resolve(
         Some(v) => (v, "--set update_ns".to_string()),
         None => (
             0.0,
-            "not measured: 0 (inode update work excluded; --set update_ns=… to include it)"
+            "not measured, taken as 0; --set update_ns=… adds inode update work"
                 .to_string(),
         ),
     };
