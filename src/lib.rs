@@ -56,7 +56,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Simulate(args) => sim::main(&args),
+        Command::Simulate(args) => sim::main(&args, cli.emulate_trap),
     }
 }
 

@@ -459,3 +459,13 @@ fn bad_arguments_are_one_clear_error() {
     fails_with(&with(&["--implied", "stock=1"]), "needs both");
     fails_with(&with(&["--counter", "hpet"]), "invalid value 'hpet'");
 }
+
+#[test]
+fn without_a_profile_a_quick_probe_is_taken_and_recorded() {
+    let v = json(&["simulate", "pipe1", "--model", "freebsd", "--json"]);
+    let origin = v["profile"]["origin"].as_str().unwrap();
+    assert!(origin.starts_with("quick probe taken now"), "{origin}");
+    assert!(f(&v["costs"]["precise_read_ns"]) > 0.0);
+    assert_eq!(v["costs"]["sources"]["precise_read"], "profile rdtscp");
+    assert_eq!(v["estimates"].as_array().unwrap().len(), 4);
+}

@@ -60,7 +60,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 1.05, value_name = "X")]
     pub break_even: f64,
     /// Back-solve the per-read cost a published pair implies:
-    /// stock=OPS,patched=OPS[,policy=MODEL:VALUE][,stock_policy=MODEL:VALUE].
+    /// stock=OPS,patched=OPS, optionally ,policy=MODEL:VALUE and ,stock_policy=MODEL:VALUE.
     #[arg(long, value_name = "SPEC")]
     pub implied: Option<String>,
     /// Iterations to replay (default: the scenario's).

@@ -117,6 +117,8 @@ pub struct SimulateConfig {
     pub iterations: Option<u64>,
     pub format: Format,
     pub out: Option<PathBuf>,
+    /// TSC reads of this process trap (global `--emulate-trap`): recorded in a quick probe.
+    pub emulate_trap: bool,
 }
 
 impl SimulateConfig {
@@ -309,6 +311,7 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
             iterations: a.iterations,
             format: Format::from(&a.output),
             out: a.output.out.clone(),
+            emulate_trap: false,
         })
     }
 }

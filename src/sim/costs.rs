@@ -30,7 +30,7 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
 }
 
 /// Takes a quick probe of the sources `simulate` needs (recorded in the output as such).
-pub fn quick_profile(counter_id: &str) -> anyhow::Result<Profile> {
+pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> anyhow::Result<Profile> {
     let mut sources = Vec::new();
     for id in [
         "syscall:realtime",
@@ -45,7 +45,9 @@ pub fn quick_profile(counter_id: &str) -> anyhow::Result<Profile> {
             sources.push(s);
         }
     }
-    Ok(probe::run(&ProbeConfig::new(sources, true, 1)))
+    let mut cfg = ProbeConfig::new(sources, true, 1);
+    cfg.emulate_trap = emulate_trap;
+    Ok(probe::run(&cfg))
 }
 
 /// Where each cost came from, for the output.
@@ -107,8 +109,7 @@ pub fn resolve(
         Some(v) => (v, "--set update_ns".to_string()),
         None => (
             0.0,
-            "not measured, taken as 0; --set update_ns=… adds inode update work"
-                .to_string(),
+            "not measured, taken as 0; --set update_ns=… adds inode update work".to_string(),
         ),
     };
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns()) {

@@ -33,9 +33,11 @@ use crate::trace::{bundled, CompiledScenario, Scenario};
 /// Iterations used when deriving a base cost from a measured figure.
 const BASE_ITERATIONS: u64 = 50_000;
 
-/// Runs `tscope simulate`.
-pub fn main(args: &SimulateArgs) -> anyhow::Result<i32> {
-    let cfg = SimulateConfig::try_from(args)?;
+/// Runs `tscope simulate`; `emulate_trap` says TSC reads of this process trap (the global
+/// `--emulate-trap`), which a quick probe records.
+pub fn main(args: &SimulateArgs, emulate_trap: bool) -> anyhow::Result<i32> {
+    let mut cfg = SimulateConfig::try_from(args)?;
+    cfg.emulate_trap = emulate_trap;
     let out = simulate(&cfg)?;
     let bytes = out.export(cfg.format)?;
     report::emit(&bytes, cfg.out.as_deref())?;
@@ -95,12 +97,17 @@ fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote
             ProfileNote::new("none: every cost given with --set".into(), None),
         )),
         None => {
-            let p = costs::quick_profile(cfg.counter.source_id())?;
+            let p = costs::quick_profile(cfg.counter.source_id(), cfg.emulate_trap)?;
             let note = ProfileNote::new(
                 format!(
-                    "quick probe taken now (syscall:realtime, syscall:realtime_coarse, {}, {})",
+                    "quick probe taken now (syscall:realtime, syscall:realtime_coarse, {}, {}){}",
                     costs::COARSE_SOURCE,
-                    cfg.counter.source_id()
+                    cfg.counter.source_id(),
+                    if cfg.emulate_trap {
+                        ", TSC reads trapped (--emulate-trap)"
+                    } else {
+                        ""
+                    }
                 ),
                 Some(&p),
             );
