@@ -469,3 +469,24 @@ fn without_a_profile_a_quick_probe_is_taken_and_recorded() {
     assert_eq!(v["costs"]["sources"]["precise_read"], "profile rdtscp");
     assert_eq!(v["estimates"].as_array().unwrap().len(), 4);
 }
+
+#[test]
+fn a_real_run_record_of_the_workload_runner_is_read() {
+    // Written by `tscope run vfsmix --tasks 1 --duration 1 --record FILE` on ext4 (Linux 6.18:
+    // a multigrain kernel, so the base is what multigrain's stock work leaves).
+    let v = json(&[
+        "simulate",
+        "--run",
+        "tests/data/run-record-vfsmix-ext4.json",
+        "--profile",
+        PROFILE,
+        "--model",
+        "netbsd",
+        "--json",
+    ]);
+    assert_eq!(v["scenario"], "run:vfsmix");
+    let src = v["costs"]["base_source"].as_str().unwrap();
+    assert!(src.contains("linux-multigrain:multigrain"), "{src}");
+    // On a BSD model, ext4 files take the deferred (UFS-like) path.
+    assert!(f(&v["estimates"][0]["reads_per_op"]["counter"]) > 0.0);
+}

@@ -127,21 +127,21 @@ fn base_cost(
         return Ok((v, "--set base_ns".into()));
     }
     if let Some(run) = &loaded.run {
-        let (costs, _) = costs::resolve(ModelId::Linux, profile, cfg)?;
-        let stock = &ModelId::Linux.policies()[0];
-        let measured = run.ns_per_iteration();
-        let base = estimate::base_from_measured(
-            ModelId::Linux,
-            stock,
-            costs,
-            compiled,
-            measured,
-            BASE_ITERATIONS,
-        );
+        // The kernel it ran on: multigrain from 6.13 (equal to coarse off FS_MGTIME filesystems).
+        let model = if run.multigrain_kernel() {
+            ModelId::LinuxMultigrain
+        } else {
+            ModelId::Linux
+        };
+        let (costs, _) = costs::resolve(model, profile, cfg)?;
+        let stock = &model.policies()[0];
+        let measured = run.measured_ns_per_iteration();
+        let base =
+            estimate::base_from_measured(model, stock, costs, compiled, measured, BASE_ITERATIONS);
         return Ok((
             base,
             format!(
-                "run record: {:.1} ns per iteration measured ({} ops/s, {} task(s)) less the \
+                "run record: {:.1} ns per iteration measured ({:.0} ops/s, {} task(s)) less the \
                  {} model's timestamp work",
                 measured,
                 run.ops_per_sec,

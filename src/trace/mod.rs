@@ -139,7 +139,7 @@ impl Syscall {
             | "lstat64" | "fstat64" => Syscall::Stat,
             "_llseek" => Syscall::Lseek,
             "mmap2" => Syscall::Mmap,
-            "store" | "page_mkwrite" => Syscall::MmapStore,
+            "store" | "page_mkwrite" | "page_fault" => Syscall::MmapStore,
             "unlinkat" => Syscall::Unlink,
             "ftruncate" | "ftruncate64" | "truncate64" => Syscall::Truncate,
             "fdatasync" | "syncfs" => Syscall::Fsync,

@@ -23,15 +23,38 @@ struct RawRecord {
     ops_per_sec: f64,
     #[serde(default)]
     tasks: Option<u32>,
+    /// One task's ns per iteration, when the recorder gives it.
+    #[serde(default)]
+    ns_per_iteration: Option<f64>,
+    #[serde(default)]
+    kernel_release: Option<String>,
     iteration: Vec<RawOp>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 struct RawOp {
     syscall: String,
-    inode: String,
+    #[serde(default)]
+    inode: Option<String>,
     #[serde(default)]
     fs: Option<String>,
+    #[serde(default)]
+    dir: Option<String>,
+    /// `O_CREAT|O_EXCL`, `O_TRUNC`: what an `open` does to timestamps.
+    #[serde(default)]
+    flags: Option<String>,
+    #[serde(default)]
+    task: Option<u32>,
+}
+
+/// An `open` becomes `create` with `O_CREAT|O_EXCL` and `open_trunc` with `O_TRUNC`.
+fn refine(syscall: Syscall, flags: Option<&str>) -> Syscall {
+    let has = |f: &str| flags.is_some_and(|fl| fl.split('|').any(|x| x.trim() == f));
+    match syscall {
+        Syscall::Open if has("O_CREAT") && has("O_EXCL") => Syscall::Create,
+        Syscall::Open if has("O_TRUNC") => Syscall::OpenTrunc,
+        s => s,
+    }
 }
 
 /// A run record, ready to be simulated.
@@ -41,6 +64,10 @@ pub struct RunRecord {
     pub scenario: Scenario,
     /// Measured throughput over all tasks.
     pub ops_per_sec: f64,
+    /// One task's measured ns per iteration, when recorded.
+    pub ns_per_iteration: Option<f64>,
+    /// `uname -r` of the machine it ran on, when recorded.
+    pub kernel_release: Option<String>,
     /// Syscall names no model knows, with counts (they cost no timestamp work).
     pub unknown_syscalls: Vec<(String, usize)>,
 }
@@ -73,10 +100,11 @@ impl RunRecord {
         }
         if !(raw.ops_per_sec.is_finite() && raw.ops_per_sec > 0.0) {
             return Err(bad(format!(
-                "ops_per_sec must be positive, got {}",
+                "ops_per_sec must be positive, got {} (a partial or empty run?)",
                 raw.ops_per_sec
             )));
         }
+        let ns_per_iteration = raw.ns_per_iteration.filter(|n| n.is_finite() && *n > 0.0);
         if raw.iteration.is_empty() {
             return Err(bad("iteration is empty".into()));
         }
@@ -91,7 +119,7 @@ impl RunRecord {
             .iter()
             .map(|op| {
                 let syscall = match Syscall::parse(&op.syscall) {
-                    Some(s) => s,
+                    Some(s) => refine(s, op.flags.as_deref()),
                     None => {
                         match unknown.iter_mut().find(|(n, _)| *n == op.syscall) {
                             Some((_, c)) => *c += 1,
@@ -107,10 +135,10 @@ impl RunRecord {
                     .unwrap_or(default_fs);
                 ScenarioOp {
                     syscall: syscall.name().to_string(),
-                    inode: op.inode.clone(),
+                    inode: op.inode.clone().unwrap_or_else(|| "none".into()),
                     fs: fs.name().to_string(),
-                    dir: None,
-                    task: 0,
+                    dir: op.dir.clone(),
+                    task: op.task.unwrap_or(0),
                 }
             })
             .collect();
@@ -130,13 +158,27 @@ impl RunRecord {
         Ok(RunRecord {
             scenario,
             ops_per_sec: raw.ops_per_sec,
+            ns_per_iteration,
+            kernel_release: raw.kernel_release,
             unknown_syscalls: unknown,
         })
     }
 
-    /// Measured ns per iteration of one task (`tasks / ops_per_sec`).
-    pub fn ns_per_iteration(&self) -> f64 {
-        self.scenario.tasks as f64 * 1e9 / self.ops_per_sec
+    /// Whether it ran on a Linux with multigrain timestamps (≥ 6.13); `false` when unknown.
+    pub fn multigrain_kernel(&self) -> bool {
+        let Some(r) = &self.kernel_release else {
+            return false;
+        };
+        let mut parts = r.split(|c: char| !c.is_ascii_digit());
+        let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        (major, minor) >= (6, 13)
+    }
+
+    /// Measured ns per iteration of one task: as recorded, else `tasks × 1e9 / ops_per_sec`.
+    pub fn measured_ns_per_iteration(&self) -> f64 {
+        self.ns_per_iteration
+            .unwrap_or(self.scenario.tasks as f64 * 1e9 / self.ops_per_sec)
     }
 }
 
@@ -156,10 +198,53 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.scenario.tasks, 2);
-        assert_eq!(r.ns_per_iteration(), 1000.0);
+        assert!(!r.multigrain_kernel());
+        assert_eq!(r.measured_ns_per_iteration(), 1000.0);
         assert_eq!(r.scenario.iteration[2].syscall, "other");
         assert_eq!(r.scenario.iteration[2].fs, "ext4");
         assert_eq!(r.unknown_syscalls, vec![("ioctl".to_string(), 1)]);
+    }
+
+    #[test]
+    fn reads_the_workload_recorders_vfsmix() {
+        let r = RunRecord::from_json(
+            r#"{"schema_version":1,"kind":"tscope-run-record","workload":"vfsmix",
+            "fs_type":"tmpfs","ops_per_sec":45000.0,"tasks":1,"mode":"processes",
+            "kernel_release":"6.1.0-18-amd64",
+            "ns_per_iteration":22000.0,"inodes":[],"runs":[],
+            "iteration":[
+              {"syscall":"open","nr":"openat","inode":"file:0","fs":"tmpfs","dir":"dir:0",
+               "flags":"O_RDWR|O_CREAT|O_EXCL"},
+              {"syscall":"lstat","nr":"newfstatat","inode":"file:0","fs":"tmpfs"},
+              {"syscall":"open","nr":"openat","inode":"file:0","fs":"tmpfs",
+               "flags":"O_RDWR|O_CREAT|O_TRUNC"},
+              {"syscall":"page_fault","nr":"page_fault","inode":"file:0","fs":"tmpfs"},
+              {"syscall":"unlink","nr":"unlink","inode":"file:0","fs":"tmpfs","dir":"dir:0"},
+              {"syscall":"getppid","nr":"getppid"}]}"#,
+            "r",
+        )
+        .unwrap();
+        let names: Vec<&str> = r
+            .scenario
+            .iteration
+            .iter()
+            .map(|o| o.syscall.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "create",
+                "stat",
+                "open_trunc",
+                "mmap_store",
+                "unlink",
+                "other"
+            ]
+        );
+        assert_eq!(r.scenario.iteration[0].dir.as_deref(), Some("dir:0"));
+        assert_eq!(r.measured_ns_per_iteration(), 22000.0);
+        assert!(!r.multigrain_kernel());
+        assert_eq!(r.unknown_syscalls, vec![("getppid".to_string(), 1)]);
     }
 
     #[test]
