@@ -415,18 +415,29 @@ impl<'a> Replay<'a> {
         }
     }
 
+    /// A coarse read; on a multigrain kernel the later of the tick and the floor.
+    #[inline]
+    fn coarse_mg(&mut self) -> f64 {
+        let coarse = self.read(ClockFn::LinuxCoarse);
+        if self.linux_mode() == LinuxMode::Multigrain {
+            coarse.max(self.floor)
+        } else {
+            coarse
+        }
+    }
+
     /// fs/inode.c `current_time()`.
     #[inline]
     fn current_time(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
         if self.linux_mode() == LinuxMode::Precise {
             return (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine);
         }
-        let coarse = self.read(ClockFn::LinuxCoarse);
+        // ktime_get_coarse_real_ts64_mg(): on a multigrain kernel, never behind the floor,
+        // whatever the filesystem.
+        let c = self.coarse_mg();
         if !mg {
-            return (coarse, ClockFn::LinuxCoarse);
+            return (c, ClockFn::LinuxCoarse);
         }
-        // ktime_get_coarse_real_ts64_mg(): never behind the floor.
-        let c = coarse.max(self.floor);
         let ino = self.inodes[id as usize];
         if ino.queried && c == ino.ctime {
             // "If there is no apparent change, then get a fine-grained timestamp."
@@ -441,9 +452,8 @@ impl<'a> Replay<'a> {
         let (v, clock) = if self.linux_mode() == LinuxMode::Precise {
             (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine)
         } else {
-            let coarse = self.read(ClockFn::LinuxCoarse);
+            let c = self.coarse_mg();
             if mg {
-                let c = coarse.max(self.floor);
                 let ino = self.inodes[id as usize];
                 if ino.queried && c <= ino.ctime {
                     // ktime_get_real_ts64_mg(): fine-grained, and raises the floor.
@@ -454,7 +464,7 @@ impl<'a> Replay<'a> {
                     (c, ClockFn::LinuxCoarse)
                 }
             } else {
-                (coarse, ClockFn::LinuxCoarse)
+                (c, ClockFn::LinuxCoarse)
             }
         };
         let ino = &mut self.inodes[id as usize];
