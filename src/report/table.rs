@@ -110,3 +110,14 @@ mod tests {
         assert!(t.markdown().contains("| --- | ---: |"));
     }
 }
+
+#[cfg(test)]
+mod csv_tests {
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        assert_eq!(
+            super::super::csv_line(&["a", "b,c", "say \"hi\""]),
+            "a,\"b,c\",\"say \"\"hi\"\"\"\n"
+        );
+    }
+}
