@@ -154,6 +154,19 @@ impl Syscall {
             _ => return None,
         })
     }
+
+    /// An `open` with `O_CREAT|O_EXCL` in `flags` is a [`Syscall::Create`], with `O_TRUNC` an
+    /// [`Syscall::OpenTrunc`] (`flags` as strace or a run record spells them, `|`-separated);
+    /// anything else is returned unchanged. An importer that knows whether an `O_CREAT` open
+    /// created the file (strace: the file did not exist before) should say `create` itself.
+    pub fn refine_open(self, flags: Option<&str>) -> Syscall {
+        let has = |f: &str| flags.is_some_and(|fl| fl.split('|').any(|x| x.trim() == f));
+        match self {
+            Syscall::Open if has("O_CREAT") && has("O_EXCL") => Syscall::Create,
+            Syscall::Open if has("O_TRUNC") => Syscall::OpenTrunc,
+            s => s,
+        }
+    }
 }
 
 impl fmt::Display for Syscall {
@@ -293,6 +306,17 @@ mod tests {
         assert_eq!(Syscall::parse("pwrite64"), Some(Syscall::Write));
         assert_eq!(Syscall::parse("newfstatat"), Some(Syscall::Stat));
         assert_eq!(Syscall::parse("ioctl"), None);
+        let open = Syscall::parse("openat").unwrap();
+        assert_eq!(
+            open.refine_open(Some("O_RDWR|O_CREAT|O_EXCL")),
+            Syscall::Create
+        );
+        assert_eq!(
+            open.refine_open(Some("O_WRONLY|O_TRUNC")),
+            Syscall::OpenTrunc
+        );
+        assert_eq!(open.refine_open(Some("O_RDONLY")), Syscall::Open);
+        assert_eq!(Syscall::Write.refine_open(Some("O_TRUNC")), Syscall::Write);
         assert_eq!(FsKind::parse("ffs"), Some(FsKind::Ufs));
         assert_eq!(FsKind::parse("zfs"), None);
     }

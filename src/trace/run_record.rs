@@ -47,16 +47,6 @@ struct RawOp {
     task: Option<u32>,
 }
 
-/// An `open` becomes `create` with `O_CREAT|O_EXCL` and `open_trunc` with `O_TRUNC`.
-fn refine(syscall: Syscall, flags: Option<&str>) -> Syscall {
-    let has = |f: &str| flags.is_some_and(|fl| fl.split('|').any(|x| x.trim() == f));
-    match syscall {
-        Syscall::Open if has("O_CREAT") && has("O_EXCL") => Syscall::Create,
-        Syscall::Open if has("O_TRUNC") => Syscall::OpenTrunc,
-        s => s,
-    }
-}
-
 /// A run record, ready to be simulated.
 #[derive(Debug, Clone)]
 pub struct RunRecord {
@@ -119,7 +109,7 @@ impl RunRecord {
             .iter()
             .map(|op| {
                 let syscall = match Syscall::parse(&op.syscall) {
-                    Some(s) => refine(s, op.flags.as_deref()),
+                    Some(s) => s.refine_open(op.flags.as_deref()),
                     None => {
                         match unknown.iter_mut().find(|(n, _)| *n == op.syscall) {
                             Some((_, c)) => *c += 1,
