@@ -337,8 +337,10 @@ pub fn string_arg(arg: &str) -> Option<String> {
                 b't' => out.push(b'\t'),
                 b'r' => out.push(b'\r'),
                 b'x' if i + 2 < b.len() => {
-                    let v = u8::from_str_radix(&inner[i + 1..i + 3], 16).ok()?;
-                    out.push(v);
+                    // Bytes, not a str slice: the two bytes after `\x` may be anything.
+                    let hex = |c: u8| (c as char).to_digit(16);
+                    let v = hex(b[i + 1])? * 16 + hex(b[i + 2])?;
+                    out.push(v as u8);
                     i += 2;
                 }
                 d @ b'0'..=b'7' => {

@@ -120,3 +120,10 @@ fn malformed_lines_are_errors_not_panics() {
         assert!(parse_line(bad).is_err(), "{bad:?} parsed");
     }
 }
+
+#[test]
+fn hex_escape_before_a_multibyte_char_is_not_a_panic() {
+    // Found by cargo fuzz (strace_lines): `\x` followed by a multi-byte character.
+    assert_eq!(string_arg("\"\\x7\u{fffd}\""), None);
+    assert_eq!(string_arg(r#""\x41\x42""#).as_deref(), Some("AB"));
+}
