@@ -327,16 +327,13 @@ fn implied(
         );
         let model = patched.model;
         let (costs, sources) = costs::resolve(model, profile, cfg)?;
-        let r = sweep::implied(
-            model,
-            &stock,
-            &patched,
-            costs,
-            compiled,
-            iterations,
-            spec.stock_ops_per_sec,
-            spec.patched_ops_per_sec,
-        );
+        let pair = sweep::Pair {
+            stock: &stock,
+            patched: &patched,
+            stock_ops_per_sec: spec.stock_ops_per_sec,
+            patched_ops_per_sec: spec.patched_ops_per_sec,
+        };
+        let r = sweep::implied(pair, costs, compiled, iterations);
         let costs_o = costs_out(
             costs,
             sources,
@@ -345,11 +342,7 @@ fn implied(
         );
         reports.push(sweep::implied_report(
             &compiled.name,
-            model,
-            &stock,
-            &patched,
-            spec.stock_ops_per_sec,
-            spec.patched_ops_per_sec,
+            pair,
             &r,
             note.clone(),
             costs_o,

@@ -106,21 +106,29 @@ pub struct Implied {
     pub patched: Stats,
 }
 
+/// A published stock/patched pair and the policies it is read under.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair<'a> {
+    pub stock: &'a Policy,
+    pub patched: &'a Policy,
+    pub stock_ops_per_sec: f64,
+    pub patched_ops_per_sec: f64,
+}
+
 /// Solves `T_s = B + n_s·c + k_s·q + u_s·U` and `T_p = B + n_p·c + k_p·q + u_p·U` for the base
 /// `B` and the counter read cost `c`, with `q` (coarse read) and `U` (update) known and the
 /// read counts from replays at the current solution (repeated: counts depend a little on how
 /// fast the loop runs).
-#[allow(clippy::too_many_arguments)]
 pub fn implied(
-    model: ModelId,
-    stock: &Policy,
-    patched: &Policy,
+    pair: Pair<'_>,
     costs: Costs,
     scenario: &CompiledScenario,
     iterations: u64,
-    stock_ops_per_sec: f64,
-    patched_ops_per_sec: f64,
 ) -> Implied {
+    let (stock, patched) = (pair.stock, pair.patched);
+    let (stock_ops_per_sec, patched_ops_per_sec) =
+        (pair.stock_ops_per_sec, pair.patched_ops_per_sec);
+    let model = patched.model;
     let table = model.table();
     let tasks = scenario.tasks as f64;
     let (ts, tp) = (
@@ -192,18 +200,17 @@ pub fn verdict(c: Option<f64>, base: Option<f64>) -> String {
 }
 
 /// The full report of a back-solve.
-#[allow(clippy::too_many_arguments)]
 pub fn implied_report(
     scenario_name: &str,
-    model: ModelId,
-    stock: &Policy,
-    patched: &Policy,
-    stock_ops_per_sec: f64,
-    patched_ops_per_sec: f64,
+    pair: Pair<'_>,
     r: &Implied,
     profile: super::output::ProfileNote,
     costs: super::output::CostsOut,
 ) -> ImpliedReport {
+    let (stock, patched) = (pair.stock, pair.patched);
+    let (stock_ops_per_sec, patched_ops_per_sec) =
+        (pair.stock_ops_per_sec, pair.patched_ops_per_sec);
+    let model = patched.model;
     let (ns, ks, us) = per_op(&r.stock);
     let (np, kp, up) = per_op(&r.patched);
     let mut reasoning = vec![
