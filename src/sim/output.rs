@@ -339,14 +339,23 @@ fn implied_text(r: &ImpliedReport, md: bool) -> String {
         ),
         md,
     );
-    s += &costs_lines(&r.costs, &r.profile, md);
+    let bullet = if md { "- " } else { "  " };
+    s += &format!(
+        "{bullet}solving for the counter read; known: coarse read {} ({}), tick {} ({}), \
+         timestamp store {}\n",
+        human_ns(r.costs.coarse_read_ns),
+        r.costs.sources.coarse_read,
+        human_ns(r.costs.tick_ns),
+        r.costs.sources.tick,
+        human_ns(r.costs.update_ns),
+    );
+    s += &format!("{bullet}profile: {}\n", r.profile.origin);
     let fmt_reads = |m: &BTreeMap<String, f64>| {
         m.iter()
             .map(|(k, v)| format!("{k} {v:.3}"))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let bullet = if md { "- " } else { "  " };
     s += &format!(
         "{bullet}reads per op: stock {}; patched {}\n",
         fmt_reads(&r.stock_reads_per_op),
