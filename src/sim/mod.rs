@@ -15,6 +15,9 @@ pub mod output;
 pub mod replay;
 pub mod sweep;
 
+#[cfg(test)]
+mod replay_tests;
+
 use std::path::Path;
 
 use anyhow::Context;
