@@ -11,11 +11,14 @@ mod config;
 pub mod detect;
 pub mod error;
 pub mod measure;
+pub mod model;
 pub mod probe;
 pub mod report;
+pub mod sim;
 pub mod stats;
 pub mod strace;
 pub mod sys;
+pub mod trace;
 pub mod vm;
 pub mod warnings;
 
@@ -57,6 +60,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Simulate(args) => sim::main(&args, cli.emulate_trap),
         Command::Compare(args) => compare_cmd(&args),
         Command::Report(args) => {
             let mut cfg = assemble::ReportConfig::try_from(&args)?;

@@ -7,4 +7,5 @@ mod detect;
 mod noise;
 mod probe;
 mod report;
+mod simulate;
 mod vm;

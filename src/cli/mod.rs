@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod simulate;
 pub mod vm;
 
 /// What every timestamp source costs, whether the hypervisor traps it, and what a
@@ -31,6 +32,8 @@ pub enum Command {
     /// Measure inside real guests (a clocksource matrix under qemu) and time VM exits in a
     /// /dev/kvm micro-VM.
     Vm(vm::VmArgs),
+    /// Estimate what a vfs_timestamp resolution knob buys, and what accuracy it costs.
+    Simulate(simulate::SimulateArgs),
     /// Measure this machine and write report.md, report.json and SVG charts into a directory.
     Report(ReportArgs),
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.
