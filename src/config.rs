@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crate::cli::{DetectArgs, OutputArgs, ProbeArgs};
+use crate::assemble::ReportConfig;
+use crate::cli::{DetectArgs, OutputArgs, ProbeArgs, ReportArgs};
 use crate::detect::{self, DetectConfig};
 use crate::error::ConfigError;
 use crate::probe::{ProbeConfig, Source};
@@ -30,6 +31,8 @@ impl From<&OutputArgs> for Format {
     fn from(o: &OutputArgs) -> Self {
         if o.json {
             Format::Json
+        } else if o.csv {
+            Format::Csv
         } else if o.markdown {
             Format::Markdown
         } else {
@@ -64,6 +67,34 @@ impl TryFrom<&DetectArgs> for DetectConfig {
             sync_budget: Duration::from_millis(a.sync_ms),
             emulate_trap: false,
             fail_on: a.fail_on.clone(),
+        })
+    }
+}
+
+impl TryFrom<&ReportArgs> for ReportConfig {
+    type Error = ConfigError;
+
+    fn try_from(a: &ReportArgs) -> Result<Self, ConfigError> {
+        if a.sync_ms > 60_000 {
+            return Err(ConfigError::OutOfRange {
+                name: "sync-ms",
+                what: "at most 60000",
+                value: a.sync_ms.to_string(),
+            });
+        }
+        let mut command = format!("tscope report --out {}", a.out.display());
+        if a.sampling.quick {
+            command += " --quick";
+        }
+        if a.sampling.seed != 1 {
+            command += &format!(" --seed {}", a.sampling.seed);
+        }
+        Ok(ReportConfig {
+            quick: a.sampling.quick,
+            seed: a.sampling.seed,
+            sync_budget: Duration::from_millis(a.sync_ms),
+            emulate_trap: false,
+            command,
         })
     }
 }

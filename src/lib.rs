@@ -4,15 +4,22 @@
 //! The binary is a thin wrapper around [`run`]. Each subcommand lives in its own module:
 //! [`probe`] measures, [`report`] prints; [`measure`], [`stats`] and [`sys`] are shared.
 
+pub mod assemble;
 pub mod cli;
+pub mod compare;
 mod config;
 pub mod detect;
 pub mod error;
 pub mod measure;
+pub mod model;
 pub mod probe;
 pub mod report;
+pub mod sim;
 pub mod stats;
+pub mod strace;
 pub mod sys;
+pub mod trace;
+pub mod vm;
 pub mod warnings;
 pub mod workload;
 
@@ -55,7 +62,60 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Run(args) => workload::main(&args),
+        Command::Simulate(args) => sim::main(&args, cli.emulate_trap),
+        Command::Compare(args) => compare_cmd(&args),
+        Command::Report(args) => {
+            let mut cfg = assemble::ReportConfig::try_from(&args)?;
+            cfg.emulate_trap = cli.emulate_trap;
+            let report = assemble::run(&cfg);
+            let written = report::ReportDocument(&report).write(&args.out)?;
+            let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            report::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+            Ok(0)
+        }
+        Command::Completions(args) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(args.shell, &mut cmd, "tscope", &mut out);
+            report::emit(&out, None)?;
+            Ok(0)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+            report::emit(&out, None)?;
+            Ok(0)
+        }
+        Command::Vm(args) => vm::main(&args, cli.emulate_trap),
     }
+}
+
+fn compare_cmd(args: &cli::CompareArgs) -> Result<i32> {
+    if !args.labels.is_empty() && args.labels.len() != args.files.len() {
+        return Err(error::ConfigError::OutOfRange {
+            name: "labels",
+            what: "one label per file",
+            value: format!(
+                "{} labels for {} files",
+                args.labels.len(),
+                args.files.len()
+            ),
+        }
+        .into());
+    }
+    let mut inputs = Vec::with_capacity(args.files.len());
+    for (i, f) in args.files.iter().enumerate() {
+        let mut input = compare::Input::load(f)?;
+        if let Some(l) = args.labels.get(i) {
+            input.label = l.clone();
+        }
+        inputs.push(input);
+    }
+    let cmp = compare::compare(&inputs);
+    let bytes = report::CompareReport(&cmp).export(Format::from(&args.output))?;
+    report::emit(&bytes, args.output.out.as_deref())?;
+    Ok(0)
 }
 
 /// `--emulate-trap`: from here on every TSC read of this process traps.

@@ -77,15 +77,11 @@ impl Warning {
     /// Warnings about one source's figures.
     pub fn about_source(r: &SourceResult) -> Vec<Warning> {
         let mut w = Vec::new();
-        if let Some(rel) = r.relative_ci_width {
-            // 10% and 0.5 ns: below either the figure is as good as this machine allows.
-            let abs = r.cost_ns.map_or(0.0, |c| c.upper - c.lower);
-            if rel > 0.10 && abs > 0.5 {
-                w.push(Warning::Noisy {
-                    id: r.id.clone(),
-                    relative_width: rel,
-                });
-            }
+        if r.noisy {
+            w.push(Warning::Noisy {
+                id: r.id.clone(),
+                relative_width: r.relative_ci_width.unwrap_or(f64::NAN),
+            });
         }
         // Switches alone are common on a shared machine and the robust fit absorbs a few; they
         // matter when the interval shows it.
@@ -126,8 +122,8 @@ impl fmt::Display for Warning {
             ),
             Warning::Noisy { id, relative_width } => write!(
                 f,
-                "{id}: 95% interval is {:.0}% of the point: the machine was noisy; rerun on an \
-                 idle machine or without --quick",
+                "{id}: still noisy after extra rounds (95% interval {:.0}% of the point, or rounds \
+                 disagreeing): the machine was busy; rerun on an idle machine or without --quick",
                 relative_width * 100.0
             ),
             Warning::Preempted { id, switches } => write!(

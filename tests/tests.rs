@@ -1,6 +1,12 @@
 //! One integration-test binary; one module per area.
 
 mod common;
+mod compare;
+mod corpus;
 mod detect;
+mod noise;
 mod probe;
+mod report;
 mod run;
+mod simulate;
+mod vm;

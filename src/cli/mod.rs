@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub mod run;
+pub mod simulate;
+pub mod vm;
 
 /// What every timestamp source costs, whether the hypervisor traps it, and what a
 /// vfs_timestamp knob would buy.
@@ -30,6 +32,51 @@ pub enum Command {
     Detect(DetectArgs),
     /// Run pipe1, pingpong, vfsmix, write-only, write-stat, getppid, sched_yield, mem or pagezero.
     Run(run::RunArgs),
+    /// Measure inside real guests (a clocksource matrix under qemu) and time VM exits in a
+    /// /dev/kvm micro-VM.
+    Vm(vm::VmArgs),
+    /// Estimate what a vfs_timestamp resolution knob buys, and what accuracy it costs.
+    Simulate(simulate::SimulateArgs),
+    /// Measure this machine and write report.md, report.json and SVG charts into a directory.
+    Report(ReportArgs),
+    /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.
+    Compare(CompareArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Directory to write into (created if missing).
+    #[arg(long, default_value = "tscope-report", value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    /// Milliseconds for the cross-CPU TSC check.
+    #[arg(long, default_value_t = 300, value_name = "MS")]
+    pub sync_ms: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// JSON files written by `tscope probe --json`, `detect --json` or `report`; the first is
+    /// the baseline of the ratios.
+    #[arg(required = true, num_args = 2.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Labels for the columns, in order (default: the file names).
+    #[arg(long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// How to print a result.
@@ -39,8 +86,11 @@ pub struct OutputArgs {
     #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
     /// Print a Markdown table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "csv")]
     pub markdown: bool,
+    /// Print CSV.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
     /// Write the output to FILE instead of stdout (written whole or not at all).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -67,7 +67,10 @@ pub struct Detection {
     pub tool: String,
     pub emulate_trap: bool,
     pub facts: Facts,
-    #[serde(serialize_with = "ordered_map", deserialize_with = "from_map")]
+    #[serde(
+        serialize_with = "serialize_verdicts",
+        deserialize_with = "deserialize_verdicts"
+    )]
     pub verdicts: Vec<(String, Verdict)>,
     /// The timings the verdicts used (a quick probe of the sources they need).
     pub profile: Profile,
@@ -97,7 +100,8 @@ impl Detection {
     }
 }
 
-fn ordered_map<S: Serializer>(v: &[(String, Verdict)], s: S) -> Result<S::Ok, S::Error> {
+/// Verdicts as a JSON object in rule order.
+pub fn serialize_verdicts<S: Serializer>(v: &[(String, Verdict)], s: S) -> Result<S::Ok, S::Error> {
     let mut m = s.serialize_map(Some(v.len()))?;
     for (k, val) in v {
         m.serialize_entry(k, val)?;
@@ -105,7 +109,10 @@ fn ordered_map<S: Serializer>(v: &[(String, Verdict)], s: S) -> Result<S::Ok, S:
     m.end()
 }
 
-fn from_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, Verdict)>, D::Error> {
+/// The inverse of [`serialize_verdicts`] (name order).
+pub fn deserialize_verdicts<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, Verdict)>, D::Error> {
     let m = std::collections::BTreeMap::<String, Verdict>::deserialize(d)?;
     Ok(m.into_iter().collect())
 }
@@ -251,17 +258,10 @@ pub fn verdicts(p: &Profile, sync: &sync::SyncResult) -> Vec<(String, Verdict)> 
     out
 }
 
-/// Runs the detection.
-pub fn run(cfg: &DetectConfig) -> Detection {
-    let cpu = CpuidFacts::decode(&LiveCpuid);
-    let host = host::gather();
-    let mut pcfg = ProbeConfig::new(needed_sources(), !cfg.thorough, cfg.seed);
-    pcfg.emulate_trap = cfg.emulate_trap;
-    let profile = probe::run(&pcfg);
-    let sync = sync::check(cfg.sync_budget);
-    let verdicts = verdicts(&profile, &sync);
+/// Assembles the facts from CPUID, the host and a profile's calibration.
+pub fn facts(cpu: CpuidFacts, host: HostFacts, profile: &Profile) -> Facts {
     let m = &profile.machine;
-    let facts = Facts {
+    Facts {
         hypervisor: hypervisor_summary(&cpu),
         clocksource: host.clocksource.clone(),
         kernel_release: m.kernel_release.clone(),
@@ -279,7 +279,19 @@ pub fn run(cfg: &DetectConfig) -> Detection {
         },
         cpu,
         host,
-    };
+    }
+}
+
+/// Runs the detection.
+pub fn run(cfg: &DetectConfig) -> Detection {
+    let cpu = CpuidFacts::decode(&LiveCpuid);
+    let host = host::gather();
+    let mut pcfg = ProbeConfig::new(needed_sources(), !cfg.thorough, cfg.seed);
+    pcfg.emulate_trap = cfg.emulate_trap;
+    let profile = probe::run(&pcfg);
+    let sync = sync::check(cfg.sync_budget);
+    let verdicts = verdicts(&profile, &sync);
+    let facts = facts(cpu, host, &profile);
     Detection {
         schema_version: DETECT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),

@@ -249,7 +249,8 @@ pub struct ClockWatch {
     pub id: String,
     pub backwards: u64,
     pub max_backwards_ns: Option<f64>,
-    /// Forward steps over 1 ms between successive reads (coarse clocks excluded by the caller).
+    /// Forward steps over 1 ms between successive reads not explained by an involuntary
+    /// context switch of the reading thread (coarse clocks excluded by the caller).
     pub forward_jumps: u64,
 }
 
@@ -268,7 +269,8 @@ pub fn clock_warps(watches: &[ClockWatch]) -> Verdict {
             "forward_jumps_over_1ms": w.forward_jumps,
         })).collect::<Vec<_>>(),
         "rule": "holds when any clock stepped backwards between successive reads on one CPU, or \
-                 jumped forward by more than 1 ms (a preempted vCPU shows up this way too)",
+                 jumped forward by more than 1 ms with no context switch of the reading thread to \
+                 explain it (a vCPU preempted by the host still shows up this way)",
     });
     let summary = if bad.is_empty() {
         format!(

@@ -125,6 +125,34 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
             }
         }
     }
+    // Noise: a source whose interval is wide or whose rounds disagree gets extra rounds, while
+    // the run stays within 1.3× its planned sampling time; what is still noisy is flagged.
+    let sampling_time = started.elapsed();
+    let mut extra_rounds = vec![0usize; cfg.sources.len()];
+    for extra in 0..MAX_EXTRA_ROUNDS {
+        let noisy: Vec<usize> = (0..cfg.sources.len())
+            .filter(|&i| {
+                measure::combine(&per_source[i], cfg.sampler.level).is_some_and(|m| is_noisy(&m))
+            })
+            .collect();
+        if noisy.is_empty() || started.elapsed() > sampling_time.mul_f64(1.3) {
+            break;
+        }
+        for i in noisy {
+            let seed = cfg
+                .seed
+                .wrapping_add((1000 + i * MAX_EXTRA_ROUNDS + extra) as u64);
+            let sampler = SamplerConfig {
+                seed,
+                ..cfg.sampler
+            };
+            if let Some(m) = sources::sample_one(cfg.sources[i], &ctx, &sampler) {
+                per_source[i].push(m);
+                extra_rounds[i] += 1;
+            }
+        }
+    }
+
     let mut results = Vec::with_capacity(cfg.sources.len());
     let mut measurements = Vec::with_capacity(cfg.sources.len());
     for (i, &src) in cfg.sources.iter().enumerate() {
@@ -134,7 +162,10 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
             cfg.watch_fine
         };
         let m = measure::combine(&per_source[i], cfg.sampler.level);
-        results.push(sources::describe(src, &ctx, m.as_ref(), &watch_cfg));
+        let mut r = sources::describe(src, &ctx, m.as_ref(), &watch_cfg);
+        r.extra_rounds = extra_rounds[i];
+        r.noisy = m.as_ref().is_some_and(is_noisy);
+        results.push(r);
         measurements.push(m);
     }
 
@@ -196,6 +227,25 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         derived,
         warnings: warnings.iter().map(Notice::from).collect(),
     }
+}
+
+/// Extra rounds a noisy source may get.
+pub const MAX_EXTRA_ROUNDS: usize = 2;
+
+/// Noisy: the 95% interval is wider than 10% of the point, or the rounds' points spread over
+/// more than 5% of their median — in either case by more than 0.5 ns, below which a figure is
+/// as good as a loop can resolve.
+pub fn is_noisy(m: &measure::Measurement) -> bool {
+    let c = m.cost_ns;
+    let wide = c.relative_width() > 0.10 && c.upper - c.lower > 0.5;
+    let lo = m.round_points.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = m
+        .round_points
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let spread = m.round_points.len() > 1 && (hi - lo) > 0.05 * c.point.abs() && hi - lo > 0.5;
+    wide || spread
 }
 
 /// Converts an estimate in nanoseconds to TSC ticks.

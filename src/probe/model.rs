@@ -73,11 +73,21 @@ pub struct SourceResult {
     pub max_backwards_ns: Option<f64>,
     /// Forward steps over 1 ms between successive reads.
     pub forward_jumps_over_1ms: u64,
+    /// Involuntary context switches while the source was watched: each can explain one
+    /// forward jump (the thread was off the CPU, the clock was not).
+    #[serde(default)]
+    pub watch_involuntary_switches: u64,
     pub reads_watched: u64,
     pub samples: usize,
     pub batch_unit: u64,
     pub iterations: u64,
     pub involuntary_switches: u64,
+    /// Rounds added because the first ones were noisy.
+    #[serde(default)]
+    pub extra_rounds: usize,
+    /// Still noisy after the extra rounds: read the interval, not the point.
+    #[serde(default)]
+    pub noisy: bool,
     /// The source's native unit: "ns" for clocks, "ticks" for counters.
     #[serde(skip)]
     pub(crate) native_unit_ticks: bool,
@@ -105,11 +115,14 @@ impl SourceResult {
             monotonic_violations: 0,
             max_backwards_ns: None,
             forward_jumps_over_1ms: 0,
+            watch_involuntary_switches: 0,
             reads_watched: 0,
             samples: 0,
             batch_unit: 0,
             iterations: 0,
             involuntary_switches: 0,
+            extra_rounds: 0,
+            noisy: false,
             native_unit_ticks: false,
             watch: None,
         }

@@ -212,7 +212,14 @@ pub(crate) fn describe(
     r.involuntary_switches = m.involuntary_switches;
     r.native_unit_ticks = matches!(src, Source::Rdtsc | Source::LfenceRdtsc | Source::Rdtscp);
     if src.reads_time() {
+        let before = crate::sys::cpu::context_switches()
+            .map(|s| s.1)
+            .unwrap_or(0);
         r.watch = watch(src, ctx, watch_cfg);
+        let after = crate::sys::cpu::context_switches()
+            .map(|s| s.1)
+            .unwrap_or(0);
+        r.watch_involuntary_switches = after.saturating_sub(before);
         if src == Source::VdsoTime && r.watch.as_ref().is_some_and(|w| w.changes < 2) {
             r.reason = Some("time() ticks once a second: its update period is not watched".into());
         }

@@ -168,6 +168,13 @@ impl Exporter for DetectReport<'_> {
     fn export(&self, format: Format) -> anyhow::Result<Vec<u8>> {
         let out = match format {
             Format::Json => return super::json(self.0),
+            Format::Csv => {
+                let mut out = super::csv_line(&["verdict", "holds", "summary"]);
+                for (name, v) in &self.0.verdicts {
+                    out += &super::csv_line(&[name.as_str(), &v.holds.to_string(), &v.summary]);
+                }
+                out
+            }
             Format::Table => {
                 format!(
                     "{}\n{}\n{}",

@@ -1,8 +1,11 @@
 //! Printing: every result model has exporters to an aligned table, Markdown and JSON. Nothing
 //! here measures.
 
+mod compare;
 mod detect;
-mod probe;
+mod document;
+pub(crate) mod probe;
+pub mod svg;
 pub mod table;
 
 use std::io::Write;
@@ -11,7 +14,9 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
+pub use compare::CompareReport;
 pub use detect::DetectReport;
+pub use document::ReportDocument;
 pub use probe::ProbeReport;
 
 /// An output format.
@@ -20,6 +25,23 @@ pub enum Format {
     Table,
     Markdown,
     Json,
+    Csv,
+}
+
+/// One CSV record (RFC 4180 quoting) with a trailing newline.
+pub fn csv_line<S: AsRef<str>>(cells: &[S]) -> String {
+    let quoted: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            let c = c.as_ref();
+            if c.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    quoted.join(",") + "\n"
 }
 
 /// Turns a result into bytes in one format.

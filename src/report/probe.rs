@@ -134,10 +134,44 @@ impl ProbeReport<'_> {
     }
 }
 
+impl ProbeReport<'_> {
+    fn csv(&self) -> String {
+        let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
+        let mut out = super::csv_line(&[
+            "id",
+            "supported",
+            "cost_ns",
+            "lower_ns",
+            "upper_ns",
+            "cost_ticks",
+            "resolution_ns",
+            "getres_ns",
+            "update_period_ns",
+            "monotonic_violations",
+        ]);
+        for s in &self.0.sources {
+            out += &super::csv_line(&[
+                s.id.clone(),
+                s.supported.to_string(),
+                f(s.cost_ns.map(|e| e.point)),
+                f(s.cost_ns.map(|e| e.lower)),
+                f(s.cost_ns.map(|e| e.upper)),
+                f(s.cost_ticks.map(|e| e.point)),
+                f(s.resolution_ns),
+                f(s.getres_ns),
+                f(s.update_period_ns),
+                s.monotonic_violations.to_string(),
+            ]);
+        }
+        out
+    }
+}
+
 impl Exporter for ProbeReport<'_> {
     fn export(&self, format: Format) -> anyhow::Result<Vec<u8>> {
         let out = match format {
             Format::Json => return super::json(self.0),
+            Format::Csv => return Ok(self.csv().into_bytes()),
             Format::Table => {
                 format!(
                     "{}\n{}\n{}",

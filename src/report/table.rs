@@ -66,6 +66,15 @@ impl Table {
         out
     }
 
+    /// CSV with the headers as the first record.
+    pub fn csv(&self) -> String {
+        let mut out = super::csv_line(&self.headers);
+        for r in &self.rows {
+            out += &super::csv_line(r);
+        }
+        out
+    }
+
     /// A GitHub-flavoured Markdown table.
     pub fn markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|");
@@ -108,5 +117,16 @@ mod tests {
         );
         assert!(t.markdown().contains("| a\\|b | 245.0 |"));
         assert!(t.markdown().contains("| --- | ---: |"));
+    }
+}
+
+#[cfg(test)]
+mod csv_tests {
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        assert_eq!(
+            super::super::csv_line(&["a", "b,c", "say \"hi\""]),
+            "a,\"b,c\",\"say \"\"hi\"\"\"\n"
+        );
     }
 }

@@ -1,0 +1,18 @@
+//! Any bytes as strace output, line by line through the joiner: errors, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let mut joiner = tscope::strace::Joiner::new();
+    for line in text.lines() {
+        let _ = joiner.feed(line);
+        if let Ok(tscope::strace::parse::Line::Call(c)) = tscope::strace::parse::parse_line(line) {
+            for a in tscope::strace::parse::split_args(c.args) {
+                let _ = tscope::strace::parse::fd_arg(a);
+                let _ = tscope::strace::parse::string_arg(a);
+            }
+        }
+    }
+});

@@ -1,0 +1,71 @@
+//! `tscope simulate`: arguments only; `sim::SimulateConfig::try_from` validates them.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::OutputArgs;
+use crate::model::ModelId;
+
+/// The counter a BSD timecounter reads (its cost comes from the profile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Counter {
+    Rdtscp,
+    #[value(name = "lfence_rdtsc")]
+    LfenceRdtsc,
+    Rdtsc,
+}
+
+impl Counter {
+    /// The probe source id.
+    pub fn source_id(self) -> &'static str {
+        match self {
+            Counter::Rdtscp => "rdtscp",
+            Counter::LfenceRdtsc => "lfence_rdtsc",
+            Counter::Rdtsc => "rdtsc",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SimulateArgs {
+    /// Scenario file, or the name of a bundled scenario (pipe1, vfsmix, …; see scenarios/).
+    #[arg(value_name = "SCENARIO", required_unless_present = "run")]
+    pub scenario: Option<String>,
+    /// A run recorded by `tscope run --record FILE`: its loop, and its measured ops/s as the
+    /// base cost (less the stock Linux model's timestamp cost).
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    pub run: Option<PathBuf>,
+    /// Kernel model (repeat for several); default: every model.
+    #[arg(long = "model", value_enum)]
+    pub models: Vec<ModelId>,
+    /// Probe profile (`tscope probe --json -o FILE`); default: a quick probe of the needed
+    /// sources now.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// The counter BSD models' precise reads cost.
+    #[arg(long, value_enum, default_value_t = Counter::Rdtscp)]
+    pub counter: Counter,
+    /// What-if cost or setting, KEY=VALUE (repeatable): precise_read_ns, coarse_read_ns,
+    /// update_ns, tick_ns, base_ns (per iteration).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Sweep one setting over a log-spaced range, e.g. precise_read_ns=10..10000.
+    #[arg(long, value_name = "KEY=LO..HI", conflicts_with = "implied")]
+    pub sweep: Option<String>,
+    /// Points of a sweep.
+    #[arg(long, default_value_t = 13, value_name = "N")]
+    pub sweep_points: usize,
+    /// Speedup a sweep's break-even cost is the cost of (1.05: the knob buys 5%).
+    #[arg(long, default_value_t = 1.05, value_name = "X")]
+    pub break_even: f64,
+    /// Back-solve the per-read cost a published pair implies:
+    /// stock=OPS,patched=OPS, optionally ,policy=MODEL:VALUE and ,stock_policy=MODEL:VALUE.
+    #[arg(long, value_name = "SPEC")]
+    pub implied: Option<String>,
+    /// Iterations to replay (default: the scenario's).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

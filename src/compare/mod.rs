@@ -1,0 +1,245 @@
+//! `tscope compare`: profiles side by side — host against guest, machine against machine —
+//! with ratios against the first and verdict differences marked.
+//!
+//! Inputs are any JSON tscope writes that carries a profile: a `probe --json` profile, a
+//! `detect --json` detection (its profile and verdicts), or a `report.json` (its `profile` and
+//! `detect`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::probe::{Profile, PROFILE_SCHEMA_VERSION};
+use crate::stats::Estimate;
+
+/// One loaded input.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub label: String,
+    pub path: PathBuf,
+    pub profile: Profile,
+    /// Verdict name → holds, when the input carried verdicts.
+    pub verdicts: Vec<(String, bool)>,
+}
+
+/// Problems with an input file, each naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("'{path}' is not JSON: {source} (line {line}, column {column})")]
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        source: serde_json::Error,
+    },
+    #[error(
+        "'{path}' has schema_version {found}; this tscope reads up to {supported}: upgrade tscope \
+         to read it"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: u64,
+        supported: u32,
+    },
+    #[error("'{path}' has no schema_version: is it a file tscope wrote?")]
+    NoVersion { path: PathBuf },
+    #[error("'{path}' holds no profile: expected `tscope probe --json`, `detect --json` or report.json output")]
+    NoProfile { path: PathBuf },
+    #[error("'{path}': the profile does not match schema_version 1: {source}")]
+    Shape {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+fn check_version(path: &Path, v: &Value) -> Result<(), InputError> {
+    match v.get("schema_version").and_then(Value::as_u64) {
+        None => Err(InputError::NoVersion { path: path.into() }),
+        Some(found) if found > u64::from(PROFILE_SCHEMA_VERSION) => Err(InputError::TooNew {
+            path: path.into(),
+            found,
+            supported: PROFILE_SCHEMA_VERSION,
+        }),
+        Some(_) => Ok(()),
+    }
+}
+
+fn verdicts_of(v: &Value) -> Vec<(String, bool)> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, x)| {
+                    x.get("holds")
+                        .and_then(Value::as_bool)
+                        .map(|h| (k.clone(), h))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Input {
+    /// Loads one input file.
+    pub fn load(path: &Path) -> anyhow::Result<Input> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading '{}'", path.display()))?;
+        Ok(Input::parse(&text, path)?)
+    }
+
+    /// Parses the text of an input; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Input, InputError> {
+        let v: Value = serde_json::from_str(text).map_err(|e| InputError::Json {
+            path: path.into(),
+            line: e.line(),
+            column: e.column(),
+            source: e,
+        })?;
+        check_version(path, &v)?;
+        // A report holds `profile` and `detect`; a detection holds `profile` and `verdicts`.
+        let (profile_v, verdicts_v) = if v.get("sources").is_some() {
+            (&v, None)
+        } else if let Some(p) = v.get("profile") {
+            let verdicts = v
+                .get("verdicts")
+                .or_else(|| v.get("detect").and_then(|d| d.get("verdicts")));
+            (p, verdicts)
+        } else {
+            return Err(InputError::NoProfile { path: path.into() });
+        };
+        check_version(path, profile_v)?;
+        let profile: Profile =
+            serde_json::from_value(profile_v.clone()).map_err(|e| InputError::Shape {
+                path: path.into(),
+                source: e,
+            })?;
+        let label = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Input {
+            label,
+            path: path.into(),
+            profile,
+            verdicts: verdicts_v.map(verdicts_of).unwrap_or_default(),
+        })
+    }
+}
+
+/// One source across inputs.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceRow {
+    pub id: String,
+    pub cost_ns: Vec<Option<Estimate>>,
+    /// `cost / cost of the first input`, for inputs after the first.
+    pub ratio_to_first: Vec<Option<f64>>,
+}
+
+/// One verdict across inputs.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictRow {
+    pub name: String,
+    pub holds: Vec<Option<bool>>,
+    pub differs: bool,
+}
+
+/// A short description of each input's machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    pub label: String,
+    pub path: String,
+    pub cpu: Option<String>,
+    pub kernel: Option<String>,
+    pub clocksource: Option<String>,
+    pub hypervisor: Option<String>,
+    pub emulate_trap: bool,
+    pub precise_read_ns: Option<Estimate>,
+}
+
+/// The comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub schema_version: u32,
+    pub columns: Vec<Column>,
+    pub sources: Vec<SourceRow>,
+    pub verdicts: Vec<VerdictRow>,
+}
+
+/// Compares inputs; the first is the baseline of the ratios. Sources and verdicts appear in the
+/// order of their first appearance.
+pub fn compare(inputs: &[Input]) -> Comparison {
+    let mut ids: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for i in inputs {
+        for s in &i.profile.sources {
+            if !ids.contains(&s.id) {
+                ids.push(s.id.clone());
+            }
+        }
+        for (n, _) in &i.verdicts {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    let sources = ids
+        .into_iter()
+        .map(|id| {
+            let cost_ns: Vec<Option<Estimate>> =
+                inputs.iter().map(|i| i.profile.cost_ns(&id)).collect();
+            let base = cost_ns.first().copied().flatten().map(|e| e.point);
+            let ratio_to_first = cost_ns
+                .iter()
+                .skip(1)
+                .map(|c| match (c, base) {
+                    (Some(c), Some(b)) if b > 0.0 => Some(c.point / b),
+                    _ => None,
+                })
+                .collect();
+            SourceRow {
+                id,
+                cost_ns,
+                ratio_to_first,
+            }
+        })
+        .collect();
+    let verdicts = names
+        .into_iter()
+        .map(|name| {
+            let holds: Vec<Option<bool>> = inputs
+                .iter()
+                .map(|i| i.verdicts.iter().find(|(n, _)| *n == name).map(|(_, h)| *h))
+                .collect();
+            let known: Vec<bool> = holds.iter().flatten().copied().collect();
+            let differs = known.windows(2).any(|w| w[0] != w[1]);
+            VerdictRow {
+                name,
+                holds,
+                differs,
+            }
+        })
+        .collect();
+    let columns = inputs
+        .iter()
+        .map(|i| {
+            let m = &i.profile.machine;
+            Column {
+                label: i.label.clone(),
+                path: i.path.display().to_string(),
+                cpu: m.cpu_model.clone(),
+                kernel: m.kernel_release.clone(),
+                clocksource: m.clocksource.current.clone(),
+                hypervisor: m.hypervisor_signature.clone(),
+                emulate_trap: i.profile.emulate_trap,
+                precise_read_ns: i.profile.derived.precise_read_ns,
+            }
+        })
+        .collect();
+    Comparison {
+        schema_version: 1,
+        columns,
+        sources,
+        verdicts,
+    }
+}

@@ -1,0 +1,370 @@
+//! Kernel models: for each OS, per syscall and filesystem kind, which timestamp work the kernel
+//! does — how many reads, of which clock function (a coarse tick copy or a counter read), and
+//! when a changed timestamp dirties the inode. Policies are the knob settings of a model.
+//!
+//! The tables are data ([`Effect`]s); [`crate::sim`] gives them meaning. Every entry cites its
+//! source in `docs/kernel-models.md`; the module doc of [`linux`] and [`bsd`] names the
+//! functions too.
+
+pub mod bsd;
+pub mod linux;
+
+use std::fmt;
+
+use clap::ValueEnum;
+use serde::Serialize;
+
+use crate::trace::{FsKind, Syscall};
+
+/// A kernel whose timestamp handling `simulate` models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelId {
+    /// Linux, coarse `current_time()` (filesystems without multigrain, and pipes).
+    Linux,
+    /// Linux ≥ 6.13 on tmpfs/ext4/xfs/btrfs: multigrain ctime for inodes someone stat'ed.
+    LinuxMultigrain,
+    /// FreeBSD with `vfs.timestamp_precision` 0–3 (default 2).
+    Freebsd,
+    /// DragonFly with `vfs.timestamp_precision` modes (default 0).
+    Dragonfly,
+    /// NetBSD: `vfs_timestamp()` is `nanotime()`, no knob.
+    Netbsd,
+    /// NetBSD with the proposed knob (FreeBSD's four settings; stock is 3).
+    NetbsdKnob,
+}
+
+impl ModelId {
+    pub const ALL: [ModelId; 6] = [
+        ModelId::Linux,
+        ModelId::LinuxMultigrain,
+        ModelId::Freebsd,
+        ModelId::Dragonfly,
+        ModelId::Netbsd,
+        ModelId::NetbsdKnob,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelId::Linux => "linux",
+            ModelId::LinuxMultigrain => "linux-multigrain",
+            ModelId::Freebsd => "freebsd",
+            ModelId::Dragonfly => "dragonfly",
+            ModelId::Netbsd => "netbsd",
+            ModelId::NetbsdKnob => "netbsd-knob",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ModelId> {
+        ModelId::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// Linux models charge `derived.precise_read_ns`; BSD models the counter instruction.
+    pub fn is_linux(self) -> bool {
+        matches!(self, ModelId::Linux | ModelId::LinuxMultigrain)
+    }
+
+    /// The kernel's default tick period for BSD models (`hz`), in ns; `None` for Linux (taken
+    /// from the profile's measured coarse-clock update period).
+    pub fn default_tick_ns(self) -> Option<f64> {
+        match self {
+            ModelId::Linux | ModelId::LinuxMultigrain => None,
+            // FreeBSD: HZ=1000 by default (sys/kern/subr_param.c HZ).
+            ModelId::Freebsd => Some(1e6),
+            // DragonFly and NetBSD: HZ=100 by default.
+            ModelId::Dragonfly | ModelId::Netbsd | ModelId::NetbsdKnob => Some(1e7),
+        }
+    }
+
+    /// The policies of this model, stock first.
+    pub fn policies(self) -> Vec<Policy> {
+        use ClockFn::*;
+        let bsd = |model: ModelId, values: &[(u8, ClockFn)], stock: u8| -> Vec<Policy> {
+            let mut v: Vec<Policy> = values
+                .iter()
+                .map(|&(n, clock)| Policy {
+                    model,
+                    value: n.to_string(),
+                    kind: PolicyKind::Bsd { vfs_clock: clock },
+                    stock: n == stock,
+                })
+                .collect();
+            v.sort_by_key(|p| !p.stock);
+            v
+        };
+        // FreeBSD/DragonFly sys/kern/vfs_subr.c vfs_timestamp(): TSP_SEC, TSP_HZ, TSP_USEC,
+        // TSP_NSEC; values above 3 take the `default:` branch (nanotime).
+        let knob = [
+            (0, TimeSecond),
+            (1, Getnanotime),
+            (2, Microtime),
+            (3, Nanotime),
+        ];
+        match self {
+            ModelId::Linux => vec![
+                Policy::linux(self, "coarse", LinuxMode::Coarse, true),
+                Policy::linux(self, "precise", LinuxMode::Precise, false),
+            ],
+            ModelId::LinuxMultigrain => vec![
+                Policy::linux(self, "multigrain", LinuxMode::Multigrain, true),
+                Policy::linux(self, "coarse", LinuxMode::Coarse, false),
+            ],
+            ModelId::Freebsd => bsd(self, &knob, 2),
+            ModelId::Dragonfly => {
+                let mut k = knob.to_vec();
+                k.extend([(4, Nanotime), (5, Nanotime)]);
+                bsd(self, &k, 0)
+            }
+            ModelId::Netbsd => vec![Policy {
+                model: self,
+                value: "nanotime".into(),
+                kind: PolicyKind::Bsd {
+                    vfs_clock: Nanotime,
+                },
+                stock: true,
+            }],
+            ModelId::NetbsdKnob => bsd(self, &knob, 3),
+        }
+    }
+
+    /// The timestamp work of `syscall` on `fs` under this model.
+    pub fn action(self, syscall: Syscall, fs: FsKind) -> Action {
+        match self {
+            ModelId::Linux | ModelId::LinuxMultigrain => linux::action(syscall, fs),
+            ModelId::Freebsd | ModelId::Dragonfly => bsd::action(bsd::Os::FreeBsd, syscall, fs),
+            ModelId::Netbsd | ModelId::NetbsdKnob => bsd::action(bsd::Os::NetBsd, syscall, fs),
+        }
+    }
+
+    /// The whole table, indexed by `syscall as usize * FsKind::ALL.len() + fs as usize`.
+    pub fn table(self) -> Vec<Action> {
+        let mut t = Vec::with_capacity(Syscall::ALL.len() * FsKind::ALL.len());
+        for s in Syscall::ALL {
+            for f in FsKind::ALL {
+                t.push(self.action(s, f));
+            }
+        }
+        t
+    }
+}
+
+impl fmt::Display for ModelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Index of `(syscall, fs)` in [`ModelId::table`].
+#[inline]
+pub fn table_index(syscall: Syscall, fs: FsKind) -> usize {
+    syscall as usize * FsKind::ALL.len() + fs as usize
+}
+
+/// One knob setting of a model, named `<model>:<value>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub model: ModelId,
+    pub value: String,
+    pub kind: PolicyKind,
+    /// The setting a stock kernel runs with (speedups are relative to it).
+    pub stock: bool,
+}
+
+impl Policy {
+    fn linux(model: ModelId, value: &str, mode: LinuxMode, stock: bool) -> Policy {
+        Policy {
+            model,
+            value: value.into(),
+            kind: PolicyKind::Linux { mode },
+            stock,
+        }
+    }
+
+    /// `<model>:<value>`, e.g. `freebsd:3`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.model, self.value)
+    }
+
+    /// Finds a policy by its full name.
+    pub fn parse(name: &str) -> Option<Policy> {
+        let (m, _) = name.split_once(':')?;
+        ModelId::parse(m)?
+            .policies()
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+}
+
+/// What a policy changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyKind {
+    /// The clock function `vfs_timestamp()` uses.
+    Bsd { vfs_clock: ClockFn },
+    /// How Linux `current_time()` / `inode_set_ctime_current()` read the clock.
+    Linux { mode: LinuxMode },
+}
+
+/// Linux timestamp granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinuxMode {
+    /// `ktime_get_coarse_real_ts64()`: the time of the last tick.
+    Coarse,
+    /// ≥ 6.13 on `FS_MGTIME` filesystems: coarse unless the ctime was queried, then a
+    /// fine-grained read that also raises the global floor.
+    Multigrain,
+    /// What-if: every timestamp reads the clocksource (`ktime_get_real_ts64()`).
+    Precise,
+}
+
+/// A kernel clock function, as the kernel names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClockFn {
+    /// Linux `ktime_get_coarse_real_ts64()` (or its `_mg` variant): copies the tick's time.
+    LinuxCoarse,
+    /// Linux `ktime_get_real_ts64()` (or `_mg`): reads the clocksource.
+    LinuxFine,
+    /// BSD `time_second`: a global read.
+    TimeSecond,
+    /// BSD `getnanotime()`: the time at the last `tc_windup()`, no counter read.
+    Getnanotime,
+    /// BSD `microtime()`: reads the timecounter, truncated to µs.
+    Microtime,
+    /// BSD `nanotime()`: reads the timecounter.
+    Nanotime,
+}
+
+impl ClockFn {
+    pub const ALL: [ClockFn; 6] = [
+        ClockFn::LinuxCoarse,
+        ClockFn::LinuxFine,
+        ClockFn::TimeSecond,
+        ClockFn::Getnanotime,
+        ClockFn::Microtime,
+        ClockFn::Nanotime,
+    ];
+
+    /// The kernel function name.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            ClockFn::LinuxCoarse => "ktime_get_coarse_real_ts64",
+            ClockFn::LinuxFine => "ktime_get_real_ts64",
+            ClockFn::TimeSecond => "time_second",
+            ClockFn::Getnanotime => "getnanotime",
+            ClockFn::Microtime => "microtime",
+            ClockFn::Nanotime => "nanotime",
+        }
+    }
+
+    /// Whether it reads the hardware counter (rdtscp in a VM: the expensive kind).
+    pub fn is_counter(self) -> bool {
+        matches!(
+            self,
+            ClockFn::LinuxFine | ClockFn::Microtime | ClockFn::Nanotime
+        )
+    }
+
+    /// The value it returns at true time `t_ns`, for a tick of `tick_ns`.
+    #[inline]
+    pub fn value(self, t_ns: f64, tick_ns: f64) -> f64 {
+        match self {
+            ClockFn::LinuxCoarse | ClockFn::Getnanotime => (t_ns / tick_ns).floor() * tick_ns,
+            ClockFn::LinuxFine => t_ns,
+            ClockFn::TimeSecond => (t_ns / 1e9).floor() * 1e9,
+            ClockFn::Microtime => (t_ns / 1e3).floor() * 1e3,
+            ClockFn::Nanotime => t_ns.floor(),
+        }
+    }
+
+    /// The granularity of the values it returns.
+    pub fn resolution_ns(self, tick_ns: f64) -> f64 {
+        match self {
+            ClockFn::LinuxCoarse | ClockFn::Getnanotime => tick_ns,
+            ClockFn::LinuxFine | ClockFn::Nanotime => 1.0,
+            ClockFn::TimeSecond => 1e9,
+            ClockFn::Microtime => 1e3,
+        }
+    }
+}
+
+/// Which inode an effect acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The inode the syscall names.
+    Inode,
+    /// Its parent directory.
+    Dir,
+}
+
+/// One piece of timestamp work a syscall does in the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Effect {
+    #[default]
+    None,
+    /// The inode is new (create, mkdir): its state starts afresh.
+    NewInode,
+    /// BSD: `vfs_timestamp()` now and store it (a modification when `modify`, else atime).
+    VfsTimestamp { target: Target, modify: bool },
+    /// BSD: a fixed clock function whatever the knob (NetBSD pipes: `getnanotime()`).
+    Fixed {
+        clock: ClockFn,
+        target: Target,
+        modify: bool,
+    },
+    /// BSD: set `IN_CHANGE|IN_UPDATE` (modify) or `IN_ACCESS`; the time is taken later.
+    Defer { target: Target, modify: bool },
+    /// BSD: `ufs_itimes()` / `tmpfs_itimes()`: one `vfs_timestamp()` if anything is pending.
+    Flush { target: Target },
+    /// Linux `file_update_time()` (modify) / `touch_atime()`: `current_time()`, and the
+    /// update (another read, `mark_inode_dirty`) only when the time moved.
+    LinuxUpdateIfChanged { target: Target, modify: bool },
+    /// Linux `inode_set_ctime_current()` (+ mtime = ctime): create, unlink, setattr.
+    LinuxSetCtime { target: Target },
+    /// Linux `shmem_unlink()`: the directory's mtime and ctime are set to the inode's new
+    /// ctime (no further read).
+    LinuxCopyCtimeToDir,
+    /// Linux `current_time()` whose value only fills `ia_ctime` (`notify_change()`).
+    LinuxCurrentTime { target: Target },
+    /// Linux `generic_fillattr()` → `fill_mg_cmtime()`: marks the ctime queried.
+    LinuxQuery { target: Target },
+}
+
+/// Up to three effects of one syscall, in kernel order.
+pub type Action = [Effect; 3];
+
+/// An action from a slice of effects.
+pub(crate) fn act(effects: &[Effect]) -> Action {
+    let mut a = [Effect::None; 3];
+    a[..effects.len()].copy_from_slice(effects);
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names_parse_back_and_each_model_has_one_stock() {
+        for m in ModelId::ALL {
+            let ps = m.policies();
+            assert_eq!(ps.iter().filter(|p| p.stock).count(), 1, "{m}");
+            assert!(ps[0].stock);
+            for p in ps {
+                assert_eq!(Policy::parse(&p.name()), Some(p.clone()));
+            }
+        }
+        assert_eq!(
+            Policy::parse("freebsd:2").unwrap().kind,
+            PolicyKind::Bsd {
+                vfs_clock: ClockFn::Microtime
+            }
+        );
+        assert!(Policy::parse("freebsd:7").is_none());
+    }
+
+    #[test]
+    fn clock_values_truncate() {
+        assert_eq!(ClockFn::Microtime.value(12_345.6, 4e6), 12_000.0);
+        assert_eq!(ClockFn::LinuxCoarse.value(9e6, 4e6), 8e6);
+        assert_eq!(ClockFn::TimeSecond.value(2.5e9, 4e6), 2e9);
+    }
+}

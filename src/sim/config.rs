@@ -1,0 +1,379 @@
+//! `SimulateArgs` → `SimulateConfig`: every setting parsed and range-checked once, so the
+//! simulator never sees NaN costs, inverted sweep ranges or unknown policies.
+
+use std::path::PathBuf;
+
+use crate::cli::simulate::{Counter, SimulateArgs};
+use crate::model::{ModelId, Policy};
+use crate::report::Format;
+
+/// A setting `--set`, `--sweep` and the output name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Param {
+    PreciseReadNs,
+    CoarseReadNs,
+    UpdateNs,
+    TickNs,
+    BaseNs,
+}
+
+impl Param {
+    pub const ALL: [Param; 5] = [
+        Param::PreciseReadNs,
+        Param::CoarseReadNs,
+        Param::UpdateNs,
+        Param::TickNs,
+        Param::BaseNs,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::PreciseReadNs => "precise_read_ns",
+            Param::CoarseReadNs => "coarse_read_ns",
+            Param::UpdateNs => "update_ns",
+            Param::TickNs => "tick_ns",
+            Param::BaseNs => "base_ns",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Param> {
+        Param::ALL.iter().copied().find(|p| p.name() == s)
+    }
+
+    /// The accepted range: anything outside is a typo or an absurdity (a read over a second).
+    pub fn range(self) -> (f64, f64) {
+        match self {
+            Param::PreciseReadNs | Param::CoarseReadNs | Param::UpdateNs => (0.0, 1e9),
+            Param::TickNs => (1.0, 1e10),
+            Param::BaseNs => (0.0, 1e12),
+        }
+    }
+
+    fn known() -> String {
+        Param::ALL.map(Param::name).join(", ")
+    }
+}
+
+/// An invalid argument, said in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn bad<T>(msg: String) -> Result<T, ConfigError> {
+    Err(ConfigError(msg))
+}
+
+/// A log-spaced sweep of one setting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSpec {
+    pub param: Param,
+    pub lo: f64,
+    pub hi: f64,
+    pub points: usize,
+}
+
+impl SweepSpec {
+    /// The swept values, `lo` and `hi` included, equal steps in log space.
+    pub fn values(&self) -> Vec<f64> {
+        let (a, b) = (self.lo.ln(), self.hi.ln());
+        (0..self.points)
+            .map(|i| {
+                let v = (a + (b - a) * i as f64 / (self.points - 1) as f64).exp();
+                // Round to 4 significant digits so the printed values are the ones used.
+                format!("{v:.3e}").parse().unwrap_or(v)
+            })
+            .collect()
+    }
+}
+
+/// A published stock/patched pair to back-solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImpliedSpec {
+    pub stock_ops_per_sec: f64,
+    pub patched_ops_per_sec: f64,
+    pub policy: Option<Policy>,
+    pub stock_policy: Option<Policy>,
+}
+
+/// What to simulate from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A scenario path or bundled name.
+    Scenario(String),
+    Run(PathBuf),
+}
+
+/// A validated `simulate` configuration.
+#[derive(Debug, Clone)]
+pub struct SimulateConfig {
+    pub input: Input,
+    pub models: Vec<ModelId>,
+    pub profile: Option<PathBuf>,
+    /// A profile already in memory (the report's own probe); wins over `profile`.
+    pub profile_data: Option<crate::probe::Profile>,
+    pub counter: Counter,
+    pub overrides: Vec<(Param, f64)>,
+    pub sweep: Option<SweepSpec>,
+    pub break_even: f64,
+    pub implied: Option<ImpliedSpec>,
+    pub iterations: Option<u64>,
+    pub format: Format,
+    pub out: Option<PathBuf>,
+    /// TSC reads of this process trap (global `--emulate-trap`): recorded in a quick probe.
+    pub emulate_trap: bool,
+}
+
+impl SimulateConfig {
+    /// Every model on a bundled scenario, priced from `profile` (what `tscope report` runs),
+    /// optionally as a sweep of `precise_read_ns` over 10 ns..100 µs.
+    pub fn for_report(scenario: &str, profile: crate::probe::Profile, sweep: bool) -> Self {
+        SimulateConfig {
+            input: Input::Scenario(scenario.to_string()),
+            models: ModelId::ALL.to_vec(),
+            profile: None,
+            profile_data: Some(profile),
+            counter: Counter::Rdtscp,
+            overrides: Vec::new(),
+            sweep: sweep.then_some(SweepSpec {
+                param: Param::PreciseReadNs,
+                lo: 10.0,
+                hi: 100_000.0,
+                points: 25,
+            }),
+            break_even: 1.05,
+            implied: None,
+            iterations: None,
+            format: Format::Json,
+            out: None,
+            emulate_trap: false,
+        }
+    }
+
+    /// The `--set` value of `p`, if any.
+    pub fn set(&self, p: Param) -> Option<f64> {
+        self.overrides
+            .iter()
+            .rev()
+            .find(|(q, _)| *q == p)
+            .map(|&(_, v)| v)
+    }
+}
+
+fn number(param: Param, text: &str, flag: &str) -> Result<f64, ConfigError> {
+    let v: f64 = match text.trim().parse() {
+        Ok(v) => v,
+        Err(_) => return bad(format!("{flag} {}: '{text}' is not a number", param.name())),
+    };
+    let (lo, hi) = param.range();
+    if !v.is_finite() || v < lo || v > hi {
+        return bad(format!(
+            "{flag} {}={text}: must be a finite number in {lo}..={hi}",
+            param.name()
+        ));
+    }
+    Ok(v)
+}
+
+fn key_value<'a>(s: &'a str, flag: &str) -> Result<(&'a str, &'a str), ConfigError> {
+    match s.split_once('=') {
+        Some((k, v)) => Ok((k.trim(), v.trim())),
+        None => bad(format!("{flag} '{s}': expected KEY=VALUE")),
+    }
+}
+
+fn param(key: &str, flag: &str) -> Result<Param, ConfigError> {
+    match Param::parse(key) {
+        Some(p) => Ok(p),
+        None => bad(format!(
+            "{flag}: unknown setting '{key}'; known: {}",
+            Param::known()
+        )),
+    }
+}
+
+fn policy(text: &str) -> Result<Policy, ConfigError> {
+    match Policy::parse(text) {
+        Some(p) => Ok(p),
+        None => {
+            let all: Vec<String> = ModelId::ALL
+                .iter()
+                .flat_map(|m| m.policies())
+                .map(|p| p.name())
+                .collect();
+            bad(format!(
+                "--implied: unknown policy '{text}'; known: {}",
+                all.join(", ")
+            ))
+        }
+    }
+}
+
+fn parse_implied(spec: &str) -> Result<ImpliedSpec, ConfigError> {
+    let (mut stock, mut patched, mut pol, mut stock_pol) = (None, None, None, None);
+    for part in spec.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = key_value(part, "--implied")?;
+        match k {
+            "stock" | "patched" => {
+                let x: f64 = v
+                    .replace('_', "")
+                    .parse()
+                    .map_err(|_| ConfigError(format!("--implied {k}: '{v}' is not a number")))?;
+                if !(x.is_finite() && x > 0.0 && x < 1e12) {
+                    return bad(format!(
+                        "--implied {k}={v}: must be a positive ops/s below 1e12"
+                    ));
+                }
+                if k == "stock" {
+                    stock = Some(x)
+                } else {
+                    patched = Some(x)
+                }
+            }
+            "policy" => pol = Some(policy(v)?),
+            "stock_policy" => stock_pol = Some(policy(v)?),
+            _ => {
+                return bad(format!(
+                    "--implied: unknown key '{k}'; known: stock, patched, policy, stock_policy"
+                ))
+            }
+        }
+    }
+    match (stock, patched) {
+        (Some(s), Some(p)) => Ok(ImpliedSpec {
+            stock_ops_per_sec: s,
+            patched_ops_per_sec: p,
+            policy: pol,
+            stock_policy: stock_pol,
+        }),
+        _ => bad("--implied needs both stock=OPS and patched=OPS".into()),
+    }
+}
+
+fn parse_sweep(spec: &str, points: usize) -> Result<SweepSpec, ConfigError> {
+    let (k, range) = key_value(spec, "--sweep")?;
+    let param = param(k, "--sweep")?;
+    let Some((lo, hi)) = range.split_once("..") else {
+        return bad(format!("--sweep {spec}: expected {k}=LO..HI"));
+    };
+    let (lo, hi) = (number(param, lo, "--sweep")?, number(param, hi, "--sweep")?);
+    if lo <= 0.0 || hi <= lo {
+        return bad(format!(
+            "--sweep {spec}: need 0 < LO < HI for a log-spaced range"
+        ));
+    }
+    if !(2..=1000).contains(&points) {
+        return bad(format!("--sweep-points must be 2..=1000, got {points}"));
+    }
+    Ok(SweepSpec {
+        param,
+        lo,
+        hi,
+        points,
+    })
+}
+
+impl TryFrom<&SimulateArgs> for SimulateConfig {
+    type Error = ConfigError;
+
+    fn try_from(a: &SimulateArgs) -> Result<Self, ConfigError> {
+        let input = match (&a.scenario, &a.run) {
+            (_, Some(run)) => Input::Run(run.clone()),
+            (Some(s), None) => Input::Scenario(s.clone()),
+            (None, None) => return bad("give a SCENARIO or --run FILE".into()),
+        };
+        let mut overrides = Vec::new();
+        for s in &a.set {
+            let (k, v) = key_value(s, "--set")?;
+            let p = param(k, "--set")?;
+            overrides.push((p, number(p, v, "--set")?));
+        }
+        let sweep = a
+            .sweep
+            .as_deref()
+            .map(|s| parse_sweep(s, a.sweep_points))
+            .transpose()?;
+        if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
+            return bad(format!(
+                "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
+                a.break_even
+            ));
+        }
+        let implied = a.implied.as_deref().map(parse_implied).transpose()?;
+        if let Some(n) = a.iterations {
+            if !(1..=10_000_000_000).contains(&n) {
+                return bad(format!("--iterations must be 1..=10000000000, got {n}"));
+            }
+        }
+        let mut models = a.models.clone();
+        models.sort();
+        models.dedup();
+        if models.is_empty() {
+            models = ModelId::ALL.to_vec();
+        }
+        if let Some(i) = &implied {
+            for p in [&i.policy, &i.stock_policy].into_iter().flatten() {
+                if !models.contains(&p.model) {
+                    return bad(format!(
+                        "--implied policy {} is not of the simulated model(s) {}; add --model {}",
+                        p.name(),
+                        models
+                            .iter()
+                            .map(|m| m.name())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        p.model
+                    ));
+                }
+            }
+        }
+        Ok(SimulateConfig {
+            input,
+            models,
+            profile: a.profile.clone(),
+            profile_data: None,
+            counter: a.counter,
+            overrides,
+            sweep,
+            break_even: a.break_even,
+            implied,
+            iterations: a.iterations,
+            format: Format::from(&a.output),
+            out: a.output.out.clone(),
+            emulate_trap: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_values_are_log_spaced_and_rounded() {
+        let s = parse_sweep("precise_read_ns=10..10000", 4).unwrap();
+        assert_eq!(s.values(), vec![10.0, 100.0, 1000.0, 10000.0]);
+        assert!(parse_sweep("precise_read_ns=100..10", 4).is_err());
+        assert!(parse_sweep("precise_read_ns=0..10", 4).is_err());
+        assert!(parse_sweep("bogus=1..10", 4).is_err());
+    }
+
+    #[test]
+    fn numbers_are_range_checked() {
+        assert!(number(Param::PreciseReadNs, "NaN", "--set").is_err());
+        assert!(number(Param::PreciseReadNs, "-1", "--set").is_err());
+        assert!(number(Param::PreciseReadNs, "1e10", "--set").is_err());
+        assert_eq!(
+            number(Param::PreciseReadNs, "2000", "--set").unwrap(),
+            2000.0
+        );
+    }
+
+    #[test]
+    fn implied_needs_both_figures() {
+        let i = parse_implied("stock=2413901,patched=3147312,policy=netbsd-knob:1").unwrap();
+        assert_eq!(i.stock_ops_per_sec, 2413901.0);
+        assert_eq!(i.policy.unwrap().name(), "netbsd-knob:1");
+        assert!(parse_implied("stock=1").is_err());
+        assert!(parse_implied("stock=1,patched=2,policy=freebsd:9").is_err());
+    }
+}

@@ -1,0 +1,150 @@
+//! Where the costs come from: a probe profile (a file, or a quick probe taken now of only the
+//! sources the models need), overridden by `--set`.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::config::{Param, SimulateConfig};
+use super::replay::Costs;
+use crate::model::ModelId;
+use crate::probe::{self, ProbeConfig, Profile, Source, PROFILE_SCHEMA_VERSION};
+use crate::trace::scenario::{check_version, read_text, TraceError};
+
+/// The coarse read: what `REALTIME_COARSE` costs through the vDSO.
+pub const COARSE_SOURCE: &str = "vdso:realtime_coarse";
+/// Linux coarse tick when the profile did not observe one.
+pub const FALLBACK_LINUX_TICK_NS: f64 = 4e6;
+
+/// Reads a profile written by `tscope probe --json`.
+pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
+    const WHAT: &str = "profile";
+    let origin = path.display().to_string();
+    let text = read_text(path, WHAT)?;
+    check_version(&text, WHAT, &origin, PROFILE_SCHEMA_VERSION)?;
+    serde_json::from_str(&text).map_err(|e| TraceError::Parse {
+        what: WHAT,
+        path: origin,
+        cause: e,
+    })
+}
+
+/// Takes a quick probe of the sources `simulate` needs (recorded in the output as such).
+pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> anyhow::Result<Profile> {
+    let mut sources = Vec::new();
+    for id in [
+        "syscall:realtime",
+        "syscall:realtime_coarse",
+        COARSE_SOURCE,
+        counter_id,
+    ] {
+        let s: Source = id
+            .parse()
+            .map_err(|e| anyhow::anyhow!("probe source {id}: {e}"))?;
+        if !sources.contains(&s) {
+            sources.push(s);
+        }
+    }
+    let mut cfg = ProbeConfig::new(sources, true, 1);
+    cfg.emulate_trap = emulate_trap;
+    Ok(probe::run(&cfg))
+}
+
+/// Where each cost came from, for the output.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CostSources {
+    pub precise_read: String,
+    pub coarse_read: String,
+    pub update: String,
+    pub tick: String,
+}
+
+/// The costs of `model`'s reads.
+pub fn resolve(
+    model: ModelId,
+    profile: Option<&Profile>,
+    cfg: &SimulateConfig,
+) -> anyhow::Result<(Costs, CostSources)> {
+    let counter = cfg.counter.source_id();
+    let need = |what: &str| {
+        anyhow::anyhow!(
+            "the profile has no {what}; probe it, or give --set {} for a what-if",
+            match what {
+                "coarse" => "coarse_read_ns=…",
+                _ => "precise_read_ns=…",
+            }
+        )
+    };
+    let (precise, precise_src) = match cfg.set(Param::PreciseReadNs) {
+        Some(v) => (v, "--set precise_read_ns".to_string()),
+        None if model.is_linux() => {
+            let p = profile
+                .and_then(|p| p.derived.precise_read_ns)
+                .ok_or_else(|| {
+                    need("derived.precise_read_ns (syscall:realtime − syscall:realtime_coarse)")
+                })?;
+            (
+                p.point.max(0.0),
+                "profile derived.precise_read_ns (syscall:realtime − syscall:realtime_coarse)"
+                    .to_string(),
+            )
+        }
+        None => {
+            let p = profile
+                .and_then(|p| p.cost_ns(counter))
+                .ok_or_else(|| need(&format!("cost for {counter} (try another --counter)")))?;
+            (p.point, format!("profile {counter}"))
+        }
+    };
+    let (coarse, coarse_src) = match cfg.set(Param::CoarseReadNs) {
+        Some(v) => (v, "--set coarse_read_ns".to_string()),
+        None => {
+            let p = profile
+                .and_then(|p| p.cost_ns(COARSE_SOURCE))
+                .ok_or_else(|| need("coarse"))?;
+            (p.point, format!("profile {COARSE_SOURCE}"))
+        }
+    };
+    let (update, update_src) = match cfg.set(Param::UpdateNs) {
+        Some(v) => (v, "--set update_ns".to_string()),
+        None => (
+            0.0,
+            "not measured, taken as 0; --set update_ns=… adds inode update work".to_string(),
+        ),
+    };
+    let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns()) {
+        (Some(v), _) => (v, "--set tick_ns".to_string()),
+        (None, Some(t)) => (t, format!("{model} default HZ={}", (1e9 / t).round())),
+        (None, None) => match profile
+            .and_then(|p| p.source(COARSE_SOURCE))
+            .and_then(|s| s.update_period_ns)
+        {
+            Some(t) if t > 0.0 => (t, format!("profile {COARSE_SOURCE} update period")),
+            _ => (
+                FALLBACK_LINUX_TICK_NS,
+                "assumed 4 ms (HZ=250): the profile observed no coarse tick".to_string(),
+            ),
+        },
+    };
+    Ok((
+        Costs {
+            precise_read_ns: precise,
+            coarse_read_ns: coarse,
+            update_ns: update,
+            tick_ns: tick,
+        },
+        CostSources {
+            precise_read: precise_src,
+            coarse_read: coarse_src,
+            update: update_src,
+            tick: tick_src,
+        },
+    ))
+}
+
+/// Whether every cost is overridden (no profile needed).
+pub fn fully_overridden(cfg: &SimulateConfig) -> bool {
+    [Param::PreciseReadNs, Param::CoarseReadNs, Param::TickNs]
+        .iter()
+        .all(|&p| cfg.set(p).is_some())
+}

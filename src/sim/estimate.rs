@@ -1,0 +1,172 @@
+//! From replay totals to estimates: ns and ops/s per iteration, speedup against the model's
+//! stock policy, reads by clock function, and the accuracy metrics.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::replay::{Costs, Replay, Stats};
+use crate::model::{ClockFn, ModelId, Policy};
+use crate::trace::CompiledScenario;
+
+/// Accuracy of the timestamps a policy stores.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Accuracy {
+    /// Granularity of the coarsest clock that stamped a modification.
+    pub resolution_ns: f64,
+    /// Share of successive modifications of one inode whose timestamps compare equal.
+    pub equal_successive_share: f64,
+    /// Share of consecutive modifications of two different inodes that compare equal.
+    pub cross_inode_equal_share: f64,
+    /// … that compare inverted (the later one has the earlier time).
+    pub cross_inode_inverted_share: f64,
+    /// Largest distance between when a modification happened and the time it was given.
+    pub max_staleness_ns: f64,
+    pub modifications_per_op: f64,
+    pub successive_pairs: u64,
+    pub cross_inode_pairs: u64,
+}
+
+/// One policy's estimate.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Estimate {
+    pub policy: String,
+    pub stock: bool,
+    pub ns_per_op: f64,
+    pub ops_per_sec: f64,
+    pub speedup: f64,
+    /// Share of time spent reading clocks and storing timestamps.
+    pub timestamp_share: f64,
+    /// Reads per op: `coarse` (tick copies) and `counter` (clocksource/counter reads).
+    pub reads_per_op: BTreeMap<String, f64>,
+    /// Reads per op by kernel clock function.
+    pub reads_per_op_by_function: BTreeMap<String, f64>,
+    pub inode_updates_per_op: f64,
+    pub accuracy: Accuracy,
+}
+
+/// Replays `iterations` loops of `scenario` under `policy`.
+pub fn replay(
+    table: &[crate::model::Action],
+    policy: &Policy,
+    costs: Costs,
+    scenario: &CompiledScenario,
+    base_ns_per_iteration: f64,
+    iterations: u64,
+) -> Stats {
+    let per_op = base_ns_per_iteration / scenario.ops.len().max(1) as f64;
+    Replay::new(table, policy.kind, costs, per_op, scenario.inodes).run(scenario.stream(iterations))
+}
+
+/// The base cost per iteration for which `measured_ns` per iteration is what `policy`
+/// predicts (the timestamp work depends a little on how fast the loop runs, hence the fixed
+/// point).
+pub fn base_from_measured(
+    model: ModelId,
+    policy: &Policy,
+    costs: Costs,
+    scenario: &CompiledScenario,
+    measured_ns: f64,
+    iterations: u64,
+) -> f64 {
+    let table = model.table();
+    let mut base = measured_ns;
+    for _ in 0..4 {
+        let s = replay(&table, policy, costs, scenario, base, iterations);
+        base = (measured_ns - s.timestamp_ns / s.units().max(1) as f64).max(0.0);
+    }
+    base
+}
+
+/// Turns totals into an estimate; `stock_ns_per_op` gives the speedup.
+pub fn estimate(
+    policy: &Policy,
+    stats: &Stats,
+    stock_ns_per_op: f64,
+    tasks: u32,
+    costs: &Costs,
+) -> Estimate {
+    let units = stats.units().max(1) as f64;
+    let ns_per_op = stats.total_ns / units;
+    let per = |n: u64| n as f64 / units;
+    let mut by_fn = BTreeMap::new();
+    for c in ClockFn::ALL {
+        let n = stats.reads[c as usize];
+        if n > 0 {
+            by_fn.insert(c.kernel_name().to_string(), per(n));
+        }
+    }
+    let mut reads = BTreeMap::new();
+    reads.insert("coarse".to_string(), per(stats.coarse_reads()));
+    reads.insert("counter".to_string(), per(stats.counter_reads()));
+    let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let resolution_ns = ClockFn::ALL
+        .iter()
+        .filter(|&&c| stats.stamp_clocks & (1 << c as u8) != 0)
+        .map(|c| c.resolution_ns(costs.tick_ns))
+        .fold(0.0, f64::max);
+    Estimate {
+        policy: policy.name(),
+        stock: policy.stock,
+        ns_per_op,
+        ops_per_sec: if ns_per_op > 0.0 {
+            tasks as f64 * 1e9 / ns_per_op
+        } else {
+            0.0
+        },
+        speedup: if ns_per_op > 0.0 {
+            stock_ns_per_op / ns_per_op
+        } else {
+            1.0
+        },
+        timestamp_share: if stats.total_ns > 0.0 {
+            stats.timestamp_ns / stats.total_ns
+        } else {
+            0.0
+        },
+        reads_per_op: reads,
+        reads_per_op_by_function: by_fn,
+        inode_updates_per_op: per(stats.updates),
+        accuracy: Accuracy {
+            resolution_ns,
+            equal_successive_share: share(stats.successive_equal, stats.successive_pairs),
+            cross_inode_equal_share: share(stats.cross_equal, stats.cross_pairs),
+            cross_inode_inverted_share: share(stats.cross_inverted, stats.cross_pairs),
+            max_staleness_ns: stats.max_staleness_ns,
+            modifications_per_op: per(stats.modifications),
+            successive_pairs: stats.successive_pairs,
+            cross_inode_pairs: stats.cross_pairs,
+        },
+    }
+}
+
+/// Estimates for every policy of `model`, stock first.
+pub fn estimates(
+    model: ModelId,
+    costs: Costs,
+    scenario: &CompiledScenario,
+    base_ns_per_iteration: f64,
+    iterations: u64,
+) -> Vec<Estimate> {
+    let table = model.table();
+    let policies = model.policies();
+    let stats: Vec<Stats> = policies
+        .iter()
+        .map(|p| {
+            replay(
+                &table,
+                p,
+                costs,
+                scenario,
+                base_ns_per_iteration,
+                iterations,
+            )
+        })
+        .collect();
+    let stock_ns = stats[0].total_ns / stats[0].units().max(1) as f64;
+    policies
+        .iter()
+        .zip(&stats)
+        .map(|(p, s)| estimate(p, s, stock_ns, scenario.tasks, &costs))
+        .collect()
+}

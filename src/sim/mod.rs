@@ -1,0 +1,359 @@
+//! `tscope simulate`: replay a scenario (or a recorded run) under kernel models and estimate
+//! what each timestamp policy costs and how accurate its timestamps are.
+//!
+//! Flow: [`config`] validates the arguments; the input becomes a
+//! [`crate::trace::CompiledScenario`]; [`costs`] prices reads from a probe profile; for each
+//! model, [`estimate`] replays the loop once per policy through [`replay`] (streaming, per-inode
+//! state); [`sweep`] repeats that over a range of one setting or back-solves a published pair;
+//! [`output`] is the result model. Nothing here prints; `main` hands the bytes to
+//! [`crate::report::emit`].
+
+pub mod config;
+pub mod costs;
+pub mod estimate;
+pub mod output;
+pub mod replay;
+pub mod sweep;
+
+#[cfg(test)]
+mod replay_tests;
+
+use std::path::Path;
+
+use anyhow::Context;
+
+pub use config::{Input, Param, SimulateConfig};
+use output::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
+pub use replay::{Costs, Replay, Stats};
+
+use crate::cli::simulate::SimulateArgs;
+use crate::model::{ModelId, Policy};
+use crate::probe::Profile;
+use crate::report::{self, Exporter};
+use crate::trace::run_record::RunRecord;
+use crate::trace::{bundled, CompiledScenario, Scenario};
+
+/// Iterations used when deriving a base cost from a measured figure.
+const BASE_ITERATIONS: u64 = 50_000;
+
+/// Runs `tscope simulate`; `emulate_trap` says TSC reads of this process trap (the global
+/// `--emulate-trap`), which a quick probe records.
+pub fn main(args: &SimulateArgs, emulate_trap: bool) -> anyhow::Result<i32> {
+    let mut cfg = SimulateConfig::try_from(args)?;
+    cfg.emulate_trap = emulate_trap;
+    let out = simulate(&cfg)?;
+    let bytes = out.export(cfg.format)?;
+    report::emit(&bytes, cfg.out.as_deref())?;
+    Ok(0)
+}
+
+/// The scenario to replay and where it came from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub scenario: Scenario,
+    pub run: Option<RunRecord>,
+}
+
+/// Loads a scenario file, a bundled scenario by name, or a run record.
+pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
+    match input {
+        Input::Run(path) => {
+            let run = RunRecord::load(path)?;
+            Ok(Loaded {
+                scenario: run.scenario.clone(),
+                run: Some(run),
+            })
+        }
+        Input::Scenario(name) => {
+            let path = Path::new(name);
+            if path.exists() {
+                return Ok(Loaded {
+                    scenario: Scenario::load(path)?,
+                    run: None,
+                });
+            }
+            match bundled::get(name) {
+                Some(text) => Ok(Loaded {
+                    scenario: Scenario::from_json(text, &format!("bundled:{name}"))?,
+                    run: None,
+                }),
+                None => anyhow::bail!(
+                    "no scenario file '{name}' and no bundled scenario of that name \
+                     (bundled: {})",
+                    bundled::names().join(", ")
+                ),
+            }
+        }
+    }
+}
+
+/// The profile the costs come from, and how to name it in the output.
+fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
+    if let Some(p) = &cfg.profile_data {
+        let note = ProfileNote::new("the report's own probe".into(), Some(p));
+        return Ok((Some(p.clone()), note));
+    }
+    match &cfg.profile {
+        Some(path) => {
+            let p = costs::load_profile(path)?;
+            let note = ProfileNote::new(path.display().to_string(), Some(&p));
+            Ok((Some(p), note))
+        }
+        None if costs::fully_overridden(cfg) => Ok((
+            None,
+            ProfileNote::new("none: every cost given with --set".into(), None),
+        )),
+        None => {
+            let p = costs::quick_profile(cfg.counter.source_id(), cfg.emulate_trap)?;
+            let note = ProfileNote::new(
+                format!(
+                    "quick probe taken now (syscall:realtime, syscall:realtime_coarse, {}, {}){}",
+                    costs::COARSE_SOURCE,
+                    cfg.counter.source_id(),
+                    if cfg.emulate_trap {
+                        ", TSC reads trapped (--emulate-trap)"
+                    } else {
+                        ""
+                    }
+                ),
+                Some(&p),
+            );
+            Ok((Some(p), note))
+        }
+    }
+}
+
+/// The cost of one iteration without timestamp work, and where it comes from.
+fn base_cost(
+    cfg: &SimulateConfig,
+    loaded: &Loaded,
+    compiled: &CompiledScenario,
+    profile: Option<&Profile>,
+) -> anyhow::Result<(f64, String)> {
+    if let Some(v) = cfg.set(Param::BaseNs) {
+        return Ok((v, "--set base_ns".into()));
+    }
+    if let Some(run) = &loaded.run {
+        // The kernel it ran on: multigrain from 6.13 (equal to coarse off FS_MGTIME filesystems).
+        let model = if run.multigrain_kernel() {
+            ModelId::LinuxMultigrain
+        } else {
+            ModelId::Linux
+        };
+        let (costs, _) = costs::resolve(model, profile, cfg)?;
+        let stock = &model.policies()[0];
+        let measured = run.measured_ns_per_iteration();
+        let base =
+            estimate::base_from_measured(model, stock, costs, compiled, measured, BASE_ITERATIONS);
+        return Ok((
+            base,
+            format!(
+                "run record: {:.1} ns per iteration measured ({:.0} ops/s, {} task(s)) less the \
+                 {} model's timestamp work",
+                measured,
+                run.ops_per_sec,
+                compiled.tasks,
+                stock.name()
+            ),
+        ));
+    }
+    if let Some(b) = compiled.base_ns_per_iteration {
+        let src = compiled
+            .base_source
+            .clone()
+            .unwrap_or_else(|| "scenario base_ns_per_iteration".into());
+        return Ok((b, format!("scenario: {src}")));
+    }
+    if let Some(p) = &compiled.published {
+        let model = ModelId::parse(&p.model).with_context(|| {
+            format!(
+                "scenario '{}': published.model '{}' is not a model",
+                compiled.name, p.model
+            )
+        })?;
+        let (costs, _) = costs::resolve(model, profile, cfg)?;
+        let stock = &model.policies()[0];
+        let measured = compiled.tasks as f64 * 1e9 / p.stock_ops_per_sec;
+        let base =
+            estimate::base_from_measured(model, stock, costs, compiled, measured, BASE_ITERATIONS);
+        return Ok((
+            base,
+            format!(
+                "published stock figure {} ops/s ({:.1} ns per iteration) less the {} \
+                 timestamp work at these costs",
+                p.stock_ops_per_sec,
+                measured,
+                stock.name()
+            ),
+        ));
+    }
+    anyhow::bail!(
+        "scenario '{}' has no base_ns_per_iteration; give --set base_ns=… or --run FILE",
+        compiled.name
+    )
+}
+
+fn costs_out(c: Costs, sources: costs::CostSources, base: f64, base_source: &str) -> CostsOut {
+    CostsOut {
+        precise_read_ns: c.precise_read_ns,
+        coarse_read_ns: c.coarse_read_ns,
+        update_ns: c.update_ns,
+        tick_ns: c.tick_ns,
+        base_ns_per_op: base,
+        sources,
+        base_source: base_source.to_string(),
+    }
+}
+
+/// Runs the whole simulation `cfg` asks for.
+pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
+    let loaded = load_input(&cfg.input)?;
+    let compiled = loaded.scenario.compile();
+    let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
+    let (profile, note) = profile(cfg)?;
+    let profile = profile.as_ref();
+
+    if let Some(spec) = &cfg.implied {
+        return implied(cfg, &compiled, iterations, profile, &note, spec);
+    }
+    let (base, base_source) = base_cost(cfg, &loaded, &compiled, profile)?;
+    let mut notes = Vec::new();
+    if let Some(run) = &loaded.run {
+        for (name, n) in &run.unknown_syscalls {
+            notes.push(format!(
+                "run record: {n} op(s) of '{name}' per iteration have no model (no timestamp work)"
+            ));
+        }
+    }
+    let mut models = Vec::new();
+    let mut sweeps = Vec::new();
+    for &model in &cfg.models {
+        let (costs, sources) = costs::resolve(model, profile, cfg)?;
+        let costs_o = costs_out(costs, sources, base, &base_source);
+        let stock_policy = model.policies()[0].name();
+        if let Some(spec) = &cfg.sweep {
+            let (points, break_even) = sweep::sweep(
+                model,
+                spec,
+                costs,
+                base,
+                &compiled,
+                iterations,
+                cfg.break_even,
+            );
+            sweeps.push(SweepReport {
+                schema_version: SIMULATE_SCHEMA_VERSION,
+                scenario: compiled.name.clone(),
+                model: model.name().into(),
+                stock_policy,
+                parameter: spec.param.name().into(),
+                break_even_speedup: cfg.break_even,
+                profile: note.clone(),
+                costs: costs_o,
+                points,
+                break_even,
+            });
+            continue;
+        }
+        models.push(ModelReport {
+            schema_version: SIMULATE_SCHEMA_VERSION,
+            scenario: compiled.name.clone(),
+            model: model.name().into(),
+            stock_policy,
+            tasks: compiled.tasks,
+            iterations,
+            profile: note.clone(),
+            costs: costs_o,
+            estimates: estimate::estimates(model, costs, &compiled, base, iterations),
+            notes: notes.clone(),
+        });
+    }
+    Ok(if cfg.sweep.is_some() {
+        Output::Sweeps(sweeps)
+    } else {
+        Output::Models(models)
+    })
+}
+
+/// The (stock, patched) policy pairs a back-solve runs.
+fn implied_pairs(
+    cfg: &SimulateConfig,
+    compiled: &CompiledScenario,
+    spec: &config::ImpliedSpec,
+) -> anyhow::Result<Vec<(Policy, Policy)>> {
+    let stock_of = |m: ModelId| m.policies().remove(0);
+    if let Some(p) = &spec.policy {
+        let stock = spec
+            .stock_policy
+            .clone()
+            .unwrap_or_else(|| stock_of(p.model));
+        return Ok(vec![(stock, p.clone())]);
+    }
+    if let Some(pb) = &compiled.published {
+        if let Some(p) = Policy::parse(&pb.patched_policy).filter(|p| cfg.models.contains(&p.model))
+        {
+            let stock = spec
+                .stock_policy
+                .clone()
+                .unwrap_or_else(|| stock_of(p.model));
+            return Ok(vec![(stock, p)]);
+        }
+    }
+    // Default: each BSD model's getnanotime setting against its stock.
+    let pairs: Vec<(Policy, Policy)> = cfg
+        .models
+        .iter()
+        .filter_map(|&m| {
+            let patched = Policy::parse(&format!("{m}:1"))?;
+            Some((stock_of(m), patched))
+        })
+        .filter(|(s, p)| s != p)
+        .collect();
+    anyhow::ensure!(
+        !pairs.is_empty(),
+        "--implied: none of the models has a knob setting to compare; add policy=MODEL:VALUE"
+    );
+    Ok(pairs)
+}
+
+fn implied(
+    cfg: &SimulateConfig,
+    compiled: &CompiledScenario,
+    iterations: u64,
+    profile: Option<&Profile>,
+    note: &ProfileNote,
+    spec: &config::ImpliedSpec,
+) -> anyhow::Result<Output> {
+    let mut reports = Vec::new();
+    for (stock, patched) in implied_pairs(cfg, compiled, spec)? {
+        anyhow::ensure!(
+            stock.model == patched.model,
+            "--implied: stock_policy {} and policy {} are of different models",
+            stock.name(),
+            patched.name()
+        );
+        let model = patched.model;
+        let (costs, sources) = costs::resolve(model, profile, cfg)?;
+        let pair = sweep::Pair {
+            stock: &stock,
+            patched: &patched,
+            stock_ops_per_sec: spec.stock_ops_per_sec,
+            patched_ops_per_sec: spec.patched_ops_per_sec,
+        };
+        let r = sweep::implied(pair, costs, compiled, iterations);
+        let costs_o = costs_out(
+            costs,
+            sources,
+            r.base_ns_per_op.unwrap_or(f64::NAN),
+            "solved from the pair",
+        );
+        reports.push(sweep::implied_report(
+            &compiled.name,
+            pair,
+            &r,
+            note.clone(),
+            costs_o,
+        ));
+    }
+    Ok(Output::Implied(reports))
+}

@@ -1,0 +1,475 @@
+//! Deterministic replay of a trace under one policy: per-op cost, per-inode timestamp state
+//! (stored times, multigrain "queried" flag, deferred BSD flags) and accuracy counters.
+//!
+//! Time model: a single virtual clock. An op with a recorded `time_ns` sets it; otherwise the
+//! clock advances by the op's modelled cost (base cost per op plus its timestamp work), so the
+//! coarse tick moves as it would while the loop runs. Every timestamp of an op is taken at the
+//! op's start. Memory is one small record per inode id, whatever the trace length.
+
+use crate::model::{table_index, Action, ClockFn, Effect, LinuxMode, PolicyKind, Target};
+use crate::trace::{FsKind, InodeId, Op, NO_INODE};
+
+/// What each kind of work costs, in ns, and the tick of the coarse clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Costs {
+    /// One counter read (Linux `ktime_get_real_ts64`, BSD `nanotime`/`microtime`).
+    pub precise_read_ns: f64,
+    /// One coarse read (`ktime_get_coarse_real_ts64`, `getnanotime`, `time_second`).
+    pub coarse_read_ns: f64,
+    /// The work of storing a changed timestamp (Linux: `mark_inode_dirty`), per update.
+    pub update_ns: f64,
+    /// Period of the coarse clock (the tick).
+    pub tick_ns: f64,
+}
+
+impl Costs {
+    #[inline]
+    fn read_cost(&self, clock: ClockFn) -> f64 {
+        if clock.is_counter() {
+            self.precise_read_ns
+        } else {
+            self.coarse_read_ns
+        }
+    }
+}
+
+/// Totals of one replay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    pub ops: u64,
+    /// Ops that end an iteration (will-it-scale "ops").
+    pub iterations: u64,
+    /// Reads per clock function, indexed by `ClockFn as usize`.
+    pub reads: [u64; 6],
+    /// Timestamp stores (Linux: only when the time moved, each dirtying the inode).
+    pub updates: u64,
+    pub total_ns: f64,
+    pub timestamp_ns: f64,
+    pub modifications: u64,
+    pub successive_pairs: u64,
+    pub successive_equal: u64,
+    pub cross_pairs: u64,
+    pub cross_equal: u64,
+    pub cross_inverted: u64,
+    pub max_staleness_ns: f64,
+    /// Bit `ClockFn as usize` set when that clock produced a modification's timestamp.
+    pub stamp_clocks: u8,
+}
+
+impl Stats {
+    /// Iterations, or ops when the trace has no iteration marks.
+    pub fn units(&self) -> u64 {
+        if self.iterations > 0 {
+            self.iterations
+        } else {
+            self.ops
+        }
+    }
+
+    /// Counter and coarse reads.
+    pub fn counter_reads(&self) -> u64 {
+        ClockFn::ALL
+            .iter()
+            .filter(|c| c.is_counter())
+            .map(|&c| self.reads[c as usize])
+            .sum()
+    }
+
+    pub fn coarse_reads(&self) -> u64 {
+        ClockFn::ALL
+            .iter()
+            .filter(|c| !c.is_counter())
+            .map(|&c| self.reads[c as usize])
+            .sum()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Inode {
+    mtime: f64,
+    ctime: f64,
+    atime: f64,
+    last_stamp: f64,
+    has_stamp: bool,
+    queried: bool,
+    pending_mod: bool,
+    pending_access: bool,
+    pending_since: f64,
+}
+
+const FRESH: Inode = Inode {
+    mtime: f64::NEG_INFINITY,
+    ctime: f64::NEG_INFINITY,
+    atime: f64::NEG_INFINITY,
+    last_stamp: 0.0,
+    has_stamp: false,
+    queried: false,
+    pending_mod: false,
+    pending_access: false,
+    pending_since: 0.0,
+};
+
+/// One replay in progress.
+#[derive(Debug)]
+pub struct Replay<'a> {
+    table: &'a [Action],
+    policy: PolicyKind,
+    costs: Costs,
+    base_ns_per_op: f64,
+    inodes: Vec<Inode>,
+    now: f64,
+    /// Linux multigrain floor (`mg_floor`): the latest fine-grained time handed out.
+    floor: f64,
+    last_mod: (InodeId, f64),
+    op_cost: f64,
+    stats: Stats,
+}
+
+impl<'a> Replay<'a> {
+    /// A replay of `table` (from [`crate::model::ModelId::table`]) under `policy`.
+    /// `inodes` pre-sizes the per-inode state (it grows on demand).
+    pub fn new(
+        table: &'a [Action],
+        policy: PolicyKind,
+        costs: Costs,
+        base_ns_per_op: f64,
+        inodes: usize,
+    ) -> Self {
+        Replay {
+            table,
+            policy,
+            costs,
+            base_ns_per_op,
+            inodes: vec![FRESH; inodes],
+            now: 0.0,
+            floor: f64::NEG_INFINITY,
+            last_mod: (NO_INODE, 0.0),
+            op_cost: 0.0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Replays every op of `ops` and returns the totals.
+    pub fn run<I: IntoIterator<Item = Op>>(mut self, ops: I) -> Stats {
+        for op in ops {
+            self.step(op);
+        }
+        self.stats
+    }
+
+    /// Replays one op.
+    #[inline]
+    pub fn step(&mut self, op: Op) {
+        if let Some(t) = op.time_ns {
+            self.now = t as f64;
+        }
+        self.ensure(op.inode);
+        self.ensure(op.dir);
+        self.op_cost = 0.0;
+        let action = self.table[table_index(op.syscall, op.fs)];
+        for effect in action {
+            if effect == Effect::None {
+                break;
+            }
+            self.apply(effect, &op);
+        }
+        let total = self.base_ns_per_op + self.op_cost;
+        self.stats.total_ns += total;
+        self.stats.timestamp_ns += self.op_cost;
+        self.stats.ops += 1;
+        self.stats.iterations += op.ends_iteration as u64;
+        if op.time_ns.is_none() {
+            self.now += total;
+        }
+    }
+
+    /// The totals so far.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    #[inline]
+    fn ensure(&mut self, id: InodeId) {
+        if id != NO_INODE && id as usize >= self.inodes.len() {
+            self.inodes.resize(id as usize + 1, FRESH);
+        }
+    }
+
+    #[inline]
+    fn read(&mut self, clock: ClockFn) -> f64 {
+        self.stats.reads[clock as usize] += 1;
+        self.op_cost += self.costs.read_cost(clock);
+        clock.value(self.now, self.costs.tick_ns)
+    }
+
+    #[inline]
+    fn update(&mut self) {
+        self.stats.updates += 1;
+        self.op_cost += self.costs.update_ns;
+    }
+
+    #[inline]
+    fn record_mod(&mut self, id: InodeId, stamp: f64, true_ns: f64, clock: ClockFn) {
+        let s = &mut self.stats;
+        s.modifications += 1;
+        s.stamp_clocks |= 1 << clock as u8;
+        let ino = &mut self.inodes[id as usize];
+        if ino.has_stamp {
+            s.successive_pairs += 1;
+            s.successive_equal += (stamp == ino.last_stamp) as u64;
+        }
+        ino.last_stamp = stamp;
+        ino.has_stamp = true;
+        let (last_id, last_stamp) = self.last_mod;
+        if last_id != NO_INODE && last_id != id {
+            s.cross_pairs += 1;
+            if stamp == last_stamp {
+                s.cross_equal += 1;
+            } else if stamp < last_stamp {
+                s.cross_inverted += 1;
+            }
+        }
+        self.last_mod = (id, stamp);
+        let stale = (true_ns - stamp).abs();
+        if stale > s.max_staleness_ns {
+            s.max_staleness_ns = stale;
+        }
+    }
+
+    fn target(op: &Op, t: Target) -> InodeId {
+        match t {
+            Target::Inode => op.inode,
+            Target::Dir => op.dir,
+        }
+    }
+
+    #[inline]
+    fn apply(&mut self, effect: Effect, op: &Op) {
+        match effect {
+            Effect::None => {}
+            Effect::NewInode => {
+                if op.inode != NO_INODE {
+                    self.inodes[op.inode as usize] = FRESH;
+                }
+            }
+            Effect::VfsTimestamp { target, modify } => {
+                if let PolicyKind::Bsd { vfs_clock } = self.policy {
+                    self.stamp(Self::target(op, target), vfs_clock, modify);
+                }
+            }
+            Effect::Fixed {
+                clock,
+                target,
+                modify,
+            } => self.stamp(Self::target(op, target), clock, modify),
+            Effect::Defer { target, modify } => {
+                let id = Self::target(op, target);
+                if id == NO_INODE {
+                    return;
+                }
+                let now = self.now;
+                let ino = &mut self.inodes[id as usize];
+                if !modify {
+                    ino.pending_access = true;
+                } else if ino.pending_mod {
+                    // Coalesced: it will get the same time as the pending modification.
+                    self.stats.modifications += 1;
+                    self.stats.successive_pairs += 1;
+                    self.stats.successive_equal += 1;
+                } else {
+                    ino.pending_mod = true;
+                    ino.pending_since = now;
+                }
+            }
+            Effect::Flush { target } => {
+                let id = Self::target(op, target);
+                let PolicyKind::Bsd { vfs_clock } = self.policy else {
+                    return;
+                };
+                if id == NO_INODE {
+                    return;
+                }
+                let ino = self.inodes[id as usize];
+                if !(ino.pending_mod || ino.pending_access) {
+                    return;
+                }
+                let v = self.read(vfs_clock);
+                self.update();
+                let ino = &mut self.inodes[id as usize];
+                ino.pending_access = false;
+                ino.atime = v;
+                if ino.pending_mod {
+                    ino.pending_mod = false;
+                    ino.mtime = v;
+                    ino.ctime = v;
+                    let since = ino.pending_since;
+                    self.record_mod(id, v, since, vfs_clock);
+                }
+            }
+            Effect::LinuxUpdateIfChanged { target, modify } => {
+                let id = Self::target(op, target);
+                if id == NO_INODE {
+                    return;
+                }
+                let mg = self.multigrain(op.fs);
+                let now_v = self.current_time(id, mg).0;
+                let ino = self.inodes[id as usize];
+                if modify {
+                    if now_v != ino.mtime || now_v != ino.ctime {
+                        let (v, clock) = self.set_ctime_current(id, mg);
+                        self.inodes[id as usize].mtime = v;
+                        self.update();
+                        self.record_mod(id, v, self.now, clock);
+                    } else {
+                        let clock = self.coarse_clock();
+                        self.record_mod(id, ino.mtime, self.now, clock);
+                    }
+                } else {
+                    let relatime_ok =
+                        op.fs == FsKind::Pipefs || ino.atime <= ino.mtime || ino.atime <= ino.ctime;
+                    if relatime_ok && now_v != ino.atime {
+                        let v = self.current_time(id, mg).0;
+                        self.inodes[id as usize].atime = v;
+                        self.update();
+                    }
+                }
+            }
+            Effect::LinuxSetCtime { target } => {
+                let id = Self::target(op, target);
+                if id == NO_INODE {
+                    return;
+                }
+                let mg = self.multigrain(op.fs);
+                let (v, clock) = self.set_ctime_current(id, mg);
+                let ino = &mut self.inodes[id as usize];
+                ino.mtime = v;
+                if ino.atime == f64::NEG_INFINITY {
+                    // A new inode: simple_inode_init_ts() sets atime too.
+                    ino.atime = v;
+                }
+                self.update();
+                self.record_mod(id, v, self.now, clock);
+            }
+            Effect::LinuxCopyCtimeToDir => {
+                if op.dir == NO_INODE || op.inode == NO_INODE {
+                    return;
+                }
+                let v = self.inodes[op.inode as usize].ctime;
+                let dir = &mut self.inodes[op.dir as usize];
+                dir.mtime = v;
+                dir.ctime = v;
+                self.update();
+                let clock = self.coarse_clock();
+                self.record_mod(op.dir, v, self.now, clock);
+            }
+            Effect::LinuxCurrentTime { target } => {
+                let id = Self::target(op, target);
+                if id != NO_INODE {
+                    let mg = self.multigrain(op.fs);
+                    self.current_time(id, mg);
+                }
+            }
+            Effect::LinuxQuery { target } => {
+                let id = Self::target(op, target);
+                if id != NO_INODE && self.multigrain(op.fs) {
+                    self.inodes[id as usize].queried = true;
+                }
+            }
+        }
+    }
+
+    /// BSD: take `clock` now and store it on `id`.
+    #[inline]
+    fn stamp(&mut self, id: InodeId, clock: ClockFn, modify: bool) {
+        if id == NO_INODE {
+            return;
+        }
+        let v = self.read(clock);
+        self.update();
+        let ino = &mut self.inodes[id as usize];
+        if modify {
+            ino.mtime = v;
+            ino.ctime = v;
+            self.record_mod(id, v, self.now, clock);
+        } else {
+            ino.atime = v;
+        }
+    }
+
+    fn linux_mode(&self) -> LinuxMode {
+        match self.policy {
+            PolicyKind::Linux { mode } => mode,
+            PolicyKind::Bsd { .. } => LinuxMode::Coarse,
+        }
+    }
+
+    fn multigrain(&self, fs: FsKind) -> bool {
+        self.linux_mode() == LinuxMode::Multigrain && fs.linux_multigrain()
+    }
+
+    fn coarse_clock(&self) -> ClockFn {
+        if self.linux_mode() == LinuxMode::Precise {
+            ClockFn::LinuxFine
+        } else {
+            ClockFn::LinuxCoarse
+        }
+    }
+
+    /// A coarse read; on a multigrain kernel the later of the tick and the floor.
+    #[inline]
+    fn coarse_mg(&mut self) -> f64 {
+        let coarse = self.read(ClockFn::LinuxCoarse);
+        if self.linux_mode() == LinuxMode::Multigrain {
+            coarse.max(self.floor)
+        } else {
+            coarse
+        }
+    }
+
+    /// fs/inode.c `current_time()`.
+    #[inline]
+    fn current_time(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
+        if self.linux_mode() == LinuxMode::Precise {
+            return (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine);
+        }
+        // ktime_get_coarse_real_ts64_mg(): on a multigrain kernel, never behind the floor,
+        // whatever the filesystem.
+        let c = self.coarse_mg();
+        if !mg {
+            return (c, ClockFn::LinuxCoarse);
+        }
+        let ino = self.inodes[id as usize];
+        if ino.queried && c == ino.ctime {
+            // "If there is no apparent change, then get a fine-grained timestamp."
+            return (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine);
+        }
+        (c, ClockFn::LinuxCoarse)
+    }
+
+    /// fs/inode.c `inode_set_ctime_current()`.
+    #[inline]
+    fn set_ctime_current(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
+        let (v, clock) = if self.linux_mode() == LinuxMode::Precise {
+            (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine)
+        } else {
+            let c = self.coarse_mg();
+            if mg {
+                let ino = self.inodes[id as usize];
+                if ino.queried && c <= ino.ctime {
+                    // ktime_get_real_ts64_mg(): fine-grained, and raises the floor.
+                    let f = self.read(ClockFn::LinuxFine);
+                    self.floor = self.floor.max(f);
+                    (f, ClockFn::LinuxFine)
+                } else {
+                    (c, ClockFn::LinuxCoarse)
+                }
+            } else {
+                (c, ClockFn::LinuxCoarse)
+            }
+        };
+        let ino = &mut self.inodes[id as usize];
+        ino.ctime = v;
+        ino.queried = false;
+        (v, clock)
+    }
+}

@@ -1,0 +1,367 @@
+//! One line of `strace -f -tt -T -y` output, parsed without allocating.
+//!
+//! Shapes handled (pid prefix as `1234 ` with `-o FILE`, `[pid 1234] ` on a terminal, or none
+//! without `-f`; time as `HH:MM:SS.ffffff` with `-tt`, or seconds with `-ttt`):
+//!
+//! ```text
+//! 8329  14:12:33.737933 openat(AT_FDCWD</tmp>, "/tmp/x.txt", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</tmp/x.txt> <0.000094>
+//! 8345  14:12:33.739258 close(4<pipe:[57334]> <unfinished ...>
+//! 8345  14:12:33.739283 <... close resumed>) = 0 <0.000018>
+//! 8329  14:12:33.740000 --- SIGCHLD {si_signo=SIGCHLD, ...} ---
+//! 8329  14:12:33.740100 +++ exited with 0 +++
+//! 8329  14:12:33.740200 openat(AT_FDCWD, "/nope", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000009>
+//! ```
+
+use std::fmt;
+
+/// A parsed line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line<'a> {
+    /// A complete call.
+    Call(Call<'a>),
+    /// The first half of a call interrupted by another task's output.
+    Unfinished {
+        pid: Option<u32>,
+        time_s: Option<f64>,
+        name: &'a str,
+        args: &'a str,
+    },
+    /// The second half: `args` is what follows `<... name resumed>` up to the closing paren.
+    Resumed {
+        pid: Option<u32>,
+        time_s: Option<f64>,
+        name: &'a str,
+        args: &'a str,
+        ret: Ret<'a>,
+        duration_s: Option<f64>,
+    },
+    /// `--- SIGxxx {...} ---`.
+    Signal {
+        pid: Option<u32>,
+        time_s: Option<f64>,
+        text: &'a str,
+    },
+    /// `+++ exited with N +++` / `+++ killed by SIGxxx +++`.
+    Exit {
+        pid: Option<u32>,
+        time_s: Option<f64>,
+        text: &'a str,
+    },
+}
+
+/// A complete call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call<'a> {
+    pub pid: Option<u32>,
+    pub time_s: Option<f64>,
+    pub name: &'a str,
+    /// The raw argument list between the parentheses.
+    pub args: &'a str,
+    pub ret: Ret<'a>,
+    pub duration_s: Option<f64>,
+}
+
+/// The return part: `= 3</tmp/x.txt>`, `= -1 ENOENT (...)`, `= ?`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Ret<'a> {
+    /// The value; `None` for `?` (exit, execve in the child).
+    pub value: Option<i64>,
+    /// The `-y` annotation of a returned fd (`/tmp/x.txt`, `pipe:[57334]`).
+    pub path: Option<&'a str>,
+    /// The errno name of a failed call.
+    pub errno: Option<&'a str>,
+}
+
+/// Why a line did not parse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineError(pub &'static str);
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find(char::is_whitespace) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    }
+}
+
+/// `HH:MM:SS.ffffff` or `SSSSSSSSSS.ffffff`, as seconds.
+fn parse_time(w: &str) -> Option<f64> {
+    if w.contains(':') {
+        let mut parts = w.split(':');
+        let h: f64 = parts.next()?.parse().ok()?;
+        let m: f64 = parts.next()?.parse().ok()?;
+        let s: f64 = parts.next()?.parse().ok()?;
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(h * 3600.0 + m * 60.0 + s)
+    } else if w.contains('.') && w.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        w.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Index of the `)` closing the argument list that starts at `s[0]` (just after `(`), skipping
+/// strings, nested brackets and `-y` annotations; `None` if the line ends first.
+pub fn closing_paren(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut depth = 0i32;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' if depth == 0 => return Some(i),
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Parses what follows the closing paren: ` = RET[<path>] [ERRNO (text)] [<dur>]`.
+fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
+    let t = t.trim();
+    let Some(rest) = t.strip_prefix('=') else {
+        return Err(LineError("no '=' after the argument list"));
+    };
+    let rest = rest.trim_start();
+    let mut ret = Ret::default();
+    // The value ends at whitespace or at the '<' of an fd annotation.
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(rest.len());
+    let (value, mut rest) = rest.split_at(end);
+    ret.value = if value == "?" {
+        None
+    } else if let Some(hex) = value.strip_prefix("0x") {
+        Some(u64::from_str_radix(hex, 16).map_err(|_| LineError("bad hex return value"))? as i64)
+    } else {
+        Some(value.parse().map_err(|_| LineError("bad return value"))?)
+    };
+    if let Some(r) = rest.strip_prefix('<') {
+        // `3</tmp/x.txt>`: the path may itself contain '>' only in odd cases; take the
+        // annotation up to the last '>' before whitespace + '<' (the duration) or the end.
+        let close = match r.rfind("> <") {
+            Some(i) => i,
+            None => r
+                .rfind('>')
+                .ok_or(LineError("unterminated fd annotation"))?,
+        };
+        ret.path = Some(&r[..close]);
+        rest = &r[close + 1..];
+    }
+    let mut rest = rest.trim_start();
+    let mut duration = None;
+    if let Some(open) = rest.rfind('<') {
+        if rest.ends_with('>') {
+            duration = rest[open + 1..rest.len() - 1].parse().ok();
+            if duration.is_some() {
+                rest = rest[..open].trim_end();
+            }
+        }
+    }
+    if ret.value.is_some_and(|v| v < 0) {
+        let (errno, _) = split_word(rest);
+        if errno.starts_with('E') {
+            ret.errno = Some(errno);
+        }
+    }
+    Ok((ret, duration))
+}
+
+/// Parses one line.
+pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
+    let mut s = line.trim_end_matches(['\n', '\r']).trim_start();
+    let mut pid = None;
+    if let Some(r) = s.strip_prefix("[pid") {
+        let close = r
+            .find(']')
+            .ok_or(LineError("unterminated [pid N] prefix"))?;
+        pid = Some(
+            r[..close]
+                .trim()
+                .parse()
+                .map_err(|_| LineError("bad pid"))?,
+        );
+        s = r[close + 1..].trim_start();
+    } else {
+        let (w, rest) = split_word(s);
+        if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) {
+            pid = Some(w.parse().map_err(|_| LineError("bad pid"))?);
+            s = rest.trim_start();
+        }
+    }
+    let mut time_s = None;
+    let (w, rest) = split_word(s);
+    if let Some(t) = parse_time(w) {
+        time_s = Some(t);
+        s = rest.trim_start();
+    }
+    if let Some(r) = s.strip_prefix("---") {
+        return Ok(Line::Signal {
+            pid,
+            time_s,
+            text: r.trim_end_matches('-').trim(),
+        });
+    }
+    if let Some(r) = s.strip_prefix("+++") {
+        return Ok(Line::Exit {
+            pid,
+            time_s,
+            text: r.trim_end_matches('+').trim(),
+        });
+    }
+    if let Some(r) = s.strip_prefix("<...") {
+        let (name, rest) = split_word(r);
+        let rest = rest.trim_start();
+        let Some(rest) = rest.strip_prefix("resumed>") else {
+            return Err(LineError("'<...' without 'resumed>'"));
+        };
+        let close = closing_paren(rest).ok_or(LineError("resumed call without ')'"))?;
+        let (ret, duration_s) = parse_tail(&rest[close + 1..])?;
+        return Ok(Line::Resumed {
+            pid,
+            time_s,
+            name,
+            args: &rest[..close],
+            ret,
+            duration_s,
+        });
+    }
+    let open = s
+        .find('(')
+        .ok_or(LineError("no '(' after the syscall name"))?;
+    let name = &s[..open];
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(LineError("the syscall name is not an identifier"));
+    }
+    let body = &s[open + 1..];
+    if let Some(args) = body.strip_suffix("<unfinished ...>") {
+        return Ok(Line::Unfinished {
+            pid,
+            time_s,
+            name,
+            args: args.trim_end().trim_end_matches(','),
+        });
+    }
+    let close = closing_paren(body).ok_or(LineError("no ')' closing the argument list"))?;
+    let (ret, duration_s) = parse_tail(&body[close + 1..])?;
+    Ok(Line::Call(Call {
+        pid,
+        time_s,
+        name,
+        args: &body[..close],
+        ret,
+        duration_s,
+    }))
+}
+
+/// Splits an argument list at top-level commas (outside strings and brackets).
+pub fn split_args(args: &str) -> Vec<&str> {
+    let b = args.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut start, mut i) = (0i32, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                out.push(args[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let last = args[start..].trim();
+    if !last.is_empty() || !out.is_empty() {
+        out.push(last);
+    }
+    out
+}
+
+/// An fd argument with its `-y` annotation: `3</tmp/x.txt>` → `(3, "/tmp/x.txt")`;
+/// `AT_FDCWD</tmp>` → `(-100, "/tmp")`.
+pub fn fd_arg(arg: &str) -> Option<(i32, Option<&str>)> {
+    let (num, path) = match arg.find('<') {
+        Some(i) if arg.ends_with('>') => (&arg[..i], Some(&arg[i + 1..arg.len() - 1])),
+        _ => (arg, None),
+    };
+    let fd = if num == "AT_FDCWD" {
+        libc::AT_FDCWD
+    } else {
+        num.parse().ok()?
+    };
+    Some((fd, path))
+}
+
+/// A quoted string argument, unescaped as far as paths need (`\"`, `\\`, `\n`, `\t`, octal
+/// and hex escapes); `None` if `arg` is not a string. A trailing `...` (truncated) is kept out.
+pub fn string_arg(arg: &str) -> Option<String> {
+    let arg = arg.strip_suffix("...").unwrap_or(arg);
+    let inner = arg.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = Vec::with_capacity(inner.len());
+    let b = inner.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            i += 1;
+            match b[i] {
+                b'n' => out.push(b'\n'),
+                b't' => out.push(b'\t'),
+                b'r' => out.push(b'\r'),
+                b'x' if i + 2 < b.len() => {
+                    // Bytes, not a str slice: the two bytes after `\x` may be anything.
+                    let hex = |c: u8| (c as char).to_digit(16);
+                    let v = hex(b[i + 1])? * 16 + hex(b[i + 2])?;
+                    out.push(v as u8);
+                    i += 2;
+                }
+                d @ b'0'..=b'7' => {
+                    let mut v = u32::from(d - b'0');
+                    let mut n = 1;
+                    while n < 3 && i + 1 < b.len() && (b'0'..=b'7').contains(&b[i + 1]) {
+                        i += 1;
+                        v = v * 8 + u32::from(b[i] - b'0');
+                        n += 1;
+                    }
+                    out.push(v as u8);
+                }
+                c => out.push(c),
+            }
+        } else {
+            out.push(b[i]);
+        }
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+#[cfg(test)]
+mod tests;

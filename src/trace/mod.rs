@@ -1,0 +1,333 @@
+//! The trace model: a stream of operations (syscall, inode identity, filesystem kind, task,
+//! optional time) that `simulate` replays under kernel models.
+//!
+//! A trace is consumed as an iterator of [`Op`]s so that memory stays flat in trace length: a
+//! scenario expands its loop lazily ([`scenario::ScenarioOps`]), and a streaming importer (the
+//! strace parser to come) only has to yield `Op`s, interning inode identities to dense
+//! [`InodeId`]s as it goes. Everything an importer needs is here: [`Syscall::parse`] maps real
+//! syscall names (and their common variants) onto the operations the models know, and
+//! [`Interner`] turns path/fd identities into ids.
+
+pub mod bundled;
+pub mod run_record;
+pub mod scenario;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use scenario::{CompiledScenario, Scenario, ScenarioOps, SCENARIO_SCHEMA_VERSION};
+
+/// A dense inode identity within one trace (index into per-inode state).
+pub type InodeId = u32;
+
+/// "No inode" (for example the parent directory of an operation that has none).
+pub const NO_INODE: InodeId = u32::MAX;
+
+/// The operations the kernel models know. Real syscall names map onto these through
+/// [`Syscall::parse`]; anything else is [`Syscall::Other`] (no timestamp work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Syscall {
+    /// `read`/`pread`: data read (atime).
+    Read,
+    /// `write`/`pwrite`: data written (mtime, ctime).
+    Write,
+    /// `open(O_CREAT)` that creates the file (new inode; parent directory mtime, ctime).
+    Create,
+    /// `open` of an existing file without `O_TRUNC`.
+    Open,
+    /// `open(O_TRUNC)` of an existing file (mtime, ctime through setattr).
+    OpenTrunc,
+    Close,
+    /// `stat`/`lstat`/`fstat`/`statx`: reads the timestamps.
+    Stat,
+    Lseek,
+    /// `mmap` of a file (Linux: `file_accessed`).
+    Mmap,
+    Munmap,
+    /// The first store to a shared file mapping: a write fault (`page_mkwrite`/`getpages`).
+    MmapStore,
+    /// `unlink` (parent directory mtime, ctime).
+    Unlink,
+    /// `truncate`/`ftruncate`.
+    Truncate,
+    Fsync,
+    /// `chmod`/`chown`/`fchmod`: ctime only.
+    Setattr,
+    /// `utimensat`/`futimens`: explicit times (ctime from the clock).
+    Utimens,
+    Rename,
+    Mkdir,
+    Rmdir,
+    /// `getdents`: directory atime.
+    Readdir,
+    Link,
+    /// A syscall no model takes a timestamp for.
+    Other,
+}
+
+impl Syscall {
+    /// Every operation, in table order.
+    pub const ALL: [Syscall; 22] = [
+        Syscall::Read,
+        Syscall::Write,
+        Syscall::Create,
+        Syscall::Open,
+        Syscall::OpenTrunc,
+        Syscall::Close,
+        Syscall::Stat,
+        Syscall::Lseek,
+        Syscall::Mmap,
+        Syscall::Munmap,
+        Syscall::MmapStore,
+        Syscall::Unlink,
+        Syscall::Truncate,
+        Syscall::Fsync,
+        Syscall::Setattr,
+        Syscall::Utimens,
+        Syscall::Rename,
+        Syscall::Mkdir,
+        Syscall::Rmdir,
+        Syscall::Readdir,
+        Syscall::Link,
+        Syscall::Other,
+    ];
+
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Syscall::Read => "read",
+            Syscall::Write => "write",
+            Syscall::Create => "create",
+            Syscall::Open => "open",
+            Syscall::OpenTrunc => "open_trunc",
+            Syscall::Close => "close",
+            Syscall::Stat => "stat",
+            Syscall::Lseek => "lseek",
+            Syscall::Mmap => "mmap",
+            Syscall::Munmap => "munmap",
+            Syscall::MmapStore => "mmap_store",
+            Syscall::Unlink => "unlink",
+            Syscall::Truncate => "truncate",
+            Syscall::Fsync => "fsync",
+            Syscall::Setattr => "setattr",
+            Syscall::Utimens => "utimens",
+            Syscall::Rename => "rename",
+            Syscall::Mkdir => "mkdir",
+            Syscall::Rmdir => "rmdir",
+            Syscall::Readdir => "readdir",
+            Syscall::Link => "link",
+            Syscall::Other => "other",
+        }
+    }
+
+    /// Maps a scenario name or a real syscall name (`pwrite64`, `newfstatat`, `openat`, …) to an
+    /// operation; `None` when unknown. `openat` maps to [`Syscall::Open`]: an importer that sees
+    /// `O_CREAT` creating a file or `O_TRUNC` says so with `create` / `open_trunc`.
+    pub fn parse(name: &str) -> Option<Syscall> {
+        if let Some(s) = Syscall::ALL.iter().find(|s| s.name() == name) {
+            return Some(*s);
+        }
+        Some(match name {
+            "pread" | "pread64" | "readv" | "preadv" | "preadv2" => Syscall::Read,
+            "pwrite" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => Syscall::Write,
+            "creat" | "open_creat" => Syscall::Create,
+            "openat" | "openat2" => Syscall::Open,
+            "lstat" | "fstat" | "newfstatat" | "fstatat" | "fstatat64" | "statx" | "stat64"
+            | "lstat64" | "fstat64" => Syscall::Stat,
+            "_llseek" => Syscall::Lseek,
+            "mmap2" => Syscall::Mmap,
+            "store" | "page_mkwrite" | "page_fault" => Syscall::MmapStore,
+            "unlinkat" => Syscall::Unlink,
+            "ftruncate" | "ftruncate64" | "truncate64" => Syscall::Truncate,
+            "fdatasync" | "syncfs" => Syscall::Fsync,
+            "chmod" | "fchmod" | "fchmodat" | "chown" | "fchown" | "lchown" | "fchownat" => {
+                Syscall::Setattr
+            }
+            "utimensat" | "futimens" | "utimes" | "utime" | "futimesat" => Syscall::Utimens,
+            "renameat" | "renameat2" => Syscall::Rename,
+            "mkdirat" => Syscall::Mkdir,
+            "getdents" | "getdents64" => Syscall::Readdir,
+            "linkat" => Syscall::Link,
+            _ => return None,
+        })
+    }
+
+    /// An `open` with `O_CREAT|O_EXCL` in `flags` is a [`Syscall::Create`], with `O_TRUNC` an
+    /// [`Syscall::OpenTrunc`] (`flags` as strace or a run record spells them, `|`-separated);
+    /// anything else is returned unchanged. An importer that knows whether an `O_CREAT` open
+    /// created the file (strace: the file did not exist before) should say `create` itself.
+    pub fn refine_open(self, flags: Option<&str>) -> Syscall {
+        let has = |f: &str| flags.is_some_and(|fl| fl.split('|').any(|x| x.trim() == f));
+        match self {
+            Syscall::Open if has("O_CREAT") && has("O_EXCL") => Syscall::Create,
+            Syscall::Open if has("O_TRUNC") => Syscall::OpenTrunc,
+            s => s,
+        }
+    }
+}
+
+impl fmt::Display for Syscall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The filesystem an inode lives on, as far as timestamp handling differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FsKind {
+    /// Pipes (Linux pipefs; BSD `sys_pipe.c`, not a filesystem at all).
+    #[serde(alias = "pipe")]
+    Pipefs,
+    Tmpfs,
+    Ext4,
+    Xfs,
+    Btrfs,
+    /// FreeBSD UFS, NetBSD FFS, and other BSD disk filesystems with deferred `IN_*` flags.
+    #[serde(alias = "ffs")]
+    Ufs,
+    /// Anything else: a disk filesystem without multigrain timestamps.
+    Other,
+}
+
+impl FsKind {
+    pub const ALL: [FsKind; 7] = [
+        FsKind::Pipefs,
+        FsKind::Tmpfs,
+        FsKind::Ext4,
+        FsKind::Xfs,
+        FsKind::Btrfs,
+        FsKind::Ufs,
+        FsKind::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FsKind::Pipefs => "pipefs",
+            FsKind::Tmpfs => "tmpfs",
+            FsKind::Ext4 => "ext4",
+            FsKind::Xfs => "xfs",
+            FsKind::Btrfs => "btrfs",
+            FsKind::Ufs => "ufs",
+            FsKind::Other => "other",
+        }
+    }
+
+    /// Parses a name as scenario files and run records spell it (`ffs`, `pipe` accepted).
+    pub fn parse(name: &str) -> Option<FsKind> {
+        match name {
+            "pipe" => Some(FsKind::Pipefs),
+            "ffs" => Some(FsKind::Ufs),
+            _ => FsKind::ALL.iter().copied().find(|f| f.name() == name),
+        }
+    }
+
+    /// Linux filesystems with `FS_MGTIME` (multigrain timestamps, Linux ≥ 6.13).
+    pub fn linux_multigrain(self) -> bool {
+        matches!(
+            self,
+            FsKind::Tmpfs | FsKind::Ext4 | FsKind::Xfs | FsKind::Btrfs
+        )
+    }
+}
+
+impl fmt::Display for FsKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One operation of a trace. Small and `Copy`: the replay loop touches tens of millions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Op {
+    pub syscall: Syscall,
+    pub fs: FsKind,
+    /// The inode the syscall acts on.
+    pub inode: InodeId,
+    /// The parent directory for namespace operations (create, unlink, …), else [`NO_INODE`].
+    pub dir: InodeId,
+    /// The task (thread or process) that issued it.
+    pub task: u32,
+    /// When it happened, in ns from the start of the trace (recorded traces); `None` lets the
+    /// simulator advance a virtual clock by the modelled cost.
+    pub time_ns: Option<u64>,
+    /// This op ends one iteration (one "op" of ops/s, as will-it-scale counts them).
+    pub ends_iteration: bool,
+}
+
+/// Interns identities (paths, `pipe:[1234]`, fd names) into dense [`InodeId`]s in first-seen
+/// order, remembering each one's filesystem. Deterministic: no hash-map iteration reaches output.
+#[derive(Debug, Default, Clone)]
+pub struct Interner {
+    ids: BTreeMap<String, InodeId>,
+    names: Vec<String>,
+    fs: Vec<FsKind>,
+}
+
+impl Interner {
+    /// The id of `name`, created on first sight with filesystem `fs`. Returns the id and the
+    /// filesystem it was first seen with.
+    pub fn intern(&mut self, name: &str, fs: FsKind) -> (InodeId, FsKind) {
+        if let Some(&id) = self.ids.get(name) {
+            return (id, self.fs[id as usize]);
+        }
+        let id = self.names.len() as InodeId;
+        self.ids.insert(name.to_string(), id);
+        self.names.push(name.to_string());
+        self.fs.push(fs);
+        (id, fs)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn name(&self, id: InodeId) -> Option<&str> {
+        self.names.get(id as usize).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syscall_names_round_trip_and_aliases_map() {
+        for s in Syscall::ALL {
+            assert_eq!(Syscall::parse(s.name()), Some(s));
+        }
+        assert_eq!(Syscall::parse("pwrite64"), Some(Syscall::Write));
+        assert_eq!(Syscall::parse("newfstatat"), Some(Syscall::Stat));
+        assert_eq!(Syscall::parse("ioctl"), None);
+        let open = Syscall::parse("openat").unwrap();
+        assert_eq!(
+            open.refine_open(Some("O_RDWR|O_CREAT|O_EXCL")),
+            Syscall::Create
+        );
+        assert_eq!(
+            open.refine_open(Some("O_WRONLY|O_TRUNC")),
+            Syscall::OpenTrunc
+        );
+        assert_eq!(open.refine_open(Some("O_RDONLY")), Syscall::Open);
+        assert_eq!(Syscall::Write.refine_open(Some("O_TRUNC")), Syscall::Write);
+        assert_eq!(FsKind::parse("ffs"), Some(FsKind::Ufs));
+        assert_eq!(FsKind::parse("zfs"), None);
+    }
+
+    #[test]
+    fn interner_is_first_seen_order() {
+        let mut i = Interner::default();
+        assert_eq!(i.intern("b", FsKind::Tmpfs), (0, FsKind::Tmpfs));
+        assert_eq!(i.intern("a", FsKind::Ext4), (1, FsKind::Ext4));
+        assert_eq!(i.intern("b", FsKind::Ext4), (0, FsKind::Tmpfs));
+        assert_eq!(i.len(), 2);
+        assert_eq!(i.name(1), Some("a"));
+    }
+}

@@ -1,0 +1,441 @@
+//! `tscope vm guest`: boot one guest per clocksource with tscope as `/init` and gather the
+//! results into a [`GuestMatrix`].
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+
+use super::cpio::{self, Entry};
+use super::matrix::{
+    AccelChoice, Column, GuestMatrix, GuestRun, GuestStatus, KernelInfo, VM_GUEST_SCHEMA_VERSION,
+};
+use super::qemu::{self, Accel, QemuSpec};
+use super::{init, kernel, serial};
+use crate::cli::vm::{AccelArg, GuestArgs};
+use crate::detect::{self, host::KvmHost, DetectConfig, Detection};
+use crate::error::ConfigError;
+use crate::probe::{self, ProbeConfig, Profile, Source};
+
+/// A validated `vm guest` configuration.
+#[derive(Debug, Clone)]
+pub struct GuestConfig {
+    pub clocksources: Vec<String>,
+    pub accel: AccelArg,
+    pub timeout: Duration,
+    pub kernel: Option<PathBuf>,
+    pub kernel_package: String,
+    pub guest_bin: Option<PathBuf>,
+    pub smp: u32,
+    pub memory_mb: u32,
+    pub tsc_reliable: bool,
+    pub all_sources: bool,
+    pub append: Option<String>,
+    pub pvh: bool,
+    pub qemu: String,
+    pub measure_host: bool,
+    pub emulate_trap: bool,
+}
+
+impl TryFrom<&GuestArgs> for GuestConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(a: &GuestArgs) -> Result<Self> {
+        let mut clocksources = Vec::new();
+        for cs in &a.clocksource {
+            let cs = cs.trim();
+            let ok = !cs.is_empty()
+                && cs
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !ok {
+                bail!("--clocksource: '{cs}' is not a clocksource name (e.g. tsc,kvm-clock,hpet,acpi_pm)");
+            }
+            if !clocksources.iter().any(|c| c == cs) {
+                clocksources.push(cs.to_string());
+            }
+        }
+        if clocksources.is_empty() {
+            bail!("--clocksource: name at least one clocksource");
+        }
+        let range = |name: &'static str, what: &'static str, ok: bool, value: u64| {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::OutOfRange {
+                    name,
+                    what,
+                    value: value.to_string(),
+                })
+            }
+        };
+        range(
+            "timeout",
+            "1..=3600 seconds",
+            (1..=3600).contains(&a.timeout),
+            a.timeout,
+        )?;
+        range("smp", "1..=64", (1..=64).contains(&a.smp), a.smp.into())?;
+        let mem_ok = (128..=65536).contains(&a.memory);
+        range("memory", "128..=65536 MiB", mem_ok, a.memory.into())?;
+        Ok(GuestConfig {
+            clocksources,
+            accel: a.accel,
+            timeout: Duration::from_secs(a.timeout),
+            kernel: a.kernel.clone(),
+            kernel_package: a.kernel_package.clone(),
+            guest_bin: a.guest_bin.clone(),
+            smp: a.smp,
+            memory_mb: a.memory,
+            tsc_reliable: a.tsc_reliable,
+            all_sources: a.all_sources,
+            append: a.append.clone(),
+            pvh: !a.no_pvh,
+            qemu: a.qemu.clone(),
+            measure_host: !a.no_host,
+            emulate_trap: false,
+        })
+    }
+}
+
+/// Decides the accelerator from what was asked and what backs /dev/kvm.
+pub fn choose_accel(requested: AccelArg, kvm: &KvmHost) -> Result<AccelChoice> {
+    let pvm_note = "/dev/kvm is backed by kvm_pvm, a software hypervisor that runs only \
+                    PVM-built guest kernels (stock kernels hit emulation failures)";
+    let (used, note) = match requested {
+        AccelArg::Tcg => (Accel::Tcg, None),
+        AccelArg::Kvm if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
+        AccelArg::Kvm if kvm.module.as_deref() == Some("kvm_pvm") => {
+            bail!("--accel kvm: {pvm_note}; use --accel tcg (emulation) or a host with kvm_intel/kvm_amd")
+        }
+        AccelArg::Kvm if !kvm.dev_kvm => {
+            bail!("--accel kvm: /dev/kvm does not exist; use --accel tcg")
+        }
+        AccelArg::Kvm => (Accel::Kvm, Some("module behind /dev/kvm unknown".into())),
+        AccelArg::Auto if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
+        AccelArg::Auto if kvm.module.as_deref() == Some("kvm_pvm") => {
+            (Accel::Tcg, Some(format!("{pvm_note}: falling back to TCG")))
+        }
+        AccelArg::Auto => (
+            Accel::Tcg,
+            Some("no hardware virtualisation through /dev/kvm: falling back to TCG".into()),
+        ),
+    };
+    Ok(AccelChoice {
+        requested: format!("{requested:?}").to_lowercase(),
+        used,
+        emulation: used == Accel::Tcg,
+        kvm_module: kvm.module.clone(),
+        note,
+    })
+}
+
+/// Whether an ELF file is statically linked (no `PT_INTERP` program header).
+pub fn is_static_elf(bytes: &[u8]) -> bool {
+    let u16_at = |o: usize| {
+        bytes
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u64_at = |o: usize| {
+        bytes
+            .get(o..o + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    if !bytes.starts_with(b"\x7fELF\x02\x01") {
+        return false;
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38))
+    else {
+        return false;
+    };
+    (0..usize::from(phnum)).all(|i| {
+        let at = phoff as usize + i * usize::from(phentsize);
+        bytes.get(at..at + 4) != Some(&3u32.to_le_bytes()[..]) // PT_INTERP
+    })
+}
+
+/// The static tscope for the guest: `--guest-bin`, else this binary if static, else built from
+/// the source tree this binary was built from (`cargo build --release --target
+/// x86_64-unknown-linux-gnu` with `+crt-static`, into `target/guest`).
+pub fn guest_binary(given: Option<&Path>) -> Result<PathBuf> {
+    let check = |p: &Path| -> Result<PathBuf> {
+        let bytes = std::fs::read(p).with_context(|| format!("reading '{}'", p.display()))?;
+        if !is_static_elf(&bytes) {
+            bail!(
+                "'{}' is dynamically linked; the guest has no libraries: build it with \
+                 RUSTFLAGS='-C target-feature=+crt-static'",
+                p.display()
+            );
+        }
+        Ok(p.to_path_buf())
+    };
+    if let Some(p) = given {
+        return check(p);
+    }
+    if let Ok(me) = std::env::current_exe() {
+        if std::fs::read(&me).is_ok_and(|b| is_static_elf(&b)) {
+            return Ok(me);
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !src.join("Cargo.toml").exists() {
+        bail!("this tscope is dynamically linked and its source tree is gone: pass --guest-bin PATH to a static build (see docs/vm.md)");
+    }
+    let target_dir = src.join("target/guest");
+    eprintln!("tscope: building the static guest binary (cargo, +crt-static, into target/guest)");
+    let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(src)
+        .args(["build", "--release", "--locked", "--bin", "tscope"])
+        .args(["--target", "x86_64-unknown-linux-gnu", "--target-dir"])
+        .arg(&target_dir)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
+        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols")
+        .status()
+        .context("running cargo to build the static guest binary")?;
+    if !st.success() {
+        bail!("building the static guest binary failed ({st}); pass --guest-bin PATH");
+    }
+    check(&target_dir.join("x86_64-unknown-linux-gnu/release/tscope"))
+}
+
+/// The initramfs: `/init` (the static tscope), `/dev/console` (the kernel opens it for init
+/// before devtmpfs exists), and the mount points.
+pub fn initramfs(tscope: &[u8]) -> std::io::Result<Vec<u8>> {
+    cpio::write(&[
+        Entry::dir("dev"),
+        Entry::char_dev("dev/console", 0o600, 5, 1),
+        Entry::dir("proc"),
+        Entry::dir("sys"),
+        Entry::file("init", 0o755, tscope.to_vec()),
+    ])
+}
+
+/// The guest kernel command line for `clocksource`.
+pub fn cmdline(cfg: &GuestConfig, clocksource: &str) -> String {
+    let mut s = format!("console=ttyS0 clocksource={clocksource} quiet panic=-1");
+    if cfg.tsc_reliable {
+        s += " tsc=reliable";
+    }
+    if cfg.all_sources {
+        s += " tscope.sources=all";
+    }
+    if let Some(extra) = &cfg.append {
+        s += " ";
+        s += extra;
+    }
+    s
+}
+
+fn tail(console: &str, lines: usize) -> String {
+    let all: Vec<&str> = console.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Reads the results out of a finished boot: status, error, the column, the guest cmdline.
+pub(crate) fn harvest(
+    requested: &str,
+    out: &qemu::QemuOutcome,
+) -> (GuestStatus, Option<String>, Column, Option<String>) {
+    let label = format!("guest:{requested}");
+    let fail = |status, e: String| {
+        (
+            status,
+            Some(e),
+            Column::new(label.clone(), None, None),
+            None,
+        )
+    };
+    if out.timed_out {
+        return fail(
+            GuestStatus::Timeout,
+            format!("killed after {:.0} s (--timeout)", out.wall.as_secs_f64()),
+        );
+    }
+    let t = match serial::parse(&out.console) {
+        Ok(t) => t,
+        Err(e) => return fail(GuestStatus::Failed, e.to_string()),
+    };
+    let probe: Option<Profile> = t.get("probe").and_then(|s| serde_json::from_str(s).ok());
+    let detect: Option<Detection> = t.get("detect").and_then(|s| serde_json::from_str(s).ok());
+    let mut errors: Vec<String> = t.get("error").map(str::to_string).into_iter().collect();
+    if probe.is_none() || detect.is_none() {
+        errors.push(match t.get("probe") {
+            None if out.console.trim().is_empty() => format!(
+                "the guest printed nothing; qemu said: {}",
+                out.stderr.trim()
+            ),
+            None => "the guest printed no probe result".into(),
+            Some(_) => "the guest's probe or detect JSON did not parse".into(),
+        });
+    }
+    let mut col = Column::new(label, probe, detect);
+    if let Some(cs) = t.get("clocksource") {
+        let mut lines = cs.lines();
+        col.clocksource.current = lines.next().map(str::to_string).filter(|s| !s.is_empty());
+        col.clocksource.available = lines
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+    }
+    let status = if col.probe.is_some() && col.detect.is_some() {
+        GuestStatus::Ok
+    } else {
+        GuestStatus::Failed
+    };
+    let error = (!errors.is_empty()).then(|| errors.join("; "));
+    (status, error, col, t.get("cmdline").map(str::to_string))
+}
+
+/// Measures the host with the same sources and settings the guests use.
+fn measure_host(emulate_trap: bool) -> Result<Column> {
+    let sources: Vec<Source> = init::GUEST_SOURCES
+        .iter()
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()?;
+    let mut pcfg = ProbeConfig::new(sources, true, 1);
+    pcfg.emulate_trap = emulate_trap;
+    let profile = probe::run(&pcfg);
+    let detection = detect::run(&DetectConfig {
+        seed: 1,
+        thorough: false,
+        sync_budget: Duration::from_millis(100),
+        emulate_trap,
+        fail_on: Vec::new(),
+    });
+    Ok(Column::new("host".into(), Some(profile), Some(detection)))
+}
+
+/// Removes `run-<pid>` directories of runs that were killed (Ctrl-C) before cleaning up.
+fn remove_stale_runs(cache: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("run-")
+            .or_else(|| name.strip_prefix("fetch-"));
+        if let Some(pid) = pid.filter(|p| p.parse::<u32>().is_ok()) {
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+/// Runs the whole matrix.
+pub fn run(cfg: &GuestConfig) -> Result<GuestMatrix> {
+    let host_facts = detect::host::gather();
+    let accel = choose_accel(cfg.accel, &host_facts.kvm)?;
+    if let Some(n) = &accel.note {
+        eprintln!("tscope: {n}");
+    }
+    if accel.emulation {
+        eprintln!("tscope: guest figures under TCG are emulation, not virtualisation");
+    }
+    let bin = guest_binary(cfg.guest_bin.as_deref())?;
+    let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package)?;
+    let cache = kernel::cache_dir()?;
+    remove_stale_runs(&cache);
+    let work = cache.join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    let initrd = work.join("initramfs.cpio");
+    let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
+    let result = std::fs::write(&initrd, initramfs(&bytes)?)
+        .with_context(|| format!("writing '{}'", initrd.display()))
+        .and_then(|()| boot_all(cfg, &accel, &kernel, &initrd));
+    let _ = std::fs::remove_dir_all(&work);
+    let guests = result?;
+    let host = if cfg.measure_host {
+        Some(measure_host(cfg.emulate_trap)?)
+    } else {
+        None
+    };
+    Ok(GuestMatrix {
+        schema_version: VM_GUEST_SCHEMA_VERSION,
+        tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
+        created_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        accel,
+        kernel: KernelInfo {
+            origin: kernel.origin.clone(),
+            image: kernel.image.display().to_string(),
+            vmlinux: kernel.vmlinux.as_ref().map(|p| p.display().to_string()),
+            extract_note: kernel.extract_note.clone(),
+        },
+        guest_bin: bin.display().to_string(),
+        host,
+        guests,
+    })
+}
+
+fn boot_all(
+    cfg: &GuestConfig,
+    accel: &AccelChoice,
+    kernel: &kernel::Kernel,
+    initrd: &Path,
+) -> Result<Vec<GuestRun>> {
+    let mut pvh = cfg.pvh && kernel.vmlinux.is_some();
+    let mut guests = Vec::new();
+    for cs in &cfg.clocksources {
+        let mut spec = QemuSpec {
+            binary: cfg.qemu.clone(),
+            accel: accel.used,
+            kernel: kernel.image.clone(),
+            initrd: initrd.to_path_buf(),
+            append: cmdline(cfg, cs),
+            memory_mb: cfg.memory_mb,
+            smp: cfg.smp,
+            timeout: cfg.timeout,
+        };
+        eprint!("tscope: guest clocksource={cs} ({}): ", accel.used.name());
+        let mut out = None;
+        if pvh {
+            spec.kernel = kernel.vmlinux.clone().unwrap_or_default();
+            let o = qemu::run(&spec)?;
+            // qemu refusing the ELF (no PVH note) exits at once with nothing on the console.
+            if !o.timed_out && !o.console.contains("=====TSCOPE-BEGIN") {
+                eprint!(
+                    "PVH boot failed ({}), retrying with the bzImage; ",
+                    o.stderr.trim()
+                );
+                pvh = false;
+                spec.kernel = kernel.image.clone();
+            } else {
+                out = Some(o);
+            }
+        }
+        let out = match out {
+            Some(o) => o,
+            None => qemu::run(&spec)?,
+        };
+        let (status, error, column, guest_cmdline) = harvest(cs, &out);
+        eprintln!(
+            "{} in {:.1} s",
+            serde_json::to_value(status)?.as_str().unwrap_or("?"),
+            out.wall.as_secs_f64()
+        );
+        let honoured = column.clocksource.current.as_ref().map(|c| c == cs);
+        guests.push(GuestRun {
+            requested_clocksource: cs.clone(),
+            clocksource_honoured: honoured,
+            status,
+            console_tail: (status != GuestStatus::Ok).then(|| tail(&out.console, 30)),
+            error,
+            boot: if pvh { "pvh" } else { "bzimage" }.into(),
+            wall_s: out.wall.as_secs_f64(),
+            cmdline: guest_cmdline,
+            qemu_args: spec.args(),
+            column,
+        });
+    }
+    Ok(guests)
+}

@@ -1,0 +1,359 @@
+//! The guest kernel: `--kernel PATH`, or Debian's `linux-image-*` package fetched with
+//! `apt-get download`, unpacked (not installed) with `dpkg-deb -x` and cached under
+//! `$XDG_CACHE_HOME/tscope` (else `~/.cache/tscope`).
+//!
+//! Under TCG a bzImage spends seconds decompressing itself, so the ELF `vmlinux` is extracted
+//! once (the bzImage header gives the compressed payload's offset and length; its magic says
+//! gzip, xz, zstd or lz4; the system's decompressor unpacks it) and booted PVH-style with
+//! `qemu -kernel vmlinux`. The bzImage stays beside it as the fallback.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+/// The package whose dependency names the kernel `vm guest` fetches: Debian's cloud kernel
+/// (26 MB; has PVH, kvm-clock, HPET and the ACPI PM timer, and boots fast).
+pub const DEFAULT_PACKAGE: &str = "linux-image-cloud-amd64";
+
+/// A kernel ready to boot.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// The file as given or unpacked (a bzImage, or an ELF vmlinux when `--kernel` named one).
+    pub image: PathBuf,
+    /// The extracted ELF, for PVH boot; `None` when extraction failed (boot the image).
+    pub vmlinux: Option<PathBuf>,
+    /// Where it came from: the path given, or the package fetched.
+    pub origin: String,
+    /// Why no vmlinux could be extracted, if so.
+    pub extract_note: Option<String>,
+}
+
+/// `$XDG_CACHE_HOME/tscope`, else `$HOME/.cache/tscope`.
+pub fn cache_dir() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => PathBuf::from(
+            std::env::var_os("HOME").context("neither XDG_CACHE_HOME nor HOME is set")?,
+        )
+        .join(".cache"),
+    };
+    Ok(base.join("tscope"))
+}
+
+/// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
+pub fn resolve(path: Option<&Path>, package: &str) -> Result<Kernel> {
+    let cache = cache_dir()?;
+    let (image, origin) = match path {
+        Some(p) => (p.to_path_buf(), p.display().to_string()),
+        None => {
+            let (img, pkg) = fetch(&cache, package)?;
+            (
+                img,
+                format!("{pkg} (apt-get download, cached in {})", cache.display()),
+            )
+        }
+    };
+    let bytes =
+        fs::read(&image).with_context(|| format!("reading kernel '{}'", image.display()))?;
+    if bytes.starts_with(b"\x7fELF") {
+        return Ok(Kernel {
+            vmlinux: Some(image.clone()),
+            image,
+            origin,
+            extract_note: None,
+        });
+    }
+    let name = image.file_name().unwrap_or_default().to_string_lossy();
+    // Keyed by content, so an updated kernel under the same name is extracted afresh.
+    let fnv = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let out = cache.join("vmlinux").join(format!("{name}-{fnv:016x}.elf"));
+    let (vmlinux, extract_note) = if out.exists() {
+        (Some(out), None)
+    } else {
+        match extract_vmlinux(&bytes) {
+            Ok(elf) => {
+                write_atomic(&out, &elf)?;
+                (Some(out), None)
+            }
+            Err(e) => (None, Some(format!("{e:#}"))),
+        }
+    };
+    Ok(Kernel {
+        image,
+        vmlinux,
+        origin,
+        extract_note,
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().context("cache path has no parent")?;
+    fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, bytes).with_context(|| format!("writing '{}'", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("renaming to '{}'", path.display()))?;
+    Ok(())
+}
+
+/// The concrete package a meta package depends on (`linux-image-cloud-amd64` →
+/// `linux-image-6.1.0-57-cloud-amd64`), from `apt-cache depends`.
+fn concrete_package(meta: &str) -> Result<String> {
+    let out = Command::new("apt-cache")
+        .args(["depends", "--no-recommends", "--no-suggests", meta])
+        .output()
+        .context("running apt-cache (is this a Debian-based system?)")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let dep = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Depends:"))
+        .map(str::trim)
+        .find(|d| d.starts_with("linux-image-"));
+    Ok(match dep {
+        Some(d) => d.to_string(),
+        // Not a meta package (already concrete), or apt knows nothing of it.
+        None if out.status.success() && !text.trim().is_empty() => meta.to_string(),
+        None => bail!(
+            "apt-cache knows no package '{meta}': run 'apt-get update', or pass --kernel PATH"
+        ),
+    })
+}
+
+/// Fetches and unpacks `package` into the cache unless it is there; returns the bzImage path.
+fn fetch(cache: &Path, package: &str) -> Result<(PathBuf, String)> {
+    let pkg = match concrete_package(package) {
+        Ok(p) => p,
+        // Offline or no apt lists: a kernel fetched before will do.
+        Err(e) => match newest_cached(cache) {
+            Some(found) => {
+                eprintln!("tscope: {e:#}; using the cached {}", found.1);
+                return Ok(found);
+            }
+            None => return Err(e),
+        },
+    };
+    let dir = cache.join("kernels").join(&pkg);
+    let image = dir.join("vmlinuz");
+    if image.exists() {
+        return Ok((image, pkg));
+    }
+    let work = cache.join(format!("fetch-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&work);
+    fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    let result = (|| -> Result<PathBuf> {
+        eprintln!("tscope: fetching {pkg} with apt-get download (once; cached)");
+        let st = Command::new("apt-get")
+            .args(["download", "-q", &pkg])
+            .current_dir(&work)
+            .stdout(Stdio::null())
+            .status()
+            .context("running apt-get download")?;
+        if !st.success() {
+            bail!("apt-get download {pkg} failed ({st}); pass --kernel PATH instead");
+        }
+        let deb = fs::read_dir(&work)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "deb"))
+            .context("apt-get download left no .deb")?;
+        let st = Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&deb)
+            .arg(work.join("x"))
+            .status()
+            .context("running dpkg-deb -x")?;
+        if !st.success() {
+            bail!("dpkg-deb -x '{}' failed ({st})", deb.display());
+        }
+        let boot = work.join("x/boot");
+        let vmlinuz = fs::read_dir(&boot)
+            .with_context(|| format!("reading '{}'", boot.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz"))
+            })
+            .context("the package holds no boot/vmlinuz-*")?;
+        Ok(vmlinuz)
+    })();
+    let outcome = result.and_then(|vmlinuz| {
+        fs::create_dir_all(&dir)?;
+        let bytes = fs::read(&vmlinuz)?;
+        write_atomic(&image, &bytes)
+    });
+    let _ = fs::remove_dir_all(&work);
+    outcome?;
+    Ok((image, pkg))
+}
+
+/// The cached kernel with the greatest package name, if any.
+fn newest_cached(cache: &Path) -> Option<(PathBuf, String)> {
+    let mut found: Vec<(PathBuf, String)> = fs::read_dir(cache.join("kernels"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().join("vmlinuz").exists())
+        .map(|e| {
+            (
+                e.path().join("vmlinuz"),
+                e.file_name().to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    found.pop()
+}
+
+/// A compressed payload format the kernel supports, by magic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Xz,
+    Zstd,
+    Lz4,
+    Bzip2,
+    Lzma,
+}
+
+impl Compression {
+    pub fn sniff(b: &[u8]) -> Option<Self> {
+        Some(match b {
+            [0x1f, 0x8b, ..] => Self::Gzip,
+            [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => Self::Xz,
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Self::Zstd,
+            [0x02, 0x21, 0x4c, 0x18, ..] => Self::Lz4,
+            [b'B', b'Z', b'h', ..] => Self::Bzip2,
+            [0x5d, 0, 0, ..] => Self::Lzma,
+            _ => return None,
+        })
+    }
+
+    /// The decompressor reading stdin, writing stdout.
+    fn tool(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Self::Gzip => ("gzip", &["-dc"]),
+            Self::Xz => ("xz", &["-dc", "--single-stream"]),
+            Self::Zstd => ("zstd", &["-dcq"]),
+            Self::Lz4 => ("lz4", &["-dc"]),
+            Self::Bzip2 => ("bzip2", &["-dc"]),
+            Self::Lzma => ("xz", &["-dc", "--format=lzma"]),
+        }
+    }
+}
+
+/// The compressed payload of a bzImage: boot protocol ≥ 2.08 gives its offset (from the start
+/// of the protected-mode code) and length.
+pub fn payload(bz: &[u8]) -> Result<&[u8]> {
+    let u16_at = |o: usize| bz.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |o: usize| {
+        bz.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    if bz.get(0x202..0x206) != Some(b"HdrS") {
+        bail!("not a bzImage (no 'HdrS' boot header at 0x202)");
+    }
+    let version = u16_at(0x206).unwrap_or(0);
+    if version < 0x208 {
+        bail!("boot protocol {version:#x} predates payload_offset (2.08)");
+    }
+    let setup_sects = match bz[0x1f1] {
+        0 => 4,
+        n => usize::from(n),
+    };
+    let pm_start = (setup_sects + 1) * 512;
+    let (off, len) = (u32_at(0x248).unwrap_or(0), u32_at(0x24c).unwrap_or(0));
+    bz.get(pm_start + off..pm_start + off + len)
+        .context("payload_offset/payload_length point past the end of the file")
+}
+
+/// Decompresses a bzImage's payload into the ELF vmlinux, with the system's decompressor.
+pub fn extract_vmlinux(bz: &[u8]) -> Result<Vec<u8>> {
+    let mut data = payload(bz)?;
+    let kind = Compression::sniff(data).context("unknown compression magic in the payload")?;
+    // Every format but gzip carries the decompressed size as 4 trailing bytes (the kernel's
+    // `size_append`), which the stand-alone tools would read as garbage.
+    if kind != Compression::Gzip && data.len() > 4 {
+        data = &data[..data.len() - 4];
+    }
+    let (tool, args) = kind.tool();
+    let mut child = Command::new(tool)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {tool} to unpack the {kind:?} kernel (install it)"))?;
+    let mut stdin = child.stdin.take().context("decompressor stdin")?;
+    let input = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let mut out = Vec::new();
+    child
+        .stdout
+        .take()
+        .context("decompressor stdout")?
+        .read_to_end(&mut out)?;
+    let _ = writer.join();
+    let _ = child.wait();
+    // Tools may complain about trailing bytes yet have written the whole stream: judge the
+    // result, not the exit status.
+    if !out.starts_with(b"\x7fELF") {
+        bail!(
+            "{tool} did not produce an ELF vmlinux ({} bytes)",
+            out.len()
+        );
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_compression_magics() {
+        assert_eq!(
+            Compression::sniff(&[0x1f, 0x8b, 8]),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(Compression::sniff(b"\xfd7zXZ\0rest"), Some(Compression::Xz));
+        assert_eq!(
+            Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Some(Compression::Zstd)
+        );
+        assert_eq!(
+            Compression::sniff(&[0x02, 0x21, 0x4c, 0x18]),
+            Some(Compression::Lz4)
+        );
+        assert_eq!(Compression::sniff(b"\x7fELF"), None);
+    }
+
+    /// A synthetic bzImage: header fields at their offsets, then a gzip payload of an "ELF".
+    #[test]
+    fn finds_and_unpacks_the_payload() {
+        let elf = b"\x7fELF\x02\x01\x01 pretend vmlinux".to_vec();
+        let Ok(mut gz) = Command::new("gzip")
+            .arg("-c")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+        else {
+            return; // no gzip: nothing to check against
+        };
+        gz.stdin.take().unwrap().write_all(&elf).unwrap();
+        let compressed = gz.wait_with_output().unwrap().stdout;
+        let mut bz = vec![0u8; 5 * 512];
+        bz[0x1f1] = 4;
+        bz[0x202..0x206].copy_from_slice(b"HdrS");
+        bz[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
+        bz[0x248..0x24c].copy_from_slice(&16u32.to_le_bytes());
+        bz[0x24c..0x250].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
+        bz.extend_from_slice(&[0xaa; 16]);
+        bz.extend_from_slice(&compressed);
+        bz.extend_from_slice(b"trailing setup data");
+        assert_eq!(payload(&bz).unwrap(), &compressed[..]);
+        assert_eq!(extract_vmlinux(&bz).unwrap(), elf);
+        assert!(payload(b"short").is_err());
+    }
+}

@@ -1,0 +1,179 @@
+//! Running one qemu guest, bounded: the serial console is captured from qemu's stdout, a guest
+//! that outlives its timeout is killed (SIGKILL) and reported, and qemu dies with tscope
+//! (`PR_SET_PDEATHSIG`), so Ctrl-C never leaves a guest running.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::sys;
+
+/// How qemu executes guest code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    /// Hardware virtualisation through /dev/kvm: guest code runs natively.
+    Kvm,
+    /// qemu's binary translator: every guest instruction is emulated.
+    Tcg,
+}
+
+impl Accel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Kvm => "kvm",
+            Accel::Tcg => "tcg",
+        }
+    }
+}
+
+/// One guest boot.
+#[derive(Debug, Clone)]
+pub struct QemuSpec {
+    pub binary: String,
+    pub accel: Accel,
+    pub kernel: PathBuf,
+    pub initrd: PathBuf,
+    pub append: String,
+    pub memory_mb: u32,
+    pub smp: u32,
+    pub timeout: Duration,
+}
+
+impl QemuSpec {
+    /// The qemu command line (also printed in the JSON so a run can be repeated by hand).
+    pub fn args(&self) -> Vec<String> {
+        let cpu = match self.accel {
+            Accel::Kvm => "host",
+            Accel::Tcg => "max",
+        };
+        let mut a: Vec<String> = [
+            "-accel",
+            self.accel.name(),
+            "-cpu",
+            cpu,
+            "-nodefaults",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "stdio",
+            "-nic",
+            "none",
+            "-no-reboot",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend([
+            "-m".into(),
+            self.memory_mb.to_string(),
+            "-smp".into(),
+            self.smp.to_string(),
+            "-kernel".into(),
+            self.kernel.display().to_string(),
+            "-initrd".into(),
+            self.initrd.display().to_string(),
+            "-append".into(),
+            self.append.clone(),
+        ]);
+        a
+    }
+}
+
+/// What came back from one boot.
+#[derive(Debug, Clone)]
+pub struct QemuOutcome {
+    /// The serial console (qemu's stdout), lossily decoded.
+    pub console: String,
+    /// qemu's own messages.
+    pub stderr: String,
+    /// `None` when qemu was killed on timeout.
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub wall: Duration,
+}
+
+fn collect(mut r: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let b = Arc::clone(&buf);
+    let h = std::thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        while let Ok(n) = r.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut v) = b.lock() {
+                v.extend_from_slice(&chunk[..n]);
+            }
+        }
+    });
+    (buf, h)
+}
+
+/// Kills the child unless it was reaped: the guard that makes early returns and panics safe.
+struct Reaper(Option<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Boots the guest and waits for it to power off, or kills it at the timeout.
+pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
+    let mut cmd = Command::new(&spec.binary);
+    cmd.args(spec.args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    sys::process::kill_with_parent(&mut cmd);
+    let started = Instant::now();
+    let mut child = cmd.spawn().with_context(|| {
+        format!(
+            "starting {} (install it: apt-get install qemu-system-x86)",
+            spec.binary
+        )
+    })?;
+    let (out, out_h) = collect(child.stdout.take().context("qemu stdout")?);
+    let (err, err_h) = collect(child.stderr.take().context("qemu stderr")?);
+    let mut reaper = Reaper(Some(child));
+    let mut timed_out = false;
+    let status = loop {
+        let child = reaper.0.as_mut().context("qemu child")?;
+        if let Some(st) = child.try_wait().context("waiting for qemu")? {
+            break Some(st);
+        }
+        if started.elapsed() >= spec.timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            timed_out = true;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reaper.0 = None;
+    let wall = started.elapsed();
+    let _ = out_h.join();
+    let _ = err_h.join();
+    let text = |b: &Arc<Mutex<Vec<u8>>>| {
+        String::from_utf8_lossy(&b.lock().map(|v| v.clone()).unwrap_or_default()).into_owned()
+    };
+    Ok(QemuOutcome {
+        console: text(&out),
+        stderr: text(&err),
+        status,
+        timed_out,
+        wall,
+    })
+}

@@ -1,0 +1,159 @@
+//! `tscope report`: the files exist and parse; the SVG is XML with the expected series and
+//! renders to a non-blank PNG with a standard converter (rsvg-convert).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::tscope;
+
+fn non_blank_png(path: &Path) -> bool {
+    let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = &buf[..info.buffer_size()];
+    let first = px[0];
+    // Not one flat colour: some pixel differs from the first.
+    px.iter().any(|&b| b != first)
+}
+
+#[test]
+fn quick_report_writes_parseable_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    tscope()
+        .args(["report", "--quick", "--sync-ms", "20", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for heading in [
+        "## Environment",
+        "## Timestamp costs",
+        "## Verdicts",
+        "## For a commit message",
+    ] {
+        assert!(md.contains(heading), "{heading} missing");
+    }
+    assert!(
+        md.contains("tscope report --out"),
+        "the reproducing command is in the document"
+    );
+
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["profile"]["schema_version"], 1);
+    assert!(v["profile"]["sources"].as_array().unwrap().len() >= 30);
+    assert!(v["detect"]["verdicts"]["rdtsc_trapped"]["holds"].is_boolean());
+    assert!(v["detect"]["facts"]["hypervisor"]["present"].is_boolean());
+    let sim = v["simulation"].as_array().unwrap();
+    assert!(
+        sim.iter()
+            .any(|m| m["scenario"] == "pipe1" && m["model"] == "freebsd"),
+        "simulation missing"
+    );
+    for m in sim {
+        for e in m["estimates"].as_array().unwrap() {
+            assert!(e["ops_per_sec"].as_f64().unwrap() > 0.0);
+            assert!(e["accuracy"]["equal_successive_share"].as_f64().unwrap() <= 1.0);
+        }
+    }
+    assert!(!v["sweep"].as_array().unwrap().is_empty(), "sweep missing");
+
+    let sweep = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    let sdoc = roxmltree::Document::parse(&sweep).expect("sweep.svg is XML");
+    let stexts: Vec<String> = sdoc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect();
+    assert!(
+        stexts.iter().any(|t| t.starts_with("netbsd-knob:")),
+        "sweep series missing: {stexts:?}"
+    );
+    assert!(
+        sdoc.descendants().any(|n| n.has_tag_name("circle")),
+        "this machine's point is marked"
+    );
+
+    let svg_path = out.join("costs.svg");
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("costs.svg is XML");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect();
+    for series in [
+        "vDSO (libc)",
+        "raw syscall",
+        "counter / library",
+        "reference",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == series),
+            "legend '{series}' missing: {texts:?}"
+        );
+    }
+    assert!(texts.iter().any(|t| t == "vdso:monotonic"));
+    assert!(
+        doc.descendants().filter(|n| n.has_tag_name("rect")).count() > 20,
+        "bars drawn"
+    );
+
+    if Command::new("rsvg-convert")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let png_path = out.join("costs.png");
+        let st = Command::new("rsvg-convert")
+            .arg("-o")
+            .arg(&png_path)
+            .arg(&svg_path)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert!(non_blank_png(&png_path));
+    } else {
+        panic!("rsvg-convert missing: ./scripts/test installs librsvg2-bin");
+    }
+}
+
+#[test]
+fn report_into_an_unwritable_place_fails_cleanly() {
+    tscope()
+        .args(["report", "--quick", "--out", "/proc/version/x"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("/proc/version/x"));
+}
+
+#[test]
+fn a_report_can_be_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    tscope()
+        .args(["report", "--quick", "--sync-ms", "10", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let json = out.join("report.json");
+    let o = tscope()
+        .arg("compare")
+        .arg(&json)
+        .arg("tests/data/compare/host.json")
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        !v["verdicts"].as_array().unwrap().is_empty(),
+        "verdicts came from the report"
+    );
+}

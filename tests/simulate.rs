@@ -1,0 +1,492 @@
+//! `tscope simulate`: hand-computed counts and costs for each model, accuracy metrics on tiny
+//! traces worked out by hand, determinism, snapshots of the bundled scenarios under a fixed
+//! recorded profile, and bad input.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{json, tscope};
+use predicates::str::contains;
+use serde_json::Value;
+
+const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
+
+/// Costs that make the arithmetic easy: 100 ns per counter read, 10 ns per coarse read, a 1 ms
+/// tick, 400 ns of base cost per iteration.
+const EASY: [&str; 8] = [
+    "--set",
+    "precise_read_ns=100",
+    "--set",
+    "coarse_read_ns=10",
+    "--set",
+    "tick_ns=1000000",
+    "--set",
+    "base_ns=400",
+];
+
+fn sim(scenario: &str, model: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["simulate", scenario, "--model", model, "--json"];
+    args.extend_from_slice(&EASY);
+    args.extend_from_slice(extra);
+    json(&args)
+}
+
+fn est<'a>(v: &'a Value, policy: &str) -> &'a Value {
+    v["estimates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["policy"] == policy)
+        .unwrap_or_else(|| panic!("no {policy} in {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} != {b}");
+}
+
+fn write_tmp(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn freebsd_pipe1_takes_two_counter_reads_at_3_and_none_at_1() {
+    let v = sim("pipe1", "freebsd", &[]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["scenario"], "pipe1");
+    assert_eq!(v["model"], "freebsd");
+    // pipe_write and pipe_read each call vfs_timestamp() once.
+    let p3 = est(&v, "freebsd:3");
+    close(f(&p3["reads_per_op"]["counter"]), 2.0);
+    close(f(&p3["reads_per_op"]["coarse"]), 0.0);
+    close(f(&p3["ns_per_op"]), 400.0 + 2.0 * 100.0);
+    let p1 = est(&v, "freebsd:1");
+    close(f(&p1["reads_per_op"]["counter"]), 0.0);
+    close(f(&p1["reads_per_op"]["coarse"]), 2.0);
+    close(f(&p1["ns_per_op"]), 420.0);
+    // Stock is freebsd:2 (microtime, a counter read): 600 ns.
+    let stock = est(&v, "freebsd:2");
+    assert_eq!(stock["stock"], true);
+    close(f(&stock["speedup"]), 1.0);
+    close(f(&p1["speedup"]), 600.0 / 420.0);
+    close(f(&p1["ops_per_sec"]), 1e9 / 420.0);
+    close(f(&p1["accuracy"]["resolution_ns"]), 1e6);
+    close(f(&v["estimates"][0]["timestamp_share"]), 200.0 / 600.0);
+}
+
+#[test]
+fn netbsd_pipes_use_getnanotime_so_the_knob_changes_nothing_for_pipe1() {
+    let v = sim("pipe1", "netbsd-knob", &[]);
+    for e in v["estimates"].as_array().unwrap() {
+        close(f(&e["reads_per_op"]["counter"]), 0.0);
+        close(f(&e["speedup"]), 1.0);
+        assert_eq!(
+            e["reads_per_op_by_function"]["getnanotime"].as_f64(),
+            Some(2.0)
+        );
+    }
+}
+
+#[test]
+fn netbsd_vfsmix_takes_six_nanotime_reads_per_iteration() {
+    // tmpfs: create 2 (node + parent), O_TRUNC 1, write 1, store fault 1, unlink 1.
+    let v = sim("vfsmix", "netbsd", &[]);
+    let e = est(&v, "netbsd:nanotime");
+    close(f(&e["reads_per_op"]["counter"]), 6.0);
+    close(f(&e["ns_per_op"]), 400.0 + 600.0);
+    let k = sim("vfsmix", "netbsd-knob", &[]);
+    close(f(&est(&k, "netbsd-knob:1")["ns_per_op"]), 400.0 + 60.0);
+    close(f(&est(&k, "netbsd-knob:1")["speedup"]), 1000.0 / 460.0);
+}
+
+#[test]
+fn freebsd_vfsmix_defers_to_close_and_setattr() {
+    // tmpfs_alloc_node 1, O_TRUNC setattr flush 1, close after write flush 1.
+    let v = sim("vfsmix", "freebsd", &[]);
+    close(f(&est(&v, "freebsd:3")["reads_per_op"]["counter"]), 3.0);
+    let d = sim("vfsmix", "dragonfly", &[]);
+    let stock = &d["estimates"][0];
+    assert_eq!(stock["policy"], "dragonfly:0");
+    close(f(&stock["reads_per_op"]["counter"]), 0.0);
+    close(f(&est(&d, "dragonfly:5")["reads_per_op"]["counter"]), 3.0);
+}
+
+#[test]
+fn linux_pipe1_reads_the_coarse_clock_twice_and_updates_once_per_tick() {
+    // A 10 s tick: the pipe's times are set on the first write and read, never again.
+    let v = sim(
+        "pipe1",
+        "linux",
+        &["--set", "tick_ns=1e10", "--iterations", "1000"],
+    );
+    let c = est(&v, "linux:coarse");
+    // 2 current_time() reads per iteration, plus one more per update (2 updates in all).
+    close(f(&c["reads_per_op"]["coarse"]), (2000.0 + 2.0) / 1000.0);
+    close(f(&c["inode_updates_per_op"]), 2.0 / 1000.0);
+    close(f(&c["accuracy"]["equal_successive_share"]), 1.0);
+    let p = est(&v, "linux:precise");
+    // Every call changes the time: current_time + update, on both ends.
+    close(f(&p["reads_per_op"]["counter"]), 4.0);
+    close(f(&p["accuracy"]["equal_successive_share"]), 0.0);
+}
+
+#[test]
+fn multigrain_write_stat_takes_fine_reads_and_write_only_does_not() {
+    // Stat marks the ctime queried; the next write then finds no apparent change and takes a
+    // fine-grained read in current_time() and another in inode_set_ctime_current(). The first
+    // write of the run sees an unqueried inode.
+    let v = sim(
+        "write-stat",
+        "linux-multigrain",
+        &["--set", "tick_ns=1e10", "--iterations", "1000"],
+    );
+    let mg = est(&v, "linux-multigrain:multigrain");
+    close(f(&mg["reads_per_op"]["counter"]), 2.0 * 999.0 / 1000.0);
+    close(f(&mg["accuracy"]["equal_successive_share"]), 0.0);
+    let coarse = est(&v, "linux-multigrain:coarse");
+    close(f(&coarse["reads_per_op"]["counter"]), 0.0);
+    close(f(&coarse["accuracy"]["equal_successive_share"]), 1.0);
+    let w = sim(
+        "write-only",
+        "linux-multigrain",
+        &["--set", "tick_ns=1e10", "--iterations", "1000"],
+    );
+    close(
+        f(&est(&w, "linux-multigrain:multigrain")["reads_per_op"]["counter"]),
+        0.0,
+    );
+}
+
+#[test]
+fn accuracy_of_microtime_on_five_pipe1_iterations_by_hand() {
+    // Each op: 200 ns base + 100 ns microtime → an iteration is 600 ns; the write of
+    // iteration i starts at 600·i: 0, 600, 1200, 1800, 2400 ns, stamped 0, 0, 1000, 1000, 2000.
+    // Successive pairs 4, equal 2; staleness 0, 600, 200, 800, 400 → 800.
+    let v = sim("pipe1", "freebsd", &["--iterations", "5"]);
+    let a = &est(&v, "freebsd:2")["accuracy"];
+    assert_eq!(a["successive_pairs"], 4);
+    close(f(&a["equal_successive_share"]), 0.5);
+    close(f(&a["max_staleness_ns"]), 800.0);
+    close(f(&a["resolution_ns"]), 1000.0);
+    assert_eq!(a["cross_inode_pairs"], 0);
+}
+
+#[test]
+fn accuracy_across_two_pipes_by_hand() {
+    // pingpong: ops cost 100 + 10 ns under getnanotime; writes to a at 0, 440, 880 and to b at
+    // 220, 660, 1100 ns all fall in the first 1 ms tick: every stamp is 0.
+    let v = sim("pingpong", "freebsd", &["--iterations", "3"]);
+    let a = &est(&v, "freebsd:1")["accuracy"];
+    assert_eq!(a["successive_pairs"], 4);
+    close(f(&a["equal_successive_share"]), 1.0);
+    assert_eq!(a["cross_inode_pairs"], 5);
+    close(f(&a["cross_inode_equal_share"]), 1.0);
+    close(f(&a["cross_inode_inverted_share"]), 0.0);
+    close(f(&a["max_staleness_ns"]), 1100.0);
+    // nanotime: all distinct and in order.
+    let n = &est(&v, "freebsd:3")["accuracy"];
+    close(f(&n["cross_inode_equal_share"]), 0.0);
+    close(f(&n["cross_inode_inverted_share"]), 0.0);
+}
+
+#[test]
+fn sweep_prints_speedup_and_break_even() {
+    let v = json(&[
+        "simulate",
+        "pipe1",
+        "--model",
+        "freebsd",
+        "--json",
+        "--set",
+        "coarse_read_ns=0",
+        "--set",
+        "base_ns=400",
+        "--set",
+        "tick_ns=1e6",
+        "--set",
+        "precise_read_ns=1",
+        "--sweep",
+        "precise_read_ns=10..10000",
+        "--sweep-points",
+        "4",
+    ]);
+    assert_eq!(v["parameter"], "precise_read_ns");
+    let values: Vec<f64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| f(&p["value"]))
+        .collect();
+    assert_eq!(values, vec![10.0, 100.0, 1000.0, 10000.0]);
+    // freebsd:1 against stock :2 at c: (400 + 2c) / 400; 1.05 at c = 10 ns exactly.
+    let be = v["break_even"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["policy"] == "freebsd:1")
+        .unwrap();
+    let at = f(&be["value"]);
+    assert!((at - 10.0).abs() < 1e-6, "{at}");
+    let last = &v["points"][3]["estimates"];
+    let s1 = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["policy"] == "freebsd:1")
+        .unwrap();
+    close(f(&s1["speedup"]), 20400.0 / 400.0);
+}
+
+#[test]
+fn implied_back_solves_a_constructed_pair() {
+    // Under freebsd pipe1, stock :3 takes 2 counter reads, :1 two coarse ones (10 ns). A pair
+    // made with base 300 ns and 50 ns reads: stock 400 ns, patched 320 ns.
+    let v = json(&[
+        "simulate",
+        "pipe1",
+        "--model",
+        "freebsd",
+        "--json",
+        "--set",
+        "coarse_read_ns=10",
+        "--set",
+        "tick_ns=1e6",
+        "--set",
+        "precise_read_ns=1",
+        "--implied",
+        "stock=2500000,patched=3125000,policy=freebsd:1,stock_policy=freebsd:3",
+    ]);
+    close(f(&v["precise_read_ns"]), 50.0);
+    close(f(&v["base_ns_per_op"]), 300.0);
+    assert!(v["verdict"].as_str().unwrap().starts_with("plain counter"));
+    // NetBSD pipes take no counter reads: the pair says nothing under that model.
+    let n = json(&[
+        "simulate",
+        "netbsd-seed",
+        "--model",
+        "netbsd-knob",
+        "--json",
+        "--profile",
+        PROFILE,
+        "--implied",
+        "stock=2413901,patched=3147312",
+    ]);
+    assert!(n["precise_read_ns"].is_null());
+    assert!(n["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("not identifiable"));
+}
+
+#[test]
+fn run_records_give_the_base_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = write_tmp(
+        dir.path(),
+        "run.json",
+        r#"{"schema_version":1,"kind":"tscope-run-record","workload":"pipe1","fs_type":"ext4",
+        "ops_per_sec":2000000.0,"tasks":1,"samples":[1,2,3],
+        "iteration":[{"syscall":"write","inode":"pipe:0","fs":"pipefs"},
+                     {"syscall":"read","inode":"pipe:0","fs":"pipefs"}]}"#,
+    );
+    let mut args = vec!["simulate", "--run", rec.to_str().unwrap(), "--json"];
+    args.extend_from_slice(&["--model", "linux"]);
+    args.extend_from_slice(&EASY[..6]);
+    let v = json(&args);
+    // 500 ns measured, less two coarse reads (10 ns each) and the rare updates.
+    let base = f(&v["costs"]["base_ns_per_op"]);
+    assert!((479.0..480.0).contains(&base), "{base}");
+    close(f(&v["estimates"][0]["ns_per_op"]), 500.0);
+}
+
+#[test]
+fn output_is_byte_identical_across_runs() {
+    let run = || {
+        tscope()
+            .args(["simulate", "vfsmix", "--profile", PROFILE, "--json"])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = (run(), run());
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+/// Compares every bundled scenario, all models, against tests/data/simulate/<name>.json.
+/// Regenerate with `TSCOPE_UPDATE_SNAPSHOTS=1 cargo test snapshots`.
+#[test]
+fn snapshots_of_bundled_scenarios_under_the_recorded_profile() {
+    let update = std::env::var_os("TSCOPE_UPDATE_SNAPSHOTS").is_some();
+    for name in [
+        "pipe1",
+        "pingpong",
+        "vfsmix",
+        "write-stat",
+        "write-only",
+        "untar",
+        "netbsd-seed",
+        "netbsd-seed-vfsmix",
+    ] {
+        let out = tscope()
+            .args(["simulate", name, "--profile", PROFILE, "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = PathBuf::from(format!("tests/data/simulate/{name}.json"));
+        if update {
+            std::fs::write(&path, &out.stdout).unwrap();
+        }
+        let expected = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            expected == out.stdout,
+            "{name}: output differs from {}; rerun with TSCOPE_UPDATE_SNAPSHOTS=1 if intended",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn table_and_markdown_name_every_policy() {
+    let out = tscope()
+        .args(["simulate", "pipe1", "--profile", PROFILE, "--markdown"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for p in ["linux:coarse", "freebsd:3", "dragonfly:5", "netbsd-knob:1"] {
+        assert!(text.contains(&format!("| {p} |")), "{p} missing:\n{text}");
+    }
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    tscope()
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(contains(needle));
+}
+
+#[test]
+fn bad_scenarios_are_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ok = r#"{"schema_version":1,"name":"t","description":"d","base_ns_per_iteration":1,
+    "iteration":[{"syscall":"write","inode":"p","fs":"pipefs"}]}"#;
+    let cases = [
+        (
+            "unknown.json",
+            ok.replace("\"name\"", "\"nmae\""),
+            "unknown field `nmae`",
+        ),
+        (
+            "newer.json",
+            ok.replace(":1,\"name", ":2,\"name"),
+            "schema_version 2",
+        ),
+        (
+            "older.json",
+            ok.replace(":1,\"name", ":0,\"name"),
+            "schema_version 0",
+        ),
+        (
+            "malformed.json",
+            ok.replace("\"d\",", "\"d\"\n,,"),
+            "line 2 column",
+        ),
+        (
+            "syscall.json",
+            ok.replace("\"write\"", "\"frobnicate\""),
+            "unknown syscall 'frobnicate'",
+        ),
+        ("nofs.json", ok.replace("pipefs", "zfs"), "unknown fs 'zfs'"),
+    ];
+    for (name, text, needle) in cases {
+        let p = write_tmp(d, name, &text);
+        fails_with(
+            &["simulate", p.to_str().unwrap(), "--profile", PROFILE],
+            needle,
+        );
+    }
+    fails_with(
+        &["simulate", "no-such-scenario", "--profile", PROFILE],
+        "bundled: netbsd-seed",
+    );
+    fails_with(
+        &[
+            "simulate",
+            "--run",
+            "/no/such/run.json",
+            "--profile",
+            PROFILE,
+        ],
+        "cannot read run record '/no/such/run.json'",
+    );
+    fails_with(
+        &["simulate", "pipe1", "--profile", "/no/such/profile.json"],
+        "cannot read profile",
+    );
+}
+
+#[test]
+fn bad_arguments_are_one_clear_error() {
+    fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut v = vec!["simulate", "pipe1", "--profile", PROFILE];
+        v.extend_from_slice(extra);
+        v
+    }
+    fails_with(&with(&["--set", "precise_read_ns=NaN"]), "finite number");
+    fails_with(&with(&["--set", "precise_read_ns=-5"]), "finite number");
+    fails_with(&with(&["--set", "precise_read_ns=1e12"]), "finite number");
+    fails_with(&with(&["--set", "warp_ns=5"]), "unknown setting 'warp_ns'");
+    fails_with(&with(&["--set", "precise_read_ns"]), "expected KEY=VALUE");
+    fails_with(
+        &with(&["--sweep", "precise_read_ns=1000..10"]),
+        "0 < LO < HI",
+    );
+    fails_with(&with(&["--sweep", "precise_read_ns=10"]), "LO..HI");
+    fails_with(&with(&["--model", "solaris"]), "invalid value 'solaris'");
+    fails_with(
+        &with(&["--implied", "stock=1,patched=2,policy=freebsd:9"]),
+        "unknown policy 'freebsd:9'",
+    );
+    fails_with(&with(&["--implied", "stock=1"]), "needs both");
+    fails_with(&with(&["--counter", "hpet"]), "invalid value 'hpet'");
+}
+
+#[test]
+fn without_a_profile_a_quick_probe_is_taken_and_recorded() {
+    let v = json(&["simulate", "pipe1", "--model", "freebsd", "--json"]);
+    let origin = v["profile"]["origin"].as_str().unwrap();
+    assert!(origin.starts_with("quick probe taken now"), "{origin}");
+    assert!(f(&v["costs"]["precise_read_ns"]) > 0.0);
+    assert_eq!(v["costs"]["sources"]["precise_read"], "profile rdtscp");
+    assert_eq!(v["estimates"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn a_real_run_record_of_the_workload_runner_is_read() {
+    // Written by `tscope run vfsmix --tasks 1 --duration 1 --record FILE` on ext4 (Linux 6.18:
+    // a multigrain kernel, so the base is what multigrain's stock work leaves).
+    let v = json(&[
+        "simulate",
+        "--run",
+        "tests/data/run-record-vfsmix-ext4.json",
+        "--profile",
+        PROFILE,
+        "--model",
+        "netbsd",
+        "--json",
+    ]);
+    assert_eq!(v["scenario"], "run:vfsmix");
+    let src = v["costs"]["base_source"].as_str().unwrap();
+    assert!(src.contains("linux-multigrain:multigrain"), "{src}");
+    // On a BSD model, ext4 files take the deferred (UFS-like) path.
+    assert!(f(&v["estimates"][0]["reads_per_op"]["counter"]) > 0.0);
+}

@@ -1,0 +1,168 @@
+//! `tscope vm`: a real TCG guest end to end (kernel fetched once and cached; the static guest
+//! binary built into target/guest), the clocksource read back, the vDSO fallback under acpi_pm;
+//! a hung guest killed at the timeout; `vm exits` either measuring every exit kind or failing
+//! with one clear line.
+
+use crate::common::tscope;
+use predicates::str::contains;
+
+fn have_qemu() -> bool {
+    let found = std::process::Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        // scripts/test installs it; a bare `cargo test` without it skips loudly.
+        eprintln!("SKIPPED: qemu-system-x86_64 not installed (run ./scripts/test)");
+    }
+    found
+}
+
+#[test]
+fn tcg_guest_with_acpi_pm_falls_back_to_the_syscall() {
+    if !have_qemu() {
+        return;
+    }
+    let out = tscope()
+        .args([
+            "vm",
+            "guest",
+            "--accel",
+            "tcg",
+            "--clocksource",
+            "acpi_pm",
+            "--no-host",
+            "--timeout",
+            "120",
+            "--json",
+        ])
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("run tscope vm guest");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "vm guest failed: {stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["accel"]["used"], "tcg");
+    assert_eq!(v["accel"]["emulation"], true);
+    assert!(v["host"].is_null());
+    let g = &v["guests"][0];
+    assert_eq!(g["status"], "ok", "{g}");
+    assert_eq!(g["requested_clocksource"], "acpi_pm");
+    // The clocksource is read back from the guest's sysfs.
+    assert_eq!(
+        g["clocksource"]["current"], "acpi_pm",
+        "{}",
+        g["clocksource"]
+    );
+    assert_eq!(g["clocksource_honoured"], true);
+    assert!(g["cmdline"]
+        .as_str()
+        .unwrap()
+        .contains("clocksource=acpi_pm"));
+    // The profile came back whole.
+    assert_eq!(g["probe"]["schema_version"], 1);
+    assert!(g["costs_ns"]["syscall:getppid"].as_f64().unwrap() > 0.0);
+    // acpi_pm cannot be read from user space: the vDSO falls back to the syscall.
+    assert_eq!(
+        g["verdicts"]["vdso_fallback:monotonic"], true,
+        "{}",
+        g["detect"]["verdicts"]
+    );
+    assert_eq!(
+        g["detect"]["verdicts"]["vdso_fallback:monotonic"]["holds"],
+        true
+    );
+}
+
+#[test]
+fn hung_guest_is_killed_and_reported() {
+    if !have_qemu() {
+        return;
+    }
+    let out = tscope()
+        .args([
+            "vm",
+            "guest",
+            "--accel",
+            "tcg",
+            "--clocksource",
+            "tsc",
+            "--no-host",
+            "--timeout",
+            "1",
+            "--json",
+        ])
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("run tscope vm guest");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["guests"][0]["status"], "timeout");
+    assert!(v["guests"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("--timeout"));
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    tscope()
+        .args(["vm", "guest", "--timeout", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("--timeout must be 1..=3600"));
+    tscope()
+        .args(["vm", "guest", "--clocksource", "tsc;rm"])
+        .assert()
+        .code(2)
+        .stderr(contains("not a clocksource name"));
+}
+
+#[test]
+fn micro_vm_times_every_exit_kind_or_says_why_not() {
+    if !std::path::Path::new("/dev/kvm").exists() {
+        eprintln!("SKIPPED: no /dev/kvm");
+        return;
+    }
+    let out = tscope()
+        .args(["vm", "exits", "--iterations", "200", "--json"])
+        .output()
+        .expect("run tscope vm exits");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        // A backend that cannot run the payload at all: one clear line, exit 2.
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with("tscope: error: vm exits:"), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["backend"].as_str().unwrap().contains(':'));
+    let kinds = v["kinds"].as_array().unwrap();
+    let names: Vec<&str> = kinds.iter().map(|k| k["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["rdtsc", "rdtscp", "cpuid", "pio_out", "mmio_write", "hlt"]
+    );
+    let runs = v["runs"].as_u64().unwrap();
+    for k in kinds {
+        // Every kind is either timed or carries the reason it could not run.
+        assert!(k["ns"].as_f64().is_some() != k["error"].is_string(), "{k}");
+        if k["ns"].is_f64() && k["exits_to"] == "user space" {
+            // One exit to this process per iteration, every run.
+            assert_eq!(k["user_exits"].as_u64().unwrap(), 200 * runs, "{k}");
+        }
+    }
+    // The exits that leave the kernel must at least run somewhere.
+    for name in ["cpuid", "pio_out", "mmio_write", "hlt"] {
+        let k = kinds.iter().find(|k| k["name"] == name).unwrap();
+        assert!(k["ns"].as_f64().unwrap() > 0.0, "{k}");
+    }
+}
