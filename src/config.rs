@@ -89,11 +89,15 @@ impl TryFrom<&ReportArgs> for ReportConfig {
         if a.sampling.seed != 1 {
             command += &format!(" --seed {}", a.sampling.seed);
         }
+        if a.no_workloads {
+            command += " --no-workloads";
+        }
         Ok(ReportConfig {
             quick: a.sampling.quick,
             seed: a.sampling.seed,
             sync_budget: Duration::from_millis(a.sync_ms),
             emulate_trap: false,
+            workloads: !a.no_workloads,
             command,
         })
     }

@@ -49,10 +49,17 @@ fn quick_report_writes_parseable_files() {
     assert!(v["detect"]["verdicts"]["rdtsc_trapped"]["holds"].is_boolean());
     assert!(v["detect"]["facts"]["hypervisor"]["present"].is_boolean());
     let sim = v["simulation"].as_array().unwrap();
-    assert!(
+    let has = |sc: &str, model: &str| {
         sim.iter()
-            .any(|m| m["scenario"] == "pipe1" && m["model"] == "freebsd"),
-        "simulation missing"
+            .any(|m| m["scenario"] == sc && m["model"] == model)
+    };
+    assert!(
+        has("run:pipe1", "freebsd"),
+        "simulation of the measured pipe1 missing"
+    );
+    assert!(
+        has("write-stat", "linux-multigrain"),
+        "bundled scenario missing"
     );
     for m in sim {
         for e in m["estimates"].as_array().unwrap() {
@@ -61,6 +68,20 @@ fn quick_report_writes_parseable_files() {
         }
     }
     assert!(!v["sweep"].as_array().unwrap().is_empty(), "sweep missing");
+    let workloads = v["workloads"].as_array().unwrap();
+    for name in ["pipe1", "vfsmix"] {
+        let w = workloads
+            .iter()
+            .find(|w| w["workload"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"));
+        assert!(w["runs"][0]["ops_per_sec"]["median"].as_f64().unwrap() > 0.0);
+        assert!(out.join(format!("workload-{name}.svg")).exists());
+        // The knob estimates for this workload start from the run just measured.
+        assert!(
+            sim.iter().any(|m| m["scenario"] == format!("run:{name}")),
+            "run:{name} not simulated"
+        );
+    }
 
     let sweep = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
     let sdoc = roxmltree::Document::parse(&sweep).expect("sweep.svg is XML");
@@ -110,15 +131,18 @@ fn quick_report_writes_parseable_files() {
         .output()
         .is_ok()
     {
-        let png_path = out.join("costs.png");
-        let st = Command::new("rsvg-convert")
-            .arg("-o")
-            .arg(&png_path)
-            .arg(&svg_path)
-            .status()
-            .unwrap();
-        assert!(st.success());
-        assert!(non_blank_png(&png_path));
+        for name in ["costs", "sweep", "workload-pipe1"] {
+            let png_path = out.join(format!("{name}.png"));
+            let svg = out.join(format!("{name}.svg"));
+            let st = Command::new("rsvg-convert")
+                .arg("-o")
+                .arg(&png_path)
+                .arg(&svg)
+                .status()
+                .unwrap();
+            assert!(st.success());
+            assert!(non_blank_png(&png_path), "{name}.png is blank");
+        }
     } else {
         panic!("rsvg-convert missing: ./scripts/test installs librsvg2-bin");
     }
@@ -138,7 +162,14 @@ fn a_report_can_be_compared() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
     tscope()
-        .args(["report", "--quick", "--sync-ms", "10", "--out"])
+        .args([
+            "report",
+            "--quick",
+            "--no-workloads",
+            "--sync-ms",
+            "10",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .success();

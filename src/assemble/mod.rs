@@ -13,6 +13,7 @@ use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
 use crate::sim::output::{ModelReport, Output, SweepReport};
 use crate::sim::{self, SimulateConfig};
+use crate::workload::{self, RunReport};
 
 /// The bundled scenarios a report simulates, and the one it sweeps.
 pub const REPORT_SCENARIOS: [&str; 3] = ["pipe1", "vfsmix", "write-stat"];
@@ -30,6 +31,8 @@ pub struct ReportConfig {
     pub emulate_trap: bool,
     /// The command line that reproduces the report, for the document.
     pub command: String,
+    /// Run the short workloads (pipe1, vfsmix).
+    pub workloads: bool,
 }
 
 /// The detect part of a report: facts and verdicts (the timings are the report's profile).
@@ -52,6 +55,8 @@ pub struct Report {
     pub simulation: Vec<ModelReport>,
     /// `precise_read_ns` swept over [`SWEEP_SCENARIO`], one report per model.
     pub sweep: Vec<SweepReport>,
+    /// Short workload runs: pipe1 (1 task and one per CPU) and vfsmix on tmpfs.
+    pub workloads: Vec<RunReport>,
     /// Parts that could not be produced, and why.
     pub skipped: Vec<String>,
 }
@@ -81,7 +86,7 @@ impl Progress {
 
 /// Measures this machine and returns the report model.
 pub fn run(cfg: &ReportConfig) -> Report {
-    let progress = Progress::new(4);
+    let progress = Progress::new(5);
     progress.step("probing every timestamp source");
     let cpu = CpuidFacts::decode(&detect::cpuid::LiveCpuid);
     let host = detect::host::gather();
@@ -93,18 +98,47 @@ pub fn run(cfg: &ReportConfig) -> Report {
     progress.step("deciding verdicts");
     let verdicts = detect::verdicts(&profile, &sync);
     let facts = detect::facts(cpu, host, &profile);
-    progress.step("simulating the vfs_timestamp knob");
+    progress.step("running pipe1 and vfsmix");
     let mut skipped = Vec::new();
+    let workloads = if cfg.workloads {
+        run_workloads(cfg.quick, &mut skipped)
+    } else {
+        skipped.push("workloads: --no-workloads".into());
+        Vec::new()
+    };
+    progress.step("simulating the vfs_timestamp knob");
     let mut simulation = Vec::new();
     for name in REPORT_SCENARIOS {
-        match sim::simulate(&SimulateConfig::for_report(name, profile.clone(), false)) {
+        // A workload measured just now is the better base cost: simulate its record.
+        let measured = workloads.iter().find(|w| w.workload.as_str() == name);
+        let input = match measured.map(record_of) {
+            Some(Ok(rec)) => sim::Input::Record(Box::new(rec)),
+            Some(Err(e)) => {
+                skipped.push(format!("{name}: the run could not become a record ({e:#}); simulated the bundled scenario"));
+                sim::Input::Scenario(name.to_string())
+            }
+            None => sim::Input::Scenario(name.to_string()),
+        };
+        match sim::simulate(&SimulateConfig::for_report_input(
+            input,
+            profile.clone(),
+            false,
+        )) {
             Ok(Output::Models(m)) => simulation.extend(m),
             Ok(_) => {}
             Err(e) => skipped.push(format!("simulate {name}: {e:#}")),
         }
     }
-    let sweep = match sim::simulate(&SimulateConfig::for_report(
-        SWEEP_SCENARIO,
+    let sweep_input = match workloads
+        .iter()
+        .find(|w| w.workload.as_str() == SWEEP_SCENARIO)
+        .map(record_of)
+    {
+        Some(Ok(rec)) => sim::Input::Record(Box::new(rec)),
+        _ => sim::Input::Scenario(SWEEP_SCENARIO.to_string()),
+    };
+    let sweep = match sim::simulate(&SimulateConfig::for_report_input(
+        sweep_input,
         profile.clone(),
         true,
     )) {
@@ -124,6 +158,69 @@ pub fn run(cfg: &ReportConfig) -> Report {
         detect: DetectSection { facts, verdicts },
         simulation,
         sweep,
+        workloads,
         skipped,
     }
+}
+
+/// The report's workload runs, as `tscope run` command lines (validated like the CLI's).
+fn workload_lines(quick: bool) -> Vec<Vec<String>> {
+    let secs = if quick { "1" } else { "3" };
+    let interval = if quick { "250" } else { "500" };
+    let tmp = if std::path::Path::new("/dev/shm").is_dir() {
+        "/dev/shm"
+    } else {
+        "/tmp"
+    };
+    [
+        vec!["pipe1", "--mode", "processes"],
+        vec!["vfsmix", "--tasks", "1", "--dir", tmp],
+    ]
+    .into_iter()
+    .map(|args| {
+        let mut v: Vec<String> = ["tscope", "run"].iter().map(|s| s.to_string()).collect();
+        v.extend(args.iter().map(|s| s.to_string()));
+        v.extend(
+            [
+                "--duration",
+                secs,
+                "--warmup",
+                "0.5",
+                "--interval-ms",
+                interval,
+            ]
+            .map(String::from),
+        );
+        v
+    })
+    .collect()
+}
+
+/// The simulator's view of a workload run (the same record `tscope run --record` writes).
+fn record_of(r: &RunReport) -> anyhow::Result<crate::trace::run_record::RunRecord> {
+    let text = serde_json::to_string(&workload::record::record(r))?;
+    Ok(crate::trace::run_record::RunRecord::from_json(
+        &text,
+        &format!("this report's {} run", r.workload.as_str()),
+    )?)
+}
+
+fn run_workloads(quick: bool, skipped: &mut Vec<String>) -> Vec<RunReport> {
+    use clap::Parser;
+    let mut out = Vec::new();
+    for line in workload_lines(quick) {
+        let shown = line[1..].join(" ");
+        let result = crate::cli::Cli::try_parse_from(&line)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .and_then(|cli| match cli.command {
+                crate::cli::Command::Run(args) => Ok(workload::RunConfig::try_from(&args)?),
+                _ => Err(anyhow::anyhow!("not a run command")),
+            })
+            .and_then(|cfg| workload::execute(&cfg));
+        match result {
+            Ok(r) => out.push(r),
+            Err(e) => skipped.push(format!("{shown}: {e:#}")),
+        }
+    }
+    out
 }

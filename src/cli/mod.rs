@@ -57,6 +57,9 @@ pub struct ReportArgs {
     /// Milliseconds for the cross-CPU TSC check.
     #[arg(long, default_value_t = 300, value_name = "MS")]
     pub sync_ms: u64,
+    /// Skip the short workload runs (pipe1, vfsmix).
+    #[arg(long)]
+    pub no_workloads: bool,
 }
 
 #[derive(Debug, Clone, Args)]

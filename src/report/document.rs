@@ -216,6 +216,50 @@ impl ReportDocument<'_> {
         out
     }
 
+    fn workloads(&self) -> String {
+        let mut out = String::new();
+        for r in &self.0.workloads {
+            let name = r.workload.as_str();
+            out += &format!("\n### {name}\n\n");
+            if let (Some(dir), Some(fs)) = (&r.dir, &r.fs_type) {
+                out += &format!("In `{dir}` ({fs}). ");
+            }
+            out += &format!(
+                "{} syscalls per iteration: {}.\n\n",
+                r.syscalls_per_iteration,
+                r.iteration
+                    .iter()
+                    .map(|o| o.syscall.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let mut t = Table::new(&[
+                ("tasks", Align::Right),
+                ("mode", Align::Left),
+                ("ops/s median", Align::Right),
+                ("min", Align::Right),
+                ("max", Align::Right),
+                ("ns/iteration", Align::Right),
+            ]);
+            for run in &r.runs {
+                t.row(vec![
+                    run.tasks.to_string(),
+                    run.mode.as_str().to_string(),
+                    format!("{:.0}", run.ops_per_sec.median),
+                    format!("{:.0}", run.ops_per_sec.min),
+                    format!("{:.0}", run.ops_per_sec.max),
+                    ns(run.ns_per_iteration),
+                ]);
+            }
+            out += &t.markdown();
+            out += &format!("\n![{name} ops/s per interval](workload-{name}.svg)\n");
+            for w in &r.warnings {
+                out += &format!("\n- {w}\n");
+            }
+        }
+        out
+    }
+
     /// One sentence on what the knob buys in the swept scenario, at this machine's costs.
     fn knob_sentence(&self) -> String {
         let sc = crate::assemble::SWEEP_SCENARIO;
@@ -299,6 +343,11 @@ impl ReportDocument<'_> {
         out += &self.other_table();
         out += "\n## Verdicts\n\n";
         out += &self.verdicts();
+        if !r.workloads.is_empty() {
+            out += "\n## Workloads on this kernel\n\nwill-it-scale semantics (`tscope run`, \
+                    docs/workloads.md): tasks pinned, one sample per interval after a warm-up.\n";
+            out += &self.workloads();
+        }
         out += "\n## What a vfs_timestamp knob would buy here\n\nEach scenario replayed under \
                 every kernel model, priced with this machine's measured costs (`tscope simulate`; \
                 models and their sources in docs/kernel-models.md).\n";
@@ -319,16 +368,24 @@ impl ReportDocument<'_> {
     }
 
     /// Every file of the report: (name, contents).
-    pub fn files(&self) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
-        Ok(vec![
-            ("report.md", self.markdown().into_bytes()),
-            ("report.json", super::json(self.0)?),
+    pub fn files(&self) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+        let mut files: Vec<(String, Vec<u8>)> = vec![
+            ("report.md".into(), self.markdown().into_bytes()),
+            ("report.json".into(), super::json(self.0)?),
             (
-                "costs.svg",
+                "costs.svg".into(),
                 super::svg::costs(&self.0.profile)?.into_bytes(),
             ),
-            ("sweep.svg", super::svg::sweep(&self.0.sweep)?.into_bytes()),
-        ])
+            (
+                "sweep.svg".into(),
+                super::svg::sweep(&self.0.sweep)?.into_bytes(),
+            ),
+        ];
+        for r in &self.0.workloads {
+            let name = format!("workload-{}.svg", r.workload.as_str());
+            files.push((name, super::svg::workload(r)?.into_bytes()));
+        }
+        Ok(files)
     }
 
     /// Writes every file into `dir` (created if missing), each whole or not at all.
@@ -336,7 +393,7 @@ impl ReportDocument<'_> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
         let mut written = Vec::new();
         for (name, bytes) in self.files()? {
-            let path = dir.join(name);
+            let path = dir.join(&name);
             super::emit(&bytes, Some(&path))?;
             written.push(path);
         }

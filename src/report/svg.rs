@@ -270,3 +270,75 @@ fn interpolate(pts: &[(f64, f64)], x: f64) -> Option<f64> {
             w[0].1 + t * (w[1].1 - w[0].1)
         })
 }
+
+/// Total ops/s in each sample interval of each run of one workload.
+pub fn workload(r: &crate::workload::RunReport) -> anyhow::Result<String> {
+    let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("{e:?}");
+    let dt = r.interval_s.max(1e-3);
+    let n = r
+        .runs
+        .iter()
+        .map(|x| x.samples.len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let y_hi = r
+        .runs
+        .iter()
+        .flat_map(|x| x.samples.iter().copied())
+        .fold(1.0, f64::max)
+        * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let title = format!(
+            "{}: ops/s in each {:.2} s interval",
+            r.workload.as_str(),
+            dt
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..(n as f64 * dt), 0f64..y_hi)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds after warm-up")
+            .y_desc("ops/s (all tasks)")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, run) in r.runs.iter().enumerate() {
+            let color = SERIES[i % SERIES.len()];
+            let pts: Vec<(f64, f64)> = run
+                .samples
+                .iter()
+                .enumerate()
+                .map(|(k, &y)| ((k as f64 + 1.0) * dt, y))
+                .collect();
+            let label = format!("{} task(s), {}", run.tasks, run.mode.as_str());
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 15, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}

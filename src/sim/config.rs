@@ -96,11 +96,13 @@ pub struct ImpliedSpec {
 }
 
 /// What to simulate from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Input {
     /// A scenario path or bundled name.
     Scenario(String),
     Run(PathBuf),
+    /// A run record already in memory (the report's own workload runs).
+    Record(Box<crate::trace::run_record::RunRecord>),
 }
 
 /// A validated `simulate` configuration.
@@ -127,8 +129,13 @@ impl SimulateConfig {
     /// Every model on a bundled scenario, priced from `profile` (what `tscope report` runs),
     /// optionally as a sweep of `precise_read_ns` over 10 ns..100 µs.
     pub fn for_report(scenario: &str, profile: crate::probe::Profile, sweep: bool) -> Self {
+        Self::for_report_input(Input::Scenario(scenario.to_string()), profile, sweep)
+    }
+
+    /// [`SimulateConfig::for_report`] on any input (e.g. a run record measured just now).
+    pub fn for_report_input(input: Input, profile: crate::probe::Profile, sweep: bool) -> Self {
         SimulateConfig {
-            input: Input::Scenario(scenario.to_string()),
+            input,
             models: ModelId::ALL.to_vec(),
             profile: None,
             profile_data: Some(profile),

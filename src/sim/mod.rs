@@ -57,6 +57,10 @@ pub struct Loaded {
 /// Loads a scenario file, a bundled scenario by name, or a run record.
 pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
     match input {
+        Input::Record(run) => Ok(Loaded {
+            scenario: run.scenario.clone(),
+            run: Some((**run).clone()),
+        }),
         Input::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
