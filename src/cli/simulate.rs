@@ -30,12 +30,24 @@ impl Counter {
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {
     /// Scenario file, or the name of a bundled scenario (pipe1, vfsmix, …; see scenarios/).
-    #[arg(value_name = "SCENARIO", required_unless_present = "run")]
+    #[arg(value_name = "SCENARIO", required_unless_present_any = ["run", "strace"])]
     pub scenario: Option<String>,
     /// A run recorded by `tscope run --record FILE`: its loop, and its measured ops/s as the
     /// base cost (less the stock Linux model's timestamp cost).
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     pub run: Option<PathBuf>,
+    /// A log of `strace -f -tt -T -y -o FILE CMD` (or `tscope record`): streamed through the
+    /// models with inode identity tracked through paths and fds.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "run"])]
+    pub strace: Option<PathBuf>,
+    /// With --strace: a malformed line is an error (exit 2) naming its line number, instead of
+    /// being counted and skipped.
+    #[arg(long, requires = "strace")]
+    pub strict: bool,
+    /// With --strace: every regular path is on this filesystem (tmpfs, ext4, xfs, btrfs, ufs,
+    /// other) instead of what this machine's /proc/self/mountinfo says.
+    #[arg(long, value_name = "KIND", requires = "strace")]
+    pub fs: Option<String>,
     /// Kernel model (repeat for several); default: every model.
     #[arg(long = "model", value_enum)]
     pub models: Vec<ModelId>,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::cli::simulate::{Counter, SimulateArgs};
 use crate::model::{ModelId, Policy};
 use crate::report::Format;
+use crate::trace::FsKind;
 
 /// A setting `--set`, `--sweep` and the output name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -101,6 +102,8 @@ pub enum Input {
     /// A scenario path or bundled name.
     Scenario(String),
     Run(PathBuf),
+    /// `strace -f -tt -T -y` output, streamed.
+    Strace(PathBuf),
 }
 
 /// A validated `simulate` configuration.
@@ -119,6 +122,10 @@ pub struct SimulateConfig {
     pub out: Option<PathBuf>,
     /// TSC reads of this process trap (global `--emulate-trap`): recorded in a quick probe.
     pub emulate_trap: bool,
+    /// `--strict`: a malformed strace line is an error naming its number.
+    pub strict: bool,
+    /// `--fs`: the filesystem of every regular path of an strace log.
+    pub fs: Option<FsKind>,
 }
 
 impl SimulateConfig {
@@ -249,11 +256,32 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
     type Error = ConfigError;
 
     fn try_from(a: &SimulateArgs) -> Result<Self, ConfigError> {
-        let input = match (&a.scenario, &a.run) {
-            (_, Some(run)) => Input::Run(run.clone()),
-            (Some(s), None) => Input::Scenario(s.clone()),
-            (None, None) => return bad("give a SCENARIO or --run FILE".into()),
+        let input = match (&a.scenario, &a.run, &a.strace) {
+            (_, _, Some(trace)) => Input::Strace(trace.clone()),
+            (_, Some(run), None) => Input::Run(run.clone()),
+            (Some(s), None, None) => Input::Scenario(s.clone()),
+            (None, None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
         };
+        let fs = match a.fs.as_deref() {
+            None => None,
+            Some(name) => match FsKind::parse(name) {
+                Some(FsKind::Pipefs) | None => {
+                    return bad(format!(
+                        "--fs '{name}': expected one of tmpfs, ext4, xfs, btrfs, ufs, other"
+                    ))
+                }
+                Some(fs) => Some(fs),
+            },
+        };
+        if matches!(input, Input::Strace(_))
+            && (a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some())
+        {
+            return bad(
+                "--strace replays the log once per policy: --sweep, --implied and --iterations \
+                 apply to scenarios"
+                    .into(),
+            );
+        }
         let mut overrides = Vec::new();
         for s in &a.set {
             let (k, v) = key_value(s, "--set")?;
@@ -312,6 +340,8 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
             format: Format::from(&a.output),
             out: a.output.out.clone(),
             emulate_trap: false,
+            strict: a.strict,
+            fs,
         })
     }
 }

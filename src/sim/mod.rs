@@ -13,6 +13,7 @@ pub mod costs;
 pub mod estimate;
 pub mod output;
 pub mod replay;
+pub mod strace;
 pub mod sweep;
 
 #[cfg(test)]
@@ -57,6 +58,10 @@ pub struct Loaded {
 /// Loads a scenario file, a bundled scenario by name, or a run record.
 pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
     match input {
+        Input::Strace(path) => anyhow::bail!(
+            "'{}' is an strace log: it streams through `simulate --strace`, not a loop",
+            path.display()
+        ),
         Input::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
@@ -88,7 +93,7 @@ pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
 }
 
 /// The profile the costs come from, and how to name it in the output.
-fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
+pub(crate) fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
     match &cfg.profile {
         Some(path) => {
             let p = costs::load_profile(path)?;
@@ -189,7 +194,12 @@ fn base_cost(
     )
 }
 
-fn costs_out(c: Costs, sources: costs::CostSources, base: f64, base_source: &str) -> CostsOut {
+pub(crate) fn costs_out(
+    c: Costs,
+    sources: costs::CostSources,
+    base: f64,
+    base_source: &str,
+) -> CostsOut {
     CostsOut {
         precise_read_ns: c.precise_read_ns,
         coarse_read_ns: c.coarse_read_ns,
@@ -203,6 +213,9 @@ fn costs_out(c: Costs, sources: costs::CostSources, base: f64, base_source: &str
 
 /// Runs the whole simulation `cfg` asks for.
 pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
+    if let Input::Strace(path) = &cfg.input {
+        return strace::simulate(cfg, path);
+    }
     let loaded = load_input(&cfg.input)?;
     let compiled = loaded.scenario.compile();
     let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
@@ -262,6 +275,7 @@ pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
             costs: costs_o,
             estimates: estimate::estimates(model, costs, &compiled, base, iterations),
             notes: notes.clone(),
+            strace: None,
         });
     }
     Ok(if cfg.sweep.is_some() {

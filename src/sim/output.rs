@@ -10,6 +10,7 @@ use super::estimate::Estimate;
 use crate::probe::Profile;
 use crate::report::table::{Align, Table};
 use crate::report::{self, Exporter, Format};
+use crate::trace::strace_import::ImportSummary;
 
 /// Version of the `simulate` JSON.
 pub const SIMULATE_SCHEMA_VERSION: u32 = 1;
@@ -65,6 +66,9 @@ pub struct ModelReport {
     pub costs: CostsOut,
     pub estimates: Vec<Estimate>,
     pub notes: Vec<String>,
+    /// What the strace import saw (`simulate --strace` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace: Option<ImportSummary>,
 }
 
 /// One policy at one swept value.
