@@ -21,6 +21,7 @@ pub mod sys;
 pub mod trace;
 pub mod vm;
 pub mod warnings;
+pub mod workload;
 
 use anyhow::Result;
 
@@ -87,6 +88,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Vm(args) => vm::main(&args, cli.emulate_trap),
+        Command::Run(args) => workload::main(&args),
     }
 }
 

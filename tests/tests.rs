@@ -7,5 +7,6 @@ mod detect;
 mod noise;
 mod probe;
 mod report;
+mod run;
 mod simulate;
 mod vm;

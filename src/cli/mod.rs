@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 pub mod record;
 pub mod simulate;
 pub mod vm;
+pub mod run;
 
 /// What every timestamp source costs, whether the hypervisor traps it, and what a
 /// vfs_timestamp knob would buy.
@@ -30,6 +31,8 @@ pub enum Command {
     /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
     /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
     Detect(DetectArgs),
+    /// Run pipe1, pingpong, vfsmix, write-only, write-stat, getppid, sched_yield, mem or pagezero.
+    Run(run::RunArgs),
     /// Measure inside real guests (a clocksource matrix under qemu) and time VM exits in a
     /// /dev/kvm micro-VM.
     Vm(vm::VmArgs),

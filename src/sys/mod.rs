@@ -11,7 +11,13 @@ pub mod guest;
 #[cfg(target_arch = "x86_64")]
 pub mod kvm;
 pub mod process;
+pub mod fs;
+pub mod mem;
+pub mod proc;
+pub mod signal;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]
 pub mod tsc;
+#[cfg(target_arch = "x86_64")]
+pub mod zero;

@@ -1,0 +1,109 @@
+//! Turns the per-interval rates the runner sampled into a [`RunResult`] (pure; unit-tested).
+
+use super::model::{RunResult, Summary, TaskResult};
+use super::runner::RunPlan;
+
+/// Builds the result from the sampled rates (pure; unit-tested).
+pub fn assemble(
+    plan: &RunPlan,
+    per: usize,
+    totals: Vec<f64>,
+    per_task_rates: Vec<Vec<f64>>,
+    partial: bool,
+) -> RunResult {
+    let samples = totals.len();
+    let column = |f: fn(f64, f64) -> f64, init: f64| -> Vec<f64> {
+        (0..samples)
+            .map(|s| per_task_rates.iter().map(|r| r[s]).fold(init, f))
+            .collect()
+    };
+    let per_task_min = column(f64::min, f64::INFINITY);
+    let per_task_max = column(f64::max, f64::NEG_INFINITY);
+    let ops = Summary::of(&totals);
+    let ns = if ops.median > 0.0 {
+        plan.tasks as f64 * 1e9 / ops.median
+    } else {
+        0.0
+    };
+    let per_task = (0..plan.tasks)
+        .map(|t| TaskResult {
+            task: t,
+            cpu: plan.cpu(t, 0, per),
+            peer_cpu: if per > 1 { plan.cpu(t, 1, per) } else { None },
+            ops_per_sec: Summary::of(per_task_rates.get(t).map_or(&[][..], |v| v)),
+            iterations: 0,
+            mtime_pairs: None,
+            equal_successive_mtimes: None,
+            voluntary_switches: None,
+            involuntary_switches: None,
+        })
+        .collect();
+    RunResult {
+        tasks: plan.tasks,
+        mode: plan.mode,
+        placement: plan.placement,
+        partial: partial || samples < plan.samples,
+        ops_per_sec: ops,
+        samples: totals,
+        per_task_min,
+        per_task_max,
+        ns_per_iteration: ns,
+        per_task,
+        mtimes: None,
+        sched_yield: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::model::{Mode, Placement};
+    use std::time::Duration;
+
+    fn plan(tasks: usize, cpus: Vec<usize>, placement: Option<Placement>) -> RunPlan {
+        RunPlan {
+            tasks,
+            mode: Mode::Processes,
+            placement,
+            cpus,
+            warmup: Duration::ZERO,
+            interval: Duration::from_millis(100),
+            samples: 3,
+        }
+    }
+
+    #[test]
+    fn assemble_gives_will_it_scale_min_max_and_totals() {
+        let p = plan(2, vec![0, 1], None);
+        let r = assemble(
+            &p,
+            1,
+            vec![30.0, 50.0, 40.0],
+            vec![vec![10.0, 20.0, 15.0], vec![20.0, 30.0, 25.0]],
+            false,
+        );
+        assert_eq!(r.per_task_min, vec![10.0, 20.0, 15.0]);
+        assert_eq!(r.per_task_max, vec![20.0, 30.0, 25.0]);
+        assert_eq!(
+            r.ops_per_sec,
+            Summary {
+                median: 40.0,
+                min: 30.0,
+                max: 50.0
+            }
+        );
+        assert_eq!(r.per_task[1].ops_per_sec.max, 30.0);
+        assert!((r.ns_per_iteration - 2e9 / 40.0).abs() < 1e-6);
+        assert!(!r.partial);
+    }
+
+    #[test]
+    fn missing_samples_make_a_partial_run() {
+        let p = plan(1, vec![], None);
+        let r = assemble(&p, 1, vec![5.0], vec![vec![5.0]], false);
+        assert!(r.partial);
+        let empty = assemble(&p, 1, vec![], vec![vec![]], true);
+        assert_eq!(empty.ops_per_sec.median, 0.0);
+        assert_eq!(empty.ns_per_iteration, 0.0);
+    }
+}

@@ -1,0 +1,217 @@
+//! The per-iteration system calls of each workload (one source of truth for the report, the
+//! docs and `--record`), and the recorded-run file `tscope simulate` reads.
+//!
+//! Inode ids are local to one task (pingpong: to one pair): tasks never share an inode, so
+//! `pipe:0` of task 0 and `pipe:0` of task 1 are different pipes. `inodes` says which ids
+//! are a fresh inode each iteration (vfsmix's file) and which persist (a pipe, write-only's
+//! file). The format is documented in `docs/schema.md` under "Recorded run (trace)".
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Op, RunReport, WorkloadName};
+
+/// One inode an iteration touches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InodeInfo {
+    pub id: String,
+    /// `pipe`, `regular` or `directory`.
+    pub kind: String,
+    pub fs: String,
+    /// A new inode every iteration (created and unlinked within it).
+    pub fresh_each_iteration: bool,
+}
+
+/// The rate of one run, for the simulator's base cost.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordedRun {
+    pub tasks: usize,
+    pub mode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    pub ops_per_sec: f64,
+    pub ns_per_iteration: f64,
+    pub partial: bool,
+}
+
+/// A recorded run: `{"schema_version":1,"kind":"tscope-run-record",...}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub schema_version: u32,
+    pub kind: String,
+    pub workload: String,
+    pub fs_type: String,
+    /// Median total ops/s of the chosen run (the first with one task, else the first).
+    pub ops_per_sec: f64,
+    /// Its task count and mode.
+    pub tasks: usize,
+    pub mode: String,
+    /// One task's nanoseconds per iteration in that run.
+    pub ns_per_iteration: f64,
+    pub syscalls_per_iteration: usize,
+    pub kernel_release: Option<String>,
+    pub partial: bool,
+    pub inodes: Vec<InodeInfo>,
+    pub iteration: Vec<Op>,
+    pub runs: Vec<RecordedRun>,
+}
+
+fn op(syscall: &str, nr: &str, inode: Option<&str>, fs: Option<&str>) -> Op {
+    Op {
+        syscall: syscall.into(),
+        nr: Some(nr.into()),
+        inode: inode.map(str::to_string),
+        fs: fs.map(str::to_string),
+        dir: None,
+        flags: None,
+        task: None,
+    }
+}
+
+/// The per-iteration operations of `w` with files on file system `fs`.
+pub fn iteration(w: WorkloadName, fs: &str) -> Vec<Op> {
+    let pipe = |s: &str, inode: &str, task: Option<usize>| Op {
+        task,
+        ..op(s, s, Some(inode), Some("pipefs"))
+    };
+    let file = |s: &str, nr: &str| op(s, nr, Some("file:0"), Some(fs));
+    match w {
+        WorkloadName::Pipe1 => vec![pipe("write", "pipe:0", None), pipe("read", "pipe:0", None)],
+        WorkloadName::Pingpong => vec![
+            pipe("write", "pipe:0", Some(0)),
+            pipe("read", "pipe:0", Some(1)),
+            pipe("write", "pipe:1", Some(1)),
+            pipe("read", "pipe:1", Some(0)),
+        ],
+        WorkloadName::Vfsmix => vec![
+            Op {
+                dir: Some("dir:0".into()),
+                flags: Some("O_RDWR|O_CREAT|O_EXCL".into()),
+                ..file("open", "openat")
+            },
+            file("lstat", "newfstatat"),
+            file("lseek", "lseek"),
+            file("close", "close"),
+            Op {
+                flags: Some("O_RDWR|O_CREAT|O_TRUNC".into()),
+                ..file("open", "openat")
+            },
+            file("write", "write"),
+            file("mmap", "mmap"),
+            file("page_fault", "page_fault"),
+            file("munmap", "munmap"),
+            file("close", "close"),
+            Op {
+                dir: Some("dir:0".into()),
+                ..file("unlink", "unlink")
+            },
+        ],
+        WorkloadName::WriteOnly => vec![file("pwrite", "pwrite64")],
+        WorkloadName::WriteStat => vec![file("pwrite", "pwrite64"), file("fstat", "newfstatat")],
+        WorkloadName::Getppid => vec![op("getppid", "getppid", None, None)],
+        WorkloadName::SchedYield => vec![op("sched_yield", "sched_yield", None, None)],
+        WorkloadName::Mem | WorkloadName::Pagezero => vec![],
+    }
+}
+
+/// The inodes of `w`'s iteration.
+pub fn inodes(w: WorkloadName, fs: &str) -> Vec<InodeInfo> {
+    let info = |id: &str, kind: &str, fs: &str, fresh| InodeInfo {
+        id: id.into(),
+        kind: kind.into(),
+        fs: fs.into(),
+        fresh_each_iteration: fresh,
+    };
+    match w {
+        WorkloadName::Pipe1 => vec![info("pipe:0", "pipe", "pipefs", false)],
+        WorkloadName::Pingpong => vec![
+            info("pipe:0", "pipe", "pipefs", false),
+            info("pipe:1", "pipe", "pipefs", false),
+        ],
+        WorkloadName::Vfsmix => vec![
+            info("file:0", "regular", fs, true),
+            info("dir:0", "directory", fs, false),
+        ],
+        WorkloadName::WriteOnly | WorkloadName::WriteStat => {
+            vec![info("file:0", "regular", fs, false)]
+        }
+        _ => vec![],
+    }
+}
+
+/// The record of a finished report.
+pub fn record(r: &RunReport) -> Record {
+    let fs = r.fs_type.clone().unwrap_or_else(|| "none".into());
+    let chosen = r
+        .runs
+        .iter()
+        .find(|x| x.tasks == 1)
+        .or_else(|| r.runs.first());
+    Record {
+        schema_version: 1,
+        kind: "tscope-run-record".into(),
+        workload: r.workload.as_str().into(),
+        fs_type: fs.clone(),
+        ops_per_sec: chosen.map_or(0.0, |x| x.ops_per_sec.median),
+        tasks: chosen.map_or(0, |x| x.tasks),
+        mode: chosen.map_or("processes", |x| x.mode.as_str()).into(),
+        ns_per_iteration: chosen.map_or(0.0, |x| x.ns_per_iteration),
+        syscalls_per_iteration: r.syscalls_per_iteration,
+        kernel_release: r.machine.kernel_release.clone(),
+        partial: r.partial,
+        inodes: inodes(r.workload, &fs),
+        iteration: r.iteration.clone(),
+        runs: r
+            .runs
+            .iter()
+            .map(|x| RecordedRun {
+                tasks: x.tasks,
+                mode: x.mode.as_str().into(),
+                placement: x.placement.map(|p| {
+                    serde_json::to_value(p)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                }),
+                ops_per_sec: x.ops_per_sec.median,
+                ns_per_iteration: x.ns_per_iteration,
+                partial: x.partial,
+            })
+            .collect(),
+    }
+}
+
+/// Writes the record of `r` to `path` (whole or not at all).
+pub fn write(r: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let bytes = crate::report::json(&record(r))?;
+    crate::report::emit(&bytes, Some(path))
+}
+
+/// Number of real system calls in an iteration (page faults are not system calls).
+pub fn syscalls(ops: &[Op]) -> usize {
+    ops.iter().filter(|o| o.syscall != "page_fault").count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_ends_share_one_inode() {
+        let it = iteration(WorkloadName::Pipe1, "ext4");
+        assert_eq!(it.len(), 2);
+        assert!(it.iter().all(|o| o.inode.as_deref() == Some("pipe:0")));
+        assert!(it.iter().all(|o| o.fs.as_deref() == Some("pipefs")));
+    }
+
+    #[test]
+    fn vfsmix_has_ten_syscalls_and_a_fault_on_one_fresh_inode() {
+        let it = iteration(WorkloadName::Vfsmix, "tmpfs");
+        assert_eq!(syscalls(&it), 10);
+        assert_eq!(it.len(), 11);
+        assert!(it.iter().all(|o| o.inode.as_deref() == Some("file:0")));
+        let ino = inodes(WorkloadName::Vfsmix, "tmpfs");
+        assert!(ino[0].fresh_each_iteration && !ino[1].fresh_each_iteration);
+    }
+}
