@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub mod record;
+pub mod run;
 pub mod simulate;
 pub mod vm;
-pub mod run;
 
 /// What every timestamp source costs, whether the hypervisor traps it, and what a
 /// vfs_timestamp knob would buy.

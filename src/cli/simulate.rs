@@ -75,6 +75,24 @@ pub struct SimulateArgs {
     /// stock=OPS,patched=OPS, optionally ,policy=MODEL:VALUE and ,stock_policy=MODEL:VALUE.
     #[arg(long, value_name = "SPEC")]
     pub implied: Option<String>,
+    /// Check the simulator against reality instead of estimating, SCENARIO naming the check:
+    /// pipe1 or vfsmix (run it, inject each policy's reads, measured vs predicted ops/s),
+    /// accuracy, write-only or write-stat (equal successive mtimes on tmpfs and the root fs vs
+    /// the multigrain model), seed (the NetBSD figures with the back-solved costs).
+    #[arg(long, conflicts_with_all = ["run", "strace", "sweep", "implied"])]
+    pub validate: bool,
+    /// Seconds each live run of --validate samples.
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        value_name = "SECS",
+        requires = "validate"
+    )]
+    pub validate_secs: f64,
+    /// Directory for the live runs of --validate (repeatable; default: /dev/shm for vfsmix,
+    /// /dev/shm and /var/tmp for accuracy).
+    #[arg(long, value_name = "DIR", requires = "validate")]
+    pub validate_dir: Vec<PathBuf>,
     /// Iterations to replay (default: the scenario's).
     #[arg(long, value_name = "N")]
     pub iterations: Option<u64>,

@@ -126,6 +126,12 @@ pub struct SimulateConfig {
     pub strict: bool,
     /// `--fs`: the filesystem of every regular path of an strace log.
     pub fs: Option<FsKind>,
+    /// `--validate`: the validation to run (the SCENARIO argument names it).
+    pub validate: Option<String>,
+    /// Seconds each live run of a validation samples.
+    pub validate_secs: f64,
+    /// Directories the live runs of a validation use (default per validation).
+    pub validate_dirs: Vec<PathBuf>,
 }
 
 impl SimulateConfig {
@@ -282,6 +288,21 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
                     .into(),
             );
         }
+        let validate = match (&input, a.validate) {
+            (_, false) => None,
+            (Input::Scenario(name), true) => Some(name.clone()),
+            _ => {
+                return bad(
+                    "--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into(),
+                )
+            }
+        };
+        if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
+            return bad(format!(
+                "--validate-secs must be 0.2..=600 seconds, got {}",
+                a.validate_secs
+            ));
+        }
         let mut overrides = Vec::new();
         for s in &a.set {
             let (k, v) = key_value(s, "--set")?;
@@ -342,6 +363,9 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
             emulate_trap: false,
             strict: a.strict,
             fs,
+            validate,
+            validate_secs: a.validate_secs,
+            validate_dirs: a.validate_dir.clone(),
         })
     }
 }

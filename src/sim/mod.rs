@@ -15,6 +15,7 @@ pub mod output;
 pub mod replay;
 pub mod strace;
 pub mod sweep;
+pub mod validate;
 
 #[cfg(test)]
 mod replay_tests;
@@ -213,6 +214,9 @@ pub(crate) fn costs_out(
 
 /// Runs the whole simulation `cfg` asks for.
 pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
+    if let Some(name) = &cfg.validate {
+        return Ok(Output::Validation(validate::run(cfg, name)?));
+    }
     if let Input::Strace(path) = &cfg.input {
         return strace::simulate(cfg, path);
     }

@@ -137,6 +137,7 @@ pub enum Output {
     Models(Vec<ModelReport>),
     Sweeps(Vec<SweepReport>),
     Implied(Vec<ImpliedReport>),
+    Validation(super::validate::ValidationReport),
 }
 
 fn one_or_many<T: Serialize>(v: &[T]) -> anyhow::Result<Vec<u8>> {
@@ -154,6 +155,7 @@ impl Exporter for Output {
                 Output::Models(v) => one_or_many(v),
                 Output::Sweeps(v) => one_or_many(v),
                 Output::Implied(v) => one_or_many(v),
+                Output::Validation(v) => report::json(v),
             };
         }
         let md = format == Format::Markdown;
@@ -163,6 +165,7 @@ impl Exporter for Output {
             Output::Models(v) => v.iter().map(|r| model_text(r, md, &render)).collect(),
             Output::Sweeps(v) => v.iter().map(|r| sweep_text(r, md, &render)).collect(),
             Output::Implied(v) => v.iter().map(|r| implied_text(r, md)).collect(),
+            Output::Validation(v) => vec![v.text(format)],
         };
         out += &blocks.join("\n");
         Ok(out.into_bytes())

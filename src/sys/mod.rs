@@ -7,13 +7,13 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod fs;
 pub mod guest;
 #[cfg(target_arch = "x86_64")]
 pub mod kvm;
-pub mod process;
-pub mod fs;
 pub mod mem;
 pub mod proc;
+pub mod process;
 pub mod signal;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
