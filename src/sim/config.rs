@@ -268,6 +268,12 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
             (Some(s), None, None) => Input::Scenario(s.clone()),
             (None, None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
         };
+        if a.strace.is_none() && (a.strict || a.fs.is_some()) {
+            return bad("--strict and --fs apply to --strace FILE only".into());
+        }
+        if !a.validate && !a.validate_dir.is_empty() {
+            return bad("--validate-dir applies to --validate only".into());
+        }
         let fs = match a.fs.as_deref() {
             None => None,
             Some(name) => match FsKind::parse(name) {

@@ -29,6 +29,12 @@ fn counter_source(c: Counter) -> ReadSource {
     }
 }
 
+/// One distinct injection: the source and micro-reads per iteration of counter and coarse.
+type InjectionKey = (ReadSource, u64, u64);
+
+/// Baseline ns (mean of the runs around), injected ns, relative drift of the baseline.
+type Measured = (f64, f64, f64);
+
 /// Measured ns per iteration of `name` with `reads` injected.
 fn measure(
     name: &str,
@@ -64,8 +70,10 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
     let t0 = first.runs[0].ns_per_iteration;
     let fs = super::fs_kind(first.fs_type.as_deref());
     let scenario = scenario_on(name, (fs != FsKind::Pipefs).then_some(fs))?;
-    let mut measured: Vec<((ReadSource, u64, u64), f64)> = Vec::new();
+    // Per distinct injection: (baseline ns, injected ns, baseline drift).
+    let mut measured: Vec<(InjectionKey, Measured)> = Vec::new();
     let mut rows = Vec::new();
+    let mut worst_drift: f64 = 0.0;
     for &model in &cfg.models {
         let counter = if model.is_linux() {
             ReadSource::SyscallRealtime
@@ -83,7 +91,7 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
         for p in model.policies() {
             let st = replay(&table, &p, c, &scenario, t0, scenario.iterations);
             let units = st.units().max(1) as f64;
-            let predicted_ns = st.total_ns / units;
+            let ts_ns = st.timestamp_ns / units;
             let (nc, nk) = (
                 st.counter_reads() as f64 / units,
                 st.coarse_reads() as f64 / units,
@@ -93,27 +101,36 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
                 (nc * 1e6).round() as u64,
                 (nk * 1e6).round() as u64,
             );
-            let m = match measured.iter().find(|(k, _)| *k == key) {
-                Some((_, m)) => *m,
+            let (base, m, drift) = match measured.iter().find(|(k, _)| *k == key) {
+                Some((_, v)) => *v,
                 None => {
+                    // Uninjected, injected, uninjected again: the mean of the two baselines is
+                    // the base, so that slow drift (other load on the machine) cancels.
+                    let a = measure(name, secs, dir.as_deref(), vec![])?;
                     let m = measure(
                         name,
                         secs,
                         dir.as_deref(),
                         vec![(counter, nc), (coarse, nk)],
                     )?;
-                    measured.push((key, m));
-                    m
+                    let b = measure(name, secs, dir.as_deref(), vec![])?;
+                    let v = ((a + b) / 2.0, m, (b - a) / ((a + b) / 2.0));
+                    measured.push((key, v));
+                    v
                 }
             };
+            worst_drift = worst_drift.max(drift.abs());
+            let predicted_ns = base + ts_ns;
             rows.push(Row::new(
                 p.name(),
                 "ops_per_sec",
                 1e9 / predicted_ns,
                 1e9 / m,
                 format!(
-                    "{} + {nc:.3} x {} ({}) + {nk:.3} x {} ({}) per op = {} predicted, {} measured",
-                    ns(t0),
+                    "{} (uninjected, {:+.1}% between the runs around it) + {nc:.3} x {} ({}) + \
+                     {nk:.3} x {} ({}) per op = {} predicted, {} measured",
+                    ns(base),
+                    drift * 100.0,
                     counter.probe_id(),
                     ns(c.precise_read_ns),
                     coarse.probe_id(),
@@ -124,22 +141,20 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
             ));
         }
     }
-    let last = super::run_workload(name, secs, dir.as_deref())?;
-    let t1 = last.runs[0].ns_per_iteration;
     let notes = vec![
         format!(
-            "uninjected {name}{}: {} per iteration before the policies, {} after ({:+.1}% drift: \
-             the noise floor of every row)",
+            "{name}{}: each distinct injection ran between two uninjected runs, whose mean is its \
+             base; the largest change between such a pair was {:.1}% (the noise floor of the \
+             rows); the first uninjected run, {}, paced the model's clock",
             dir.as_ref()
                 .map(|d| format!(" in {} ({fs})", d.display()))
                 .unwrap_or_default(),
-            ns(t0),
-            ns(t1),
-            (t1 - t0) / t0 * 100.0
+            worst_drift * 100.0,
+            ns(t0)
         ),
         format!(
-            "costs from a quick probe taken now{}; {} distinct injections, {secs} s each, one \
-             pinned task",
+            "costs from a quick probe taken now{}; {} distinct injections, 3 runs of {secs} s \
+             each, one pinned task",
             if cfg.emulate_trap {
                 " with TSC reads trapped (--emulate-trap)"
             } else {
