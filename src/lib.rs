@@ -61,6 +61,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Run(args) => workload::main(&args),
         Command::Simulate(args) => sim::main(&args, cli.emulate_trap),
         Command::Record(args) => strace::record::main(&args),
         Command::Compare(args) => compare_cmd(&args),
@@ -88,7 +89,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Vm(args) => vm::main(&args, cli.emulate_trap),
-        Command::Run(args) => workload::main(&args),
     }
 }
 

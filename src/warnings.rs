@@ -20,6 +20,8 @@ pub enum Warning {
     Noisy { id: String, relative_width: f64 },
     /// The thread was switched out while sampling a source.
     Preempted { id: String, switches: u64 },
+    /// The measuring thread got only part of its CPU while sampling.
+    CpuShared { share: f64, switches: u64 },
     /// CPUID's TSC frequency disagrees with the calibrated one.
     TscFrequencyMismatch { cpuid_hz: f64, calibrated_hz: f64 },
 }
@@ -35,6 +37,7 @@ impl Warning {
             Warning::Noisy { .. } => "noisy",
             Warning::Preempted { .. } => "preempted",
             Warning::TscFrequencyMismatch { .. } => "tsc_frequency_mismatch",
+            Warning::CpuShared { .. } => "cpu_shared",
         }
     }
 
@@ -130,6 +133,14 @@ impl fmt::Display for Warning {
                 f,
                 "{id}: {switches} involuntary context switches while sampling: another task \
                  shares this CPU; the robust fit discounts them, but check the interval"
+            ),
+            Warning::CpuShared { share, switches } => write!(
+                f,
+                "the measuring thread ran only {:.0}% of the sampling time ({switches} involuntary \
+                 context switches): another task shares this CPU; the robust fit and extra rounds \
+                 discount it, but rerun on an idle CPU (`taskset -c N` away from the load) for \
+                 figures to quote",
+                share * 100.0
             ),
             Warning::TscFrequencyMismatch {
                 cpuid_hz,

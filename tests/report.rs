@@ -48,6 +48,36 @@ fn quick_report_writes_parseable_files() {
     assert!(v["profile"]["sources"].as_array().unwrap().len() >= 30);
     assert!(v["detect"]["verdicts"]["rdtsc_trapped"]["holds"].is_boolean());
     assert!(v["detect"]["facts"]["hypervisor"]["present"].is_boolean());
+    let sim = v["simulation"].as_array().unwrap();
+    assert!(
+        sim.iter()
+            .any(|m| m["scenario"] == "pipe1" && m["model"] == "freebsd"),
+        "simulation missing"
+    );
+    for m in sim {
+        for e in m["estimates"].as_array().unwrap() {
+            assert!(e["ops_per_sec"].as_f64().unwrap() > 0.0);
+            assert!(e["accuracy"]["equal_successive_share"].as_f64().unwrap() <= 1.0);
+        }
+    }
+    assert!(!v["sweep"].as_array().unwrap().is_empty(), "sweep missing");
+
+    let sweep = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    let sdoc = roxmltree::Document::parse(&sweep).expect("sweep.svg is XML");
+    let stexts: Vec<String> = sdoc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect();
+    assert!(
+        stexts.iter().any(|t| t.starts_with("netbsd-knob:")),
+        "sweep series missing: {stexts:?}"
+    );
+    assert!(
+        sdoc.descendants().any(|n| n.has_tag_name("circle")),
+        "this machine's point is marked"
+    );
 
     let svg_path = out.join("costs.svg");
     let svg = std::fs::read_to_string(&svg_path).unwrap();

@@ -384,6 +384,20 @@ fn tables_render() {
         text.contains("ops/s median") && text.contains("write(pipe:0)"),
         "{text}"
     );
+    let out = tscope()
+        .args(["run", "getppid", "--tasks", "1", "--csv"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("workload,tasks,mode,placement,ops_per_sec_median"));
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&row[..3], ["getppid", "1", "processes"]);
+    assert!(row[4].parse::<f64>().unwrap() > 0.0, "{csv}");
 }
 
 #[test]
@@ -572,5 +586,29 @@ fn workers_issue_exactly_the_defined_syscalls() {
                 &middle[start..][i.saturating_sub(5)..i + 1]
             );
         }
+    }
+}
+
+#[test]
+fn recorded_runs_feed_the_simulator() {
+    for args in [&["pipe1", "--tasks", "1"][..], &["vfsmix", "--tasks", "1"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = dir.path().join("rec.json");
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&QUICK);
+        all.extend(["--dir", dir.path().to_str().unwrap()]);
+        all.extend(["--record", rec.to_str().unwrap()]);
+        tscope().args(&all).assert().success();
+        let v = json(&[
+            "simulate",
+            "--run",
+            rec.to_str().unwrap(),
+            "--model",
+            "linux-multigrain",
+            "--json",
+        ]);
+        assert_eq!(v["scenario"], format!("run:{}", args[0]));
+        assert!(!v["estimates"].as_array().unwrap().is_empty(), "{v}");
     }
 }

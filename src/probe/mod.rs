@@ -109,6 +109,9 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         overhead_ns: measure::timer_overhead_ns(if cfg.quick { 200 } else { 2000 }),
     };
     let ctx = sources::Context::new(&cfg.sources, &machine);
+    let cpu_before = sys::cpu::thread_cpu_s().ok();
+    let switches_before = sys::cpu::context_switches().map(|s| s.1).unwrap_or(0);
+    let sampling_started = Instant::now();
     // Rounds run every source once before any source runs again, so a disturbance that lasts
     // a moment lands in one round of a few sources instead of all rounds of one.
     let rounds = cfg.sampler.rounds.max(1);
@@ -153,6 +156,15 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         }
     }
 
+    let sampling_wall = sampling_started.elapsed().as_secs_f64();
+    let cpu_share = match (cpu_before, sys::cpu::thread_cpu_s().ok()) {
+        (Some(a), Some(b)) if sampling_wall > 0.0 => Some(((b - a) / sampling_wall).min(1.0)),
+        _ => None,
+    };
+    let involuntary_switches = sys::cpu::context_switches()
+        .map(|s| s.1)
+        .unwrap_or(0)
+        .saturating_sub(switches_before);
     let mut results = Vec::with_capacity(cfg.sources.len());
     let mut measurements = Vec::with_capacity(cfg.sources.len());
     for (i, &src) in cfg.sources.iter().enumerate() {
@@ -205,6 +217,12 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     };
 
     warnings.extend(Warning::about_machine(&machine));
+    if let Some(share) = cpu_share.filter(|&s| s < CPU_SHARE_WARN) {
+        warnings.push(Warning::CpuShared {
+            share,
+            switches: involuntary_switches,
+        });
+    }
     for r in &results {
         warnings.extend(Warning::about_source(r));
     }
@@ -221,6 +239,8 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         emulate_trap: cfg.emulate_trap,
         confidence_level: cfg.sampler.level,
         wall_s: started.elapsed().as_secs_f64(),
+        cpu_share,
+        involuntary_switches,
         timer,
         machine,
         sources: results,
@@ -228,6 +248,9 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         warnings: warnings.iter().map(Notice::from).collect(),
     }
 }
+
+/// Below this share of CPU time during sampling, the run shared its CPU: warn.
+pub const CPU_SHARE_WARN: f64 = 0.8;
 
 /// Extra rounds a noisy source may get.
 pub const MAX_EXTRA_ROUNDS: usize = 2;

@@ -23,6 +23,13 @@ pub struct Profile {
     pub emulate_trap: bool,
     pub confidence_level: f64,
     pub wall_s: f64,
+    /// CPU time the measuring thread got during sampling, as a share of the sampling wall
+    /// time: near 1 on an idle CPU, lower when another task shared it.
+    #[serde(default)]
+    pub cpu_share: Option<f64>,
+    /// Involuntary context switches of the measuring thread over the whole run.
+    #[serde(default)]
+    pub involuntary_switches: u64,
     /// The sampler's timer and its measured cost per sample (removed by the regression).
     pub timer: Timer,
     pub machine: Machine,

@@ -144,6 +144,107 @@ impl ReportDocument<'_> {
         t.markdown()
     }
 
+    fn knob(&self) -> String {
+        let mut out = String::new();
+        let mut scenarios: Vec<&str> = Vec::new();
+        for m in &self.0.simulation {
+            if !scenarios.contains(&m.scenario.as_str()) {
+                scenarios.push(&m.scenario);
+            }
+        }
+        for sc in scenarios {
+            out += &format!("\n### {sc}\n\n");
+            let mut t = Table::new(&[
+                ("policy", Align::Left),
+                ("ns/op", Align::Right),
+                ("ops/s", Align::Right),
+                ("speedup", Align::Right),
+                ("counter reads/op", Align::Right),
+                ("coarse reads/op", Align::Right),
+                ("equal successive mtimes", Align::Right),
+                ("resolution", Align::Right),
+            ]);
+            for m in self.0.simulation.iter().filter(|m| m.scenario == sc) {
+                for e in &m.estimates {
+                    let r = |k: &str| {
+                        e.reads_per_op
+                            .get(k)
+                            .map_or("-".into(), |v| format!("{v:.2}"))
+                    };
+                    t.row(vec![
+                        if e.stock {
+                            format!("{} (stock)", e.policy)
+                        } else {
+                            e.policy.clone()
+                        },
+                        ns(e.ns_per_op),
+                        format!("{:.0}", e.ops_per_sec),
+                        format!("{:.3}×", e.speedup),
+                        r("counter"),
+                        r("coarse"),
+                        format!("{:.1}%", e.accuracy.equal_successive_share * 100.0),
+                        super::probe::duration(e.accuracy.resolution_ns),
+                    ]);
+                }
+            }
+            out += &t.markdown();
+        }
+        if !self.0.sweep.is_empty() {
+            out += "\n![speedup against precise-read cost](sweep.svg)\n";
+            let mut t = Table::new(&[
+                ("model", Align::Left),
+                ("policy", Align::Left),
+                ("5% speedup from", Align::Right),
+            ]);
+            for s in &self.0.sweep {
+                for b in &s.break_even {
+                    t.row(vec![
+                        s.model.clone(),
+                        b.policy.clone(),
+                        b.value.map_or("never in 10 ns – 100 µs".into(), |v| {
+                            format!("{} per read", super::probe::duration(v))
+                        }),
+                    ]);
+                }
+            }
+            out += &format!(
+                "\nBreak-even ({}): the precise-read cost at which each setting first buys 5%.\n\n",
+                crate::assemble::SWEEP_SCENARIO
+            );
+            out += &t.markdown();
+        }
+        out
+    }
+
+    /// One sentence on what the knob buys in the swept scenario, at this machine's costs.
+    fn knob_sentence(&self) -> String {
+        let sc = crate::assemble::SWEEP_SCENARIO;
+        let best = self
+            .0
+            .simulation
+            .iter()
+            .filter(|m| m.scenario == sc)
+            .flat_map(|m| m.estimates.iter())
+            .max_by(|a, b| a.speedup.total_cmp(&b.speedup));
+        let first_gain = self
+            .0
+            .sweep
+            .iter()
+            .flat_map(|s| s.break_even.iter())
+            .filter_map(|b| b.value.map(|v| (v, &b.policy)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        match (best, first_gain) {
+            (Some(e), Some((v, p))) => format!(
+                " Replaying {sc}, the best knob setting at these costs buys {:.3}× ({}); a 5% gain \
+                 needs a precise read of {} or more ({p}).",
+                e.speedup,
+                e.policy,
+                super::probe::duration(v)
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// A paragraph to paste into a commit message or a mailing-list post.
     pub fn paragraph(&self) -> String {
         let r = self.0;
@@ -165,12 +266,13 @@ impl ReportDocument<'_> {
             .derived
             .precise_read_ns
             .map_or("?".into(), |e| estimate(&e));
+        let knob = self.knob_sentence();
         format!(
             "On {} ({hv}, Linux {}, clocksource {}), a precise kernel timestamp costs {precise} ns \
              (syscall:realtime − syscall:realtime_coarse), a coarse one {} ns \
              (vdso:realtime_coarse). clock_gettime(CLOCK_MONOTONIC) costs {} ns through the vDSO \
-             and {} ns as a raw syscall; rdtsc costs {} ns and is {}trapped. Figures are medians \
-             with 95% bootstrap intervals from `{}` ({}, seed {}).",
+             and {} ns as a raw syscall; rdtsc costs {} ns and is {}trapped.{knob} Figures are \
+             medians with 95% bootstrap intervals from `{}` ({}, seed {}).",
             m.cpu_model.as_deref().unwrap_or("this CPU"),
             m.kernel_release.as_deref().unwrap_or("?"),
             m.clocksource.current.as_deref().unwrap_or("?"),
@@ -197,10 +299,17 @@ impl ReportDocument<'_> {
         out += &self.other_table();
         out += "\n## Verdicts\n\n";
         out += &self.verdicts();
+        out += "\n## What a vfs_timestamp knob would buy here\n\nEach scenario replayed under \
+                every kernel model, priced with this machine's measured costs (`tscope simulate`; \
+                models and their sources in docs/kernel-models.md).\n";
+        out += &self.knob();
         out += "\n## For a commit message\n\n> ";
         out += &self.paragraph();
         out += "\n\n## Warnings\n\n";
-        if r.profile.warnings.is_empty() {
+        for s in &r.skipped {
+            out += &format!("- skipped: {s}\n");
+        }
+        if r.profile.warnings.is_empty() && r.skipped.is_empty() {
             out += "none\n";
         }
         for w in &r.profile.warnings {
@@ -218,6 +327,7 @@ impl ReportDocument<'_> {
                 "costs.svg",
                 super::svg::costs(&self.0.profile)?.into_bytes(),
             ),
+            ("sweep.svg", super::svg::sweep(&self.0.sweep)?.into_bytes()),
         ])
     }
 

@@ -158,3 +158,115 @@ pub fn costs(p: &Profile) -> anyhow::Result<String> {
         ],
     )
 }
+
+/// Speedup of each model's best knob setting against the precise-read cost, from the sweep,
+/// with this machine's cost marked on each curve.
+pub fn sweep(reports: &[crate::sim::output::SweepReport]) -> anyhow::Result<String> {
+    let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("{e:?}");
+    // For each model: the non-stock policy with the largest speedup at the end of the range.
+    /// (legend, (cost, speedup) points, this machine's cost)
+    type Curve = (String, Vec<(f64, f64)>, f64);
+    let mut series: Vec<Curve> = Vec::new();
+    for r in reports {
+        let Some(last) = r.points.last() else {
+            continue;
+        };
+        let best = last
+            .estimates
+            .iter()
+            .filter(|e| e.policy != r.stock_policy)
+            .max_by(|a, b| a.speedup.total_cmp(&b.speedup));
+        let Some(best) = best else { continue };
+        let pts: Vec<(f64, f64)> = r
+            .points
+            .iter()
+            .filter_map(|p| {
+                p.estimates
+                    .iter()
+                    .find(|e| e.policy == best.policy)
+                    .map(|e| (p.value, e.speedup))
+            })
+            .collect();
+        let label = format!("{} vs {}", best.policy, r.stock_policy);
+        series.push((label, pts, r.costs.precise_read_ns));
+    }
+    let x_lo = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .fold(f64::INFINITY, f64::min);
+    let x_hi = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let y_hi = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .fold(1.0, f64::max)
+        * 1.1;
+    let (x_lo, x_hi) = if x_lo.is_finite() && x_hi > x_lo {
+        (x_lo, x_hi)
+    } else {
+        (1.0, 10.0)
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let title = reports.first().map_or(String::new(), |r| {
+            format!(
+                "{}: speedup of the knob against the cost of a precise read",
+                r.scenario
+            )
+        });
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(55)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.9f64..y_hi)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("ns per precise read (clocksource / counter)")
+            .y_desc("speedup")
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, (label, pts, here)) in series.iter().enumerate() {
+            let color = SERIES[i % SERIES.len()];
+            let palette = [color, RGBColor(214, 39, 40), RGBColor(140, 86, 75)];
+            let color = palette[(i / SERIES.len()) % palette.len()];
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 15, y)], color.stroke_width(2))
+                });
+            // This machine's cost: the speedup interpolated (in log x) between sweep points.
+            if let Some(y) = interpolate(pts, *here) {
+                chart
+                    .draw_series(std::iter::once(Circle::new((*here, y), 5, color.filled())))
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+/// Linear interpolation in log x; `None` outside the swept range.
+fn interpolate(pts: &[(f64, f64)], x: f64) -> Option<f64> {
+    pts.windows(2)
+        .find(|w| w[0].0 <= x && x <= w[1].0)
+        .map(|w| {
+            let t = (x.ln() - w[0].0.ln()) / (w[1].0.ln() - w[0].0.ln());
+            w[0].1 + t * (w[1].1 - w[0].1)
+        })
+}

@@ -112,6 +112,8 @@ pub struct SimulateConfig {
     pub input: Input,
     pub models: Vec<ModelId>,
     pub profile: Option<PathBuf>,
+    /// A profile already in memory (the report's own probe); wins over `profile`.
+    pub profile_data: Option<crate::probe::Profile>,
     pub counter: Counter,
     pub overrides: Vec<(Param, f64)>,
     pub sweep: Option<SweepSpec>,
@@ -135,6 +137,36 @@ pub struct SimulateConfig {
 }
 
 impl SimulateConfig {
+    /// Every model on a bundled scenario, priced from `profile` (what `tscope report` runs),
+    /// optionally as a sweep of `precise_read_ns` over 10 ns..100 µs.
+    pub fn for_report(scenario: &str, profile: crate::probe::Profile, sweep: bool) -> Self {
+        SimulateConfig {
+            input: Input::Scenario(scenario.to_string()),
+            models: ModelId::ALL.to_vec(),
+            profile: None,
+            profile_data: Some(profile),
+            counter: Counter::Rdtscp,
+            overrides: Vec::new(),
+            sweep: sweep.then_some(SweepSpec {
+                param: Param::PreciseReadNs,
+                lo: 10.0,
+                hi: 100_000.0,
+                points: 25,
+            }),
+            break_even: 1.05,
+            implied: None,
+            iterations: None,
+            format: Format::Json,
+            out: None,
+            emulate_trap: false,
+            strict: false,
+            fs: None,
+            validate: None,
+            validate_secs: 2.0,
+            validate_dirs: Vec::new(),
+        }
+    }
+
     /// The `--set` value of `p`, if any.
     pub fn set(&self, p: Param) -> Option<f64> {
         self.overrides
@@ -358,6 +390,7 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
             input,
             models,
             profile: a.profile.clone(),
+            profile_data: None,
             counter: a.counter,
             overrides,
             sweep,

@@ -95,6 +95,10 @@ pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
 
 /// The profile the costs come from, and how to name it in the output.
 pub(crate) fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
+    if let Some(p) = &cfg.profile_data {
+        let note = ProfileNote::new("the report's own probe".into(), Some(p));
+        return Ok((Some(p.clone()), note));
+    }
     match &cfg.profile {
         Some(path) => {
             let p = costs::load_profile(path)?;

@@ -56,7 +56,20 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
     Ok(cpus)
 }
 
-/// The calling process's voluntary and involuntary context switches so far (`getrusage`).
+/// CPU time (user + system) the calling thread has used so far, in seconds (`getrusage`).
+pub fn thread_cpu_s() -> io::Result<f64> {
+    // SAFETY: all-zero is a valid rusage value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid and writable; RUSAGE_THREAD is supported since Linux 2.6.26.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
+/// The calling thread's voluntary and involuntary context switches so far (`getrusage`).
 pub fn context_switches() -> io::Result<(u64, u64)> {
     // SAFETY: all-zero is a valid rusage value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

@@ -280,12 +280,121 @@ fn pagezero_text(z: &PagezeroReport, md: bool) -> String {
     out
 }
 
+impl RunView<'_> {
+    /// Plain numbers, one row per run (mem: per thread; pagezero: per variant and cache).
+    fn csv(&self) -> String {
+        use crate::report::csv_line;
+        let r = self.0;
+        let w = r.workload.as_str();
+        if let Some(m) = &r.mem {
+            let op = format!("{:?}", m.op).to_lowercase();
+            let mut out = csv_line(&[
+                "workload",
+                "op",
+                "threads",
+                "thread",
+                "cpu",
+                "bytes",
+                "prefault_ms",
+                "copy_mib_per_sec",
+                "total_mib_per_sec",
+            ]);
+            for run in &m.runs {
+                for l in &run.per_thread {
+                    out += &csv_line(&[
+                        w.to_string(),
+                        op.clone(),
+                        run.threads.to_string(),
+                        l.thread.to_string(),
+                        l.cpu.map_or(String::new(), |c| c.to_string()),
+                        l.bytes.to_string(),
+                        l.prefault_ms.to_string(),
+                        l.copy_mib_per_sec.to_string(),
+                        run.total_mib_per_sec.to_string(),
+                    ]);
+                }
+            }
+            return out;
+        }
+        if let Some(z) = &r.pagezero {
+            let mut out = csv_line(&[
+                "workload",
+                "variant",
+                "cache",
+                "ns_per_page",
+                "ns_per_page_lower",
+                "ns_per_page_upper",
+                "gib_per_sec",
+            ]);
+            for x in &z.results {
+                out += &csv_line(&[
+                    w.to_string(),
+                    x.variant.clone(),
+                    x.cache.clone(),
+                    x.ns_per_page.to_string(),
+                    x.ns_per_page_lower.to_string(),
+                    x.ns_per_page_upper.to_string(),
+                    x.gib_per_sec.to_string(),
+                ]);
+            }
+            return out;
+        }
+        let mut out = csv_line(&[
+            "workload",
+            "tasks",
+            "mode",
+            "placement",
+            "ops_per_sec_median",
+            "ops_per_sec_min",
+            "ops_per_sec_max",
+            "per_task_min",
+            "per_task_max",
+            "ns_per_iteration",
+            "partial",
+            "equal_mtimes",
+            "mtime_pairs",
+        ]);
+        for x in &r.runs {
+            let lo = x.per_task_min.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = x.per_task_max.iter().copied().fold(0.0, f64::max);
+            out += &csv_line(&[
+                w.to_string(),
+                x.tasks.to_string(),
+                x.mode.as_str().to_string(),
+                match x.placement {
+                    Some(super::Placement::SameCpu) => "same_cpu".into(),
+                    Some(super::Placement::DifferentCpus) => "different_cpus".into(),
+                    None => String::new(),
+                },
+                x.ops_per_sec.median.to_string(),
+                x.ops_per_sec.min.to_string(),
+                x.ops_per_sec.max.to_string(),
+                if lo.is_finite() {
+                    lo.to_string()
+                } else {
+                    String::new()
+                },
+                hi.to_string(),
+                x.ns_per_iteration.to_string(),
+                x.partial.to_string(),
+                x.mtimes
+                    .as_ref()
+                    .map_or(String::new(), |m| m.equal.to_string()),
+                x.mtimes
+                    .as_ref()
+                    .map_or(String::new(), |m| m.pairs.to_string()),
+            ]);
+        }
+        out
+    }
+}
+
 impl Exporter for RunView<'_> {
     fn export(&self, format: Format) -> anyhow::Result<Vec<u8>> {
         let text = match format {
             Format::Json => return crate::report::json(self.0),
-            // No CSV form of a run yet: the table.
-            Format::Table | Format::Csv => self.render(false),
+            Format::Csv => return Ok(self.csv().into_bytes()),
+            Format::Table => self.render(false),
             Format::Markdown => self.render(true),
         };
         Ok((text.trim_end().to_string() + "\n").into_bytes())
