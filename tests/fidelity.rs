@@ -82,6 +82,16 @@ fn bundled_make_trace_follows_processes_pipes_and_new_files() {
     assert!(s["ops_by_syscall"]["create"].as_u64().unwrap() >= 1, "{s}");
     assert!(s["ops_by_syscall"]["write"].as_u64().unwrap() >= 1, "{s}");
     assert!(s["fs_source"].as_str().unwrap().starts_with("--fs tmpfs"));
+    // Interleaved processes: every <unfinished ...> half found its <... resumed> half.
+    assert_eq!(
+        (
+            s["unfinished_at_end"].as_u64(),
+            s["orphan_resumes"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{s}"
+    );
+    assert_eq!(s["unknown_syscalls"], serde_json::json!({}), "{s}");
     assert_eq!(est(&v, "freebsd:2")["stock"], true);
 }
 
