@@ -63,6 +63,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Run(args) => workload::main(&args),
         Command::Simulate(args) => sim::main(&args, cli.emulate_trap),
+        Command::Record(args) => strace::record::main(&args),
         Command::Compare(args) => compare_cmd(&args),
         Command::Report(args) => {
             let mut cfg = assemble::ReportConfig::try_from(&args)?;

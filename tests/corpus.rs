@@ -38,5 +38,8 @@ fn strace_corpus_never_panics() {
         for line in text.lines() {
             let _ = j.feed(line);
         }
+        let opts = tscope::trace::strace_import::ImportOptions::default();
+        let import = tscope::trace::strace_import::StraceImport::new(&bytes[..], "corpus", opts);
+        let _ = import.for_each(|_| {});
     }
 }

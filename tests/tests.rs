@@ -4,6 +4,7 @@ mod common;
 mod compare;
 mod corpus;
 mod detect;
+mod fidelity;
 mod noise;
 mod probe;
 mod report;

@@ -1,4 +1,5 @@
-//! Any bytes as strace output, line by line through the joiner: errors, never a panic.
+//! Any bytes as strace output, line by line through the joiner, and whole through the
+//! importer (fd tables, paths, inodes): errors, never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,4 +16,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    let opts = tscope::trace::strace_import::ImportOptions::default();
+    let import = tscope::trace::strace_import::StraceImport::new(data, "fuzz", opts);
+    let _ = import.for_each(|_| {});
 });

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod record;
 pub mod run;
 pub mod simulate;
 pub mod vm;
@@ -37,6 +38,8 @@ pub enum Command {
     Vm(vm::VmArgs),
     /// Estimate what a vfs_timestamp resolution knob buys, and what accuracy it costs.
     Simulate(simulate::SimulateArgs),
+    /// Run a command under `strace -f -tt -T -y -o FILE`, for `simulate --strace FILE`.
+    Record(record::RecordArgs),
     /// Measure this machine and write report.md, report.json and SVG charts into a directory.
     Report(ReportArgs),
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.

@@ -30,12 +30,24 @@ impl Counter {
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {
     /// Scenario file, or the name of a bundled scenario (pipe1, vfsmix, …; see scenarios/).
-    #[arg(value_name = "SCENARIO", required_unless_present = "run")]
+    #[arg(value_name = "SCENARIO", required_unless_present_any = ["run", "strace"])]
     pub scenario: Option<String>,
     /// A run recorded by `tscope run --record FILE`: its loop, and its measured ops/s as the
     /// base cost (less the stock Linux model's timestamp cost).
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     pub run: Option<PathBuf>,
+    /// A log of `strace -f -tt -T -y -o FILE CMD` (or `tscope record`): streamed through the
+    /// models with inode identity tracked through paths and fds.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "run"])]
+    pub strace: Option<PathBuf>,
+    /// With --strace: a malformed line is an error (exit 2) naming its line number, instead of
+    /// being counted and skipped.
+    #[arg(long, requires = "strace")]
+    pub strict: bool,
+    /// With --strace: every regular path is on this filesystem (tmpfs, ext4, xfs, btrfs, ufs,
+    /// other) instead of what this machine's /proc/self/mountinfo says.
+    #[arg(long, value_name = "KIND", requires = "strace")]
+    pub fs: Option<String>,
     /// Kernel model (repeat for several); default: every model.
     #[arg(long = "model", value_enum)]
     pub models: Vec<ModelId>,
@@ -63,6 +75,24 @@ pub struct SimulateArgs {
     /// stock=OPS,patched=OPS, optionally ,policy=MODEL:VALUE and ,stock_policy=MODEL:VALUE.
     #[arg(long, value_name = "SPEC")]
     pub implied: Option<String>,
+    /// Check the simulator against reality instead of estimating, SCENARIO naming the check:
+    /// pipe1 or vfsmix (run it, inject each policy's reads, measured vs predicted ops/s),
+    /// accuracy, write-only or write-stat (equal successive mtimes on tmpfs and the root fs vs
+    /// the multigrain model), seed (the NetBSD figures with the back-solved costs).
+    #[arg(long, conflicts_with_all = ["run", "strace", "sweep", "implied"])]
+    pub validate: bool,
+    /// Seconds each live run of --validate samples.
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        value_name = "SECS",
+        requires = "validate"
+    )]
+    pub validate_secs: f64,
+    /// Directory for the live runs of --validate (repeatable; default: /dev/shm for vfsmix,
+    /// /dev/shm and /var/tmp for accuracy).
+    #[arg(long, value_name = "DIR", requires = "validate")]
+    pub validate_dir: Vec<PathBuf>,
     /// Iterations to replay (default: the scenario's).
     #[arg(long, value_name = "N")]
     pub iterations: Option<u64>,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::cli::simulate::{Counter, SimulateArgs};
 use crate::model::{ModelId, Policy};
 use crate::report::Format;
+use crate::trace::FsKind;
 
 /// A setting `--set`, `--sweep` and the output name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -103,6 +104,8 @@ pub enum Input {
     Run(PathBuf),
     /// A run record already in memory (the report's own workload runs).
     Record(Box<crate::trace::run_record::RunRecord>),
+    /// `strace -f -tt -T -y` output, streamed.
+    Strace(PathBuf),
 }
 
 /// A validated `simulate` configuration.
@@ -123,6 +126,16 @@ pub struct SimulateConfig {
     pub out: Option<PathBuf>,
     /// TSC reads of this process trap (global `--emulate-trap`): recorded in a quick probe.
     pub emulate_trap: bool,
+    /// `--strict`: a malformed strace line is an error naming its number.
+    pub strict: bool,
+    /// `--fs`: the filesystem of every regular path of an strace log.
+    pub fs: Option<FsKind>,
+    /// `--validate`: the validation to run (the SCENARIO argument names it).
+    pub validate: Option<String>,
+    /// Seconds each live run of a validation samples.
+    pub validate_secs: f64,
+    /// Directories the live runs of a validation use (default per validation).
+    pub validate_dirs: Vec<PathBuf>,
 }
 
 impl SimulateConfig {
@@ -153,6 +166,11 @@ impl SimulateConfig {
             format: Format::Json,
             out: None,
             emulate_trap: false,
+            strict: false,
+            fs: None,
+            validate: None,
+            validate_secs: 2.0,
+            validate_dirs: Vec::new(),
         }
     }
 
@@ -283,11 +301,53 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
     type Error = ConfigError;
 
     fn try_from(a: &SimulateArgs) -> Result<Self, ConfigError> {
-        let input = match (&a.scenario, &a.run) {
-            (_, Some(run)) => Input::Run(run.clone()),
-            (Some(s), None) => Input::Scenario(s.clone()),
-            (None, None) => return bad("give a SCENARIO or --run FILE".into()),
+        let input = match (&a.scenario, &a.run, &a.strace) {
+            (_, _, Some(trace)) => Input::Strace(trace.clone()),
+            (_, Some(run), None) => Input::Run(run.clone()),
+            (Some(s), None, None) => Input::Scenario(s.clone()),
+            (None, None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
         };
+        if a.strace.is_none() && (a.strict || a.fs.is_some()) {
+            return bad("--strict and --fs apply to --strace FILE only".into());
+        }
+        if !a.validate && !a.validate_dir.is_empty() {
+            return bad("--validate-dir applies to --validate only".into());
+        }
+        let fs = match a.fs.as_deref() {
+            None => None,
+            Some(name) => match FsKind::parse(name) {
+                Some(FsKind::Pipefs) | None => {
+                    return bad(format!(
+                        "--fs '{name}': expected one of tmpfs, ext4, xfs, btrfs, ufs, other"
+                    ))
+                }
+                Some(fs) => Some(fs),
+            },
+        };
+        if matches!(input, Input::Strace(_))
+            && (a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some())
+        {
+            return bad(
+                "--strace replays the log once per policy: --sweep, --implied and --iterations \
+                 apply to scenarios"
+                    .into(),
+            );
+        }
+        let validate = match (&input, a.validate) {
+            (_, false) => None,
+            (Input::Scenario(name), true) => Some(name.clone()),
+            _ => {
+                return bad(
+                    "--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into(),
+                )
+            }
+        };
+        if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
+            return bad(format!(
+                "--validate-secs must be 0.2..=600 seconds, got {}",
+                a.validate_secs
+            ));
+        }
         let mut overrides = Vec::new();
         for s in &a.set {
             let (k, v) = key_value(s, "--set")?;
@@ -347,6 +407,11 @@ impl TryFrom<&SimulateArgs> for SimulateConfig {
             format: Format::from(&a.output),
             out: a.output.out.clone(),
             emulate_trap: false,
+            strict: a.strict,
+            fs,
+            validate,
+            validate_secs: a.validate_secs,
+            validate_dirs: a.validate_dir.clone(),
         })
     }
 }

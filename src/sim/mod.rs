@@ -13,7 +13,9 @@ pub mod costs;
 pub mod estimate;
 pub mod output;
 pub mod replay;
+pub mod strace;
 pub mod sweep;
+pub mod validate;
 
 #[cfg(test)]
 mod replay_tests;
@@ -61,6 +63,10 @@ pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
             scenario: run.scenario.clone(),
             run: Some((**run).clone()),
         }),
+        Input::Strace(path) => anyhow::bail!(
+            "'{}' is an strace log: it streams through `simulate --strace`, not a loop",
+            path.display()
+        ),
         Input::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
@@ -92,7 +98,7 @@ pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
 }
 
 /// The profile the costs come from, and how to name it in the output.
-fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
+pub(crate) fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
     if let Some(p) = &cfg.profile_data {
         let note = ProfileNote::new("the report's own probe".into(), Some(p));
         return Ok((Some(p.clone()), note));
@@ -197,7 +203,12 @@ fn base_cost(
     )
 }
 
-fn costs_out(c: Costs, sources: costs::CostSources, base: f64, base_source: &str) -> CostsOut {
+pub(crate) fn costs_out(
+    c: Costs,
+    sources: costs::CostSources,
+    base: f64,
+    base_source: &str,
+) -> CostsOut {
     CostsOut {
         precise_read_ns: c.precise_read_ns,
         coarse_read_ns: c.coarse_read_ns,
@@ -211,6 +222,12 @@ fn costs_out(c: Costs, sources: costs::CostSources, base: f64, base_source: &str
 
 /// Runs the whole simulation `cfg` asks for.
 pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
+    if let Some(name) = &cfg.validate {
+        return Ok(Output::Validation(validate::run(cfg, name)?));
+    }
+    if let Input::Strace(path) = &cfg.input {
+        return strace::simulate(cfg, path);
+    }
     let loaded = load_input(&cfg.input)?;
     let compiled = loaded.scenario.compile();
     let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
@@ -270,6 +287,7 @@ pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
             costs: costs_o,
             estimates: estimate::estimates(model, costs, &compiled, base, iterations),
             notes: notes.clone(),
+            strace: None,
         });
     }
     Ok(if cfg.sweep.is_some() {

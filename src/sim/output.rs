@@ -10,6 +10,7 @@ use super::estimate::Estimate;
 use crate::probe::Profile;
 use crate::report::table::{Align, Table};
 use crate::report::{self, Exporter, Format};
+use crate::trace::strace_import::ImportSummary;
 
 /// Version of the `simulate` JSON.
 pub const SIMULATE_SCHEMA_VERSION: u32 = 1;
@@ -65,6 +66,9 @@ pub struct ModelReport {
     pub costs: CostsOut,
     pub estimates: Vec<Estimate>,
     pub notes: Vec<String>,
+    /// What the strace import saw (`simulate --strace` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace: Option<ImportSummary>,
 }
 
 /// One policy at one swept value.
@@ -133,6 +137,7 @@ pub enum Output {
     Models(Vec<ModelReport>),
     Sweeps(Vec<SweepReport>),
     Implied(Vec<ImpliedReport>),
+    Validation(super::validate::ValidationReport),
 }
 
 fn one_or_many<T: Serialize>(v: &[T]) -> anyhow::Result<Vec<u8>> {
@@ -150,6 +155,7 @@ impl Exporter for Output {
                 Output::Models(v) => one_or_many(v),
                 Output::Sweeps(v) => one_or_many(v),
                 Output::Implied(v) => one_or_many(v),
+                Output::Validation(v) => report::json(v),
             };
         }
         let md = format == Format::Markdown;
@@ -159,6 +165,7 @@ impl Exporter for Output {
             Output::Models(v) => v.iter().map(|r| model_text(r, md, &render)).collect(),
             Output::Sweeps(v) => v.iter().map(|r| sweep_text(r, md, &render)).collect(),
             Output::Implied(v) => v.iter().map(|r| implied_text(r, md)).collect(),
+            Output::Validation(v) => vec![v.text(format)],
         };
         out += &blocks.join("\n");
         Ok(out.into_bytes())

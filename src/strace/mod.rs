@@ -4,6 +4,7 @@
 //! number of tasks with a call in flight, not by the length of the trace.
 
 pub mod parse;
+pub mod record;
 
 use std::collections::HashMap;
 
@@ -45,10 +46,50 @@ pub struct JoinError {
     pub what: String,
 }
 
+/// A complete call borrowed from the line, or (for a resumed call) from the joiner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRef<'a> {
+    pub pid: Option<u32>,
+    /// Start time, seconds.
+    pub time_s: Option<f64>,
+    pub name: &'a str,
+    /// The raw argument list (both halves joined for a resumed call).
+    pub args: &'a str,
+    pub ret: parse::Ret<'a>,
+    pub duration_s: Option<f64>,
+}
+
+/// What one line contributed, borrowed (see [`Joiner::feed_ref`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventRef<'a> {
+    Call(CallRef<'a>),
+    /// The first half of `name` was stored.
+    Pending {
+        pid: Option<u32>,
+        name: &'a str,
+    },
+    Signal {
+        pid: Option<u32>,
+    },
+    Exit {
+        pid: Option<u32>,
+    },
+}
+
+/// The first half of a call, stored until its task resumes it.
+#[derive(Debug)]
+struct PendingCall {
+    time_s: Option<f64>,
+    name: String,
+    args: String,
+}
+
 /// Pairs unfinished and resumed halves, per task.
 #[derive(Debug, Default)]
 pub struct Joiner {
-    pending: HashMap<Option<u32>, (Option<f64>, String, String)>,
+    pending: HashMap<Option<u32>, PendingCall>,
+    /// The joined arguments of the last resumed call ([`Joiner::feed_ref`] lends them).
+    joined: String,
     line: u64,
     /// Calls resumed without a matching unfinished half (the trace started mid-call).
     pub orphan_resumes: u64,
@@ -59,15 +100,20 @@ impl Joiner {
         Self::default()
     }
 
-    /// Feeds the next line (numbered from 1 in order of feeding).
-    pub fn feed(&mut self, text: &str) -> Result<Event, JoinError> {
+    /// The number of the line fed last (from 1).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Counts a line the caller skipped without feeding it (line numbers stay the file's).
+    pub fn skip_line(&mut self) {
         self.line += 1;
-        let err = |e: LineError| JoinError {
-            line: self.line,
-            what: e.0.to_string(),
-        };
-        match parse::parse_line(text).map_err(err)? {
-            Line::Call(c) => Ok(Event::Call(Syscall {
+    }
+
+    /// Feeds the next line (numbered from 1 in order of feeding), returning owned data.
+    pub fn feed(&mut self, text: &str) -> Result<Event, JoinError> {
+        Ok(match self.feed_ref(text)? {
+            EventRef::Call(c) => Event::Call(Syscall {
                 pid: c.pid,
                 time_s: c.time_s,
                 name: c.name.to_string(),
@@ -76,6 +122,29 @@ impl Joiner {
                 ret_path: c.ret.path.map(str::to_string),
                 errno: c.ret.errno.map(str::to_string),
                 duration_s: c.duration_s,
+            }),
+            EventRef::Pending { .. } => Event::Pending,
+            EventRef::Signal { pid } => Event::Signal { pid },
+            EventRef::Exit { pid } => Event::Exit { pid },
+        })
+    }
+
+    /// Feeds the next line without copying a complete call: the common case allocates nothing.
+    pub fn feed_ref<'a>(&'a mut self, text: &'a str) -> Result<EventRef<'a>, JoinError> {
+        self.line += 1;
+        let line = self.line;
+        let err = |e: LineError| JoinError {
+            line,
+            what: e.0.to_string(),
+        };
+        match parse::parse_line(text).map_err(err)? {
+            Line::Call(c) => Ok(EventRef::Call(CallRef {
+                pid: c.pid,
+                time_s: c.time_s,
+                name: c.name,
+                args: c.args,
+                ret: c.ret,
+                duration_s: c.duration_s,
             })),
             Line::Unfinished {
                 pid,
@@ -83,9 +152,15 @@ impl Joiner {
                 name,
                 args,
             } => {
-                self.pending
-                    .insert(pid, (time_s, name.to_string(), args.to_string()));
-                Ok(Event::Pending)
+                self.pending.insert(
+                    pid,
+                    PendingCall {
+                        time_s,
+                        name: name.to_string(),
+                        args: args.to_string(),
+                    },
+                );
+                Ok(EventRef::Pending { pid, name })
             }
             Line::Resumed {
                 pid,
@@ -96,34 +171,32 @@ impl Joiner {
                 duration_s,
             } => {
                 let (start, first) = match self.pending.remove(&pid) {
-                    Some((t, n, a)) if n == name => (t, a),
+                    Some(p) if p.name == name => (p.time_s, p.args),
                     _ => {
                         self.orphan_resumes += 1;
                         (time_s, String::new())
                     }
                 };
-                let args = match (first.is_empty(), args.trim().is_empty()) {
-                    (_, true) => first,
-                    (true, false) => args.trim().to_string(),
-                    (false, false) => {
-                        format!("{first}, {}", args.trim().trim_start_matches(',').trim())
-                    }
-                };
-                Ok(Event::Call(Syscall {
+                let second = args.trim().trim_start_matches(',').trim();
+                self.joined.clear();
+                self.joined.push_str(&first);
+                if !first.is_empty() && !second.is_empty() {
+                    self.joined.push_str(", ");
+                }
+                self.joined.push_str(second);
+                Ok(EventRef::Call(CallRef {
                     pid,
                     time_s: start,
-                    name: name.to_string(),
-                    args,
-                    ret: ret.value,
-                    ret_path: ret.path.map(str::to_string),
-                    errno: ret.errno.map(str::to_string),
+                    name,
+                    args: &self.joined,
+                    ret,
                     duration_s,
                 }))
             }
-            Line::Signal { pid, .. } => Ok(Event::Signal { pid }),
+            Line::Signal { pid, .. } => Ok(EventRef::Signal { pid }),
             Line::Exit { pid, .. } => {
                 self.pending.remove(&pid);
-                Ok(Event::Exit { pid })
+                Ok(EventRef::Exit { pid })
             }
         }
     }

@@ -275,35 +275,63 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
 
 /// Splits an argument list at top-level commas (outside strings and brackets).
 pub fn split_args(args: &str) -> Vec<&str> {
-    let b = args.as_bytes();
-    let mut out = Vec::new();
-    let (mut depth, mut start, mut i) = (0i32, 0usize, 0usize);
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
+    Args::new(args).collect()
+}
+
+/// The arguments of a list one by one, without allocating: scanning stops at the argument
+/// asked for, so `Args::new(a).next()` reads only up to the first top-level comma.
+#[derive(Debug, Clone)]
+pub struct Args<'a> {
+    s: &'a str,
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Args<'a> {
+    pub fn new(args: &'a str) -> Self {
+        let done = args.trim().is_empty();
+        Args {
+            s: args,
+            pos: 0,
+            done,
+        }
+    }
+}
+
+impl<'a> Iterator for Args<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.done {
+            return None;
+        }
+        let b = self.s.as_bytes();
+        let start = self.pos;
+        let (mut depth, mut i) = (0i32, start);
+        while i < b.len() {
+            match b[i] {
+                b'"' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        if b[i] == b'\\' {
+                            i += 1;
+                        }
                         i += 1;
                     }
-                    i += 1;
                 }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => {
+                    self.pos = i + 1;
+                    return Some(self.s[start..i].trim());
+                }
+                _ => {}
             }
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            b',' if depth == 0 => {
-                out.push(args[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
+            i += 1;
         }
-        i += 1;
+        self.done = true;
+        Some(self.s[start.min(self.s.len())..].trim())
     }
-    let last = args[start..].trim();
-    if !last.is_empty() || !out.is_empty() {
-        out.push(last);
-    }
-    out
 }
 
 /// An fd argument with its `-y` annotation: `3</tmp/x.txt>` → `(3, "/tmp/x.txt")`;

@@ -10,6 +10,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod inject;
 pub mod mem;
 pub mod model;
 pub mod null;

@@ -76,6 +76,15 @@ where
     F: FnMut() -> Result<(), StepError>,
 {
     let it = &slot.iterations;
+    if let Some(mut inject) = super::inject::active() {
+        // `simulate --validate`: emulated kernel timestamp reads after each iteration.
+        while control.stop.load(Relaxed) == 0 {
+            body()?;
+            inject.iteration();
+            it.store(it.load(Relaxed) + 1, Relaxed);
+        }
+        return Ok(());
+    }
     while control.stop.load(Relaxed) == 0 {
         body()?;
         it.store(it.load(Relaxed) + 1, Relaxed);

@@ -1,0 +1,151 @@
+//! `simulate --strace FILE`: one streaming pass over an strace log, every op fed to one
+//! [`Replay`] per policy of every model, so memory stays flat in the log's length and the log
+//! is parsed once.
+//!
+//! Costs: the timestamp work is priced as for scenarios. The base cost of an op (the syscall
+//! without timestamp work) is `--set base_ns`, else the median `-T` time of the log's calls — an
+//! upper bound, as it includes ptrace's stops. The virtual clock follows the log's `-tt` times,
+//! so ticks, coarse reads and multigrain floors see the real pacing of the traced program.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::config::{Param, SimulateConfig};
+use super::output::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
+use super::replay::{Replay, Stats};
+use super::{costs, estimate};
+use crate::trace::strace_import::{ImportOptions, ImportSummary, StraceImport};
+
+/// Base cost per op used while replaying when none is given (only matters for a log without
+/// `-tt` times, whose virtual clock advances by the cost).
+const PROVISIONAL_BASE_NS: f64 = 1000.0;
+
+/// Replays the strace log at `path` under every model and policy `cfg` asks for.
+pub fn simulate(cfg: &SimulateConfig, path: &Path) -> anyhow::Result<Output> {
+    let file =
+        File::open(path).with_context(|| format!("opening strace file '{}'", path.display()))?;
+    let reader = BufReader::with_capacity(1 << 16, file);
+    let (profile, note) = super::profile(cfg)?;
+    let profile = profile.as_ref();
+    let mut resolved = Vec::new();
+    for &m in &cfg.models {
+        resolved.push((m, m.table(), m.policies(), costs::resolve(m, profile, cfg)?));
+    }
+    let provisional = cfg.set(Param::BaseNs).unwrap_or(PROVISIONAL_BASE_NS);
+    let mut replays: Vec<Replay> = resolved
+        .iter()
+        .flat_map(|(_, table, policies, (c, _))| {
+            policies
+                .iter()
+                .map(move |p| Replay::new(table, p.kind, *c, provisional, 0))
+        })
+        .collect();
+    let origin = path.display().to_string();
+    let import = StraceImport::new(reader, &origin, ImportOptions::system(cfg.strict, cfg.fs));
+    let summary = import.for_each(|op| {
+        for r in replays.iter_mut() {
+            r.step(op);
+        }
+    })?;
+    anyhow::ensure!(
+        summary.calls > 0,
+        "no syscalls in strace file '{}' ({} lines, {} malformed): record one with \
+         `tscope record -o FILE -- CMD` or `strace -f -tt -T -y -o FILE CMD`",
+        path.display(),
+        summary.lines,
+        summary.malformed_lines
+    );
+    let (base, base_source) = match (cfg.set(Param::BaseNs), summary.median_duration_ns) {
+        (Some(b), _) => (b, "--set base_ns".to_string()),
+        (None, Some(d)) => (
+            d,
+            "median -T time of the traced calls (includes ptrace stops: an upper bound; \
+             --set base_ns=… for the untraced cost)"
+                .to_string(),
+        ),
+        (None, None) => (
+            PROVISIONAL_BASE_NS,
+            "assumed 1 us per call: the log has no -T times; --set base_ns=…".to_string(),
+        ),
+    };
+    let notes = notes(&summary);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| origin.clone());
+    let mut stats = replays.into_iter().map(|r| rebase(r.stats(), base));
+    let mut reports = Vec::new();
+    for (model, _, policies, (costs, sources)) in &resolved {
+        let all: Vec<Stats> = stats.by_ref().take(policies.len()).collect();
+        let stock_ns = all[0].total_ns / all[0].units().max(1) as f64;
+        reports.push(ModelReport {
+            schema_version: SIMULATE_SCHEMA_VERSION,
+            scenario: format!("strace:{name}"),
+            model: model.name().into(),
+            stock_policy: policies[0].name(),
+            tasks: 1,
+            iterations: summary.calls,
+            profile: note.clone(),
+            costs: super::costs_out(*costs, sources.clone(), base, &base_source),
+            estimates: policies
+                .iter()
+                .zip(&all)
+                .map(|(p, s)| estimate::estimate(p, s, stock_ns, 1, costs))
+                .collect(),
+            notes: notes.clone(),
+            strace: Some(summary.clone()),
+        });
+    }
+    Ok(Output::Models(reports))
+}
+
+/// The totals with every op's base cost set to `base`.
+fn rebase(s: &Stats, base: f64) -> Stats {
+    let mut s = s.clone();
+    s.total_ns = s.timestamp_ns + base * s.ops as f64;
+    s
+}
+
+/// One-line notes on what the import saw.
+fn notes(s: &ImportSummary) -> Vec<String> {
+    let mut n = vec![format!(
+        "strace: {} calls from {} lines, {} task(s), {} inodes ({}); fs from {}",
+        s.calls,
+        s.lines,
+        s.tasks,
+        s.inodes,
+        s.inodes_by_fs
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.fs_source
+    )];
+    if s.malformed_lines > 0 {
+        n.push(format!(
+            "strace: {} malformed line(s) skipped (--strict refuses them), first: {}",
+            s.malformed_lines,
+            s.malformed_examples.join("; ")
+        ));
+    }
+    if !s.unknown_syscalls.is_empty() {
+        let mut u: Vec<(&String, &u64)> = s.unknown_syscalls.iter().collect();
+        u.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let list: Vec<String> = u.iter().map(|(k, v)| format!("{k} x{v}")).collect();
+        n.push(format!(
+            "strace: {} syscall(s) the importer does not know, replayed without timestamp work: {}",
+            u.len(),
+            list.join(", ")
+        ));
+    }
+    if s.unfinished_at_end > 0 || s.orphan_resumes > 0 {
+        n.push(format!(
+            "strace: {} call(s) never resumed, {} resumed without a start (a cut or killed trace)",
+            s.unfinished_at_end, s.orphan_resumes
+        ));
+    }
+    n
+}

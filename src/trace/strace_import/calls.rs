@@ -1,0 +1,452 @@
+//! One complete syscall → (model operation, inode, parent directory), updating the fd tables
+//! and the path → inode map on the way.
+
+use std::collections::BTreeMap;
+
+use super::state::{normalize, parent, Fd, FdTables, Inodes};
+use crate::strace::parse::{fd_arg, string_arg, Args};
+use crate::strace::CallRef;
+use crate::trace::{InodeId, Syscall, NO_INODE};
+
+/// Calls the importer knows take no file timestamps (memory, signals, ids, time, waiting,
+/// sockets and other fds without timestamps worth modelling).
+const NO_TIMESTAMP: &str = "\
+    brk mprotect madvise mremap mlock munlock membarrier arch_prctl set_tid_address \
+    set_robust_list get_robust_list rseq prlimit64 getrlimit setrlimit rt_sigaction \
+    rt_sigprocmask rt_sigreturn rt_sigsuspend rt_sigtimedwait sigaltstack getpid getppid gettid \
+    getuid geteuid getgid getegid getgroups setuid setgid setgroups setresuid setresgid \
+    getresuid getresgid getpgrp getpgid setpgid setsid getsid uname sysinfo getrandom futex \
+    nanosleep clock_nanosleep clock_gettime clock_getres gettimeofday time wait4 waitid exit \
+    exit_group kill tgkill tkill sched_yield sched_getaffinity sched_setaffinity sched_getparam \
+    sched_getscheduler getcwd umask access faccessat faccessat2 readlink readlinkat poll ppoll \
+    select pselect6 epoll_wait epoll_pwait epoll_pwait2 epoll_ctl epoll_create epoll_create1 \
+    prctl getrusage times ioctl statfs fstatfs getxattr lgetxattr fgetxattr listxattr llistxattr \
+    flistxattr alarm setitimer getitimer pause socket socketpair connect bind listen accept \
+    accept4 getsockname getpeername setsockopt getsockopt sendto recvfrom sendmsg recvmsg \
+    sendmmsg recvmmsg shutdown eventfd eventfd2 signalfd signalfd4 timerfd_create \
+    timerfd_settime timerfd_gettime inotify_init inotify_init1 inotify_add_watch \
+    inotify_rm_watch memfd_create pidfd_open pidfd_send_signal capget capset personality flock \
+    fadvise64 sync restart_syscall sched_getattr io_uring_setup";
+
+fn no_timestamp(name: &str) -> bool {
+    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    SET.get_or_init(|| NO_TIMESTAMP.split_whitespace().collect())
+        .contains(name)
+}
+
+/// What a handler needs.
+pub(super) struct Ctx<'s> {
+    pub inodes: &'s mut Inodes,
+    pub fds: &'s mut FdTables,
+    pub unknown: &'s mut BTreeMap<String, u64>,
+}
+
+type Out = (Syscall, InodeId, InodeId);
+
+const OTHER: Out = (Syscall::Other, NO_INODE, NO_INODE);
+
+fn has_flag(flags: &str, flag: &str) -> bool {
+    flags
+        .split(['|', ',', '{', '}', '='])
+        .any(|f| f.trim() == flag)
+}
+
+impl Ctx<'_> {
+    /// The inode of an fd argument (`3</tmp/x>`): the fd table's entry, unless the `-y`
+    /// annotation names something else (a call we did not see changed the fd).
+    fn fd_inode(&mut self, pid: u32, arg: &str) -> Option<InodeId> {
+        let (fd, ann) = fd_arg(arg)?;
+        if fd < 0 {
+            return None;
+        }
+        let entry = self.fds.get(pid, fd);
+        if let Some(a) = ann {
+            let (name, deleted) = match a.strip_suffix(" (deleted)") {
+                Some(n) => (n, true),
+                None => (a, false),
+            };
+            if let Some(e) = entry {
+                if *self.inodes.info(e.inode).name == *name || deleted {
+                    return Some(e.inode);
+                }
+            }
+            let inode = if deleted {
+                self.inodes.anonymous(name)
+            } else {
+                self.inodes.get(name)
+            };
+            let cloexec = entry.is_some_and(|e| e.cloexec);
+            self.fds.set(pid, fd, Fd { inode, cloexec });
+            return Some(inode);
+        }
+        if let Some(e) = entry {
+            return Some(e.inode);
+        }
+        let inode = self.inodes.anonymous(&format!("fd:{pid}:{fd}"));
+        self.fds.set(
+            pid,
+            fd,
+            Fd {
+                inode,
+                cloexec: false,
+            },
+        );
+        Some(inode)
+    }
+
+    /// The path a (dirfd, path) pair names; `None` for NULL, or an empty path.
+    fn path(&mut self, pid: u32, dirfd: Option<&str>, path: &str) -> Option<String> {
+        let p = string_arg(path)?;
+        if p.is_empty() {
+            return None;
+        }
+        if p.starts_with('/') {
+            return Some(normalize(None, &p));
+        }
+        let base: Option<String> = match dirfd.and_then(fd_arg) {
+            Some((libc::AT_FDCWD, Some(cwd))) => {
+                self.fds.set_cwd(pid, cwd);
+                Some(cwd.to_string())
+            }
+            Some((libc::AT_FDCWD, None)) | None => self.fds.cwd(pid).map(str::to_string),
+            Some((_, Some(dir))) => Some(dir.to_string()),
+            Some((fd, None)) => self
+                .fds
+                .get(pid, fd)
+                .map(|e| self.inodes.info(e.inode).name.to_string()),
+        };
+        Some(normalize(base.as_deref(), &p))
+    }
+
+    /// A call on the fd in argument 0.
+    fn on_fd(&mut self, pid: u32, c: &CallRef, s: Syscall) -> Out {
+        match Args::new(c.args).next().and_then(|a| self.fd_inode(pid, a)) {
+            Some(i) if ok(c) => (s, i, NO_INODE),
+            _ => OTHER,
+        }
+    }
+
+    /// A call on the path in argument `at` (with a dirfd before it when `dirfd`).
+    fn on_path(&mut self, pid: u32, c: &CallRef, s: Syscall, at: usize, dirfd: bool) -> Out {
+        let mut args = Args::new(c.args);
+        let d = if dirfd { args.next() } else { None };
+        let mut args = args.skip(at - usize::from(dirfd));
+        let Some(p) = args.next() else {
+            return OTHER;
+        };
+        match self.path(pid, d, p) {
+            Some(path) if ok(c) => (s, self.inodes.get(&path), NO_INODE),
+            Some(path) => {
+                if c.ret.errno == Some("ENOENT") {
+                    self.inodes.mark_absent(&path);
+                }
+                OTHER
+            }
+            // `newfstatat(3</x>, "", …, AT_EMPTY_PATH)`, `utimensat(3</x>, NULL, …)`.
+            None if dirfd => match d.and_then(|d| self.fd_inode(pid, d)) {
+                Some(i) if ok(c) => (s, i, NO_INODE),
+                _ => OTHER,
+            },
+            None => OTHER,
+        }
+    }
+
+    fn dir_of(&mut self, path: &str) -> InodeId {
+        self.inodes.get(parent(path))
+    }
+
+    fn open(&mut self, pid: u32, c: &CallRef) -> Out {
+        let args: Vec<&str> = Args::new(c.args).take(3).collect();
+        let (dirfd, path, flags) = match c.name {
+            "open" => (None, args.first(), args.get(1).copied()),
+            "creat" => (None, args.first(), Some("O_CREAT|O_WRONLY|O_TRUNC")),
+            _ => (args.first().copied(), args.get(1), args.get(2).copied()),
+        };
+        let flags = flags.unwrap_or("");
+        let Some(resolved) = path.and_then(|p| self.path(pid, dirfd, p)) else {
+            return OTHER;
+        };
+        let (Some(fd), true) = (c.ret.value, ok(c)) else {
+            if c.ret.errno == Some("ENOENT") {
+                self.inodes.mark_absent(&resolved);
+            }
+            return OTHER;
+        };
+        let name = c.ret.path.unwrap_or(&resolved);
+        let creat = has_flag(flags, "O_CREAT");
+        let created = creat
+            && (has_flag(flags, "O_EXCL")
+                || self.inodes.absent(name)
+                || (!self.inodes.live(name) && self.inodes.absent(&resolved)));
+        let out = if created {
+            let id = self.inodes.create(name);
+            (Syscall::Create, id, self.dir_of(name))
+        } else {
+            let id = self.inodes.get(name);
+            let s = if has_flag(flags, "O_TRUNC") {
+                Syscall::OpenTrunc
+            } else {
+                Syscall::Open
+            };
+            (s, id, NO_INODE)
+        };
+        self.fds.set(
+            pid,
+            fd as i32,
+            Fd {
+                inode: out.1,
+                cloexec: has_flag(flags, "O_CLOEXEC"),
+            },
+        );
+        out
+    }
+
+    /// unlink, unlinkat, rmdir.
+    fn unlink(&mut self, pid: u32, c: &CallRef) -> Out {
+        let args: Vec<&str> = Args::new(c.args).take(3).collect();
+        let (dirfd, path, rmdir) = match c.name {
+            "unlinkat" => (
+                args.first().copied(),
+                args.get(1),
+                args.get(2).is_some_and(|f| has_flag(f, "AT_REMOVEDIR")),
+            ),
+            n => (None, args.first(), n == "rmdir"),
+        };
+        let Some(p) = path.and_then(|p| self.path(pid, dirfd, p)) else {
+            return OTHER;
+        };
+        if !ok(c) {
+            if c.ret.errno == Some("ENOENT") {
+                self.inodes.mark_absent(&p);
+            }
+            return OTHER;
+        }
+        let id = self.inodes.unlink(&p);
+        let s = if rmdir {
+            Syscall::Rmdir
+        } else {
+            Syscall::Unlink
+        };
+        (s, id, self.dir_of(&p))
+    }
+
+    /// Two paths: rename*, link*, symlink* (`(old, new)` with optional dirfds).
+    fn two_paths(&mut self, pid: u32, c: &CallRef) -> Option<(Option<String>, String)> {
+        let a: Vec<&str> = Args::new(c.args).take(4).collect();
+        let (old, new) = match c.name {
+            "rename" | "link" => (self.path(pid, None, a.first()?), a.get(1)),
+            "symlink" => (string_arg(a.first()?), a.get(1)),
+            "symlinkat" => {
+                let new = self.path(pid, a.get(1).copied(), a.get(2)?)?;
+                return Some((string_arg(a.first()?), new));
+            }
+            _ => (self.path(pid, a.first().copied(), a.get(1)?), a.get(3)),
+        };
+        let new_dirfd = match c.name {
+            "rename" | "link" | "symlink" => None,
+            _ => a.get(2).copied(),
+        };
+        let new = self.path(pid, new_dirfd, new?)?;
+        Some((old, new))
+    }
+
+    fn rename_or_link(&mut self, pid: u32, c: &CallRef) -> Out {
+        let Some((old, new)) = self.two_paths(pid, c) else {
+            return OTHER;
+        };
+        if !ok(c) {
+            return OTHER;
+        }
+        let dir = self.dir_of(&new);
+        match (c.name, old) {
+            ("symlink" | "symlinkat", _) => (Syscall::Create, self.inodes.create(&new), dir),
+            ("link" | "linkat", Some(old)) => {
+                let id = self.inodes.get(&old);
+                self.inodes.link(id, &new);
+                (Syscall::Link, id, dir)
+            }
+            (_, Some(old)) => (Syscall::Rename, self.inodes.rename(&old, &new), dir),
+            _ => OTHER,
+        }
+    }
+
+    fn mkdir(&mut self, pid: u32, c: &CallRef) -> Out {
+        let mut a = Args::new(c.args);
+        let p = if c.name == "mkdirat" {
+            let d = a.next();
+            a.next().and_then(|p| self.path(pid, d, p))
+        } else {
+            a.next().and_then(|p| self.path(pid, None, p))
+        };
+        match p {
+            Some(p) if ok(c) => (Syscall::Mkdir, self.inodes.create(&p), self.dir_of(&p)),
+            _ => OTHER,
+        }
+    }
+
+    fn pipe(&mut self, pid: u32, c: &CallRef) -> Out {
+        if !ok(c) {
+            return OTHER;
+        }
+        let mut a = Args::new(c.args);
+        let Some(list) = a.next() else {
+            return OTHER;
+        };
+        let cloexec = a.next().is_some_and(|f| has_flag(f, "O_CLOEXEC"));
+        let inner = list.trim_start_matches('[').trim_end_matches(']');
+        let ends: Vec<(i32, Option<&str>)> = Args::new(inner).filter_map(fd_arg).collect();
+        let inode = match ends.first() {
+            Some((_, Some(name))) => self.inodes.get(name),
+            _ => self.inodes.anonymous("pipe"),
+        };
+        for (fd, _) in ends {
+            self.fds.set(pid, fd, Fd { inode, cloexec });
+        }
+        OTHER
+    }
+
+    /// dup, dup2, dup3, fcntl(F_DUPFD*, F_SETFD).
+    fn dup(&mut self, pid: u32, c: &CallRef) -> Out {
+        let a: Vec<&str> = Args::new(c.args).take(3).collect();
+        let Some(&old) = a.first() else {
+            return OTHER;
+        };
+        let cloexec = match c.name {
+            "dup" | "dup2" => false,
+            "dup3" => a.get(2).is_some_and(|f| has_flag(f, "O_CLOEXEC")),
+            _ => match a.get(1).copied() {
+                Some("F_DUPFD") => false,
+                Some("F_DUPFD_CLOEXEC") => true,
+                Some("F_SETFD") => {
+                    if let (Some((fd, _)), true) = (fd_arg(old), ok(c)) {
+                        if let Some(mut e) = self.fds.get(pid, fd) {
+                            e.cloexec = a.get(2).is_some_and(|f| has_flag(f, "FD_CLOEXEC"));
+                            self.fds.set(pid, fd, e);
+                        }
+                    }
+                    return OTHER;
+                }
+                _ => return OTHER,
+            },
+        };
+        let (Some(new), true) = (c.ret.value, ok(c)) else {
+            return OTHER;
+        };
+        if let Some(inode) = self.fd_inode(pid, old) {
+            self.fds.set(pid, new as i32, Fd { inode, cloexec });
+        }
+        OTHER
+    }
+}
+
+/// Whether the call succeeded.
+fn ok(c: &CallRef) -> bool {
+    c.ret.value.is_some_and(|v| v >= 0)
+}
+
+/// Handles one complete call of task `pid`.
+pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &CallRef) -> Out {
+    use Syscall as S;
+    match c.name {
+        "read" | "pread64" | "readv" | "preadv" | "preadv2" => ctx.on_fd(pid, c, S::Read),
+        "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => ctx.on_fd(pid, c, S::Write),
+        "close" => {
+            let out = ctx.on_fd(pid, c, S::Close);
+            if let Some((fd, _)) = Args::new(c.args).next().and_then(fd_arg) {
+                ctx.fds.close(pid, fd);
+            }
+            out
+        }
+        "close_range" => {
+            let mut a = Args::new(c.args);
+            let first = a.next().and_then(|f| f.parse::<i32>().ok());
+            let last = a.next().map(|l| l.parse::<i64>().unwrap_or(i64::MAX));
+            if let (Some(first), Some(last), true) = (first, last, ok(c)) {
+                let last = last.clamp(-1, i64::from(i32::MAX)) as i32;
+                ctx.fds.close_range(pid, first, last);
+            }
+            OTHER
+        }
+        "fstat" | "fstat64" => ctx.on_fd(pid, c, S::Stat),
+        "stat" | "lstat" | "stat64" | "lstat64" => ctx.on_path(pid, c, S::Stat, 0, false),
+        "newfstatat" | "fstatat64" | "statx" => ctx.on_path(pid, c, S::Stat, 1, true),
+        "open" | "openat" | "openat2" | "creat" => ctx.open(pid, c),
+        "lseek" | "_llseek" => ctx.on_fd(pid, c, S::Lseek),
+        "mmap" | "mmap2" => match Args::new(c.args).nth(4).and_then(|a| ctx.fd_inode(pid, a)) {
+            Some(i) if ok(c) => (S::Mmap, i, NO_INODE),
+            _ => OTHER,
+        },
+        "munmap" => (S::Munmap, NO_INODE, NO_INODE),
+        "unlink" | "unlinkat" | "rmdir" => ctx.unlink(pid, c),
+        "rename" | "renameat" | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat" => {
+            ctx.rename_or_link(pid, c)
+        }
+        "mkdir" | "mkdirat" => ctx.mkdir(pid, c),
+        "truncate" | "truncate64" => ctx.on_path(pid, c, S::Truncate, 0, false),
+        "ftruncate" | "ftruncate64" => ctx.on_fd(pid, c, S::Truncate),
+        "fsync" | "fdatasync" | "syncfs" => ctx.on_fd(pid, c, S::Fsync),
+        "chmod" | "chown" | "lchown" => ctx.on_path(pid, c, S::Setattr, 0, false),
+        "fchmod" | "fchown" => ctx.on_fd(pid, c, S::Setattr),
+        "fchmodat" | "fchownat" | "fchmodat2" => ctx.on_path(pid, c, S::Setattr, 1, true),
+        "utimensat" | "futimesat" => ctx.on_path(pid, c, S::Utimens, 1, true),
+        "utimes" | "utime" => ctx.on_path(pid, c, S::Utimens, 0, false),
+        "getdents" | "getdents64" => ctx.on_fd(pid, c, S::Readdir),
+        "pipe" | "pipe2" => ctx.pipe(pid, c),
+        "dup" | "dup2" | "dup3" | "fcntl" | "fcntl64" => ctx.dup(pid, c),
+        "clone" | "clone3" | "fork" | "vfork" => {
+            if let Some(child) = c.ret.value.filter(|&v| v > 0) {
+                let share = c.name.starts_with("clone") && has_flag(c.args, "CLONE_FILES");
+                ctx.fds.fork(pid, child as u32, share);
+            }
+            OTHER
+        }
+        "execve" | "execveat" => {
+            if c.ret.value == Some(0) {
+                ctx.fds.exec(pid);
+            }
+            OTHER
+        }
+        "chdir" | "fchdir" => {
+            let a = Args::new(c.args).next().unwrap_or("");
+            let dir = if c.name == "chdir" {
+                ctx.path(pid, None, a)
+            } else {
+                fd_arg(a).and_then(|(fd, ann)| {
+                    ann.map(str::to_string).or_else(|| {
+                        ctx.fds
+                            .get(pid, fd)
+                            .map(|e| ctx.inodes.info(e.inode).name.to_string())
+                    })
+                })
+            };
+            if let (Some(d), true) = (dir, ok(c)) {
+                ctx.fds.set_cwd(pid, &d);
+            }
+            OTHER
+        }
+        name => {
+            if !no_timestamp(name) {
+                match ctx.unknown.get_mut(name) {
+                    Some(n) => *n += 1,
+                    None => {
+                        ctx.unknown.insert(name.to_string(), 1);
+                    }
+                }
+            }
+            // An fd-returning call (socket, eventfd, memfd_create, …): remember what it is.
+            if let (Some(fd), Some(p)) = (c.ret.value.filter(|&v| v >= 0), c.ret.path) {
+                let inode = ctx.inodes.get(p);
+                ctx.fds.set(
+                    pid,
+                    fd as i32,
+                    Fd {
+                        inode,
+                        cloexec: false,
+                    },
+                );
+            }
+            OTHER
+        }
+    }
+}
