@@ -515,7 +515,7 @@ fn traced_worker_syscalls(args: &[&str]) -> Option<(Value, Vec<String>)> {
         .arg(assert_cmd::cargo::cargo_bin("tscope"))
         .arg("run")
         .args(args)
-        .args(["--tasks", "1", "--duration", "0.2", "--interval-ms", "100"])
+        .args(["--tasks", "1", "--duration", "0.6", "--interval-ms", "200"])
         .args(["--warmup", "0.05", "--json", "--dir"])
         .arg(dir.path())
         .output()
