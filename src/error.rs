@@ -25,7 +25,7 @@ pub enum ConfigError {
 /// Errors reading or writing files.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("cannot write '{path}': {source}; check the directory exists and is writable")]
+    #[error("cannot write '{path}' (check the directory exists and is writable)")]
     Write {
         path: PathBuf,
         source: std::io::Error,

@@ -1,10 +1,12 @@
 //! One integration-test binary; one module per area.
 
+mod bad_input;
 mod common;
 mod compare;
 mod corpus;
 mod detect;
 mod fidelity;
+mod interrupt;
 mod noise;
 mod probe;
 mod report;

@@ -21,7 +21,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "processes")]
     pub mode: Vec<Mode>,
     /// Seconds of sampling per task count, after the warm-up.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 5.0,
+        value_name = "SECS"
+    )]
     pub duration: f64,
     /// Seconds of warm-up before the first sample (default: one sample interval).
     #[arg(long, value_name = "SECS")]

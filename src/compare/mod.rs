@@ -27,7 +27,7 @@ pub struct Input {
 /// Problems with an input file, each naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("'{path}' is not JSON: {source} (line {line}, column {column})")]
+    #[error("'{path}' is not JSON (line {line}, column {column})")]
     Json {
         path: PathBuf,
         line: usize,
@@ -35,10 +35,10 @@ pub enum InputError {
         source: serde_json::Error,
     },
     #[error(
-        "'{path}' has schema_version {found}; this tscope reads up to {supported}: upgrade tscope \
-         to read it"
+        "'{path}' has schema_version {found}; this tscope reads version {supported}: upgrade tscope \
+         for a newer file, or regenerate an older one with `tscope probe --json`"
     )]
-    TooNew {
+    Version {
         path: PathBuf,
         found: u64,
         supported: u32,
@@ -47,7 +47,7 @@ pub enum InputError {
     NoVersion { path: PathBuf },
     #[error("'{path}' holds no profile: expected `tscope probe --json`, `detect --json` or report.json output")]
     NoProfile { path: PathBuf },
-    #[error("'{path}': the profile does not match schema_version 1: {source}")]
+    #[error("'{path}': the profile does not match schema_version 1")]
     Shape {
         path: PathBuf,
         source: serde_json::Error,
@@ -57,7 +57,7 @@ pub enum InputError {
 fn check_version(path: &Path, v: &Value) -> Result<(), InputError> {
     match v.get("schema_version").and_then(Value::as_u64) {
         None => Err(InputError::NoVersion { path: path.into() }),
-        Some(found) if found > u64::from(PROFILE_SCHEMA_VERSION) => Err(InputError::TooNew {
+        Some(found) if found != u64::from(PROFILE_SCHEMA_VERSION) => Err(InputError::Version {
             path: path.into(),
             found,
             supported: PROFILE_SCHEMA_VERSION,

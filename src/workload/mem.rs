@@ -33,13 +33,21 @@ struct ThreadOut {
     interrupted: bool,
 }
 
-fn prefault(buf: &mut [u8]) {
-    let mut i = 0;
-    while i < buf.len() {
-        buf[i] = 1;
-        i += PAGE;
+/// Touches one byte per page; returns whether a stop signal cut it short (checked every
+/// [`SEGMENT`] bytes: pre-faulting gigabytes in a guest takes seconds).
+fn prefault(buf: &mut [u8]) -> bool {
+    for seg in buf.chunks_mut(SEGMENT) {
+        let mut i = 0;
+        while i < seg.len() {
+            seg[i] = 1;
+            i += PAGE;
+        }
+        if sys::signal::stop_requested() {
+            return true;
+        }
     }
     black_box(buf);
+    false
 }
 
 /// Copies per `op`; returns the bytes copied and whether a stop signal cut it short.
@@ -105,9 +113,13 @@ fn one_thread(
     let mut map = mapped.with_context(|| format!("mapping {share} bytes for thread {}", i + 1))?;
     let buf = map.as_mut_slice();
     let t0 = Instant::now();
-    prefault(buf);
+    let stopped = prefault(buf);
     let t1 = Instant::now();
-    let (bytes, interrupted) = copy(cfg.op, buf, cfg.block as usize);
+    let (bytes, interrupted) = if stopped {
+        (0, true)
+    } else {
+        copy(cfg.op, buf, cfg.block as usize)
+    };
     let t2 = Instant::now();
     let copy_s = (t2 - t1).as_secs_f64();
     Ok(ThreadOut {

@@ -1,0 +1,135 @@
+//! Interruption: SIGINT during `run mem` and `vm guest` stops promptly, marks what was printed
+//! partial, and leaves no child process (qemu) behind. (`run vfsmix` under SIGTERM, with its
+//! scratch directory, is in tests/run.rs.)
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::tscope;
+
+/// Children of `pid` (from /proc/*/stat), with their command names.
+fn children(pid: u32) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        if rest.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            if let Ok(child) = stat[..open].trim().parse() {
+                out.push((child, comm));
+            }
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+fn sigint(pid: u32) {
+    assert!(Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn sigint_stops_mem_promptly_and_marks_it_partial() {
+    let bin = tscope().get_program().to_owned();
+    let child = Command::new(bin)
+        .args([
+            "run",
+            "mem",
+            "--op",
+            "wr",
+            "--size",
+            "4g",
+            "--block",
+            "1k",
+            "--threads",
+            "1",
+        ])
+        .arg("--json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    sigint(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["partial"], true);
+}
+
+#[test]
+fn sigint_during_a_guest_leaves_no_qemu_behind() {
+    let qemu = Command::new("qemu-system-x86_64").arg("--version").output();
+    if !qemu.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: qemu-system-x86_64 not installed (run ./scripts/test)");
+        return;
+    }
+    let bin = tscope().get_program().to_owned();
+    let mut child = Command::new(bin)
+        .args([
+            "vm",
+            "guest",
+            "--accel",
+            "tcg",
+            "--clocksource",
+            "tsc",
+            "--timeout",
+            "120",
+        ])
+        .args(["--no-host", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for qemu to start (the first run may build the static guest binary first).
+    let start = Instant::now();
+    let qemu_pid = loop {
+        if let Some((pid, _)) = children(child.id())
+            .into_iter()
+            .find(|(_, c)| c.starts_with("qemu"))
+        {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240),
+            "qemu never started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "tscope exited before qemu started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    sigint(child.id());
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "an interrupted guest run is not a success"
+    );
+    // qemu dies with tscope (killed, then reaped, or PR_SET_PDEATHSIG).
+    let gone = Instant::now();
+    while alive(qemu_pid) && gone.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(qemu_pid), "qemu {qemu_pid} left running");
+}
