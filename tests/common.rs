@@ -17,3 +17,13 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
+
+/// The estimate for `policy` in a `simulate --json` model report.
+pub fn est<'a>(v: &'a serde_json::Value, policy: &str) -> &'a serde_json::Value {
+    v["estimates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["policy"] == policy)
+        .unwrap_or_else(|| panic!("no {policy} in {v}"))
+}

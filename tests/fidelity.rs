@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::common::{json, tscope};
+use crate::common::{est, json, tscope};
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -28,15 +28,6 @@ fn strace_json(path: &Path, model: &str, extra: &[&str]) -> Value {
     args.extend_from_slice(&COSTS);
     args.extend_from_slice(extra);
     json(&args)
-}
-
-fn est<'a>(v: &'a Value, policy: &str) -> &'a Value {
-    v["estimates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["policy"] == policy)
-        .unwrap_or_else(|| panic!("no {policy} in {v}"))
 }
 
 fn write_trace(dir: &Path, text: &str) -> std::path::PathBuf {

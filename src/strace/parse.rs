@@ -108,6 +108,19 @@ fn parse_time(w: &str) -> Option<f64> {
     }
 }
 
+/// Index of the `"` closing the string whose opening quote is at `b[open]` (or `b.len()` if
+/// the line ends first); backslash escapes are skipped.
+fn string_end(b: &[u8], open: usize) -> usize {
+    let mut i = open + 1;
+    while i < b.len() && b[i] != b'"' {
+        if b[i] == b'\\' {
+            i += 1;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Index of the `)` closing the argument list that starts at `s[0]` (just after `(`), skipping
 /// strings, nested brackets and `-y` annotations; `None` if the line ends first.
 pub fn closing_paren(s: &str) -> Option<usize> {
@@ -116,15 +129,7 @@ pub fn closing_paren(s: &str) -> Option<usize> {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
+            b'"' => i = string_end(b, i),
             b'(' | b'[' | b'{' => depth += 1,
             b')' if depth == 0 => return Some(i),
             b')' | b']' | b'}' => depth -= 1,
