@@ -27,3 +27,8 @@ pub fn est<'a>(v: &'a serde_json::Value, policy: &str) -> &'a serde_json::Value 
         .find(|e| e["policy"] == policy)
         .unwrap_or_else(|| panic!("no {policy} in {v}"))
 }
+
+/// Whether `dir` has no entries.
+pub fn empty(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}

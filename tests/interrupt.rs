@@ -1,12 +1,12 @@
 //! Interruption: SIGINT during `run mem` and `vm guest` stops promptly, marks what was printed
-//! partial, and leaves no child process (qemu) behind. (`run vfsmix` under SIGTERM, with its
-//! scratch directory, is in tests/run.rs.)
+//! partial, and leaves no child process (qemu) behind. SIGTERM during `run vfsmix` also removes
+//! its scratch directory.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::tscope;
+use crate::common::{empty, tscope};
 
 /// Children of `pid` (from /proc/*/stat), with their command names.
 fn children(pid: u32) -> Vec<(u32, String)> {
@@ -132,4 +132,40 @@ fn sigint_during_a_guest_leaves_no_qemu_behind() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!alive(qemu_pid), "qemu {qemu_pid} left running");
+}
+
+#[test]
+fn sigterm_stops_cleans_up_and_prints_a_partial_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("tscope");
+    let child = std::process::Command::new(bin)
+        .args(["run", "vfsmix", "--tasks", "2", "--duration", "60"])
+        .args(["--interval-ms", "100", "--warmup", "0.1", "--json", "--dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the workers are at it (the scratch dir exists), then a little more.
+    let start = Instant::now();
+    while empty(dir.path()) && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["runs"][0]["partial"], true);
+    assert!(empty(dir.path()), "scratch dir left behind");
 }

@@ -3,9 +3,8 @@
 //! never wall-clock thresholds.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-use crate::common::{json, tscope};
+use crate::common::{empty, json, tscope};
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -94,10 +93,6 @@ fn recorded(args: &[&str]) -> (Value, Value) {
     assert!(f(&rec["ops_per_sec"]) > 0.0);
     assert_eq!(rec["iteration"], v["iteration"]);
     (v, rec)
-}
-
-fn empty(dir: &Path) -> bool {
-    std::fs::read_dir(dir).unwrap().next().is_none()
 }
 
 /// Linux ≥ 6.13 has multigrain timestamps on ext4 and tmpfs.
@@ -401,42 +396,6 @@ fn tables_render() {
 }
 
 #[test]
-fn sigterm_stops_cleans_up_and_prints_a_partial_result() {
-    let dir = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("tscope");
-    let child = std::process::Command::new(bin)
-        .args(["run", "vfsmix", "--tasks", "2", "--duration", "60"])
-        .args(["--interval-ms", "100", "--warmup", "0.1", "--json", "--dir"])
-        .arg(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the workers are at it (the scratch dir exists), then a little more.
-    let start = Instant::now();
-    while empty(dir.path()) && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(400));
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["partial"], true);
-    assert_eq!(v["runs"][0]["partial"], true);
-    assert!(empty(dir.path()), "scratch dir left behind");
-}
-
-#[test]
 fn bad_arguments_are_clear_errors() {
     let cases: &[(&[&str], &str)] = &[
         (
@@ -496,96 +455,6 @@ fn bad_arguments_are_clear_errors() {
             .assert()
             .code(2)
             .stderr(contains(*msg));
-    }
-}
-
-/// The syscalls a worker really issues, from `strace -f`: the names of the pid with the most
-/// lines (the worker; the parent mostly sleeps).
-fn traced_worker_syscalls(args: &[&str]) -> Option<(Value, Vec<String>)> {
-    let strace = std::process::Command::new("strace").arg("-V").output();
-    if !strace.is_ok_and(|o| o.status.success()) {
-        eprintln!("strace not installed: skipping (./scripts/test installs it)");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("strace.log");
-    let out = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-o"])
-        .arg(&log)
-        .arg(assert_cmd::cargo::cargo_bin("tscope"))
-        .arg("run")
-        .args(args)
-        .args(["--tasks", "1", "--duration", "0.6", "--interval-ms", "200"])
-        .args(["--warmup", "0.05", "--json", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let text = std::fs::read_to_string(&log).unwrap();
-    let mut by_pid: std::collections::HashMap<&str, Vec<String>> = Default::default();
-    for line in text.lines() {
-        let Some((pid, rest)) = line.split_once(' ') else {
-            continue;
-        };
-        let rest = rest.trim_start();
-        if let Some(name) = rest
-            .split('(')
-            .next()
-            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        {
-            by_pid.entry(pid).or_default().push(name.to_string());
-        }
-    }
-    let worker = by_pid.into_values().max_by_key(|v| v.len()).unwrap();
-    Some((v, worker))
-}
-
-#[test]
-fn workers_issue_exactly_the_defined_syscalls() {
-    for args in [
-        &["pipe1"][..],
-        &["vfsmix"],
-        &["write-only"],
-        &["write-stat"],
-        &["getppid"],
-        &["sched_yield"],
-    ] {
-        let Some((v, calls)) = traced_worker_syscalls(args) else {
-            return;
-        };
-        let cycle: Vec<String> = v["iteration"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| o["syscall"] != "page_fault")
-            .map(|o| o["nr"].as_str().unwrap().to_string())
-            .collect();
-        // Skip set-up; the loop ends at the first call outside the cycle (tear-down, or
-        // sched_yield's getrusage); in between, the cycle repeats exactly.
-        let end = (100..calls.len())
-            .find(|&i| !cycle.contains(&calls[i]))
-            .unwrap_or(calls.len());
-        assert!(
-            end > 100 + 8 * cycle.len(),
-            "{args:?}: {end} calls in the loop"
-        );
-        let middle = &calls[100..end - cycle.len()];
-        let start = (0..cycle.len())
-            .find(|&k| middle[k..].starts_with(&cycle[..]))
-            .unwrap_or_else(|| panic!("{args:?}: {cycle:?} not found in {:?}", &middle[..20]));
-        for (i, c) in middle[start..].iter().enumerate() {
-            assert_eq!(
-                c,
-                &cycle[i % cycle.len()],
-                "{args:?} at {i}: {:?}",
-                &middle[start..][i.saturating_sub(5)..i + 1]
-            );
-        }
     }
 }
 

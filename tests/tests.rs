@@ -11,5 +11,6 @@ mod noise;
 mod probe;
 mod report;
 mod run;
+mod run_syscalls;
 mod simulate;
 mod vm;
