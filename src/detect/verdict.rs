@@ -282,7 +282,16 @@ pub fn clock_warps(watches: &[ClockWatch]) -> Verdict {
             .iter()
             .map(|w| format!("{} ({} back, {} jumps)", w.id, w.backwards, w.forward_jumps))
             .collect();
-        format!("warps on {}", names.join(", "))
+        let forward_only = bad.iter().all(|w| w.backwards == 0);
+        format!(
+            "warps on {}{}",
+            names.join(", "),
+            if forward_only {
+                " (forward jumps only: a vCPU the host preempted for over 1 ms looks the same)"
+            } else {
+                ""
+            }
+        )
     };
     Verdict {
         holds: !bad.is_empty(),

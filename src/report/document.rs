@@ -267,7 +267,7 @@ impl ReportDocument<'_> {
             .0
             .simulation
             .iter()
-            .filter(|m| m.scenario == sc)
+            .filter(|m| m.scenario == sc || m.scenario == format!("run:{sc}"))
             .flat_map(|m| m.estimates.iter())
             .max_by(|a, b| a.speedup.total_cmp(&b.speedup));
         let first_gain = self
