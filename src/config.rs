@@ -92,12 +92,16 @@ impl TryFrom<&ReportArgs> for ReportConfig {
         if a.no_workloads {
             command += " --no-workloads";
         }
+        if a.vm {
+            command += " --vm";
+        }
         Ok(ReportConfig {
             quick: a.sampling.quick,
             seed: a.sampling.seed,
             sync_budget: Duration::from_millis(a.sync_ms),
             emulate_trap: false,
             workloads: !a.no_workloads,
+            vm: a.vm,
             command,
         })
     }

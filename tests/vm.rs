@@ -166,3 +166,35 @@ fn micro_vm_times_every_exit_kind_or_says_why_not() {
         assert!(k["ns"].as_f64().unwrap() > 0.0, "{k}");
     }
 }
+
+#[test]
+fn report_with_vm_adds_the_guest_matrix() {
+    if !have_qemu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    tscope()
+        .args([
+            "report",
+            "--quick",
+            "--no-workloads",
+            "--vm",
+            "--sync-ms",
+            "10",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Inside guests, one per clocksource"), "{md}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let guests = v["vm"]["guests"].as_array().unwrap();
+    let acpi = guests
+        .iter()
+        .find(|g| g["requested_clocksource"] == "acpi_pm")
+        .unwrap();
+    assert_eq!(acpi["verdicts"]["vdso_fallback:monotonic"], true, "{acpi}");
+}

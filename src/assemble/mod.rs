@@ -33,6 +33,8 @@ pub struct ReportConfig {
     pub command: String,
     /// Run the short workloads (pipe1, vfsmix).
     pub workloads: bool,
+    /// Boot the guest matrix too (`tscope vm guest --no-host`).
+    pub vm: bool,
 }
 
 /// The detect part of a report: facts and verdicts (the timings are the report's profile).
@@ -57,6 +59,9 @@ pub struct Report {
     pub sweep: Vec<SweepReport>,
     /// Short workload runs: pipe1 (1 task and one per CPU) and vfsmix on tmpfs.
     pub workloads: Vec<RunReport>,
+    /// The guest matrix (`--vm`): the same probe and detect inside a Linux guest per
+    /// clocksource.
+    pub vm: Option<crate::vm::matrix::GuestMatrix>,
     /// Parts that could not be produced, and why.
     pub skipped: Vec<String>,
 }
@@ -149,6 +154,18 @@ pub fn run(cfg: &ReportConfig) -> Report {
             Vec::new()
         }
     };
+    let vm = if cfg.vm {
+        progress.0.set_message("booting a guest per clocksource");
+        match guest_matrix() {
+            Ok(m) => Some(m),
+            Err(e) => {
+                skipped.push(format!("vm guest: {e:#}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     progress.0.finish_and_clear();
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
@@ -159,8 +176,22 @@ pub fn run(cfg: &ReportConfig) -> Report {
         simulation,
         sweep,
         workloads,
+        vm,
         skipped,
     }
+}
+
+/// `tscope vm guest --no-host` with its defaults (every clocksource; KVM if usable, else TCG).
+fn guest_matrix() -> anyhow::Result<crate::vm::matrix::GuestMatrix> {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(["tscope", "vm", "guest", "--no-host"])?;
+    let crate::cli::Command::Vm(args) = cli.command else {
+        anyhow::bail!("not a vm command");
+    };
+    let crate::cli::vm::VmCommand::Guest(g) = &args.command else {
+        anyhow::bail!("not a vm guest command");
+    };
+    crate::vm::guest::run(&crate::vm::guest::GuestConfig::try_from(g)?)
 }
 
 /// The report's workload runs, as `tscope run` command lines (validated like the CLI's).

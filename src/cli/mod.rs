@@ -63,6 +63,10 @@ pub struct ReportArgs {
     /// Skip the short workload runs (pipe1, vfsmix).
     #[arg(long)]
     pub no_workloads: bool,
+    /// Also boot a Linux guest per clocksource under qemu (`tscope vm guest`) and add the
+    /// host-against-guest matrix.
+    #[arg(long)]
+    pub vm: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -6,6 +6,7 @@ use anyhow::Context;
 
 use super::probe::{estimate, ns};
 use super::table::{Align, Table};
+use super::Exporter;
 use crate::assemble::Report;
 use crate::probe::Clock;
 
@@ -332,7 +333,7 @@ impl ReportDocument<'_> {
     }
 
     /// `report.md`.
-    pub fn markdown(&self) -> String {
+    pub fn markdown(&self) -> anyhow::Result<String> {
         let r = self.0;
         let mut out = format!("# tscope report\n\n{} — `{}`\n\n", r.tool, r.command);
         out += "## Environment\n\n";
@@ -347,6 +348,13 @@ impl ReportDocument<'_> {
             out += "\n## Workloads on this kernel\n\nwill-it-scale semantics (`tscope run`, \
                     docs/workloads.md): tasks pinned, one sample per interval after a warm-up.\n";
             out += &self.workloads();
+        }
+        if let Some(m) = &r.vm {
+            out += "\n## Inside guests, one per clocksource\n\n`tscope vm guest` (docs/vm.md): \
+                    the same probe and detect inside a Linux guest booted with each \
+                    `clocksource=`; under TCG the guest figures are emulation costs.\n\n";
+            let bytes = crate::vm::matrix::MatrixReport(m).export(super::Format::Markdown)?;
+            out += &String::from_utf8_lossy(&bytes);
         }
         out += "\n## What a vfs_timestamp knob would buy here\n\nEach scenario replayed under \
                 every kernel model, priced with this machine's measured costs (`tscope simulate`; \
@@ -364,13 +372,13 @@ impl ReportDocument<'_> {
         for w in &r.profile.warnings {
             out += &format!("- {}\n", w.message);
         }
-        out
+        Ok(out)
     }
 
     /// Every file of the report: (name, contents).
     pub fn files(&self) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
         let mut files: Vec<(String, Vec<u8>)> = vec![
-            ("report.md".into(), self.markdown().into_bytes()),
+            ("report.md".into(), self.markdown()?.into_bytes()),
             ("report.json".into(), super::json(self.0)?),
             (
                 "costs.svg".into(),
