@@ -18,8 +18,10 @@ impl Drop for Hog {
 
 #[test]
 fn probe_notices_a_cpu_hog() {
+    // `ulimit -t` bounds the hog (SIGXCPU after 20 s of CPU) even if this test process is
+    // killed before Drop runs; the loop runs in that same shell, so Drop's kill reaches it.
     let hog = Command::new("taskset")
-        .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+        .args(["-c", "0", "sh", "-c", "ulimit -t 20; while :; do :; done"])
         .spawn();
     let _hog = Hog(hog.unwrap());
     // Let the hog get going (setup, not a timing assertion).
