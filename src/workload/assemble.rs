@@ -57,20 +57,7 @@ pub fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::model::{Mode, Placement};
-    use std::time::Duration;
-
-    fn plan(tasks: usize, cpus: Vec<usize>, placement: Option<Placement>) -> RunPlan {
-        RunPlan {
-            tasks,
-            mode: Mode::Processes,
-            placement,
-            cpus,
-            warmup: Duration::ZERO,
-            interval: Duration::from_millis(100),
-            samples: 3,
-        }
-    }
+    use crate::workload::runner::tests::plan;
 
     #[test]
     fn assemble_gives_will_it_scale_min_max_and_totals() {

@@ -403,10 +403,11 @@ fn reap(pids: &[Pid], exits: &mut [Option<Exit>]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn plan(tasks: usize, cpus: Vec<usize>, placement: Option<Placement>) -> RunPlan {
+    /// A three-sample plan of processes (also used by `assemble`'s tests).
+    pub(crate) fn plan(tasks: usize, cpus: Vec<usize>, placement: Option<Placement>) -> RunPlan {
         RunPlan {
             tasks,
             mode: Mode::Processes,
