@@ -48,7 +48,7 @@ impl TryFrom<&DetectArgs> for DetectConfig {
         for name in &a.fail_on {
             let known = detect::VERDICT_NAMES.contains(&name.as_str())
                 || name.strip_prefix("vdso_fallback:").is_some_and(|c| {
-                    c == "gettimeofday" || detect::VDSO_CLOCKS.iter().any(|k| k.name() == c)
+                    c == "gettimeofday" || detect::vdso_clocks().any(|k| k.name() == c)
                 });
             if !known {
                 return Err(ConfigError::UnknownVerdict(name.clone()));

@@ -28,15 +28,9 @@ pub const DETECT_SCHEMA_VERSION: u32 = 1;
 
 /// Clocks the vDSO is meant to serve (the CPU-time clocks never are: glibc always makes the
 /// syscall for them, so a "fallback" there is by design and not reported).
-pub const VDSO_CLOCKS: [Clock; 7] = [
-    Clock::Realtime,
-    Clock::Monotonic,
-    Clock::MonotonicRaw,
-    Clock::Boottime,
-    Clock::Tai,
-    Clock::RealtimeCoarse,
-    Clock::MonotonicCoarse,
-];
+pub fn vdso_clocks() -> impl Iterator<Item = Clock> {
+    Clock::ALL.into_iter().filter(|c| c.vdso_served())
+}
 
 /// The names `--fail-on` accepts besides the full `vdso_fallback:<clock>` names.
 pub const VERDICT_NAMES: [&str; 5] = [
@@ -183,7 +177,7 @@ fn needed_sources() -> Vec<Source> {
         Source::Cpuid,
         Source::SyscallGetppid,
     ];
-    for c in VDSO_CLOCKS {
+    for c in vdso_clocks() {
         v.push(Source::Vdso(c));
         v.push(Source::Syscall(c));
     }
@@ -217,7 +211,7 @@ pub fn verdicts(p: &Profile, sync: &sync::SyncResult) -> Vec<(String, Verdict)> 
         ),
     ];
     let cs = p.machine.clocksource.current.as_deref();
-    for c in VDSO_CLOCKS {
+    for c in vdso_clocks() {
         let name = c.name();
         let v = verdict::vdso_fallback(
             name,

@@ -62,6 +62,11 @@ impl Clock {
         }
     }
 
+    /// Whether the vDSO serves this clock (the CPU-time clocks always take the syscall).
+    pub fn vdso_served(self) -> bool {
+        !matches!(self, Clock::ProcessCputime | Clock::ThreadCputime)
+    }
+
     /// Coarse clocks return the time of the last tick without reading the clocksource.
     pub fn is_coarse(self) -> bool {
         matches!(self, Clock::RealtimeCoarse | Clock::MonotonicCoarse)
