@@ -14,7 +14,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
-use tscope::model::{ModelId, Policy};
+use tscope::kernel::{ModelId, Policy};
 use tscope::sim::{Costs, Replay};
 use tscope::trace::{bundled, Scenario};
 

@@ -13,7 +13,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
-use tscope::trace::strace_import::{mounts::Mounts, ImportOptions, StraceImport};
+use tscope::trace::strace::import::{mounts::Mounts, ImportOptions, StraceImport};
 
 const TARGET_BYTES: usize = 32 << 20;
 

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tscope::sys::mem::SharedBlock;
-use tscope::sys::proc;
+use tscope::sys::worker;
 use tscope::workload::runner::count_until_stop;
 
 fn pipe1(c: &mut Criterion) {
-    let (r, w) = proc::pipe().expect("pipe");
+    let (r, w) = worker::pipe().expect("pipe");
     let (r, w) = (r.as_fd(), w.as_fd());
     let block = SharedBlock::new(1).expect("shared block");
     let (control, slot) = (block.control(), &block.slots()[0]);
@@ -30,8 +30,8 @@ fn pipe1(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let start = Instant::now();
             for _ in 0..iters {
-                proc::write_byte(w, 0).expect("write");
-                black_box(proc::read_byte(r).expect("read"));
+                worker::write_byte(w, 0).expect("write");
+                black_box(worker::read_byte(r).expect("read"));
             }
             start.elapsed()
         })
@@ -45,8 +45,8 @@ fn pipe1(c: &mut Criterion) {
             let mut n = iters;
             let start = Instant::now();
             count_until_stop(slot, control, || {
-                proc::write_byte(w, 0).expect("write");
-                black_box(proc::read_byte(r).expect("read"));
+                worker::write_byte(w, 0).expect("write");
+                black_box(worker::read_byte(r).expect("read"));
                 n -= 1;
                 if n == 0 {
                     control.stop.store(1, Relaxed);

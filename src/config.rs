@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use crate::assemble::ReportConfig;
 use crate::cli::{DetectArgs, OutputArgs, ProbeArgs, ReportArgs};
 use crate::detect::{self, DetectConfig};
 use crate::error::ConfigError;
+use crate::export::Format;
+use crate::gather::ReportConfig;
 use crate::probe::{ProbeConfig, Source};
-use crate::report::Format;
 
 impl TryFrom<&ProbeArgs> for ProbeConfig {
     type Error = ConfigError;

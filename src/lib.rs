@@ -4,19 +4,18 @@
 //! The binary is a thin wrapper around [`run`]. Each subcommand lives in its own module:
 //! [`probe`] measures, [`report`] prints; [`measure`], [`stats`] and [`sys`] are shared.
 
-pub mod assemble;
 pub mod cli;
 pub mod compare;
 mod config;
 pub mod detect;
 pub mod error;
+pub mod export;
+pub mod gather;
+pub mod kernel;
 pub mod measure;
-pub mod model;
 pub mod probe;
-pub mod report;
 pub mod sim;
 pub mod stats;
-pub mod strace;
 pub mod sys;
 pub mod trace;
 pub mod vm;
@@ -26,7 +25,7 @@ pub mod workload;
 use anyhow::Result;
 
 use cli::{Cli, Command};
-use report::{Exporter, Format};
+use export::{Exporter, Format};
 
 /// Runs one parsed command line and returns the process exit code (0 success, 1 a condition
 /// the user asked to fail on held; errors are returned and exit with 2).
@@ -38,22 +37,22 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Probe(args) => {
             if args.list {
                 let ids: Vec<String> = probe::Source::all().iter().map(|s| s.to_string()).collect();
-                report::emit(format!("{}\n", ids.join("\n")).as_bytes(), None)?;
+                export::emit(format!("{}\n", ids.join("\n")).as_bytes(), None)?;
                 return Ok(0);
             }
             let mut cfg = probe::ProbeConfig::try_from(&args)?;
             cfg.emulate_trap = cli.emulate_trap;
             let profile = probe::run(&cfg);
-            let bytes = report::ProbeReport(&profile).export(Format::from(&args.output))?;
-            report::emit(&bytes, args.output.out.as_deref())?;
+            let bytes = export::ProbeReport(&profile).export(Format::from(&args.output))?;
+            export::emit(&bytes, args.output.out.as_deref())?;
             Ok(0)
         }
         Command::Detect(args) => {
             let mut cfg = detect::DetectConfig::try_from(&args)?;
             cfg.emulate_trap = cli.emulate_trap;
             let detection = detect::run(&cfg);
-            let bytes = report::DetectReport(&detection).export(Format::from(&args.output))?;
-            report::emit(&bytes, args.output.out.as_deref())?;
+            let bytes = export::DetectReport(&detection).export(Format::from(&args.output))?;
+            export::emit(&bytes, args.output.out.as_deref())?;
             let failing = detection.failing(&cfg.fail_on);
             if !failing.is_empty() {
                 eprintln!("tscope: verdicts that hold: {}", failing.join(", "));
@@ -63,29 +62,29 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Run(args) => workload::main(&args),
         Command::Simulate(args) => sim::main(&args, cli.emulate_trap),
-        Command::Record(args) => strace::record::main(&args),
+        Command::Record(args) => trace::strace::record::main(&args),
         Command::Compare(args) => compare_cmd(&args),
         Command::Report(args) => {
-            let mut cfg = assemble::ReportConfig::try_from(&args)?;
+            let mut cfg = gather::ReportConfig::try_from(&args)?;
             cfg.emulate_trap = cli.emulate_trap;
-            let report = assemble::run(&cfg);
-            let written = report::ReportDocument(&report).write(&args.out)?;
+            let report = gather::run(&cfg);
+            let written = export::ReportDocument(&report).write(&args.out)?;
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-            report::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+            export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
             Ok(0)
         }
         Command::Completions(args) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
             clap_complete::generate(args.shell, &mut cmd, "tscope", &mut out);
-            report::emit(&out, None)?;
+            export::emit(&out, None)?;
             Ok(0)
         }
         Command::Man => {
             let cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut out)?;
-            report::emit(&out, None)?;
+            export::emit(&out, None)?;
             Ok(0)
         }
         Command::Vm(args) => vm::main(&args, cli.emulate_trap),
@@ -114,8 +113,8 @@ fn compare_cmd(args: &cli::CompareArgs) -> Result<i32> {
         inputs.push(input);
     }
     let cmp = compare::compare(&inputs);
-    let bytes = report::CompareReport(&cmp).export(Format::from(&args.output))?;
-    report::emit(&bytes, args.output.out.as_deref())?;
+    let bytes = export::CompareReport(&cmp).export(Format::from(&args.output))?;
+    export::emit(&bytes, args.output.out.as_deref())?;
     Ok(0)
 }
 

@@ -34,12 +34,12 @@ fn strace_corpus_never_panics() {
             continue;
         }; // a running fuzzer may prune it
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let mut j = tscope::strace::Joiner::new();
+        let mut j = tscope::trace::strace::Joiner::new();
         for line in text.lines() {
             let _ = j.feed(line);
         }
-        let opts = tscope::trace::strace_import::ImportOptions::default();
-        let import = tscope::trace::strace_import::StraceImport::new(&bytes[..], "corpus", opts);
+        let opts = tscope::trace::strace::import::ImportOptions::default();
+        let import = tscope::trace::strace::import::StraceImport::new(&bytes[..], "corpus", opts);
         let _ = import.for_each(|_| {});
     }
 }

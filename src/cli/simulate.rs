@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::OutputArgs;
-use crate::model::ModelId;
+use crate::kernel::ModelId;
 
 /// The counter a BSD timecounter reads (its cost comes from the profile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

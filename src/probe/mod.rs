@@ -7,14 +7,14 @@
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
 
 pub mod machine;
-pub mod model;
+pub mod profile;
+mod readers;
 pub mod resolution;
 pub mod source;
-mod sources;
 
 use std::time::{Duration, Instant};
 
-pub use model::{Derived, Notice, Profile, SourceResult, Timer, PROFILE_SCHEMA_VERSION};
+pub use profile::{Derived, Notice, Profile, SourceResult, Timer, PROFILE_SCHEMA_VERSION};
 pub use source::{Clock, Kind, Source};
 
 use crate::measure::{self, SamplerConfig};
@@ -108,7 +108,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         name: "std::time::Instant (CLOCK_MONOTONIC via the vDSO)".into(),
         overhead_ns: measure::timer_overhead_ns(if cfg.quick { 200 } else { 2000 }),
     };
-    let ctx = sources::Context::new(&cfg.sources, &machine);
+    let ctx = readers::Context::new(&cfg.sources, &machine);
     let cpu_before = sys::cpu::thread_cpu_s().ok();
     let switches_before = sys::cpu::context_switches().map(|s| s.1).unwrap_or(0);
     let sampling_started = Instant::now();
@@ -123,7 +123,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
                 seed,
                 ..cfg.sampler
             };
-            if let Some(m) = sources::sample_one(src, &ctx, &sampler) {
+            if let Some(m) = readers::sample_one(src, &ctx, &sampler) {
                 per_source[i].push(m);
             }
         }
@@ -149,7 +149,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
                 seed,
                 ..cfg.sampler
             };
-            if let Some(m) = sources::sample_one(cfg.sources[i], &ctx, &sampler) {
+            if let Some(m) = readers::sample_one(cfg.sources[i], &ctx, &sampler) {
                 per_source[i].push(m);
                 extra_rounds[i] += 1;
             }
@@ -174,7 +174,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
             cfg.watch_fine
         };
         let m = measure::combine(&per_source[i], cfg.sampler.level);
-        let mut r = sources::describe(src, &ctx, m.as_ref(), &watch_cfg);
+        let mut r = readers::describe(src, &ctx, m.as_ref(), &watch_cfg);
         r.extra_rounds = extra_rounds[i];
         r.noisy = m.as_ref().is_some_and(is_noisy);
         results.push(r);

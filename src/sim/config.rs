@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use crate::cli::simulate::{Counter, SimulateArgs};
-use crate::model::{ModelId, Policy};
-use crate::report::Format;
+use crate::export::Format;
+use crate::kernel::{ModelId, Policy};
 use crate::trace::FsKind;
 
 /// A setting `--set`, `--sweep` and the output name.

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::config::{Param, SimulateConfig};
 use super::replay::Costs;
-use crate::model::ModelId;
+use crate::kernel::ModelId;
 use crate::probe::{self, ProbeConfig, Profile, Source, PROFILE_SCHEMA_VERSION};
 use crate::trace::scenario::{check_version, read_text, TraceError};
 

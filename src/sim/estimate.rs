@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::replay::{Costs, Replay, Stats};
-use crate::model::{ClockFn, ModelId, Policy};
+use crate::kernel::{ClockFn, ModelId, Policy};
 use crate::trace::CompiledScenario;
 
 /// Accuracy of the timestamps a policy stores.
@@ -47,7 +47,7 @@ pub struct Estimate {
 
 /// Replays `iterations` loops of `scenario` under `policy`.
 pub fn replay(
-    table: &[crate::model::Action],
+    table: &[crate::kernel::Action],
     policy: &Policy,
     costs: Costs,
     scenario: &CompiledScenario,

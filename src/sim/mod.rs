@@ -6,14 +6,14 @@
 //! model, [`estimate`] replays the loop once per policy through [`replay`] (streaming, per-inode
 //! state); [`sweep`] repeats that over a range of one setting or back-solves a published pair;
 //! [`output`] is the result model. Nothing here prints; `main` hands the bytes to
-//! [`crate::report::emit`].
+//! [`crate::export::emit`].
 
 pub mod config;
 pub mod costs;
 pub mod estimate;
 pub mod output;
 pub mod replay;
-pub mod strace;
+pub mod streamed;
 pub mod sweep;
 pub mod validate;
 
@@ -29,9 +29,9 @@ use output::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_S
 pub use replay::{Costs, Replay, Stats};
 
 use crate::cli::simulate::SimulateArgs;
-use crate::model::{ModelId, Policy};
+use crate::export::{self, Exporter};
+use crate::kernel::{ModelId, Policy};
 use crate::probe::Profile;
-use crate::report::{self, Exporter};
 use crate::trace::run_record::RunRecord;
 use crate::trace::{bundled, CompiledScenario, Scenario};
 
@@ -45,7 +45,7 @@ pub fn main(args: &SimulateArgs, emulate_trap: bool) -> anyhow::Result<i32> {
     cfg.emulate_trap = emulate_trap;
     let out = simulate(&cfg)?;
     let bytes = out.export(cfg.format)?;
-    report::emit(&bytes, cfg.out.as_deref())?;
+    export::emit(&bytes, cfg.out.as_deref())?;
     Ok(0)
 }
 
@@ -226,7 +226,7 @@ pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
         return Ok(Output::Validation(validate::run(cfg, name)?));
     }
     if let Input::Strace(path) = &cfg.input {
-        return strace::simulate(cfg, path);
+        return streamed::simulate(cfg, path);
     }
     let loaded = load_input(&cfg.input)?;
     let compiled = loaded.scenario.compile();

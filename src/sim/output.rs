@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use super::costs::CostSources;
 use super::estimate::Estimate;
+use crate::export::table::{Align, Table};
+use crate::export::{self, Exporter, Format};
 use crate::probe::Profile;
-use crate::report::table::{Align, Table};
-use crate::report::{self, Exporter, Format};
-use crate::trace::strace_import::ImportSummary;
+use crate::trace::strace::import::ImportSummary;
 
 /// Version of the `simulate` JSON.
 pub const SIMULATE_SCHEMA_VERSION: u32 = 1;
@@ -142,9 +142,9 @@ pub enum Output {
 
 fn one_or_many<T: Serialize>(v: &[T]) -> anyhow::Result<Vec<u8>> {
     if v.len() == 1 {
-        report::json(&v[0])
+        export::json(&v[0])
     } else {
-        report::json(&v)
+        export::json(&v)
     }
 }
 
@@ -155,7 +155,7 @@ impl Exporter for Output {
                 Output::Models(v) => one_or_many(v),
                 Output::Sweeps(v) => one_or_many(v),
                 Output::Implied(v) => one_or_many(v),
-                Output::Validation(v) => report::json(v),
+                Output::Validation(v) => export::json(v),
             };
         }
         let md = format == Format::Markdown;

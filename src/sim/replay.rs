@@ -6,7 +6,7 @@
 //! coarse tick moves as it would while the loop runs. Every timestamp of an op is taken at the
 //! op's start. Memory is one small record per inode id, whatever the trace length.
 
-use crate::model::{table_index, Action, ClockFn, Effect, LinuxMode, PolicyKind, Target};
+use crate::kernel::{table_index, Action, ClockFn, Effect, LinuxMode, PolicyKind, Target};
 use crate::trace::{FsKind, InodeId, Op, NO_INODE};
 
 /// What each kind of work costs, in ns, and the tick of the coarse clock.
@@ -126,7 +126,7 @@ pub struct Replay<'a> {
 }
 
 impl<'a> Replay<'a> {
-    /// A replay of `table` (from [`crate::model::ModelId::table`]) under `policy`.
+    /// A replay of `table` (from [`crate::kernel::ModelId::table`]) under `policy`.
     /// `inodes` pre-sizes the per-inode state (it grows on demand).
     pub fn new(
         table: &'a [Action],

@@ -2,7 +2,7 @@
 //! multigrain floor.
 
 use super::replay::{Costs, Replay, Stats};
-use crate::model::{ModelId, Policy};
+use crate::kernel::{ModelId, Policy};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 
 const COSTS: Costs = Costs {

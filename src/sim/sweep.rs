@@ -7,7 +7,7 @@ use super::config::{Param, SweepSpec};
 use super::estimate::{estimates, replay};
 use super::output::{BreakEven, ImpliedReport, SweepEstimate, SweepPoint};
 use super::replay::{Costs, Stats};
-use crate::model::{ModelId, Policy};
+use crate::kernel::{ModelId, Policy};
 use crate::trace::CompiledScenario;
 
 /// Applies a swept value to the costs or the base.

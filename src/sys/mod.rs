@@ -5,6 +5,7 @@
 //! chosen by `cfg`; on an unsupported architecture the counter functions are absent and callers
 //! report the source as unsupported instead of panicking.
 
+pub mod child;
 pub mod clock;
 pub mod cpu;
 pub mod fs;
@@ -12,12 +13,11 @@ pub mod guest;
 #[cfg(target_arch = "x86_64")]
 pub mod kvm;
 pub mod mem;
-pub mod proc;
-pub mod process;
 pub mod signal;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]
 pub mod tsc;
+pub mod worker;
 #[cfg(target_arch = "x86_64")]
 pub mod zero;

@@ -3,7 +3,7 @@
 //!
 //! A trace is consumed as an iterator of [`Op`]s so that memory stays flat in trace length: a
 //! scenario expands its loop lazily ([`scenario::ScenarioOps`]), and a streaming importer (the
-//! [`strace_import`]) only has to yield `Op`s, interning inode identities to dense
+//! [`strace::import`]) only has to yield `Op`s, interning inode identities to dense
 //! [`InodeId`]s as it goes. Everything an importer needs is here: [`Syscall::parse`] maps real
 //! syscall names (and their common variants) onto the operations the models know, and
 //! [`Interner`] turns path/fd identities into ids.
@@ -11,7 +11,7 @@
 pub mod bundled;
 pub mod run_record;
 pub mod scenario;
-pub mod strace_import;
+pub mod strace;
 
 use std::collections::BTreeMap;
 use std::fmt;

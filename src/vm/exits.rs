@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::report::table::{Align, Table};
-use crate::report::{Exporter, Format};
+use crate::export::table::{Align, Table};
+use crate::export::{Exporter, Format};
 
 /// The version of the `vm exits` JSON this build writes.
 pub const VM_EXITS_SCHEMA_VERSION: u32 = 1;
@@ -215,7 +215,7 @@ impl Exporter for ExitsReport<'_> {
             e.loop_ticks
         );
         Ok(match format {
-            Format::Json => return crate::report::json(e),
+            Format::Json => return crate::export::json(e),
             Format::Table => format!("{head}\n{}", t.text()),
             Format::Markdown => format!("{head}\n{}", t.markdown()),
             Format::Csv => t.csv(),

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::qemu::Accel;
 use crate::detect::Detection;
+use crate::export::table::{Align, Table};
+use crate::export::{Exporter, Format};
 use crate::probe::machine::Clocksource;
 use crate::probe::Profile;
-use crate::report::table::{Align, Table};
-use crate::report::{Exporter, Format};
 
 /// The version of the `vm guest` JSON this build writes.
 pub const VM_GUEST_SCHEMA_VERSION: u32 = 1;
@@ -305,7 +305,7 @@ impl MatrixReport<'_> {
 impl Exporter for MatrixReport<'_> {
     fn export(&self, format: Format) -> anyhow::Result<Vec<u8>> {
         let out = match format {
-            Format::Json => return crate::report::json(self.0),
+            Format::Json => return crate::export::json(self.0),
             Format::Table => format!("{}\n{}", self.table().text(), self.notes()),
             Format::Csv => self.table().csv(),
             Format::Markdown => {

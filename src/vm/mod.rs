@@ -23,7 +23,7 @@ mod tests;
 use anyhow::Result;
 
 use crate::cli::vm::{VmArgs, VmCommand};
-use crate::report::{self, Exporter, Format};
+use crate::export::{self, Exporter, Format};
 
 /// Runs one `tscope vm` subcommand; returns the exit code.
 pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
@@ -33,7 +33,7 @@ pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
             cfg.emulate_trap = emulate_trap;
             let m = guest::run(&cfg)?;
             let bytes = matrix::MatrixReport(&m).export(Format::from(&a.output))?;
-            report::emit(&bytes, a.output.out.as_deref())?;
+            export::emit(&bytes, a.output.out.as_deref())?;
             // Exit 1 when a guest hung or failed: the matrix is printed either way.
             let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
             Ok(if all_ok { 0 } else { 1 })
@@ -41,7 +41,7 @@ pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
         VmCommand::Exits(a) => {
             let r = exits::run(a.iterations)?;
             let bytes = exits::ExitsReport(&r).export(Format::from(&a.output))?;
-            report::emit(&bytes, a.output.out.as_deref())?;
+            export::emit(&bytes, a.output.out.as_deref())?;
             Ok(0)
         }
         VmCommand::GuestInit => init::guest_init(),

@@ -137,7 +137,7 @@ pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    sys::process::kill_with_parent(&mut cmd);
+    sys::child::kill_with_parent(&mut cmd);
     let started = Instant::now();
     let mut child = cmd.spawn().with_context(|| {
         format!(

@@ -9,7 +9,7 @@ use super::qemu::{Accel, QemuOutcome};
 use super::{cpio, serial};
 use crate::cli::vm::AccelArg;
 use crate::detect::host::KvmHost;
-use crate::report::{Exporter, Format};
+use crate::export::{Exporter, Format};
 
 fn kvm(module: Option<&str>) -> KvmHost {
     KvmHost {

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::run::RunArgs;
-use crate::report::Format;
+use crate::export::Format;
 
-use super::model::{MemOp, Mode, Placement, WorkloadName};
+use super::result::{MemOp, Mode, Placement, WorkloadName};
 
 /// The most tasks (or mem threads) one run may start.
 pub const MAX_TASKS: u64 = 1024;

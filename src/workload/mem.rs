@@ -18,7 +18,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::config::MemConfig;
-use super::model::{MemOp, MemReport, MemRun, MemThread};
+use super::result::{MemOp, MemReport, MemRun, MemThread};
 use crate::sys;
 use crate::sys::mem::AnonMapping;
 

@@ -8,18 +8,18 @@
 //! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: [`report`]
 //! turns the [`RunReport`] into bytes.
 
-pub mod assemble;
 pub mod config;
 pub mod inject;
 pub mod mem;
-pub mod model;
 pub mod null;
 pub mod pagezero;
 pub mod pipe;
 pub mod record;
 pub mod report;
+pub mod result;
 pub mod runner;
 pub mod scratch;
+pub mod summary;
 pub mod vfsmix;
 pub mod write;
 
@@ -28,10 +28,10 @@ use std::time::Duration;
 use anyhow::Context;
 
 pub use config::RunConfig;
-pub use model::{MemOp, Mode, Placement, RunReport, WorkloadName};
+pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
 
 use crate::cli::run::RunArgs;
-use crate::report::Exporter;
+use crate::export::Exporter;
 use crate::sys;
 use runner::{RunPlan, Workload};
 
@@ -44,16 +44,16 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     let report = execute(&cfg)?;
     let bytes = report::RunView(&report).export(cfg.format)?;
-    crate::report::emit(&bytes, cfg.out.as_deref())?;
+    crate::export::emit(&bytes, cfg.out.as_deref())?;
     if let Some(path) = &cfg.record {
         record::write(&report, path)?;
     }
     Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
 }
 
-fn machine(cfg: &RunConfig) -> model::RunMachine {
+fn machine(cfg: &RunConfig) -> result::RunMachine {
     let m = crate::probe::machine::gather();
-    model::RunMachine {
+    result::RunMachine {
         kernel_release: m.kernel_release,
         cpu_model: m.cpu_model,
         cpus_online: m.cpus_online,

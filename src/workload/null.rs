@@ -10,12 +10,12 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use super::model::{RunResult, SchedYieldCheck};
+use super::result::{RunResult, SchedYieldCheck};
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::clock::syscall_getppid;
 use crate::sys::cpu::context_switches;
 use crate::sys::mem::{Control, Slot};
-use crate::sys::proc;
+use crate::sys::worker;
 
 const SETUP: u32 = 100;
 
@@ -81,7 +81,7 @@ impl Workload for SchedYield {
     fn run(&self, _: (), slot: &Slot, control: &Control) -> Result<(), StepError> {
         let (v0, i0) = context_switches().map_err(step(SETUP))?;
         count_until_stop(slot, control, || {
-            proc::sched_yield().map_err(step(0))?;
+            worker::sched_yield().map_err(step(0))?;
             Ok(())
         })?;
         let (v1, i1) = context_switches().map_err(step(SETUP))?;
@@ -91,7 +91,7 @@ impl Workload for SchedYield {
             std::hint::black_box(syscall_getppid());
         });
         let yield_ns = ns_per_call(self.calibration, || {
-            let _ = std::hint::black_box(proc::sched_yield());
+            let _ = std::hint::black_box(worker::sched_yield());
         });
         slot.aux[2].store((getppid * 1000.0) as u64, Relaxed);
         slot.aux[3].store((yield_ns * 1000.0) as u64, Relaxed);

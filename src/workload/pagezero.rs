@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use super::model::{PagezeroReport, PagezeroResult};
+use super::result::{PagezeroReport, PagezeroResult};
 use crate::measure::{self, SamplerConfig};
 use crate::sys;
 use crate::sys::mem::AnonMapping;

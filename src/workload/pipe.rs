@@ -17,7 +17,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::mem::{Control, Slot};
-use crate::sys::proc;
+use crate::sys::worker;
 
 /// The step index used for errors outside the iteration (creating the pipe).
 const SETUP: u32 = 100;
@@ -38,13 +38,13 @@ impl Workload for Pipe1 {
     }
 
     fn run(&self, _: (), slot: &Slot, control: &Control) -> Result<(), StepError> {
-        let (r, w) = proc::pipe().map_err(step(SETUP))?;
+        let (r, w) = worker::pipe().map_err(step(SETUP))?;
         let (r, w) = (r.as_fd(), w.as_fd());
         count_until_stop(slot, control, || {
-            if proc::write_byte(w, 0).map_err(step(0))? != 1 {
+            if worker::write_byte(w, 0).map_err(step(0))? != 1 {
                 return Err(step(0)(io::ErrorKind::WriteZero.into()));
             }
-            proc::read_byte(r)
+            worker::read_byte(r)
                 .map_err(step(1))?
                 .ok_or_else(|| step(1)(eof()))?;
             Ok(())
@@ -81,8 +81,8 @@ impl Workload for Pingpong {
     }
 
     fn prepare(&self, _task: usize) -> anyhow::Result<Vec<PingpongWorker>> {
-        let (r0, w0) = proc::pipe()?;
-        let (r1, w1) = proc::pipe()?;
+        let (r0, w0) = worker::pipe()?;
+        let (r1, w1) = worker::pipe()?;
         Ok(vec![
             PingpongWorker::Initiator { to: w0, from: r1 },
             PingpongWorker::Responder { from: r0, to: w1 },
@@ -94,10 +94,10 @@ impl Workload for Pingpong {
             PingpongWorker::Initiator { to, from } => {
                 let (to, from) = (to.as_fd(), from.as_fd());
                 count_until_stop(slot, control, || {
-                    if proc::write_byte(to, 1).map_err(step(0))? != 1 {
+                    if worker::write_byte(to, 1).map_err(step(0))? != 1 {
                         return Err(step(0)(io::ErrorKind::WriteZero.into()));
                     }
-                    proc::read_byte(from)
+                    worker::read_byte(from)
                         .map_err(step(3))?
                         .ok_or_else(|| step(3)(eof()))?;
                     Ok(())
@@ -107,8 +107,8 @@ impl Workload for Pingpong {
             PingpongWorker::Responder { from, to } => {
                 let (from, to) = (from.as_fd(), to.as_fd());
                 let it = &slot.iterations;
-                while let Some(b) = proc::read_byte(from).map_err(step(1))? {
-                    if proc::write_byte(to, b).map_err(step(2))? != 1 {
+                while let Some(b) = worker::read_byte(from).map_err(step(1))? {
+                    if worker::write_byte(to, b).map_err(step(2))? != 1 {
                         return Err(step(2)(io::ErrorKind::WriteZero.into()));
                     }
                     it.store(

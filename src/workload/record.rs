@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Op, RunReport, WorkloadName};
+use super::result::{Op, RunReport, WorkloadName};
 
 /// One inode an iteration touches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,8 +184,8 @@ pub fn record(r: &RunReport) -> Record {
 
 /// Writes the record of `r` to `path` (whole or not at all).
 pub fn write(r: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let bytes = crate::report::json(&record(r))?;
-    crate::report::emit(&bytes, Some(path))
+    let bytes = crate::export::json(&record(r))?;
+    crate::export::emit(&bytes, Some(path))
 }
 
 /// Number of real system calls in an iteration (page faults are not system calls).

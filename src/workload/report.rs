@@ -1,10 +1,10 @@
 //! Exporters for a [`RunReport`]: an aligned table (runs; mem in sv_mem's own line format;
 //! pagezero), Markdown, and JSON (the contract in `docs/schema.md`).
 
-use crate::report::table::{Align, Table};
-use crate::report::{Exporter, Format};
+use crate::export::table::{Align, Table};
+use crate::export::{Exporter, Format};
 
-use super::model::{MemReport, PagezeroReport, RunReport, RunResult};
+use super::result::{MemReport, PagezeroReport, RunReport, RunResult};
 
 /// A run report, ready to print.
 #[derive(Debug)]
@@ -283,7 +283,7 @@ fn pagezero_text(z: &PagezeroReport, md: bool) -> String {
 impl RunView<'_> {
     /// Plain numbers, one row per run (mem: per thread; pagezero: per variant and cache).
     fn csv(&self) -> String {
-        use crate::report::csv_line;
+        use crate::export::csv_line;
         let r = self.0;
         let w = r.workload.as_str();
         if let Some(m) = &r.mem {
@@ -392,7 +392,7 @@ impl RunView<'_> {
 impl Exporter for RunView<'_> {
     fn export(&self, format: Format) -> anyhow::Result<Vec<u8>> {
         let text = match format {
-            Format::Json => return crate::report::json(self.0),
+            Format::Json => return crate::export::json(self.0),
             Format::Csv => return Ok(self.csv().into_bytes()),
             Format::Table => self.render(false),
             Format::Markdown => self.render(true),

@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use super::assemble::assemble;
-use super::model::{Mode, Placement, RunResult};
+use super::result::{Mode, Placement, RunResult};
+use super::summary::assemble;
 use crate::sys;
 use crate::sys::mem::{Control, SharedBlock, Slot};
-use crate::sys::proc::{self, Exit, Pid};
+use crate::sys::worker::{self, Exit, Pid};
 
 /// Worker states in [`Slot::state`].
 pub const STARTING: u64 = 0;
@@ -318,7 +318,7 @@ pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> anyhow::Result<RunResult> {
             for i in 0..n {
                 let cpu = cpu_of(i);
                 let slot = &slots[i];
-                let r = proc::fork_worker(|| {
+                let r = worker::fork_worker(|| {
                     let mine = workers[i].take().expect("each worker is started once");
                     // Close this child's copies of every other worker's descriptors, so that a
                     // pipe's reader sees end-of-file when its writer exits.
@@ -346,7 +346,7 @@ pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> anyhow::Result<RunResult> {
                 sample(w, plan, &block, || {
                     for (i, &pid) in pids.iter().enumerate() {
                         if exits[i].is_none() {
-                            if let Ok(Some(x)) = proc::wait(pid, false) {
+                            if let Ok(Some(x)) = worker::wait(pid, false) {
                                 exits[i] = Some(x);
                                 return Some(format!("worker {i} exited early: {x:?}"));
                             }
@@ -379,7 +379,7 @@ fn reap(pids: &[Pid], exits: &mut [Option<Exit>]) {
         let mut pending = false;
         for (i, &pid) in pids.iter().enumerate() {
             if exits[i].is_none() {
-                match proc::wait(pid, false) {
+                match worker::wait(pid, false) {
                     Ok(Some(x)) => exits[i] = Some(x),
                     Ok(None) => pending = true,
                     Err(_) => exits[i] = Some(Exit::Code(-1)),
@@ -392,8 +392,8 @@ fn reap(pids: &[Pid], exits: &mut [Option<Exit>]) {
         if Instant::now() > deadline {
             for (i, &pid) in pids.iter().enumerate() {
                 if exits[i].is_none() {
-                    let _ = proc::kill(pid);
-                    exits[i] = proc::wait(pid, true).ok().flatten();
+                    let _ = worker::kill(pid);
+                    exits[i] = worker::wait(pid, true).ok().flatten();
                 }
             }
             return;

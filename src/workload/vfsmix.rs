@@ -25,7 +25,7 @@ use std::path::PathBuf;
 
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::mem::{page_size, store_through_shared_mapping, Control, Slot};
-use crate::sys::{fs, proc};
+use crate::sys::{fs, worker};
 
 /// The names of the steps, in order.
 pub const STEPS: [&str; 11] = [
@@ -97,7 +97,7 @@ impl Workload for Vfsmix {
             fs::close(fd).map_err(step(3))?;
             let trunc = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
             let fd = fs::open(path, trunc, 0o600).map_err(step(4))?;
-            proc::write_byte(fd.as_fd(), 1).map_err(step(5))?;
+            worker::write_byte(fd.as_fd(), 1).map_err(step(5))?;
             store_through_shared_mapping(fd.as_fd(), page).map_err(step(6))?;
             fs::close(fd).map_err(step(9))?;
             fs::unlink(path).map_err(step(10))?;

@@ -23,7 +23,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::model::{MtimeCheck, RunResult};
+use super::result::{MtimeCheck, RunResult};
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::clock::{id, vdso_clock_gettime};
 use crate::sys::fs::{self, Mtime};

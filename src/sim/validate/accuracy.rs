@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::{ns, scenario_on, Row, ValidationReport};
-use crate::model::{ModelId, Policy};
+use crate::kernel::{ModelId, Policy};
 use crate::sim::config::SimulateConfig;
 use crate::sim::costs;
 use crate::sim::estimate::{base_from_measured, replay};

@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use super::config::SimulateConfig;
 use super::output::human_ns;
-use crate::report::table::{Align, Table};
-use crate::report::Format;
+use crate::export::table::{Align, Table};
+use crate::export::Format;
 
 /// Version of the validation JSON.
 pub const VALIDATION_SCHEMA_VERSION: u32 = 1;

@@ -7,7 +7,7 @@
 //! The informative rows are the cross-checks: one clock cost must explain both pairs.
 
 use super::{ns, Row, ValidationReport};
-use crate::model::{ModelId, Policy};
+use crate::kernel::{ModelId, Policy};
 use crate::sim::config::SimulateConfig;
 use crate::sim::estimate::{base_from_measured, replay};
 use crate::sim::replay::Costs;

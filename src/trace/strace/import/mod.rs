@@ -1,5 +1,5 @@
 //! `strace -f -tt -T -y` output → trace [`Op`]s, streaming: one line at a time through
-//! [`crate::strace::Joiner`], one op per complete syscall, inode identity tracked through
+//! [`crate::trace::strace::Joiner`], one op per complete syscall, inode identity tracked through
 //! paths and fds ([`state`]), the filesystem of each path from the mount table ([`mounts`]).
 //!
 //! What a trace cannot say is decided as documented in docs/validation.md ("strace import"):
@@ -16,8 +16,8 @@ use std::io::BufRead;
 
 use serde::Serialize;
 
-use super::{FsKind, Op, Syscall, NO_INODE};
-use crate::strace::{EventRef, Joiner};
+use crate::trace::strace::{EventRef, Joiner};
+use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 use mounts::{Kind, Mounts};
 use state::{FdTables, Inodes};
 

@@ -1,6 +1,6 @@
 //! Turns the per-interval rates the runner sampled into a [`RunResult`] (pure; unit-tested).
 
-use super::model::{RunResult, Summary, TaskResult};
+use super::result::{RunResult, Summary, TaskResult};
 use super::runner::RunPlan;
 
 /// Builds the result from the sampled rates (pure; unit-tested).

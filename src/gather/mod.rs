@@ -1,6 +1,6 @@
 //! `tscope report`: measure everything the report needs on this machine — facts, a full probe,
 //! the verdicts (computed from that same probe), cross-CPU sync — and hand the [`Report`] model
-//! to the exporters in [`crate::report`]. This is the only module the report command measures
+//! to the exporters in [`crate::export`]. This is the only module the report command measures
 //! through; `report` itself never measures.
 
 use std::io::IsTerminal;

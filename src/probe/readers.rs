@@ -5,7 +5,7 @@ use std::hint::black_box;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::machine::Machine;
-use super::model::SourceResult;
+use super::profile::SourceResult;
 use super::resolution::{self, WatchConfig};
 use super::source::{Clock, Source};
 use crate::measure::{self, Measurement, SamplerConfig};

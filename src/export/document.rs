@@ -7,7 +7,7 @@ use anyhow::Context;
 use super::probe::{estimate, ns};
 use super::table::{Align, Table};
 use super::Exporter;
-use crate::assemble::Report;
+use crate::gather::Report;
 use crate::probe::Clock;
 
 /// A report, ready to write.
@@ -210,7 +210,7 @@ impl ReportDocument<'_> {
             }
             out += &format!(
                 "\nBreak-even ({}): the precise-read cost at which each setting first buys 5%.\n\n",
-                crate::assemble::SWEEP_SCENARIO
+                crate::gather::SWEEP_SCENARIO
             );
             out += &t.markdown();
         }
@@ -263,7 +263,7 @@ impl ReportDocument<'_> {
 
     /// One sentence on what the knob buys in the swept scenario, at this machine's costs.
     fn knob_sentence(&self) -> String {
-        let sc = crate::assemble::SWEEP_SCENARIO;
+        let sc = crate::gather::SWEEP_SCENARIO;
         let best = self
             .0
             .simulation

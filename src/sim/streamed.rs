@@ -17,7 +17,7 @@ use super::config::{Param, SimulateConfig};
 use super::output::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
 use super::replay::{Replay, Stats};
 use super::{costs, estimate};
-use crate::trace::strace_import::{ImportOptions, ImportSummary, StraceImport};
+use crate::trace::strace::import::{ImportOptions, ImportSummary, StraceImport};
 
 /// Base cost per op used while replaying when none is given (only matters for a log without
 /// `-tt` times, whose virtual clock advances by the cost).

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::state::{normalize, parent, Fd, FdTables, Inodes};
-use crate::strace::parse::{fd_arg, string_arg, Args};
-use crate::strace::CallRef;
+use crate::trace::strace::parse::{fd_arg, string_arg, Args};
+use crate::trace::strace::CallRef;
 use crate::trace::{InodeId, Syscall, NO_INODE};
 
 /// Calls the importer knows take no file timestamps (memory, signals, ids, time, waiting,

@@ -3,6 +3,7 @@
 //! comes out is one complete call per syscall, in completion order. Memory is bounded by the
 //! number of tasks with a call in flight, not by the length of the trace.
 
+pub mod import;
 pub mod parse;
 pub mod record;
 
