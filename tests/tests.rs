@@ -1,5 +1,6 @@
 //! One integration-test binary; one module per area.
 
+mod architecture;
 mod bad_input;
 mod common;
 mod compare;

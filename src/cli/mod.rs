@@ -24,6 +24,19 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// This process's command line, or `vm guest-init` when tscope runs as `/init` of a
+    /// `tscope vm guest` guest (PID 1, started by the kernel as "/init"). Exits with clap's
+    /// message on a bad command line.
+    pub fn from_env() -> Cli {
+        if std::process::id() == 1 && std::env::args().next().as_deref() == Some("/init") {
+            Cli::parse_from(["tscope", "vm", "guest-init"])
+        } else {
+            Cli::parse()
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure the cost, resolution and monotonicity of every timestamp source.

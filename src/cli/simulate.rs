@@ -2,30 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::OutputArgs;
 use crate::kernel::ModelId;
-
-/// The counter a BSD timecounter reads (its cost comes from the profile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Counter {
-    Rdtscp,
-    #[value(name = "lfence_rdtsc")]
-    LfenceRdtsc,
-    Rdtsc,
-}
-
-impl Counter {
-    /// The probe source id.
-    pub fn source_id(self) -> &'static str {
-        match self {
-            Counter::Rdtscp => "rdtscp",
-            Counter::LfenceRdtsc => "lfence_rdtsc",
-            Counter::Rdtsc => "rdtsc",
-        }
-    }
-}
+use crate::sim::Counter;
 
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use super::OutputArgs;
+use crate::vm::guest::RequestedAccel;
 
 #[derive(Debug, Clone, Args)]
 pub struct VmArgs {
@@ -26,17 +27,6 @@ pub enum VmCommand {
     GuestInit,
 }
 
-/// How qemu runs guest code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AccelArg {
-    /// KVM when /dev/kvm offers hardware virtualisation, else TCG (with a message).
-    Auto,
-    /// Hardware virtualisation (kvm_intel / kvm_amd).
-    Kvm,
-    /// qemu's binary translator: emulation, not virtualisation.
-    Tcg,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct GuestArgs {
     /// Clocksources to boot with, one guest each (the kernel's `clocksource=`).
@@ -47,8 +37,10 @@ pub struct GuestArgs {
         value_name = "NAME"
     )]
     pub clocksource: Vec<String>,
-    #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
-    pub accel: AccelArg,
+    /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
+    /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
+    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
+    pub accel: RequestedAccel,
     /// Seconds each guest may run before it is killed and reported as hung.
     #[arg(long, default_value_t = 120, value_name = "SECS")]
     pub timeout: u64,

@@ -1,16 +1,16 @@
-//! `tscope report`: measure everything the report needs on this machine — facts, a full probe,
-//! the verdicts (computed from that same probe), cross-CPU sync — and hand the [`Report`] model
-//! to the exporters in [`crate::export`]. This is the only module the report command measures
-//! through; `report` itself never measures.
+//! Gathering for `tscope report`: measure everything the report needs on this machine — facts,
+//! a full probe, the verdicts (computed from that same probe), cross-CPU sync, short workload
+//! runs, the knob simulated from those figures, optionally the guest matrix — into one
+//! [`Report`] model. `commands::report` exports it with [`crate::export`]; the exporters never
+//! measure, and this module never prints (its steps go to a [`Progress`]).
 
-use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
+use crate::progress::Progress;
 use crate::sim::output::{ModelReport, Output, SweepReport};
 use crate::sim::{self, SimulateConfig};
 use crate::workload::{self, RunReport};
@@ -66,32 +66,8 @@ pub struct Report {
     pub skipped: Vec<String>,
 }
 
-/// Progress on stderr, drawn only when stderr is a terminal.
-struct Progress(ProgressBar);
-
-impl Progress {
-    fn new(steps: u64) -> Self {
-        let bar = if std::io::stderr().is_terminal() {
-            let b = ProgressBar::new(steps);
-            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
-                b.set_style(style);
-            }
-            b
-        } else {
-            ProgressBar::hidden()
-        };
-        Progress(bar)
-    }
-
-    fn step(&self, msg: &'static str) {
-        self.0.set_message(msg);
-        self.0.inc(1);
-    }
-}
-
 /// Measures this machine and returns the report model.
-pub fn run(cfg: &ReportConfig) -> Report {
-    let progress = Progress::new(5);
+pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     progress.step("probing every timestamp source");
     let cpu = CpuidFacts::decode(&detect::cpuid::LiveCpuid);
     let host = detect::host::gather();
@@ -124,11 +100,7 @@ pub fn run(cfg: &ReportConfig) -> Report {
             }
             None => sim::Input::Scenario(name.to_string()),
         };
-        match sim::simulate(&SimulateConfig::for_report_input(
-            input,
-            profile.clone(),
-            false,
-        )) {
+        match sim::simulate(&SimulateConfig::for_report(input, profile.clone(), false)) {
             Ok(Output::Models(m)) => simulation.extend(m),
             Ok(_) => {}
             Err(e) => skipped.push(format!("simulate {name}: {e:#}")),
@@ -142,7 +114,7 @@ pub fn run(cfg: &ReportConfig) -> Report {
         Some(Ok(rec)) => sim::Input::Record(Box::new(rec)),
         _ => sim::Input::Scenario(SWEEP_SCENARIO.to_string()),
     };
-    let sweep = match sim::simulate(&SimulateConfig::for_report_input(
+    let sweep = match sim::simulate(&SimulateConfig::for_report(
         sweep_input,
         profile.clone(),
         true,
@@ -155,8 +127,8 @@ pub fn run(cfg: &ReportConfig) -> Report {
         }
     };
     let vm = if cfg.vm {
-        progress.0.set_message("booting a guest per clocksource");
-        match guest_matrix() {
+        progress.step("booting a guest per clocksource");
+        match guest_matrix(progress) {
             Ok(m) => Some(m),
             Err(e) => {
                 skipped.push(format!("vm guest: {e:#}"));
@@ -166,7 +138,6 @@ pub fn run(cfg: &ReportConfig) -> Report {
     } else {
         None
     };
-    progress.0.finish_and_clear();
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -182,49 +153,45 @@ pub fn run(cfg: &ReportConfig) -> Report {
 }
 
 /// `tscope vm guest --no-host` with its defaults (every clocksource; KVM if usable, else TCG).
-fn guest_matrix() -> anyhow::Result<crate::vm::matrix::GuestMatrix> {
-    use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(["tscope", "vm", "guest", "--no-host"])?;
-    let crate::cli::Command::Vm(args) = cli.command else {
-        anyhow::bail!("not a vm command");
+fn guest_matrix(progress: &dyn Progress) -> anyhow::Result<crate::vm::matrix::GuestMatrix> {
+    let cfg = crate::vm::guest::GuestConfig {
+        measure_host: false,
+        ..Default::default()
     };
-    let crate::cli::vm::VmCommand::Guest(g) = &args.command else {
-        anyhow::bail!("not a vm guest command");
-    };
-    crate::vm::guest::run(&crate::vm::guest::GuestConfig::try_from(g)?)
+    crate::vm::guest::run(&cfg, progress)
 }
 
-/// The report's workload runs, as `tscope run` command lines (validated like the CLI's).
-fn workload_lines(quick: bool) -> Vec<Vec<String>> {
-    let secs = if quick { "1" } else { "3" };
-    let interval = if quick { "250" } else { "500" };
+/// The report's workload runs: pipe1 as processes (1 task and one per CPU) and vfsmix with one
+/// task on tmpfs, sampled briefly. Each is shown as the `tscope run` line that repeats it.
+fn workload_configs(quick: bool) -> Vec<(String, workload::RunConfig)> {
+    use std::time::Duration;
+    use workload::WorkloadName;
+    let (secs, interval_ms) = if quick { (1, 250) } else { (3, 500) };
+    let timing = |c: workload::RunConfig| {
+        c.timed(
+            Duration::from_secs(secs),
+            Duration::from_millis(500),
+            Duration::from_millis(interval_ms),
+        )
+    };
     let tmp = if std::path::Path::new("/dev/shm").is_dir() {
         "/dev/shm"
     } else {
         "/tmp"
     };
-    [
-        vec!["pipe1", "--mode", "processes"],
-        vec!["vfsmix", "--tasks", "1", "--dir", tmp],
+    let shown = |args: &str| {
+        format!("run {args} --duration {secs} --warmup 0.5 --interval-ms {interval_ms}")
+    };
+    let pipe1 = timing(workload::RunConfig::new(WorkloadName::Pipe1));
+    let vfsmix = workload::RunConfig {
+        tasks: vec![1],
+        dir: tmp.into(),
+        ..timing(workload::RunConfig::new(WorkloadName::Vfsmix))
+    };
+    vec![
+        (shown("pipe1 --mode processes"), pipe1),
+        (shown(&format!("vfsmix --tasks 1 --dir {tmp}")), vfsmix),
     ]
-    .into_iter()
-    .map(|args| {
-        let mut v: Vec<String> = ["tscope", "run"].iter().map(|s| s.to_string()).collect();
-        v.extend(args.iter().map(|s| s.to_string()));
-        v.extend(
-            [
-                "--duration",
-                secs,
-                "--warmup",
-                "0.5",
-                "--interval-ms",
-                interval,
-            ]
-            .map(String::from),
-        );
-        v
-    })
-    .collect()
 }
 
 /// The simulator's view of a workload run (the same record `tscope run --record` writes).
@@ -237,18 +204,9 @@ fn record_of(r: &RunReport) -> anyhow::Result<crate::trace::run_record::RunRecor
 }
 
 fn run_workloads(quick: bool, skipped: &mut Vec<String>) -> Vec<RunReport> {
-    use clap::Parser;
     let mut out = Vec::new();
-    for line in workload_lines(quick) {
-        let shown = line[1..].join(" ");
-        let result = crate::cli::Cli::try_parse_from(&line)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .and_then(|cli| match cli.command {
-                crate::cli::Command::Run(args) => Ok(workload::RunConfig::try_from(&args)?),
-                _ => Err(anyhow::anyhow!("not a run command")),
-            })
-            .and_then(|cfg| workload::execute(&cfg));
-        match result {
+    for (shown, cfg) in workload_configs(quick) {
+        match workload::execute(&cfg) {
             Ok(r) => out.push(r),
             Err(e) => skipped.push(format!("{shown}: {e:#}")),
         }

@@ -196,6 +196,12 @@ impl Serialize for Source {
 #[error("unknown source '{0}'; valid sources: {list}", list = Source::all().iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
 pub struct UnknownSource(pub String);
 
+impl From<UnknownSource> for crate::error::ConfigError {
+    fn from(e: UnknownSource) -> Self {
+        crate::error::ConfigError::Invalid(e.to_string())
+    }
+}
+
 impl FromStr for Source {
     type Err = UnknownSource;
 

@@ -1,10 +1,11 @@
-//! `SimulateArgs` → `SimulateConfig`: every setting parsed and range-checked once, so the
-//! simulator never sees NaN costs, inverted sweep ranges or unknown policies.
+//! What `simulate` runs: the validated [`SimulateConfig`] and the parsers of its settings
+//! (`KEY=VALUE`, sweeps, published pairs), each range-checked once so the simulator never sees
+//! NaN costs, inverted sweep ranges or unknown policies. `commands::simulate` builds one from
+//! the command line; `report` and the validations build theirs with [`SimulateConfig::new`].
 
 use std::path::PathBuf;
 
-use crate::cli::simulate::{Counter, SimulateArgs};
-use crate::export::Format;
+use crate::error::ConfigError;
 use crate::kernel::{ModelId, Policy};
 use crate::trace::FsKind;
 
@@ -55,13 +56,29 @@ impl Param {
     }
 }
 
-/// An invalid argument, said in one line.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+/// The counter a BSD timecounter reads (its cost comes from the profile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Counter {
+    Rdtscp,
+    #[value(name = "lfence_rdtsc")]
+    LfenceRdtsc,
+    Rdtsc,
+}
 
-fn bad<T>(msg: String) -> Result<T, ConfigError> {
-    Err(ConfigError(msg))
+impl Counter {
+    /// The probe source id.
+    pub fn source_id(self) -> &'static str {
+        match self {
+            Counter::Rdtscp => "rdtscp",
+            Counter::LfenceRdtsc => "lfence_rdtsc",
+            Counter::Rdtsc => "rdtsc",
+        }
+    }
+}
+
+/// An invalid setting, said in one line.
+pub fn bad<T>(msg: String) -> Result<T, ConfigError> {
+    Err(ConfigError::Invalid(msg))
 }
 
 /// A log-spaced sweep of one setting.
@@ -122,8 +139,6 @@ pub struct SimulateConfig {
     pub break_even: f64,
     pub implied: Option<ImpliedSpec>,
     pub iterations: Option<u64>,
-    pub format: Format,
-    pub out: Option<PathBuf>,
     /// TSC reads of this process trap (global `--emulate-trap`): recorded in a quick probe.
     pub emulate_trap: bool,
     /// `--strict`: a malformed strace line is an error naming its number.
@@ -139,38 +154,41 @@ pub struct SimulateConfig {
 }
 
 impl SimulateConfig {
-    /// Every model on a bundled scenario, priced from `profile` (what `tscope report` runs),
-    /// optionally as a sweep of `precise_read_ns` over 10 ns..100 µs.
-    pub fn for_report(scenario: &str, profile: crate::probe::Profile, sweep: bool) -> Self {
-        Self::for_report_input(Input::Scenario(scenario.to_string()), profile, sweep)
-    }
-
-    /// [`SimulateConfig::for_report`] on any input (e.g. a run record measured just now).
-    pub fn for_report_input(input: Input, profile: crate::probe::Profile, sweep: bool) -> Self {
+    /// Every model on `input` with the command line's defaults: costs from a quick probe taken
+    /// now, no what-ifs, no sweep, a 5% break-even.
+    pub fn new(input: Input) -> Self {
         SimulateConfig {
             input,
             models: ModelId::ALL.to_vec(),
             profile: None,
-            profile_data: Some(profile),
+            profile_data: None,
             counter: Counter::Rdtscp,
             overrides: Vec::new(),
-            sweep: sweep.then_some(SweepSpec {
-                param: Param::PreciseReadNs,
-                lo: 10.0,
-                hi: 100_000.0,
-                points: 25,
-            }),
+            sweep: None,
             break_even: 1.05,
             implied: None,
             iterations: None,
-            format: Format::Json,
-            out: None,
             emulate_trap: false,
             strict: false,
             fs: None,
             validate: None,
             validate_secs: 2.0,
             validate_dirs: Vec::new(),
+        }
+    }
+
+    /// Every model on `input` priced from `profile` (what `tscope report` runs), optionally as
+    /// a sweep of `precise_read_ns` over 10 ns..100 µs.
+    pub fn for_report(input: Input, profile: crate::probe::Profile, sweep: bool) -> Self {
+        SimulateConfig {
+            profile_data: Some(profile),
+            sweep: sweep.then_some(SweepSpec {
+                param: Param::PreciseReadNs,
+                lo: 10.0,
+                hi: 100_000.0,
+                points: 25,
+            }),
+            ..SimulateConfig::new(input)
         }
     }
 
@@ -184,7 +202,7 @@ impl SimulateConfig {
     }
 }
 
-fn number(param: Param, text: &str, flag: &str) -> Result<f64, ConfigError> {
+pub fn number(param: Param, text: &str, flag: &str) -> Result<f64, ConfigError> {
     let v: f64 = match text.trim().parse() {
         Ok(v) => v,
         Err(_) => return bad(format!("{flag} {}: '{text}' is not a number", param.name())),
@@ -199,14 +217,14 @@ fn number(param: Param, text: &str, flag: &str) -> Result<f64, ConfigError> {
     Ok(v)
 }
 
-fn key_value<'a>(s: &'a str, flag: &str) -> Result<(&'a str, &'a str), ConfigError> {
+pub fn key_value<'a>(s: &'a str, flag: &str) -> Result<(&'a str, &'a str), ConfigError> {
     match s.split_once('=') {
         Some((k, v)) => Ok((k.trim(), v.trim())),
         None => bad(format!("{flag} '{s}': expected KEY=VALUE")),
     }
 }
 
-fn param(key: &str, flag: &str) -> Result<Param, ConfigError> {
+pub fn param(key: &str, flag: &str) -> Result<Param, ConfigError> {
     match Param::parse(key) {
         Some(p) => Ok(p),
         None => bad(format!(
@@ -233,16 +251,15 @@ fn policy(text: &str) -> Result<Policy, ConfigError> {
     }
 }
 
-fn parse_implied(spec: &str) -> Result<ImpliedSpec, ConfigError> {
+pub fn parse_implied(spec: &str) -> Result<ImpliedSpec, ConfigError> {
     let (mut stock, mut patched, mut pol, mut stock_pol) = (None, None, None, None);
     for part in spec.split(',').filter(|p| !p.trim().is_empty()) {
         let (k, v) = key_value(part, "--implied")?;
         match k {
             "stock" | "patched" => {
-                let x: f64 = v
-                    .replace('_', "")
-                    .parse()
-                    .map_err(|_| ConfigError(format!("--implied {k}: '{v}' is not a number")))?;
+                let x: f64 = v.replace('_', "").parse().map_err(|_| {
+                    ConfigError::Invalid(format!("--implied {k}: '{v}' is not a number"))
+                })?;
                 if !(x.is_finite() && x > 0.0 && x < 1e12) {
                     return bad(format!(
                         "--implied {k}={v}: must be a positive ops/s below 1e12"
@@ -274,7 +291,7 @@ fn parse_implied(spec: &str) -> Result<ImpliedSpec, ConfigError> {
     }
 }
 
-fn parse_sweep(spec: &str, points: usize) -> Result<SweepSpec, ConfigError> {
+pub fn parse_sweep(spec: &str, points: usize) -> Result<SweepSpec, ConfigError> {
     let (k, range) = key_value(spec, "--sweep")?;
     let param = param(k, "--sweep")?;
     let Some((lo, hi)) = range.split_once("..") else {
@@ -295,125 +312,6 @@ fn parse_sweep(spec: &str, points: usize) -> Result<SweepSpec, ConfigError> {
         hi,
         points,
     })
-}
-
-impl TryFrom<&SimulateArgs> for SimulateConfig {
-    type Error = ConfigError;
-
-    fn try_from(a: &SimulateArgs) -> Result<Self, ConfigError> {
-        let input = match (&a.scenario, &a.run, &a.strace) {
-            (_, _, Some(trace)) => Input::Strace(trace.clone()),
-            (_, Some(run), None) => Input::Run(run.clone()),
-            (Some(s), None, None) => Input::Scenario(s.clone()),
-            (None, None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
-        };
-        if a.strace.is_none() && (a.strict || a.fs.is_some()) {
-            return bad("--strict and --fs apply to --strace FILE only".into());
-        }
-        if !a.validate && !a.validate_dir.is_empty() {
-            return bad("--validate-dir applies to --validate only".into());
-        }
-        let fs = match a.fs.as_deref() {
-            None => None,
-            Some(name) => match FsKind::parse(name) {
-                Some(FsKind::Pipefs) | None => {
-                    return bad(format!(
-                        "--fs '{name}': expected one of tmpfs, ext4, xfs, btrfs, ufs, other"
-                    ))
-                }
-                Some(fs) => Some(fs),
-            },
-        };
-        if matches!(input, Input::Strace(_))
-            && (a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some())
-        {
-            return bad(
-                "--strace replays the log once per policy: --sweep, --implied and --iterations \
-                 apply to scenarios"
-                    .into(),
-            );
-        }
-        let validate = match (&input, a.validate) {
-            (_, false) => None,
-            (Input::Scenario(name), true) => Some(name.clone()),
-            _ => {
-                return bad(
-                    "--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into(),
-                )
-            }
-        };
-        if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
-            return bad(format!(
-                "--validate-secs must be 0.2..=600 seconds, got {}",
-                a.validate_secs
-            ));
-        }
-        let mut overrides = Vec::new();
-        for s in &a.set {
-            let (k, v) = key_value(s, "--set")?;
-            let p = param(k, "--set")?;
-            overrides.push((p, number(p, v, "--set")?));
-        }
-        let sweep = a
-            .sweep
-            .as_deref()
-            .map(|s| parse_sweep(s, a.sweep_points))
-            .transpose()?;
-        if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
-            return bad(format!(
-                "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
-                a.break_even
-            ));
-        }
-        let implied = a.implied.as_deref().map(parse_implied).transpose()?;
-        if let Some(n) = a.iterations {
-            if !(1..=10_000_000_000).contains(&n) {
-                return bad(format!("--iterations must be 1..=10000000000, got {n}"));
-            }
-        }
-        let mut models = a.models.clone();
-        models.sort();
-        models.dedup();
-        if models.is_empty() {
-            models = ModelId::ALL.to_vec();
-        }
-        if let Some(i) = &implied {
-            for p in [&i.policy, &i.stock_policy].into_iter().flatten() {
-                if !models.contains(&p.model) {
-                    return bad(format!(
-                        "--implied policy {} is not of the simulated model(s) {}; add --model {}",
-                        p.name(),
-                        models
-                            .iter()
-                            .map(|m| m.name())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        p.model
-                    ));
-                }
-            }
-        }
-        Ok(SimulateConfig {
-            input,
-            models,
-            profile: a.profile.clone(),
-            profile_data: None,
-            counter: a.counter,
-            overrides,
-            sweep,
-            break_even: a.break_even,
-            implied,
-            iterations: a.iterations,
-            format: Format::from(&a.output),
-            out: a.output.out.clone(),
-            emulate_trap: false,
-            strict: a.strict,
-            fs,
-            validate,
-            validate_secs: a.validate_secs,
-            validate_dirs: a.validate_dir.clone(),
-        })
-    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! [`crate::trace::CompiledScenario`]; [`costs`] prices reads from a probe profile; for each
 //! model, [`estimate`] replays the loop once per policy through [`replay`] (streaming, per-inode
 //! state); [`sweep`] repeats that over a range of one setting or back-solves a published pair;
-//! [`output`] is the result model. Nothing here prints; `main` hands the bytes to
-//! [`crate::export::emit`].
+//! [`output`] is the result model. Nothing here prints: `commands::simulate` exports the
+//! result.
 
 pub mod config;
 pub mod costs;
@@ -24,12 +24,10 @@ use std::path::Path;
 
 use anyhow::Context;
 
-pub use config::{Input, Param, SimulateConfig};
+pub use config::{Counter, Input, Param, SimulateConfig};
 use output::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 pub use replay::{Costs, Replay, Stats};
 
-use crate::cli::simulate::SimulateArgs;
-use crate::export::{self, Exporter};
 use crate::kernel::{ModelId, Policy};
 use crate::probe::Profile;
 use crate::trace::run_record::RunRecord;
@@ -37,17 +35,6 @@ use crate::trace::{bundled, CompiledScenario, Scenario};
 
 /// Iterations used when deriving a base cost from a measured figure.
 const BASE_ITERATIONS: u64 = 50_000;
-
-/// Runs `tscope simulate`; `emulate_trap` says TSC reads of this process trap (the global
-/// `--emulate-trap`), which a quick probe records.
-pub fn main(args: &SimulateArgs, emulate_trap: bool) -> anyhow::Result<i32> {
-    let mut cfg = SimulateConfig::try_from(args)?;
-    cfg.emulate_trap = emulate_trap;
-    let out = simulate(&cfg)?;
-    let bytes = out.export(cfg.format)?;
-    export::emit(&bytes, cfg.out.as_deref())?;
-    Ok(0)
-}
 
 /// The scenario to replay and where it came from.
 #[derive(Debug, Clone)]

@@ -13,16 +13,15 @@ use super::matrix::{
 };
 use super::qemu::{self, Accel, QemuSpec};
 use super::{init, kernel, serial};
-use crate::cli::vm::{AccelArg, GuestArgs};
 use crate::detect::{self, host::KvmHost, DetectConfig, Detection};
-use crate::error::ConfigError;
 use crate::probe::{self, ProbeConfig, Profile, Source};
+use crate::progress::Progress;
 
 /// A validated `vm guest` configuration.
 #[derive(Debug, Clone)]
 pub struct GuestConfig {
     pub clocksources: Vec<String>,
-    pub accel: AccelArg,
+    pub accel: RequestedAccel,
     pub timeout: Duration,
     pub kernel: Option<PathBuf>,
     pub kernel_package: String,
@@ -38,86 +37,69 @@ pub struct GuestConfig {
     pub emulate_trap: bool,
 }
 
-impl TryFrom<&GuestArgs> for GuestConfig {
-    type Error = anyhow::Error;
+/// How qemu should run guest code, as asked (what it used is [`AccelChoice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RequestedAccel {
+    /// KVM when /dev/kvm offers hardware virtualisation, else TCG (with a message).
+    Auto,
+    /// Hardware virtualisation (kvm_intel / kvm_amd).
+    Kvm,
+    /// qemu's binary translator: emulation, not virtualisation.
+    Tcg,
+}
 
-    fn try_from(a: &GuestArgs) -> Result<Self> {
-        let mut clocksources = Vec::new();
-        for cs in &a.clocksource {
-            let cs = cs.trim();
-            let ok = !cs.is_empty()
-                && cs
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-            if !ok {
-                bail!("--clocksource: '{cs}' is not a clocksource name (e.g. tsc,kvm-clock,hpet,acpi_pm)");
-            }
-            if !clocksources.iter().any(|c| c == cs) {
-                clocksources.push(cs.to_string());
-            }
-        }
-        if clocksources.is_empty() {
-            bail!("--clocksource: name at least one clocksource");
-        }
-        let range = |name: &'static str, what: &'static str, ok: bool, value: u64| {
-            if ok {
-                Ok(())
-            } else {
-                Err(ConfigError::OutOfRange {
-                    name,
-                    what,
-                    value: value.to_string(),
-                })
-            }
-        };
-        range(
-            "timeout",
-            "1..=3600 seconds",
-            (1..=3600).contains(&a.timeout),
-            a.timeout,
-        )?;
-        range("smp", "1..=64", (1..=64).contains(&a.smp), a.smp.into())?;
-        let mem_ok = (128..=65536).contains(&a.memory);
-        range("memory", "128..=65536 MiB", mem_ok, a.memory.into())?;
-        Ok(GuestConfig {
-            clocksources,
-            accel: a.accel,
-            timeout: Duration::from_secs(a.timeout),
-            kernel: a.kernel.clone(),
-            kernel_package: a.kernel_package.clone(),
-            guest_bin: a.guest_bin.clone(),
-            smp: a.smp,
-            memory_mb: a.memory,
-            tsc_reliable: a.tsc_reliable,
-            all_sources: a.all_sources,
-            append: a.append.clone(),
-            pvh: !a.no_pvh,
-            qemu: a.qemu.clone(),
-            measure_host: !a.no_host,
+/// The clocksources a guest matrix boots by default, one guest each.
+pub const DEFAULT_CLOCKSOURCES: [&str; 4] = ["tsc", "kvm-clock", "hpet", "acpi_pm"];
+
+impl GuestConfig {
+    /// The command line's defaults: one guest per [`DEFAULT_CLOCKSOURCES`], KVM if usable else
+    /// TCG, 120 s per guest, Debian's cloud kernel, one CPU, 256 MiB, the host measured too.
+    pub fn new() -> Self {
+        GuestConfig {
+            clocksources: DEFAULT_CLOCKSOURCES.map(String::from).to_vec(),
+            accel: RequestedAccel::Auto,
+            timeout: Duration::from_secs(120),
+            kernel: None,
+            kernel_package: "linux-image-cloud-amd64".into(),
+            guest_bin: None,
+            smp: 1,
+            memory_mb: 256,
+            tsc_reliable: false,
+            all_sources: false,
+            append: None,
+            pvh: true,
+            qemu: "qemu-system-x86_64".into(),
+            measure_host: true,
             emulate_trap: false,
-        })
+        }
+    }
+}
+
+impl Default for GuestConfig {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
 /// Decides the accelerator from what was asked and what backs /dev/kvm.
-pub fn choose_accel(requested: AccelArg, kvm: &KvmHost) -> Result<AccelChoice> {
+pub fn choose_accel(requested: RequestedAccel, kvm: &KvmHost) -> Result<AccelChoice> {
     let pvm_note = "/dev/kvm is backed by kvm_pvm, a software hypervisor that runs only \
                     PVM-built guest kernels (stock kernels hit emulation failures)";
     let (used, note) = match requested {
-        AccelArg::Tcg => (Accel::Tcg, None),
-        AccelArg::Kvm if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
-        AccelArg::Kvm if kvm.module.as_deref() == Some("kvm_pvm") => {
+        RequestedAccel::Tcg => (Accel::Tcg, None),
+        RequestedAccel::Kvm if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
+        RequestedAccel::Kvm if kvm.module.as_deref() == Some("kvm_pvm") => {
             bail!("--accel kvm: {pvm_note}; use --accel tcg (emulation) or a host with kvm_intel/kvm_amd")
         }
-        AccelArg::Kvm if !kvm.dev_kvm => {
+        RequestedAccel::Kvm if !kvm.dev_kvm => {
             bail!("--accel kvm: /dev/kvm does not exist; use --accel tcg")
         }
-        AccelArg::Kvm => (Accel::Kvm, Some("module behind /dev/kvm unknown".into())),
-        AccelArg::Auto if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
-        AccelArg::Auto if kvm.module.as_deref() == Some("kvm_pvm") => {
+        RequestedAccel::Kvm => (Accel::Kvm, Some("module behind /dev/kvm unknown".into())),
+        RequestedAccel::Auto if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
+        RequestedAccel::Auto if kvm.module.as_deref() == Some("kvm_pvm") => {
             (Accel::Tcg, Some(format!("{pvm_note}: falling back to TCG")))
         }
-        AccelArg::Auto => (
+        RequestedAccel::Auto => (
             Accel::Tcg,
             Some("no hardware virtualisation through /dev/kvm: falling back to TCG".into()),
         ),
@@ -160,7 +142,7 @@ pub fn is_static_elf(bytes: &[u8]) -> bool {
 /// The static tscope for the guest: `--guest-bin`, else this binary if static, else built from
 /// the source tree this binary was built from (`cargo build --release --target
 /// x86_64-unknown-linux-gnu` with `+crt-static`, into `target/guest`).
-pub fn guest_binary(given: Option<&Path>) -> Result<PathBuf> {
+pub fn guest_binary(given: Option<&Path>, progress: &dyn Progress) -> Result<PathBuf> {
     let check = |p: &Path| -> Result<PathBuf> {
         let bytes = std::fs::read(p).with_context(|| format!("reading '{}'", p.display()))?;
         if !is_static_elf(&bytes) {
@@ -185,7 +167,7 @@ pub fn guest_binary(given: Option<&Path>) -> Result<PathBuf> {
         bail!("this tscope is dynamically linked and its source tree is gone: pass --guest-bin PATH to a static build (see docs/vm.md)");
     }
     let target_dir = src.join("target/guest");
-    eprintln!("tscope: building the static guest binary (cargo, +crt-static, into target/guest)");
+    progress.note("building the static guest binary (cargo, +crt-static, into target/guest)");
     let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(src)
         .args(["build", "--release", "--locked", "--bin", "tscope"])
@@ -331,17 +313,17 @@ fn remove_stale_runs(cache: &Path) {
 }
 
 /// Runs the whole matrix.
-pub fn run(cfg: &GuestConfig) -> Result<GuestMatrix> {
+pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     let host_facts = detect::host::gather();
     let accel = choose_accel(cfg.accel, &host_facts.kvm)?;
     if let Some(n) = &accel.note {
-        eprintln!("tscope: {n}");
+        progress.note(n);
     }
     if accel.emulation {
-        eprintln!("tscope: guest figures under TCG are emulation, not virtualisation");
+        progress.note("guest figures under TCG are emulation, not virtualisation");
     }
-    let bin = guest_binary(cfg.guest_bin.as_deref())?;
-    let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package)?;
+    let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
     let cache = kernel::cache_dir()?;
     remove_stale_runs(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
@@ -350,7 +332,7 @@ pub fn run(cfg: &GuestConfig) -> Result<GuestMatrix> {
     let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
     let result = std::fs::write(&initrd, initramfs(&bytes)?)
         .with_context(|| format!("writing '{}'", initrd.display()))
-        .and_then(|()| boot_all(cfg, &accel, &kernel, &initrd));
+        .and_then(|()| boot_all(progress, cfg, &accel, &kernel, &initrd));
     let _ = std::fs::remove_dir_all(&work);
     let guests = result?;
     let host = if cfg.measure_host {
@@ -378,6 +360,7 @@ pub fn run(cfg: &GuestConfig) -> Result<GuestMatrix> {
 }
 
 fn boot_all(
+    progress: &dyn Progress,
     cfg: &GuestConfig,
     accel: &AccelChoice,
     kernel: &kernel::Kernel,
@@ -396,17 +379,17 @@ fn boot_all(
             smp: cfg.smp,
             timeout: cfg.timeout,
         };
-        eprint!("tscope: guest clocksource={cs} ({}): ", accel.used.name());
+        let label = format!("guest clocksource={cs} ({})", accel.used.name());
         let mut out = None;
         if pvh {
             spec.kernel = kernel.vmlinux.clone().unwrap_or_default();
             let o = qemu::run(&spec)?;
             // qemu refusing the ELF (no PVH note) exits at once with nothing on the console.
             if !o.timed_out && !o.console.contains("=====TSCOPE-BEGIN") {
-                eprint!(
-                    "PVH boot failed ({}), retrying with the bzImage; ",
+                progress.note(&format!(
+                    "{label}: PVH boot failed ({}), retrying with the bzImage",
                     o.stderr.trim()
-                );
+                ));
                 pvh = false;
                 spec.kernel = kernel.image.clone();
             } else {
@@ -418,11 +401,11 @@ fn boot_all(
             None => qemu::run(&spec)?,
         };
         let (status, error, column, guest_cmdline) = harvest(cs, &out);
-        eprintln!(
-            "{} in {:.1} s",
+        progress.note(&format!(
+            "{label}: {} in {:.1} s",
             serde_json::to_value(status)?.as_str().unwrap_or("?"),
             out.wall.as_secs_f64()
-        );
+        ));
         let honoured = column.clocksource.current.as_ref().map(|c| c == cs);
         guests.push(GuestRun {
             requested_clocksource: cs.clone(),

@@ -30,8 +30,9 @@ pub const GUEST_SOURCES: [&str; 10] = [
     "vdso:realtime",
 ];
 
-fn section(name: &str, body: &str) {
-    let mut out = std::io::stdout().lock();
+/// Writes one result section to the console, flushed at once so that a crash later leaves what
+/// was measured before it.
+fn section(out: &mut dyn Write, name: &str, body: &str) {
     let _ = writeln!(
         out,
         "\n{}\n{}\n{}",
@@ -48,7 +49,7 @@ fn read(path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn measure(cmdline: &str) -> anyhow::Result<()> {
+fn measure(out: &mut dyn Write, cmdline: &str) -> anyhow::Result<()> {
     let sources: Vec<Source> = if cmdline
         .split_whitespace()
         .any(|w| w == "tscope.sources=all")
@@ -61,7 +62,7 @@ fn measure(cmdline: &str) -> anyhow::Result<()> {
             .collect::<Result<_, _>>()?
     };
     let profile = probe::run(&ProbeConfig::new(sources, true, 1));
-    section("probe", &serde_json::to_string(&profile)?);
+    section(out, "probe", &serde_json::to_string(&profile)?);
     let detection = detect::run(&DetectConfig {
         seed: 1,
         thorough: false,
@@ -69,12 +70,13 @@ fn measure(cmdline: &str) -> anyhow::Result<()> {
         emulate_trap: false,
         fail_on: Vec::new(),
     });
-    section("detect", &serde_json::to_string(&detection)?);
+    section(out, "detect", &serde_json::to_string(&detection)?);
     Ok(())
 }
 
-/// Runs the guest side and powers off; returns only if power-off failed.
-pub fn guest_init() -> anyhow::Result<i32> {
+/// Runs the guest side, writing each section to `console` (the serial console: the command
+/// passes stdout), and powers off; returns only if power-off failed.
+pub fn guest_init(console: &mut dyn Write) -> anyhow::Result<i32> {
     let mounts = [
         ("proc", "/proc", "proc"),
         ("sysfs", "/sys", "sysfs"),
@@ -88,8 +90,10 @@ pub fn guest_init() -> anyhow::Result<i32> {
     }
     let _ = std::fs::write("/proc/sys/kernel/printk", "1");
     let cmdline = read("/proc/cmdline");
-    section("cmdline", &cmdline);
-    let outcome = std::panic::catch_unwind(|| measure(&cmdline));
+    section(console, "cmdline", &cmdline);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        measure(&mut *console, &cmdline)
+    }));
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(e)) => errors.push(format!("{e:#}")),
@@ -97,6 +101,7 @@ pub fn guest_init() -> anyhow::Result<i32> {
     }
     // Read last: the kernel may have switched clocksource during the run (watchdog).
     section(
+        console,
         "clocksource",
         &format!(
             "{}\n{}",
@@ -105,10 +110,10 @@ pub fn guest_init() -> anyhow::Result<i32> {
         ),
     );
     if !errors.is_empty() {
-        section("error", &errors.join("\n"));
+        section(console, "error", &errors.join("\n"));
     }
-    println!("{}", serial::DONE);
-    let _ = std::io::stdout().flush();
+    let _ = writeln!(console, "{}", serial::DONE);
+    let _ = console.flush();
     let e = sys::guest::power_off();
     anyhow::bail!("reboot(RB_POWER_OFF) failed: {e} (tscope vm guest-init runs as PID 1 only)")
 }

@@ -14,6 +14,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
+use crate::progress::Progress;
+
 /// The package whose dependency names the kernel `vm guest` fetches: Debian's cloud kernel
 /// (26 MB; has PVH, kvm-clock, HPET and the ACPI PM timer, and boots fast).
 pub const DEFAULT_PACKAGE: &str = "linux-image-cloud-amd64";
@@ -44,12 +46,12 @@ pub fn cache_dir() -> Result<PathBuf> {
 }
 
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
-pub fn resolve(path: Option<&Path>, package: &str) -> Result<Kernel> {
+pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {
     let cache = cache_dir()?;
     let (image, origin) = match path {
         Some(p) => (p.to_path_buf(), p.display().to_string()),
         None => {
-            let (img, pkg) = fetch(&cache, package)?;
+            let (img, pkg) = fetch(&cache, package, progress)?;
             (
                 img,
                 format!("{pkg} (apt-get download, cached in {})", cache.display()),
@@ -124,13 +126,13 @@ fn concrete_package(meta: &str) -> Result<String> {
 }
 
 /// Fetches and unpacks `package` into the cache unless it is there; returns the bzImage path.
-fn fetch(cache: &Path, package: &str) -> Result<(PathBuf, String)> {
+fn fetch(cache: &Path, package: &str, progress: &dyn Progress) -> Result<(PathBuf, String)> {
     let pkg = match concrete_package(package) {
         Ok(p) => p,
         // Offline or no apt lists: a kernel fetched before will do.
         Err(e) => match newest_cached(cache) {
             Some(found) => {
-                eprintln!("tscope: {e:#}; using the cached {}", found.1);
+                progress.note(&format!("{e:#}; using the cached {}", found.1));
                 return Ok(found);
             }
             None => return Err(e),
@@ -145,7 +147,9 @@ fn fetch(cache: &Path, package: &str) -> Result<(PathBuf, String)> {
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let result = (|| -> Result<PathBuf> {
-        eprintln!("tscope: fetching {pkg} with apt-get download (once; cached)");
+        progress.note(&format!(
+            "fetching {pkg} with apt-get download (once; cached)"
+        ));
         let st = Command::new("apt-get")
             .args(["download", "-q", &pkg])
             .current_dir(&work)

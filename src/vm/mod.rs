@@ -19,31 +19,3 @@ pub mod qemu;
 pub mod serial;
 #[cfg(test)]
 mod tests;
-
-use anyhow::Result;
-
-use crate::cli::vm::{VmArgs, VmCommand};
-use crate::export::{self, Exporter, Format};
-
-/// Runs one `tscope vm` subcommand; returns the exit code.
-pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
-    match &args.command {
-        VmCommand::Guest(a) => {
-            let mut cfg = guest::GuestConfig::try_from(a)?;
-            cfg.emulate_trap = emulate_trap;
-            let m = guest::run(&cfg)?;
-            let bytes = matrix::MatrixReport(&m).export(Format::from(&a.output))?;
-            export::emit(&bytes, a.output.out.as_deref())?;
-            // Exit 1 when a guest hung or failed: the matrix is printed either way.
-            let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
-            Ok(if all_ok { 0 } else { 1 })
-        }
-        VmCommand::Exits(a) => {
-            let r = exits::run(a.iterations)?;
-            let bytes = exits::ExitsReport(&r).export(Format::from(&a.output))?;
-            export::emit(&bytes, a.output.out.as_deref())?;
-            Ok(0)
-        }
-        VmCommand::GuestInit => init::guest_init(),
-    }
-}

@@ -7,9 +7,9 @@ use super::guest::{choose_accel, cmdline, harvest, initramfs, is_static_elf, Gue
 use super::matrix::{GuestStatus, MatrixReport};
 use super::qemu::{Accel, QemuOutcome};
 use super::{cpio, serial};
-use crate::cli::vm::AccelArg;
 use crate::detect::host::KvmHost;
 use crate::export::{Exporter, Format};
+use crate::vm::guest::RequestedAccel;
 
 fn kvm(module: Option<&str>) -> KvmHost {
     KvmHost {
@@ -21,17 +21,17 @@ fn kvm(module: Option<&str>) -> KvmHost {
 
 #[test]
 fn kvm_pvm_falls_back_to_tcg_with_a_message() {
-    let a = choose_accel(AccelArg::Auto, &kvm(Some("kvm_pvm"))).unwrap();
+    let a = choose_accel(RequestedAccel::Auto, &kvm(Some("kvm_pvm"))).unwrap();
     assert_eq!(a.used, Accel::Tcg);
     assert!(a.emulation);
     assert!(a.note.unwrap().contains("kvm_pvm"));
-    let e = choose_accel(AccelArg::Kvm, &kvm(Some("kvm_pvm"))).unwrap_err();
+    let e = choose_accel(RequestedAccel::Kvm, &kvm(Some("kvm_pvm"))).unwrap_err();
     assert!(e.to_string().contains("use --accel tcg"), "{e}");
-    let a = choose_accel(AccelArg::Auto, &kvm(Some("kvm_amd"))).unwrap();
+    let a = choose_accel(RequestedAccel::Auto, &kvm(Some("kvm_amd"))).unwrap();
     assert_eq!((a.used, a.emulation), (Accel::Kvm, false));
-    let a = choose_accel(AccelArg::Auto, &kvm(None)).unwrap();
+    let a = choose_accel(RequestedAccel::Auto, &kvm(None)).unwrap();
     assert_eq!(a.used, Accel::Tcg);
-    assert!(choose_accel(AccelArg::Kvm, &kvm(None)).is_err());
+    assert!(choose_accel(RequestedAccel::Kvm, &kvm(None)).is_err());
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn tells_static_from_dynamic_elf() {
 fn config() -> GuestConfig {
     GuestConfig {
         clocksources: vec!["acpi_pm".into()],
-        accel: AccelArg::Tcg,
+        accel: RequestedAccel::Tcg,
         timeout: Duration::from_secs(5),
         kernel: None,
         kernel_package: "linux-image-cloud-amd64".into(),
@@ -127,7 +127,7 @@ fn matrix_prints_failed_guests_and_emulation() {
         schema_version: 1,
         tool: "tscope test".into(),
         created_unix_s: 0,
-        accel: choose_accel(AccelArg::Tcg, &kvm(None)).unwrap(),
+        accel: choose_accel(RequestedAccel::Tcg, &kvm(None)).unwrap(),
         kernel: super::matrix::KernelInfo {
             origin: "test kernel".into(),
             image: "bzImage".into(),

@@ -27,29 +27,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use config::RunConfig;
+pub use config::{MemConfig, RunConfig};
 pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
 
-use crate::cli::run::RunArgs;
-use crate::export::Exporter;
 use crate::sys;
 use runner::{RunPlan, Workload};
-
-/// Exit code of a run stopped by SIGINT/SIGTERM (results printed, marked partial).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
-/// Validates `args`, runs, prints (and records); returns the exit code.
-pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
-    let cfg = RunConfig::try_from(args)?;
-    sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
-    let report = execute(&cfg)?;
-    let bytes = report::RunView(&report).export(cfg.format)?;
-    crate::export::emit(&bytes, cfg.out.as_deref())?;
-    if let Some(path) = &cfg.record {
-        record::write(&report, path)?;
-    }
-    Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
-}
 
 fn machine(cfg: &RunConfig) -> result::RunMachine {
     let m = crate::probe::machine::gather();

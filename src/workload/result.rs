@@ -33,6 +33,24 @@ pub enum WorkloadName {
 
 impl WorkloadName {
     /// The name used on the command line and in JSON.
+    /// Every workload, in the order `tscope run --help` lists them.
+    pub const ALL: [WorkloadName; 9] = [
+        WorkloadName::Pipe1,
+        WorkloadName::Pingpong,
+        WorkloadName::Vfsmix,
+        WorkloadName::WriteOnly,
+        WorkloadName::WriteStat,
+        WorkloadName::Getppid,
+        WorkloadName::SchedYield,
+        WorkloadName::Mem,
+        WorkloadName::Pagezero,
+    ];
+
+    /// The workload named `name` (its [`WorkloadName::as_str`]).
+    pub fn parse(name: &str) -> Option<WorkloadName> {
+        WorkloadName::ALL.into_iter().find(|w| w.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             WorkloadName::Pipe1 => "pipe1",

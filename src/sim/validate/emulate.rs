@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 use super::{ns, scenario_on, Row, ValidationReport};
-use crate::cli::simulate::Counter;
+use crate::sim::config::Counter;
 use crate::sim::config::SimulateConfig;
 use crate::sim::costs;
 use crate::sim::estimate::replay;

@@ -179,34 +179,23 @@ pub(crate) fn run_workload(
     secs: f64,
     dir: Option<&std::path::Path>,
 ) -> anyhow::Result<crate::workload::RunReport> {
-    use clap::Parser;
-    let interval_ms = ((secs * 1000.0 / 4.0).round() as u64).clamp(50, 1000);
-    let mut argv: Vec<String> = [
-        "tscope",
-        "run",
-        name,
-        "--tasks",
-        "1",
-        "--duration",
-        &format!("{secs}"),
-        "--warmup",
-        &format!("{:.3}", interval_ms as f64 / 1000.0),
-        "--interval-ms",
-        &interval_ms.to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if let Some(d) = dir {
-        argv.push("--dir".into());
-        argv.push(d.display().to_string());
-    }
-    let cli = crate::cli::Cli::try_parse_from(&argv)
-        .map_err(|e| anyhow::anyhow!("running {name}: {}", e.to_string().trim()))?;
-    let crate::cli::Command::Run(args) = cli.command else {
-        anyhow::bail!("running {name}: not a run command");
+    use crate::workload::{RunConfig, WorkloadName};
+    use std::time::Duration;
+    let workload = WorkloadName::parse(name)
+        .ok_or_else(|| anyhow::anyhow!("running {name}: no workload of that name"))?;
+    let interval = Duration::from_millis(((secs * 1000.0 / 4.0).round() as u64).clamp(50, 1000));
+    let mut cfg = RunConfig {
+        tasks: vec![1],
+        ..RunConfig::new(workload).timed(Duration::from_secs_f64(secs), interval, interval)
     };
-    let cfg = crate::workload::RunConfig::try_from(&args)?;
+    if let Some(d) = dir {
+        anyhow::ensure!(
+            d.is_dir(),
+            "running {name}: '{}' is not an existing directory; create it or pick another",
+            d.display()
+        );
+        cfg.dir = d.to_path_buf();
+    }
     let report = crate::workload::execute(&cfg)?;
     anyhow::ensure!(
         !report.partial && !report.runs.is_empty(),

@@ -6,18 +6,33 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use crate::cli::record::RecordArgs;
+use std::path::PathBuf;
 
 /// The strace options the importer expects: follow forks, microsecond wall-clock times, time
 /// spent in each call, fd paths.
 pub const STRACE_FLAGS: [&str; 4] = ["-f", "-tt", "-T", "-y"];
 
-/// Runs the command under strace; returns its exit code.
-pub fn main(args: &RecordArgs) -> anyhow::Result<i32> {
-    let out = &args.out;
+/// What a recording left: the log's length and the traced command's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recording {
+    pub lines: usize,
+    /// The command's exit code (128 + the signal that killed it).
+    pub exit_code: i32,
+}
+
+/// What to record: the command, and where strace writes its log.
+#[derive(Debug, Clone)]
+pub struct RecordConfig {
+    pub out: PathBuf,
+    pub command: Vec<String>,
+}
+
+/// Runs the command under strace, writing the log to `cfg.out`.
+pub fn record(cfg: &RecordConfig) -> anyhow::Result<Recording> {
+    let (out, command) = (&cfg.out, &cfg.command);
     let mut cmd = Command::new("strace");
     cmd.args(STRACE_FLAGS).arg("-o").arg(out).arg("--");
-    cmd.args(&args.command);
+    cmd.args(command);
     let status = match cmd.status() {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
@@ -33,16 +48,14 @@ pub fn main(args: &RecordArgs) -> anyhow::Result<i32> {
         let _ = std::fs::remove_file(out);
         anyhow::bail!(
             "strace recorded nothing for '{}' ({}): see strace's message above",
-            args.command.join(" "),
+            command.join(" "),
             status
         );
     }
-    eprintln!(
-        "tscope: recorded {lines} lines in {}; estimate with: tscope simulate --strace {}",
-        out.display(),
-        out.display()
-    );
-    Ok(exit_code(status))
+    Ok(Recording {
+        lines,
+        exit_code: exit_code(status),
+    })
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {

@@ -1,0 +1,59 @@
+//! `tscope detect`: the hypervisor and the trap / fallback / sync / warp verdicts, with
+//! evidence; exit 1 when a `--fail-on` verdict holds.
+
+use std::time::Duration;
+
+use super::{Global, Output};
+use crate::cli::DetectArgs;
+use crate::detect::{self, DetectConfig};
+use crate::error::ConfigError;
+use crate::export::{DetectReport, Exporter};
+
+/// The longest cross-CPU check `--sync-ms` accepts.
+pub const MAX_SYNC_MS: u64 = 60_000;
+
+/// Checks a `--sync-ms` value.
+pub fn sync_budget(ms: u64) -> Result<Duration, ConfigError> {
+    if ms > MAX_SYNC_MS {
+        return Err(ConfigError::range(
+            "sync-ms",
+            format!("at most {MAX_SYNC_MS}"),
+            ms,
+        ));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+/// Validates `args` into a detect configuration.
+pub fn config(args: &DetectArgs, global: &Global) -> Result<DetectConfig, ConfigError> {
+    for name in &args.fail_on {
+        let known = detect::VERDICT_NAMES.contains(&name.as_str())
+            || name.strip_prefix("vdso_fallback:").is_some_and(|c| {
+                c == "gettimeofday" || detect::vdso_clocks().any(|k| k.name() == c)
+            });
+        if !known {
+            return Err(ConfigError::UnknownVerdict(name.clone()));
+        }
+    }
+    Ok(DetectConfig {
+        seed: args.seed,
+        thorough: args.thorough,
+        sync_budget: sync_budget(args.sync_ms)?,
+        emulate_trap: global.emulate_trap,
+        fail_on: args.fail_on.clone(),
+    })
+}
+
+/// Runs `tscope detect`; returns 1 when a `--fail-on` verdict holds.
+pub fn run(args: &DetectArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(args, global)?;
+    let output = Output::new(&args.output)?;
+    let detection = detect::run(&cfg);
+    output.emit(&DetectReport(&detection).export(output.format)?)?;
+    let failing = detection.failing(&cfg.fail_on);
+    if !failing.is_empty() {
+        eprintln!("tscope: verdicts that hold: {}", failing.join(", "));
+        return Ok(1);
+    }
+    Ok(0)
+}

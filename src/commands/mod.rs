@@ -1,0 +1,151 @@
+//! One file per subcommand, each the same five steps:
+//!
+//! 1. **configure**: build the validated domain configuration from the command's arguments and
+//!    the [`Global`] flags. Every argument and every output path is checked here, before
+//!    anything is measured, and a bad one is a [`ConfigError`] naming the option.
+//! 2. **run** the domain (`probe`, `detect`, `workload`, `sim`, `vm`, `trace`, `gather`,
+//!    `compare`), which never sees clap and never prints.
+//! 3. **export** the result in the chosen format through [`crate::export`].
+//! 4. **emit** the bytes to stdout or the `-o` file.
+//! 5. **return the exit code** the result implies (0, 1 for a condition asked to fail on or a
+//!    failed guest, 130 for an interrupted run; errors exit 2 in `main`).
+//!
+//! This module and `cli/` are the only places that see clap types. Adding a command means a
+//! `cli` struct, a file here, and one match arm in `lib.rs`.
+
+pub mod compare;
+pub mod completions;
+pub mod detect;
+pub mod man;
+pub mod probe;
+pub mod record;
+pub mod report;
+pub mod run;
+pub mod simulate;
+pub mod vm;
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Cli, OutputArgs};
+use crate::error::ConfigError;
+use crate::export::{self, Format};
+use crate::progress::Progress;
+
+/// Exit code of a run stopped by SIGINT/SIGTERM (results printed, marked partial).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// The flags every command takes, validated.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Global {
+    /// `--emulate-trap`: every TSC read of this process traps (already armed by [`Global::new`]).
+    pub emulate_trap: bool,
+}
+
+impl Global {
+    /// Validates the global flags and arms what they ask for.
+    pub fn new(cli: &Cli) -> Result<Global, ConfigError> {
+        if cli.emulate_trap {
+            enable_trap()?;
+        }
+        Ok(Global {
+            emulate_trap: cli.emulate_trap,
+        })
+    }
+}
+
+/// `--emulate-trap`: from here on every TSC read of this process traps.
+#[cfg(target_arch = "x86_64")]
+fn enable_trap() -> Result<(), ConfigError> {
+    crate::sys::trap::emulate_tsc_traps()
+        .map_err(|e| ConfigError::Trap(format!("prctl(PR_SET_TSC): {e}")))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn enable_trap() -> Result<(), ConfigError> {
+    Err(ConfigError::Trap("TSC traps exist on x86_64 only".into()))
+}
+
+/// Where and how a result is printed, validated from [`OutputArgs`].
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub format: Format,
+    /// `-o FILE`; `None` is stdout.
+    pub out: Option<PathBuf>,
+}
+
+impl Output {
+    /// The format the flags ask for, and the output file checked for writability.
+    pub fn new(o: &OutputArgs) -> Result<Output, ConfigError> {
+        let format = if o.json {
+            Format::Json
+        } else if o.csv {
+            Format::Csv
+        } else if o.markdown {
+            Format::Markdown
+        } else {
+            Format::Table
+        };
+        if let Some(path) = &o.out {
+            check_output_file(path, "out")?;
+        }
+        Ok(Output {
+            format,
+            out: o.out.clone(),
+        })
+    }
+
+    /// Writes `bytes` to the `-o` file (whole or not at all) or stdout.
+    pub fn emit(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        export::emit(bytes, self.out.as_deref())
+    }
+}
+
+/// Checks, before anything is measured, that a file can be written at `path`: not a
+/// directory, and in an existing directory.
+pub fn check_output_file(path: &Path, option: &str) -> Result<(), ConfigError> {
+    let fail = |why: String| ConfigError::Output {
+        path: path.to_path_buf(),
+        why: format!("{why} (--{option})"),
+    };
+    if path.as_os_str().is_empty() {
+        return Err(fail("an empty path".into()));
+    }
+    if path.is_dir() {
+        return Err(fail("it is a directory; name a file".into()));
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(fail(format!(
+            "'{}' is not an existing directory; create it first",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks, before anything is measured, that `dir` is a directory or can be created as one.
+pub fn check_output_dir(dir: &Path, option: &str) -> Result<(), ConfigError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(ConfigError::Output {
+            path: dir.to_path_buf(),
+            why: format!("it exists and is not a directory (--{option})"),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| ConfigError::Output {
+        path: dir.to_path_buf(),
+        why: format!("cannot create the directory: {e} (--{option})"),
+    })
+}
+
+/// Progress as `tscope: …` lines on stderr.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StderrProgress;
+
+impl Progress for StderrProgress {
+    fn note(&self, line: &str) {
+        eprintln!("tscope: {line}");
+    }
+}

@@ -1,0 +1,36 @@
+//! `tscope probe`: measure every timestamp source (or `--source` ones) and print the profile.
+
+use super::{Global, Output};
+use crate::cli::ProbeArgs;
+use crate::error::ConfigError;
+use crate::export::{Exporter, ProbeReport};
+use crate::probe::{self, ProbeConfig, Source};
+
+/// Validates `args` into a probe configuration.
+pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigError> {
+    let mut sources = Vec::new();
+    for s in &args.sources {
+        let src: Source = s.trim().parse()?;
+        if !sources.contains(&src) {
+            sources.push(src);
+        }
+    }
+    let mut cfg = ProbeConfig::new(sources, args.sampling.quick, args.sampling.seed);
+    cfg.pin = !args.no_pin;
+    cfg.emulate_trap = global.emulate_trap;
+    Ok(cfg)
+}
+
+/// Runs `tscope probe`; returns the exit code.
+pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
+    let output = Output::new(&args.output)?;
+    if args.list {
+        let ids: Vec<String> = Source::all().iter().map(|s| s.to_string()).collect();
+        output.emit(format!("{}\n", ids.join("\n")).as_bytes())?;
+        return Ok(0);
+    }
+    let cfg = config(args, global)?;
+    let profile = probe::run(&cfg);
+    output.emit(&ProbeReport(&profile).export(output.format)?)?;
+    Ok(0)
+}

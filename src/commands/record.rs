@@ -1,0 +1,33 @@
+//! `tscope record -o FILE -- CMD …`: run a command under strace for `simulate --strace`.
+
+use super::Global;
+use crate::cli::record::RecordArgs;
+use crate::error::ConfigError;
+use crate::trace::strace::record::{self, RecordConfig};
+
+/// Validates `args`: the log's path can be written and there is a command.
+pub fn config(args: &RecordArgs) -> Result<RecordConfig, ConfigError> {
+    super::check_output_file(&args.out, "out")?;
+    if args.command.is_empty() {
+        return Err(ConfigError::Invalid(
+            "give the command to trace after --, e.g. tscope record -o log -- make".into(),
+        ));
+    }
+    Ok(RecordConfig {
+        out: args.out.clone(),
+        command: args.command.clone(),
+    })
+}
+
+/// Runs the command under strace; returns the command's exit code.
+pub fn run(args: &RecordArgs, _global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(args)?;
+    let r = record::record(&cfg)?;
+    eprintln!(
+        "tscope: recorded {} lines in {}; estimate with: tscope simulate --strace {}",
+        r.lines,
+        cfg.out.display(),
+        cfg.out.display()
+    );
+    Ok(r.exit_code)
+}

@@ -1,0 +1,87 @@
+//! `tscope report`: measure this machine and write report.md, report.json and the SVG charts
+//! into a directory.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::Global;
+use crate::cli::ReportArgs;
+use crate::error::ConfigError;
+use crate::export::{self, ReportDocument};
+use crate::gather::{self, ReportConfig};
+use crate::progress::Progress;
+
+/// Validates `args` into a report configuration; the output directory is created now, so a
+/// path that cannot hold it fails before anything is measured.
+pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, ConfigError> {
+    let sync_budget = super::detect::sync_budget(args.sync_ms)?;
+    super::check_output_dir(&args.out, "out")?;
+    let mut command = format!("tscope report --out {}", args.out.display());
+    if args.sampling.quick {
+        command += " --quick";
+    }
+    if args.sampling.seed != 1 {
+        command += &format!(" --seed {}", args.sampling.seed);
+    }
+    if args.no_workloads {
+        command += " --no-workloads";
+    }
+    if args.vm {
+        command += " --vm";
+    }
+    Ok(ReportConfig {
+        quick: args.sampling.quick,
+        seed: args.sampling.seed,
+        sync_budget,
+        emulate_trap: global.emulate_trap,
+        workloads: !args.no_workloads,
+        vm: args.vm,
+        command,
+    })
+}
+
+/// Runs `tscope report`; returns the exit code.
+pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(args, global)?;
+    let bar = Bar::new(if cfg.vm { 6 } else { 5 });
+    let report = gather::run(&cfg, &bar);
+    bar.0.finish_and_clear();
+    let written = ReportDocument(&report).write(&args.out)?;
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+    Ok(0)
+}
+
+/// Progress as a bar on stderr, drawn only when stderr is a terminal; notes print above it.
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new(steps: u64) -> Self {
+        let bar = if std::io::stderr().is_terminal() {
+            let b = ProgressBar::new(steps);
+            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+                b.set_style(style);
+            }
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Bar(bar)
+    }
+}
+
+impl Progress for Bar {
+    fn step(&self, what: &str) {
+        self.0.set_message(what.to_string());
+        self.0.inc(1);
+    }
+
+    fn note(&self, line: &str) {
+        if self.0.is_hidden() {
+            eprintln!("tscope: {line}");
+        } else {
+            self.0.println(format!("tscope: {line}"));
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! `tscope run WORKLOAD`: a syscall or memory workload on this kernel, will-it-scale style.
+//! Every option is checked here, so the runner and the workloads never see an absurd value.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::{Global, Output, EXIT_INTERRUPTED};
+use crate::cli::run::RunArgs;
+use crate::error::ConfigError;
+use crate::export::Exporter;
+use crate::workload::config::{mem_available, parse_size};
+use crate::workload::{self, MemOp, Mode, Placement, RunConfig, WorkloadName};
+
+/// The most tasks (or mem threads) one run may start.
+pub const MAX_TASKS: u64 = 1024;
+
+fn counts(name: &'static str, xs: &[u64]) -> Result<Vec<usize>, ConfigError> {
+    let mut out: Vec<usize> = Vec::new();
+    for &x in xs {
+        if x == 0 || x > MAX_TASKS {
+            return Err(ConfigError::range(
+                name,
+                format!("between 1 and {MAX_TASKS}"),
+                x,
+            ));
+        }
+        if !out.contains(&(x as usize)) {
+            out.push(x as usize);
+        }
+    }
+    Ok(out)
+}
+
+fn seconds(name: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, ConfigError> {
+    if !(v.is_finite() && v >= min && v <= max) {
+        return Err(ConfigError::range(
+            name,
+            format!("a number of seconds from {min} to {max}"),
+            v,
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// Validates `tscope run` arguments into a run configuration.
+pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
+    let w = a.workload;
+    let is_mem = w == WorkloadName::Mem;
+    let runner = w.uses_runner();
+    let not_for = |name, applies, hint| ConfigError::NotApplicable {
+        name,
+        applies,
+        hint,
+    };
+    if !is_mem {
+        if a.op.is_some() {
+            return Err(not_for("op", "mem", "drop it"));
+        }
+        if a.block.is_some() {
+            return Err(not_for("block", "mem", "drop it"));
+        }
+        if !a.threads.is_empty() {
+            return Err(not_for(
+                "threads",
+                "mem",
+                "for other workloads use --tasks N --mode threads",
+            ));
+        }
+    }
+    if !runner {
+        if !a.tasks.is_empty() {
+            return Err(not_for(
+                "tasks",
+                "the runner's workloads",
+                "mem takes --threads; pagezero runs on one CPU",
+            ));
+        }
+        if a.record.is_some() {
+            return Err(not_for(
+                "record",
+                "pipe1, pingpong, vfsmix, write-only, write-stat, getppid and sched_yield",
+                "mem and pagezero make no system calls per iteration",
+            ));
+        }
+    }
+    if a.size.is_some() && runner {
+        return Err(not_for("size", "mem and pagezero", "drop it"));
+    }
+    if !a.placement.is_empty() && w != WorkloadName::Pingpong {
+        return Err(not_for("placement", "pingpong", "drop it"));
+    }
+
+    let duration = seconds("duration", a.duration, 0.01, 86_400.0)?;
+    if !(10..=60_000).contains(&a.interval_ms) {
+        return Err(ConfigError::range(
+            "interval-ms",
+            "from 10 to 60000",
+            a.interval_ms,
+        ));
+    }
+    let interval = Duration::from_millis(a.interval_ms);
+    if duration < interval {
+        return Err(ConfigError::range(
+            "duration",
+            format!("at least one sample interval ({} ms)", a.interval_ms),
+            a.duration,
+        ));
+    }
+    let warmup = match a.warmup {
+        Some(v) => seconds("warmup", v, 0.0, 3_600.0)?,
+        None => interval,
+    };
+
+    let defaults = RunConfig::new(w);
+    let cpus = defaults.cpus.clone();
+    let ncpu = cpus.len();
+    let mut tasks = counts("tasks", &a.tasks)?;
+    if tasks.is_empty() {
+        tasks = defaults.tasks.clone();
+    }
+    let mut modes: Vec<Mode> = Vec::new();
+    for m in &a.mode {
+        if !modes.contains(m) {
+            modes.push(*m);
+        }
+    }
+    let pin = !a.no_pin;
+    if !a.placement.is_empty() && !pin {
+        return Err(not_for(
+            "placement",
+            "pinned runs",
+            "drop --no-pin, or --placement",
+        ));
+    }
+    if a.placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
+        return Err(ConfigError::range(
+            "placement",
+            "same on a machine where this process may use one CPU",
+            "different",
+        ));
+    }
+    let placements = if w != WorkloadName::Pingpong || !pin {
+        vec![None]
+    } else if a.placement.is_empty() {
+        defaults.placements.clone()
+    } else {
+        let mut p: Vec<Option<Placement>> = Vec::new();
+        for x in &a.placement {
+            if !p.contains(&Some(*x)) {
+                p.push(Some(*x));
+            }
+        }
+        p
+    };
+
+    let dir = a.dir.clone().unwrap_or_else(|| defaults.dir.clone());
+    if w.uses_dir() && !dir.is_dir() {
+        return Err(ConfigError::BadDir(dir));
+    }
+
+    let available = mem_available();
+    let too_big = |size: u64| match available {
+        Some(avail) if size > avail => Err(ConfigError::TooBig {
+            size,
+            available: avail,
+        }),
+        _ => Ok(()),
+    };
+    let mut mem = defaults.mem.clone();
+    if let Some(op) = a.op {
+        mem.op = op;
+    }
+    let mut cold_bytes = defaults.cold_bytes;
+    if is_mem {
+        if let Some(s) = &a.size {
+            mem.size = parse_size("size", s)?;
+        }
+        if let Some(b) = &a.block {
+            mem.block = parse_size("block", b)?;
+        }
+        if !a.threads.is_empty() {
+            mem.threads = counts("threads", &a.threads)?;
+        }
+        let most = *mem.threads.iter().max().unwrap_or(&1) as u64;
+        if mem.block == 0 || mem.block > 1 << 30 {
+            return Err(ConfigError::range("block", "from 1 byte to 1g", mem.block));
+        }
+        let share = mem.size / most;
+        let need = if mem.op == MemOp::Rw { 2 } else { 1 } * mem.block.max(4096);
+        if share < need {
+            return Err(ConfigError::range(
+                "size",
+                format!(
+                    "at least {need} bytes per thread with --block {} and {most} threads",
+                    mem.block
+                ),
+                mem.size,
+            ));
+        }
+        too_big(mem.size)?;
+    }
+    if w == WorkloadName::Pagezero {
+        if let Some(s) = &a.size {
+            cold_bytes = parse_size("size", s)?;
+        }
+        if !(1 << 20..=1 << 40).contains(&cold_bytes) {
+            return Err(ConfigError::range("size", "from 1m to 1t", cold_bytes));
+        }
+        too_big(cold_bytes)?;
+    }
+
+    Ok(RunConfig {
+        workload: w,
+        tasks,
+        modes,
+        placements,
+        duration,
+        warmup,
+        interval,
+        pin,
+        dir,
+        mem,
+        cold_bytes,
+        cpus,
+    })
+}
+
+/// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted.
+pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(args)?;
+    let output = Output::new(&args.output)?;
+    let record: Option<PathBuf> = args.record.clone();
+    if let Some(path) = &record {
+        super::check_output_file(path, "record")?;
+    }
+    crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    let report = workload::execute(&cfg)?;
+    output.emit(&crate::workload::report::RunView(&report).export(output.format)?)?;
+    if let Some(path) = &record {
+        workload::record::write(&report, path)?;
+    }
+    Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn cfg(args: &[&str]) -> Result<RunConfig, ConfigError> {
+        let cli = Cli::try_parse_from([&["tscope", "run"], args].concat()).expect("parses");
+        match cli.command {
+            Command::Run(a) => config(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_issue() {
+        let c = cfg(&["pipe1"]).unwrap();
+        assert_eq!(c.tasks[0], 1);
+        assert_eq!(c.tasks.len(), if c.cpus.len() > 1 { 2 } else { 1 });
+        assert_eq!(c.modes, vec![Mode::Processes]);
+        assert_eq!(c.duration, Duration::from_secs(5));
+        assert_eq!(c.interval, Duration::from_secs(1));
+        assert_eq!(c.warmup, c.interval);
+        assert!(c.pin);
+        assert_eq!(c.placements, vec![None]);
+        let m = cfg(&["mem"]).unwrap().mem;
+        assert_eq!(
+            (m.op, m.size, m.block, m.threads),
+            (MemOp::Wr, 1 << 30, 1024, vec![1])
+        );
+    }
+
+    #[test]
+    fn pingpong_placements() {
+        let c = cfg(&["pingpong", "--placement", "different,same,different"]);
+        if let Ok(c) = c {
+            assert_eq!(
+                c.placements,
+                vec![Some(Placement::DifferentCpus), Some(Placement::SameCpu)]
+            );
+        }
+        assert_eq!(
+            cfg(&["pingpong", "--no-pin"]).unwrap().placements,
+            vec![None]
+        );
+        assert_eq!(cfg(&["pingpong"]).unwrap().tasks, vec![1]);
+    }
+
+    #[test]
+    fn mem_shares_must_hold_a_block() {
+        assert!(cfg(&["mem", "--size", "8k", "--block", "4k", "--threads", "2"]).is_ok());
+        assert!(cfg(&["mem", "--size", "8k", "--block", "8k", "--threads", "2"]).is_err());
+        assert!(cfg(&["mem", "--block", "0"]).is_err());
+        assert!(cfg(&["mem", "--op", "rw", "--size", "8k", "--block", "4k"]).is_ok());
+        assert!(cfg(&["mem", "--op", "rw", "--size", "8k", "--block", "8k"]).is_err());
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("size", "16g").unwrap(), 16 << 30);
+        assert_eq!(parse_size("size", "1k").unwrap(), 1024);
+        assert_eq!(parse_size("size", "512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("size", "2GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("size", "4096").unwrap(), 4096);
+        assert_eq!(parse_size("size", " 3 kb").unwrap(), 3072);
+        for bad in ["", "g", "-1k", "1.5g", "lots", "99999999999999999999t"] {
+            assert!(parse_size("size", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts_reject_zero_and_absurd() {
+        assert_eq!(counts("tasks", &[1, 2, 1]).unwrap(), vec![1, 2]);
+        assert!(counts("tasks", &[0]).is_err());
+        assert!(counts("tasks", &[MAX_TASKS + 1]).is_err());
+    }
+
+    #[test]
+    fn seconds_reject_nan_and_infinity() {
+        assert!(seconds("duration", f64::NAN, 0.01, 10.0).is_err());
+        assert!(seconds("duration", f64::INFINITY, 0.01, 10.0).is_err());
+        assert!(seconds("duration", 0.0, 0.01, 10.0).is_err());
+        assert_eq!(
+            seconds("duration", 2.5, 0.01, 10.0).unwrap(),
+            Duration::from_millis(2500)
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! `tscope simulate`: what a `vfs_timestamp` resolution knob buys, and what accuracy it costs —
+//! estimates, sweeps, back-solves and validations.
+
+use super::{Global, Output};
+use crate::cli::simulate::SimulateArgs;
+use crate::error::ConfigError;
+use crate::export::Exporter;
+use crate::kernel::ModelId;
+use crate::sim::config::{bad, key_value, number, param, parse_implied, parse_sweep};
+use crate::sim::{self, Input, SimulateConfig};
+use crate::trace::FsKind;
+
+/// Validates `simulate` arguments into a simulate configuration.
+pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, ConfigError> {
+    let input = match (&a.scenario, &a.run, &a.strace) {
+        (_, _, Some(trace)) => Input::Strace(trace.clone()),
+        (_, Some(run), None) => Input::Run(run.clone()),
+        (Some(s), None, None) => Input::Scenario(s.clone()),
+        (None, None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
+    };
+    if a.strace.is_none() && (a.strict || a.fs.is_some()) {
+        return bad("--strict and --fs apply to --strace FILE only".into());
+    }
+    if !a.validate && !a.validate_dir.is_empty() {
+        return bad("--validate-dir applies to --validate only".into());
+    }
+    let fs = match a.fs.as_deref() {
+        None => None,
+        Some(name) => match FsKind::parse(name) {
+            Some(FsKind::Pipefs) | None => {
+                return bad(format!(
+                    "--fs '{name}': expected one of tmpfs, ext4, xfs, btrfs, ufs, other"
+                ))
+            }
+            Some(fs) => Some(fs),
+        },
+    };
+    if matches!(input, Input::Strace(_))
+        && (a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some())
+    {
+        return bad(
+            "--strace replays the log once per policy: --sweep, --implied and --iterations \
+             apply to scenarios"
+                .into(),
+        );
+    }
+    let validate = match (&input, a.validate) {
+        (_, false) => None,
+        (Input::Scenario(name), true) => Some(name.clone()),
+        _ => return bad("--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into()),
+    };
+    if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
+        return bad(format!(
+            "--validate-secs must be 0.2..=600 seconds, got {}",
+            a.validate_secs
+        ));
+    }
+    let mut overrides = Vec::new();
+    for s in &a.set {
+        let (k, v) = key_value(s, "--set")?;
+        let p = param(k, "--set")?;
+        overrides.push((p, number(p, v, "--set")?));
+    }
+    let sweep = a
+        .sweep
+        .as_deref()
+        .map(|s| parse_sweep(s, a.sweep_points))
+        .transpose()?;
+    if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
+        return bad(format!(
+            "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
+            a.break_even
+        ));
+    }
+    let implied = a.implied.as_deref().map(parse_implied).transpose()?;
+    if let Some(n) = a.iterations {
+        if !(1..=10_000_000_000).contains(&n) {
+            return bad(format!("--iterations must be 1..=10000000000, got {n}"));
+        }
+    }
+    let mut models = a.models.clone();
+    models.sort();
+    models.dedup();
+    if models.is_empty() {
+        models = ModelId::ALL.to_vec();
+    }
+    if let Some(i) = &implied {
+        for p in [&i.policy, &i.stock_policy].into_iter().flatten() {
+            if !models.contains(&p.model) {
+                return bad(format!(
+                    "--implied policy {} is not of the simulated model(s) {}; add --model {}",
+                    p.name(),
+                    models
+                        .iter()
+                        .map(|m| m.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.model
+                ));
+            }
+        }
+    }
+    Ok(SimulateConfig {
+        input,
+        models,
+        profile: a.profile.clone(),
+        profile_data: None,
+        counter: a.counter,
+        overrides,
+        sweep,
+        break_even: a.break_even,
+        implied,
+        iterations: a.iterations,
+        emulate_trap: global.emulate_trap,
+        strict: a.strict,
+        fs,
+        validate,
+        validate_secs: a.validate_secs,
+        validate_dirs: a.validate_dir.clone(),
+    })
+}
+
+/// Runs `tscope simulate`; returns the exit code.
+pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(args, global)?;
+    let output = Output::new(&args.output)?;
+    let result = sim::simulate(&cfg)?;
+    output.emit(&result.export(output.format)?)?;
+    Ok(0)
+}

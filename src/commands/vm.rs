@@ -1,0 +1,98 @@
+//! `tscope vm guest | exits | guest-init`: measure inside real guests.
+
+use std::time::Duration;
+
+use super::{Global, Output, StderrProgress};
+use crate::cli::vm::{ExitsArgs, GuestArgs, VmArgs, VmCommand};
+use crate::error::ConfigError;
+use crate::export::Exporter;
+use crate::vm::guest::{self, GuestConfig};
+use crate::vm::{exits, init, matrix};
+
+/// Validates `vm guest` arguments into a guest configuration.
+pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
+    let mut clocksources = Vec::new();
+    for cs in &a.clocksource {
+        let cs = cs.trim();
+        let ok = !cs.is_empty()
+            && cs
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return Err(ConfigError::Invalid(format!(
+                "--clocksource: '{cs}' is not a clocksource name (e.g. tsc,kvm-clock,hpet,acpi_pm)"
+            )));
+        }
+        if !clocksources.iter().any(|c| c == cs) {
+            clocksources.push(cs.to_string());
+        }
+    }
+    if clocksources.is_empty() {
+        return Err(ConfigError::Invalid(
+            "--clocksource: name at least one clocksource".into(),
+        ));
+    }
+    let check = |name: &'static str, what: &'static str, ok: bool, value: u64| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ConfigError::range(name, what, value))
+        }
+    };
+    check(
+        "timeout",
+        "1..=3600 seconds",
+        (1..=3600).contains(&a.timeout),
+        a.timeout,
+    )?;
+    check("smp", "1..=64", (1..=64).contains(&a.smp), a.smp.into())?;
+    let mem_ok = (128..=65536).contains(&a.memory);
+    check("memory", "128..=65536 MiB", mem_ok, a.memory.into())?;
+    Ok(GuestConfig {
+        clocksources,
+        accel: a.accel,
+        timeout: Duration::from_secs(a.timeout),
+        kernel: a.kernel.clone(),
+        kernel_package: a.kernel_package.clone(),
+        guest_bin: a.guest_bin.clone(),
+        smp: a.smp,
+        memory_mb: a.memory,
+        tsc_reliable: a.tsc_reliable,
+        all_sources: a.all_sources,
+        append: a.append.clone(),
+        pvh: !a.no_pvh,
+        qemu: a.qemu.clone(),
+        measure_host: !a.no_host,
+        emulate_trap: global.emulate_trap,
+    })
+}
+
+/// Runs one `tscope vm` subcommand; returns the exit code.
+pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
+    match &args.command {
+        VmCommand::Guest(a) => guest(a, global),
+        VmCommand::Exits(a) => exits(a),
+        VmCommand::GuestInit => init::guest_init(&mut std::io::stdout().lock()),
+    }
+}
+
+/// `vm guest`: exit 1 when a guest hung or failed (the matrix is printed either way).
+fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = guest_config(a, global)?;
+    let output = Output::new(&a.output)?;
+    let m = guest::run(&cfg, &StderrProgress)?;
+    output.emit(&matrix::MatrixReport(&m).export(output.format)?)?;
+    let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
+    Ok(if all_ok { 0 } else { 1 })
+}
+
+/// `vm exits`: the micro-VM's exit costs.
+fn exits(a: &ExitsArgs) -> anyhow::Result<i32> {
+    if a.iterations == 0 {
+        return Err(ConfigError::range("iterations", "at least 1", 0).into());
+    }
+    let output = Output::new(&a.output)?;
+    let r = exits::run(a.iterations)?;
+    output.emit(&exits::ExitsReport(&r).export(output.format)?)?;
+    Ok(0)
+}
