@@ -1,12 +1,110 @@
-//! The error vocabulary of the library: one [`ConfigError`] for every command line or setting
-//! that cannot be run, one [`FileError`] for files that cannot be written. Messages say what
-//! went wrong and what to do next.
+//! The error vocabulary of the library, with `thiserror`: [`Error`] is what every fallible
+//! library function returns; [`ConfigError`] is every command line or setting that cannot be
+//! run; [`FileError`] a file that cannot be written. Messages say what went wrong and what to
+//! do next. `anyhow` is used only at the edge (`commands/` and `main`), which prints the chain
+//! with `{:#}` ("reading 'x.json': No such file or directory").
+//!
+//! [`Context`] gives library code the `.context(..)` / `.with_context(..)` habit on any
+//! `Result` or `Option`, and [`fail!`](crate::fail) / [`ensure!`](crate::ensure) return an
+//! [`Error::Failed`], so a message reads the same wherever it comes from.
 //!
 //! This is the ground floor: it imports no feature module, so every module can use it without
-//! a cycle. A feature error that belongs in a configuration (an unknown probe source, say)
-//! arrives here as its message.
+//! a cycle. A feature's own error type (an unknown probe source, a malformed scenario) converts
+//! into [`Error`] or [`ConfigError`] where that type is defined.
 
 use std::path::PathBuf;
+
+/// The result of a fallible library function.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a library call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A setting that cannot be run.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A file that cannot be written.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A system call or file operation failed; the context says which.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A JSON document that does not serialise or parse.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// What was being done when `source` failed.
+    #[error("{what}")]
+    Context {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// A module's own error type (a malformed scenario, a compare input), shown as it is.
+    #[error(transparent)]
+    Other(BoxError),
+    /// A failure said in one line (a measurement that failed, a tool that is missing, a
+    /// workload that stopped early).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl Error {
+    /// Wraps any error as the cause of `what`.
+    pub fn context(what: impl Into<String>, source: impl Into<BoxError>) -> Error {
+        Error::Context {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Any error, boxed: the cause inside [`Error::Context`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `.context(what)` and `.with_context(|| what)` on a `Result` (the error becomes the cause)
+/// or an `Option` (`None` becomes [`Error::Failed`]).
+pub trait Context<T> {
+    fn context(self, what: impl Into<String>) -> Result<T>;
+    fn with_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> Result<T>;
+}
+
+impl<T, E: Into<BoxError>> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl Into<String>) -> Result<T> {
+        self.map_err(|e| Error::context(what, e))
+    }
+
+    fn with_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> Result<T> {
+        self.map_err(|e| Error::context(what(), e))
+    }
+}
+
+impl<T> Context<T> for Option<T> {
+    fn context(self, what: impl Into<String>) -> Result<T> {
+        self.ok_or_else(|| Error::Failed(what.into()))
+    }
+
+    fn with_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> Result<T> {
+        self.ok_or_else(|| Error::Failed(what().into()))
+    }
+}
+
+/// Returns an [`Error::Failed`] with a formatted message from the enclosing function.
+#[macro_export]
+macro_rules! fail {
+    ($($arg:tt)*) => {
+        return Err($crate::error::Error::Failed(format!($($arg)*)).into())
+    };
+}
+
+/// Fails with a formatted message unless the condition holds.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)*) => {
+        if !$cond {
+            $crate::fail!($($arg)*);
+        }
+    };
+}
 
 /// A command line or setting that cannot be run, said in one line with what to do instead.
 #[derive(Debug, thiserror::Error)]

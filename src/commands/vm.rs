@@ -72,7 +72,7 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
     match &args.command {
         VmCommand::Guest(a) => guest(a, global),
         VmCommand::Exits(a) => exits(a),
-        VmCommand::GuestInit => init::guest_init(&mut std::io::stdout().lock()),
+        VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::Context;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -54,6 +54,12 @@ pub enum InputError {
     },
 }
 
+impl From<InputError> for crate::error::Error {
+    fn from(e: InputError) -> Self {
+        crate::error::Error::Other(Box::new(e))
+    }
+}
+
 fn check_version(path: &Path, v: &Value) -> Result<(), InputError> {
     match v.get("schema_version").and_then(Value::as_u64) {
         None => Err(InputError::NoVersion { path: path.into() }),
@@ -82,7 +88,7 @@ fn verdicts_of(v: &Value) -> Vec<(String, bool)> {
 
 impl Input {
     /// Loads one input file.
-    pub fn load(path: &Path) -> anyhow::Result<Input> {
+    pub fn load(path: &Path) -> crate::error::Result<Input> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading '{}'", path.display()))?;
         Ok(Input::parse(&text, path)?)

@@ -153,7 +153,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
 }
 
 /// `tscope vm guest --no-host` with its defaults (every clocksource; KVM if usable, else TCG).
-fn guest_matrix(progress: &dyn Progress) -> anyhow::Result<crate::vm::matrix::GuestMatrix> {
+fn guest_matrix(progress: &dyn Progress) -> crate::error::Result<crate::vm::matrix::GuestMatrix> {
     let cfg = crate::vm::guest::GuestConfig {
         measure_host: false,
         ..Default::default()
@@ -195,7 +195,7 @@ fn workload_configs(quick: bool) -> Vec<(String, workload::RunConfig)> {
 }
 
 /// The simulator's view of a workload run (the same record `tscope run --record` writes).
-fn record_of(r: &RunReport) -> anyhow::Result<crate::trace::run_record::RunRecord> {
+fn record_of(r: &RunReport) -> crate::error::Result<crate::trace::run_record::RunRecord> {
     let text = serde_json::to_string(&workload::record::record(r))?;
     Ok(crate::trace::run_record::RunRecord::from_json(
         &text,

@@ -202,6 +202,12 @@ impl From<UnknownSource> for crate::error::ConfigError {
     }
 }
 
+impl From<UnknownSource> for crate::error::Error {
+    fn from(e: UnknownSource) -> Self {
+        crate::error::ConfigError::from(e).into()
+    }
+}
+
 impl FromStr for Source {
     type Err = UnknownSource;
 

@@ -47,6 +47,12 @@ pub enum TraceError {
     },
 }
 
+impl From<TraceError> for crate::error::Error {
+    fn from(e: TraceError) -> Self {
+        crate::error::Error::Other(Box::new(e))
+    }
+}
+
 /// A scenario as written in JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Result};
+use crate::fail as bail;
 
 use super::cpio::{self, Entry};
 use super::matrix::{

@@ -49,7 +49,7 @@ fn read(path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn measure(out: &mut dyn Write, cmdline: &str) -> anyhow::Result<()> {
+fn measure(out: &mut dyn Write, cmdline: &str) -> crate::error::Result<()> {
     let sources: Vec<Source> = if cmdline
         .split_whitespace()
         .any(|w| w == "tscope.sources=all")
@@ -76,7 +76,7 @@ fn measure(out: &mut dyn Write, cmdline: &str) -> anyhow::Result<()> {
 
 /// Runs the guest side, writing each section to `console` (the serial console: the command
 /// passes stdout), and powers off; returns only if power-off failed.
-pub fn guest_init(console: &mut dyn Write) -> anyhow::Result<i32> {
+pub fn guest_init(console: &mut dyn Write) -> crate::error::Result<i32> {
     let mounts = [
         ("proc", "/proc", "proc"),
         ("sysfs", "/sys", "sysfs"),
@@ -115,5 +115,5 @@ pub fn guest_init(console: &mut dyn Write) -> anyhow::Result<i32> {
     let _ = writeln!(console, "{}", serial::DONE);
     let _ = console.flush();
     let e = sys::guest::power_off();
-    anyhow::bail!("reboot(RB_POWER_OFF) failed: {e} (tscope vm guest-init runs as PID 1 only)")
+    crate::fail!("reboot(RB_POWER_OFF) failed: {e} (tscope vm guest-init runs as PID 1 only)")
 }

@@ -12,7 +12,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Result};
+use crate::fail as bail;
 
 use crate::progress::Progress;
 

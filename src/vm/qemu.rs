@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::sys;
