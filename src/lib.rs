@@ -2,7 +2,7 @@
 //! `vfs_timestamp` resolution knob would buy.
 //!
 //! The binary is a thin wrapper around [`run`]. Each subcommand lives in its own module:
-//! [`probe`] measures, [`report`] prints; [`measure`], [`stats`] and [`sys`] are shared.
+//! [`probe`] measures, [`export`] prints; [`measure`], [`stats`] and [`sys`] are shared.
 
 pub mod cli;
 pub mod compare;
@@ -25,7 +25,7 @@ pub mod workload;
 use anyhow::Result;
 
 use cli::{Cli, Command};
-use export::{Exporter, Format};
+use export::Format;
 
 /// Runs one parsed command line and returns the process exit code (0 success, 1 a condition
 /// the user asked to fail on held; errors are returned and exit with 2).
@@ -43,7 +43,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut cfg = probe::ProbeConfig::try_from(&args)?;
             cfg.emulate_trap = cli.emulate_trap;
             let profile = probe::run(&cfg);
-            let bytes = export::ProbeReport(&profile).export(Format::from(&args.output))?;
+            let bytes = export::export(&profile, Format::from(&args.output))?;
             export::emit(&bytes, args.output.out.as_deref())?;
             Ok(0)
         }
@@ -51,7 +51,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut cfg = detect::DetectConfig::try_from(&args)?;
             cfg.emulate_trap = cli.emulate_trap;
             let detection = detect::run(&cfg);
-            let bytes = export::DetectReport(&detection).export(Format::from(&args.output))?;
+            let bytes = export::export(&detection, Format::from(&args.output))?;
             export::emit(&bytes, args.output.out.as_deref())?;
             let failing = detection.failing(&cfg.fail_on);
             if !failing.is_empty() {
@@ -113,7 +113,7 @@ fn compare_cmd(args: &cli::CompareArgs) -> Result<i32> {
         inputs.push(input);
     }
     let cmp = compare::compare(&inputs);
-    let bytes = export::CompareReport(&cmp).export(Format::from(&args.output))?;
+    let bytes = export::export(&cmp, Format::from(&args.output))?;
     export::emit(&bytes, args.output.out.as_deref())?;
     Ok(0)
 }

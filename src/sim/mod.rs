@@ -5,14 +5,14 @@
 //! [`crate::trace::CompiledScenario`]; [`costs`] prices reads from a probe profile; for each
 //! model, [`estimate`] replays the loop once per policy through [`replay`] (streaming, per-inode
 //! state); [`sweep`] repeats that over a range of one setting or back-solves a published pair;
-//! [`output`] is the result model. Nothing here prints; `main` hands the bytes to
+//! [`result`] is the result model. Nothing here prints; `main` hands the bytes to
 //! [`crate::export::emit`].
 
 pub mod config;
 pub mod costs;
 pub mod estimate;
-pub mod output;
 pub mod replay;
+pub mod result;
 pub mod streamed;
 pub mod sweep;
 pub mod validate;
@@ -25,11 +25,11 @@ use std::path::Path;
 use anyhow::Context;
 
 pub use config::{Input, Param, SimulateConfig};
-use output::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 pub use replay::{Costs, Replay, Stats};
+use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 
 use crate::cli::simulate::SimulateArgs;
-use crate::export::{self, Exporter};
+use crate::export;
 use crate::kernel::{ModelId, Policy};
 use crate::probe::Profile;
 use crate::trace::run_record::RunRecord;
@@ -44,7 +44,7 @@ pub fn main(args: &SimulateArgs, emulate_trap: bool) -> anyhow::Result<i32> {
     let mut cfg = SimulateConfig::try_from(args)?;
     cfg.emulate_trap = emulate_trap;
     let out = simulate(&cfg)?;
-    let bytes = out.export(cfg.format)?;
+    let bytes = export::export(&out, cfg.format)?;
     export::emit(&bytes, cfg.out.as_deref())?;
     Ok(0)
 }

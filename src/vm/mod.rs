@@ -23,7 +23,7 @@ mod tests;
 use anyhow::Result;
 
 use crate::cli::vm::{VmArgs, VmCommand};
-use crate::export::{self, Exporter, Format};
+use crate::export::{self, Format};
 
 /// Runs one `tscope vm` subcommand; returns the exit code.
 pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
@@ -32,7 +32,7 @@ pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
             let mut cfg = guest::GuestConfig::try_from(a)?;
             cfg.emulate_trap = emulate_trap;
             let m = guest::run(&cfg)?;
-            let bytes = matrix::MatrixReport(&m).export(Format::from(&a.output))?;
+            let bytes = export::export(&m, Format::from(&a.output))?;
             export::emit(&bytes, a.output.out.as_deref())?;
             // Exit 1 when a guest hung or failed: the matrix is printed either way.
             let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
@@ -40,7 +40,7 @@ pub fn main(args: &VmArgs, emulate_trap: bool) -> Result<i32> {
         }
         VmCommand::Exits(a) => {
             let r = exits::run(a.iterations)?;
-            let bytes = exits::ExitsReport(&r).export(Format::from(&a.output))?;
+            let bytes = export::export(&r, Format::from(&a.output))?;
             export::emit(&bytes, a.output.out.as_deref())?;
             Ok(0)
         }

@@ -5,7 +5,7 @@
 //! [`runner`] runs tasks (processes or threads, pinned) and samples their counters; each
 //! syscall workload ([`pipe`], [`vfsmix`], [`mod@write`], [`null`]) defines one iteration;
 //! [`record`] lists each iteration's system calls for the docs, the report and `--record`;
-//! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: [`report`]
+//! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: `crate::export`
 //! turns the [`RunReport`] into bytes.
 
 pub mod config;
@@ -15,7 +15,6 @@ pub mod null;
 pub mod pagezero;
 pub mod pipe;
 pub mod record;
-pub mod report;
 pub mod result;
 pub mod runner;
 pub mod scratch;
@@ -31,7 +30,6 @@ pub use config::RunConfig;
 pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
 
 use crate::cli::run::RunArgs;
-use crate::export::Exporter;
 use crate::sys;
 use runner::{RunPlan, Workload};
 
@@ -43,7 +41,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let cfg = RunConfig::try_from(args)?;
     sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     let report = execute(&cfg)?;
-    let bytes = report::RunView(&report).export(cfg.format)?;
+    let bytes = crate::export::export(&report, cfg.format)?;
     crate::export::emit(&bytes, cfg.out.as_deref())?;
     if let Some(path) = &cfg.record {
         record::write(&report, path)?;
