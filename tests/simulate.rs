@@ -356,6 +356,37 @@ fn table_and_markdown_name_every_policy() {
     }
 }
 
+#[test]
+fn csv_is_one_row_per_model_and_policy() {
+    let args = ["simulate", "pipe1", "--profile", PROFILE];
+    let out = tscope().args(args).arg("--csv").output().unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        header[..5],
+        ["scenario", "model", "policy", "stock", "ns_per_op"],
+        "{csv}"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()), "{csv}");
+    // The same estimates as the JSON, in the same order, at full precision.
+    let v = json(&[&args[..], &["--json"]].concat());
+    let estimates: Vec<&Value> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["estimates"].as_array().unwrap())
+        .collect();
+    assert_eq!(rows.len(), estimates.len());
+    for (r, e) in rows.iter().zip(&estimates) {
+        assert_eq!(r[0], "pipe1");
+        assert_eq!(r[2], e["policy"].as_str().unwrap());
+        close(r[4].parse().unwrap(), f(&e["ns_per_op"]));
+    }
+}
+
 fn fails_with(args: &[&str], needle: &str) {
     tscope()
         .args(args)

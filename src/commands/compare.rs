@@ -6,7 +6,6 @@ use super::{Global, Output};
 use crate::cli::CompareArgs;
 use crate::compare;
 use crate::error::ConfigError;
-use crate::export::{CompareReport, Exporter};
 
 /// The validated inputs: each file with its column label (`None`: the file's own).
 pub fn config(args: &CompareArgs) -> Result<Vec<(PathBuf, Option<String>)>, ConfigError> {
@@ -42,6 +41,6 @@ pub fn run(args: &CompareArgs, _global: &Global) -> anyhow::Result<i32> {
         inputs.push(input);
     }
     let cmp = compare::compare(&inputs);
-    output.emit(&CompareReport(&cmp).export(output.format)?)?;
+    output.export(&cmp)?;
     Ok(0)
 }

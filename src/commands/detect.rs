@@ -7,7 +7,6 @@ use super::{Global, Output};
 use crate::cli::DetectArgs;
 use crate::detect::{self, DetectConfig};
 use crate::error::ConfigError;
-use crate::export::{DetectReport, Exporter};
 
 /// The longest cross-CPU check `--sync-ms` accepts.
 pub const MAX_SYNC_MS: u64 = 60_000;
@@ -49,7 +48,7 @@ pub fn run(args: &DetectArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
     let output = Output::new(&args.output)?;
     let detection = detect::run(&cfg);
-    output.emit(&DetectReport(&detection).export(output.format)?)?;
+    output.export(&detection)?;
     let failing = detection.failing(&cfg.fail_on);
     if !failing.is_empty() {
         eprintln!("tscope: verdicts that hold: {}", failing.join(", "));

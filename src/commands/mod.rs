@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, OutputArgs};
 use crate::error::ConfigError;
-use crate::export::{self, Format};
+use crate::export::{self, Format, Render};
 use crate::progress::Progress;
 
 /// Exit code of a run stopped by SIGINT/SIGTERM (results printed, marked partial).
@@ -97,6 +97,11 @@ impl Output {
     /// Writes `bytes` to the `-o` file (whole or not at all) or stdout.
     pub fn emit(&self, bytes: &[u8]) -> anyhow::Result<()> {
         export::emit(bytes, self.out.as_deref())
+    }
+
+    /// Renders `result` in the chosen format and emits it.
+    pub fn export<R: Render + ?Sized>(&self, result: &R) -> anyhow::Result<()> {
+        self.emit(&export::export(result, self.format)?)
     }
 }
 

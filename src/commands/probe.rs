@@ -3,7 +3,6 @@
 use super::{Global, Output};
 use crate::cli::ProbeArgs;
 use crate::error::ConfigError;
-use crate::export::{Exporter, ProbeReport};
 use crate::probe::{self, ProbeConfig, Source};
 
 /// Validates `args` into a probe configuration.
@@ -31,6 +30,6 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
     }
     let cfg = config(args, global)?;
     let profile = probe::run(&cfg);
-    output.emit(&ProbeReport(&profile).export(output.format)?)?;
+    output.export(&profile)?;
     Ok(0)
 }

@@ -9,7 +9,6 @@ use anyhow::Context;
 use super::{Global, Output, EXIT_INTERRUPTED};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
-use crate::export::Exporter;
 use crate::workload::config::{mem_available, parse_size};
 use crate::workload::{self, MemOp, Mode, Placement, RunConfig, WorkloadName};
 
@@ -237,7 +236,7 @@ pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
     }
     crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     let report = workload::execute(&cfg)?;
-    output.emit(&crate::workload::report::RunView(&report).export(output.format)?)?;
+    output.export(&report)?;
     if let Some(path) = &record {
         workload::record::write(&report, path)?;
     }

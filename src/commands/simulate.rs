@@ -4,7 +4,6 @@
 use super::{Global, Output};
 use crate::cli::simulate::SimulateArgs;
 use crate::error::ConfigError;
-use crate::export::Exporter;
 use crate::kernel::ModelId;
 use crate::sim::config::{bad, key_value, number, param, parse_implied, parse_sweep};
 use crate::sim::{self, Input, SimulateConfig};
@@ -125,6 +124,6 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
     let output = Output::new(&args.output)?;
     let result = sim::simulate(&cfg)?;
-    output.emit(&result.export(output.format)?)?;
+    output.export(&result)?;
     Ok(0)
 }

@@ -5,7 +5,6 @@ use std::time::Duration;
 use super::{Global, Output, StderrProgress};
 use crate::cli::vm::{ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
-use crate::export::Exporter;
 use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init, matrix};
 
@@ -81,7 +80,7 @@ fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
     let output = Output::new(&a.output)?;
     let m = guest::run(&cfg, &StderrProgress)?;
-    output.emit(&matrix::MatrixReport(&m).export(output.format)?)?;
+    output.export(&m)?;
     let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
     Ok(if all_ok { 0 } else { 1 })
 }
@@ -93,6 +92,6 @@ fn exits(a: &ExitsArgs) -> anyhow::Result<i32> {
     }
     let output = Output::new(&a.output)?;
     let r = exits::run(a.iterations)?;
-    output.emit(&exits::ExitsReport(&r).export(output.format)?)?;
+    output.export(&r)?;
     Ok(0)
 }

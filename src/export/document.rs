@@ -4,9 +4,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::probe::{estimate, ns};
+use super::fmt::{duration, estimate, ns};
 use super::table::{Align, Table};
-use super::Exporter;
 use crate::gather::Report;
 use crate::probe::Clock;
 
@@ -87,7 +86,7 @@ impl ReportDocument<'_> {
             let res = p
                 .source(&format!("vdso:{name}"))
                 .and_then(|r| r.resolution_ns)
-                .map_or("-".into(), super::probe::duration);
+                .map_or("-".into(), duration);
             t.row(vec![
                 name.to_string(),
                 opt_est(p, &format!("vdso:{name}")),
@@ -184,7 +183,7 @@ impl ReportDocument<'_> {
                         r("counter"),
                         r("coarse"),
                         format!("{:.1}%", e.accuracy.equal_successive_share * 100.0),
-                        super::probe::duration(e.accuracy.resolution_ns),
+                        duration(e.accuracy.resolution_ns),
                     ]);
                 }
             }
@@ -203,7 +202,7 @@ impl ReportDocument<'_> {
                         s.model.clone(),
                         b.policy.clone(),
                         b.value.map_or("never in 10 ns – 100 µs".into(), |v| {
-                            format!("{} per read", super::probe::duration(v))
+                            format!("{} per read", duration(v))
                         }),
                     ]);
                 }
@@ -284,7 +283,7 @@ impl ReportDocument<'_> {
                  needs a precise read of {} or more ({p}).",
                 e.speedup,
                 e.policy,
-                super::probe::duration(v)
+                duration(v)
             ),
             _ => String::new(),
         }
@@ -353,7 +352,7 @@ impl ReportDocument<'_> {
             out += "\n## Inside guests, one per clocksource\n\n`tscope vm guest` (docs/vm.md): \
                     the same probe and detect inside a Linux guest booted with each \
                     `clocksource=`; under TCG the guest figures are emulation costs.\n\n";
-            let bytes = crate::vm::matrix::MatrixReport(m).export(super::Format::Markdown)?;
+            let bytes = super::export(m, super::Format::Markdown)?;
             out += &String::from_utf8_lossy(&bytes);
         }
         out += "\n## What a vfs_timestamp knob would buy here\n\nEach scenario replayed under \

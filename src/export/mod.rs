@@ -1,12 +1,43 @@
-//! Printing: every result model has exporters to an aligned table, Markdown and JSON. Nothing
-//! here measures.
+//! Every printed form of every result: the aligned table, Markdown, CSV and JSON, the report
+//! document and its SVG charts. Nothing here measures, and no domain module renders: the
+//! domain hands its serde result model to a command, the command hands it to [`export`].
+//!
+//! # One trait, one export
+//!
+//! Each result model implements [`Render`], in this module's files (`probe.rs` for
+//! [`crate::probe::Profile`], `run.rs` for [`crate::workload::RunReport`], …), by answering
+//! three questions:
+//!
+//! - [`Render::json`]: the serde model `--json` writes, the contract in docs/schema.md;
+//! - [`Render::blocks`]: the human form, top to bottom, as [`Block`]s (headings, tables, lists
+//!   of notes, and preformatted text where a layout is its own, like sv_mem's lines), for one
+//!   [`Style`]: aligned text or Markdown;
+//! - [`Render::csv`]: one [`Table`] of plain numbers (full precision, no units), the header
+//!   its first record.
+//!
+//! [`export`] is the one `match` over [`Format`]: every command goes through it, so none can
+//! forget a format, and each format is laid out the same way for every result (blocks in
+//! order, the text ending in exactly one newline; RFC 4180 CSV; pretty JSON with a trailing
+//! newline). A command does
+//!
+//! ```ignore
+//! let bytes = export::export(&result, format)?;
+//! export::emit(&bytes, out)?;
+//! ```
+//!
+//! Numbers are formatted by [`fmt`] only. The report document ([`ReportDocument`]) is several
+//! files, not one format, so it has its own writer; it embeds other results through [`export`].
 
 mod compare;
 mod detect;
 mod document;
-pub(crate) mod probe;
+pub mod fmt;
+mod probe;
+mod run;
+mod simulate;
 pub mod svg;
 pub mod table;
+mod vm;
 
 use std::io::Write;
 use std::path::Path;
@@ -14,10 +45,8 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
-pub use compare::CompareReport;
-pub use detect::DetectReport;
 pub use document::ReportDocument;
-pub use probe::ProbeReport;
+pub use table::{Align, Table};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,25 +57,99 @@ pub enum Format {
     Csv,
 }
 
-/// One CSV record (RFC 4180 quoting) with a trailing newline.
-pub fn csv_line<S: AsRef<str>>(cells: &[S]) -> String {
-    let quoted: Vec<String> = cells
-        .iter()
-        .map(|c| {
-            let c = c.as_ref();
-            if c.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
-    quoted.join(",") + "\n"
+/// The two human forms a [`Block`] is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Aligned plain text for a terminal.
+    Text,
+    /// GitHub-flavoured Markdown.
+    Markdown,
 }
 
-/// Turns a result into bytes in one format.
-pub trait Exporter {
-    fn export(&self, format: Format) -> anyhow::Result<Vec<u8>>;
+impl Style {
+    pub fn is_markdown(self) -> bool {
+        self == Style::Markdown
+    }
+}
+
+/// One piece of a human form. Blocks are written in order with nothing between them: a layout
+/// that wants an empty line says so with [`Block::Blank`].
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// A title: `### title` and an empty line in Markdown, the bare line in text.
+    Heading(String),
+    /// Aligned columns in text, a Markdown table in Markdown.
+    Table(Table),
+    /// One line per item: after `- ` in Markdown, after `text_bullet` in text (`""`, `"  "`,
+    /// `"warning: "`).
+    List {
+        text_bullet: &'static str,
+        items: Vec<String>,
+    },
+    /// Written as is in both styles (already newline-terminated).
+    Text(String),
+    /// An empty line.
+    Blank,
+}
+
+impl Block {
+    /// A [`Block::List`].
+    pub fn list(text_bullet: &'static str, items: Vec<String>) -> Block {
+        Block::List { text_bullet, items }
+    }
+
+    fn write(&self, style: Style, out: &mut String) {
+        let md = style.is_markdown();
+        match self {
+            Block::Heading(t) if md => *out += &format!("### {t}\n\n"),
+            Block::Heading(t) => *out += &format!("{t}\n"),
+            Block::Table(t) if md => *out += &t.markdown(),
+            Block::Table(t) => *out += &t.text(),
+            Block::List { text_bullet, items } => {
+                let bullet = if md { "- " } else { text_bullet };
+                for i in items {
+                    *out += &format!("{bullet}{i}\n");
+                }
+            }
+            Block::Text(s) => *out += s,
+            Block::Blank => out.push('\n'),
+        }
+    }
+}
+
+/// A result that prints: the three answers [`export`] needs (see the module doc).
+pub trait Render {
+    /// The serde model `--json` writes.
+    fn json(&self) -> impl Serialize + '_;
+    /// The table or Markdown form, top to bottom.
+    fn blocks(&self, style: Style) -> Vec<Block>;
+    /// The `--csv` form: one table of plain numbers.
+    fn csv(&self) -> Table;
+}
+
+/// A result in one format: the only way a command turns a result into bytes.
+pub fn export<R: Render + ?Sized>(result: &R, format: Format) -> anyhow::Result<Vec<u8>> {
+    match format {
+        Format::Json => json(&result.json()),
+        Format::Csv => Ok(result.csv().csv().into_bytes()),
+        Format::Table => Ok(layout(&result.blocks(Style::Text), Style::Text).into_bytes()),
+        Format::Markdown => {
+            Ok(layout(&result.blocks(Style::Markdown), Style::Markdown).into_bytes())
+        }
+    }
+}
+
+/// Blocks written in order; a non-empty result ends in exactly one newline.
+pub fn layout(blocks: &[Block], style: Style) -> String {
+    let mut out = String::new();
+    for b in blocks {
+        b.write(style, &mut out);
+    }
+    if !out.is_empty() {
+        out.truncate(out.trim_end().len());
+        out.push('\n');
+    }
+    out
 }
 
 /// Pretty JSON with a trailing newline.
@@ -91,4 +194,31 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_lay_out_in_both_styles() {
+        let mut t = Table::new(&[("a", Align::Left), ("b", Align::Right)]);
+        t.row(vec!["x".into(), "1".into()]);
+        let blocks = [
+            Block::Heading("title".into()),
+            Block::list("  ", vec!["one".into(), "two".into()]),
+            Block::Table(t),
+            Block::Blank,
+            Block::Text("as is\n\n\n".into()),
+        ];
+        assert_eq!(
+            layout(&blocks, Style::Text),
+            "title\n  one\n  two\na  b\n-  -\nx  1\n\nas is\n"
+        );
+        assert_eq!(
+            layout(&blocks, Style::Markdown),
+            "### title\n\n- one\n- two\n| a | b |\n| --- | ---: |\n| x | 1 |\n\nas is\n"
+        );
+        assert_eq!(layout(&[], Style::Text), "");
+    }
 }

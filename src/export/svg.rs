@@ -161,7 +161,7 @@ pub fn costs(p: &Profile) -> anyhow::Result<String> {
 
 /// Speedup of each model's best knob setting against the precise-read cost, from the sweep,
 /// with this machine's cost marked on each curve.
-pub fn sweep(reports: &[crate::sim::output::SweepReport]) -> anyhow::Result<String> {
+pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> anyhow::Result<String> {
     let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("{e:?}");
     // For each model: the non-stock policy with the largest speedup at the end of the range.
     /// (legend, (cost, speedup) points, this machine's cost)

@@ -1,4 +1,4 @@
-//! A minimal table: aligned plain text or Markdown from the same rows.
+//! A minimal table: aligned plain text, Markdown or CSV from the same rows.
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +20,15 @@ impl Table {
         Table {
             headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
             align: headers.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// A table for CSV only, where alignment means nothing.
+    pub fn plain(headers: &[&str]) -> Self {
+        Table {
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            align: vec![Align::Left; headers.len()],
             rows: Vec::new(),
         }
     }
@@ -68,9 +77,9 @@ impl Table {
 
     /// CSV with the headers as the first record.
     pub fn csv(&self) -> String {
-        let mut out = super::csv_line(&self.headers);
+        let mut out = csv_line(&self.headers);
         for r in &self.rows {
-            out += &super::csv_line(r);
+            out += &csv_line(r);
         }
         out
     }
@@ -102,6 +111,22 @@ impl Table {
     }
 }
 
+/// One CSV record (RFC 4180 quoting) with a trailing newline.
+fn csv_line<S: AsRef<str>>(cells: &[S]) -> String {
+    let quoted: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            let c = c.as_ref();
+            if c.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    quoted.join(",") + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,7 +150,7 @@ mod csv_tests {
     #[test]
     fn csv_quotes_what_needs_it() {
         assert_eq!(
-            super::super::csv_line(&["a", "b,c", "say \"hi\""]),
+            super::csv_line(&["a", "b,c", "say \"hi\""]),
             "a,\"b,c\",\"say \"\"hi\"\"\"\n"
         );
     }

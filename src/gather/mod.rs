@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
 use crate::progress::Progress;
-use crate::sim::output::{ModelReport, Output, SweepReport};
+use crate::sim::result::{ModelReport, Output, SweepReport};
 use crate::sim::{self, SimulateConfig};
 use crate::workload::{self, RunReport};
 

@@ -29,7 +29,7 @@ pub struct Accuracy {
 
 /// One policy's estimate.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Estimate {
+pub struct PolicyEstimate {
     pub policy: String,
     pub stock: bool,
     pub ns_per_op: f64,
@@ -85,7 +85,7 @@ pub fn estimate(
     stock_ns_per_op: f64,
     tasks: u32,
     costs: &Costs,
-) -> Estimate {
+) -> PolicyEstimate {
     let units = stats.units().max(1) as f64;
     let ns_per_op = stats.total_ns / units;
     let per = |n: u64| n as f64 / units;
@@ -105,7 +105,7 @@ pub fn estimate(
         .filter(|&&c| stats.stamp_clocks & (1 << c as u8) != 0)
         .map(|c| c.resolution_ns(costs.tick_ns))
         .fold(0.0, f64::max);
-    Estimate {
+    PolicyEstimate {
         policy: policy.name(),
         stock: policy.stock,
         ns_per_op,
@@ -147,7 +147,7 @@ pub fn estimates(
     scenario: &CompiledScenario,
     base_ns_per_iteration: f64,
     iterations: u64,
-) -> Vec<Estimate> {
+) -> Vec<PolicyEstimate> {
     let table = model.table();
     let policies = model.policies();
     let stats: Vec<Stats> = policies

@@ -5,14 +5,14 @@
 //! [`crate::trace::CompiledScenario`]; [`costs`] prices reads from a probe profile; for each
 //! model, [`estimate`] replays the loop once per policy through [`replay`] (streaming, per-inode
 //! state); [`sweep`] repeats that over a range of one setting or back-solves a published pair;
-//! [`output`] is the result model. Nothing here prints: `commands::simulate` exports the
+//! [`result`] is the result model. Nothing here prints: `commands::simulate` exports the
 //! result.
 
 pub mod config;
 pub mod costs;
 pub mod estimate;
-pub mod output;
 pub mod replay;
+pub mod result;
 pub mod streamed;
 pub mod sweep;
 pub mod validate;
@@ -25,8 +25,8 @@ use std::path::Path;
 use anyhow::Context;
 
 pub use config::{Counter, Input, Param, SimulateConfig};
-use output::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 pub use replay::{Costs, Replay, Stats};
+use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 
 use crate::kernel::{ModelId, Policy};
 use crate::probe::Profile;

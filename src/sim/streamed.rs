@@ -14,8 +14,8 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::config::{Param, SimulateConfig};
-use super::output::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
 use super::replay::{Replay, Stats};
+use super::result::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
 use super::{costs, estimate};
 use crate::trace::strace::import::{ImportOptions, ImportSummary, StraceImport};
 

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::config::{Param, SweepSpec};
 use super::estimate::{estimates, replay};
-use super::output::{BreakEven, ImpliedReport, SweepEstimate, SweepPoint};
 use super::replay::{Costs, Stats};
+use super::result::{BreakEven, ImpliedReport, SweepEstimate, SweepPoint};
 use crate::kernel::{ModelId, Policy};
 use crate::trace::CompiledScenario;
 
@@ -204,8 +204,8 @@ pub fn implied_report(
     scenario_name: &str,
     pair: Pair<'_>,
     r: &Implied,
-    profile: super::output::ProfileNote,
-    costs: super::output::CostsOut,
+    profile: super::result::ProfileNote,
+    costs: super::result::CostsOut,
 ) -> ImpliedReport {
     let (stock, patched) = (pair.stock, pair.patched);
     let (stock_ops_per_sec, patched_ops_per_sec) =
@@ -233,7 +233,7 @@ pub fn implied_report(
         ));
     }
     ImpliedReport {
-        schema_version: super::output::SIMULATE_SCHEMA_VERSION,
+        schema_version: super::result::SIMULATE_SCHEMA_VERSION,
         scenario: scenario_name.to_string(),
         model: model.name().to_string(),
         stock_policy: stock.name(),

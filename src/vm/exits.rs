@@ -12,9 +12,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::export::table::{Align, Table};
-use crate::export::{Exporter, Format};
-
 /// The version of the `vm exits` JSON this build writes.
 pub const VM_EXITS_SCHEMA_VERSION: u32 = 1;
 
@@ -181,45 +178,4 @@ pub fn run(iterations: u32) -> Result<Exits> {
         kinds,
         wall_s: started.elapsed().as_secs_f64(),
     })
-}
-
-/// An exits result, ready to print.
-#[derive(Debug)]
-pub struct ExitsReport<'a>(pub &'a Exits);
-
-impl Exporter for ExitsReport<'_> {
-    fn export(&self, format: Format) -> Result<Vec<u8>> {
-        let e = self.0;
-        let mut t = Table::new(&[
-            ("exit kind", Align::Left),
-            ("handled in", Align::Left),
-            ("ticks", Align::Right),
-            ("ns", Align::Right),
-            ("note", Align::Left),
-        ]);
-        for k in &e.kinds {
-            t.row(vec![
-                k.name.clone(),
-                k.exits_to.clone(),
-                k.ticks.map_or("-".into(), |v| format!("{v:.0}")),
-                k.ns.map_or("-".into(), |v| format!("{v:.1}")),
-                k.error.clone().unwrap_or_default(),
-            ]);
-        }
-        let head = format!(
-            "/dev/kvm: {}\n{} iterations × {} runs (median), TSC {:.3} MHz, empty loop {:.1} ticks subtracted\n",
-            e.backend,
-            e.iterations,
-            e.runs,
-            e.tsc_hz / 1e6,
-            e.loop_ticks
-        );
-        Ok(match format {
-            Format::Json => return crate::export::json(e),
-            Format::Table => format!("{head}\n{}", t.text()),
-            Format::Markdown => format!("{head}\n{}", t.markdown()),
-            Format::Csv => t.csv(),
-        }
-        .into_bytes())
-    }
 }

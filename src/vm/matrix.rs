@@ -1,6 +1,6 @@
 //! The `vm guest` result: host against each guest. One serde model (the JSON contract in
-//! `docs/schema.md`), printed as a table or Markdown with the sources as rows and the machines
-//! as columns.
+//! `docs/schema.md`); `crate::export` prints it with the sources as rows and the machines as
+//! columns.
 
 use std::collections::BTreeMap;
 
@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::qemu::Accel;
 use crate::detect::Detection;
-use crate::export::table::{Align, Table};
-use crate::export::{Exporter, Format};
 use crate::probe::machine::Clocksource;
 use crate::probe::Profile;
 
@@ -159,160 +157,4 @@ pub struct GuestRun {
     pub console_tail: Option<String>,
     #[serde(flatten)]
     pub column: Column,
-}
-
-/// A matrix, ready to print.
-#[derive(Debug)]
-pub struct MatrixReport<'a>(pub &'a GuestMatrix);
-
-fn ns(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x >= 100.0 => format!("{x:.0}"),
-        Some(x) => format!("{x:.1}"),
-    }
-}
-
-impl MatrixReport<'_> {
-    fn columns(&self) -> Vec<&Column> {
-        let m = self.0;
-        m.host
-            .iter()
-            .chain(m.guests.iter().map(|g| &g.column))
-            .collect()
-    }
-
-    fn table(&self) -> Table {
-        let cols = self.columns();
-        let mut headers: Vec<(&str, Align)> = vec![("", Align::Left)];
-        headers.extend(cols.iter().map(|c| (c.label.as_str(), Align::Right)));
-        let mut t = Table::new(&headers);
-        let host_cells = usize::from(self.0.host.is_some());
-        let mut row = |name: &str, host: Vec<String>, guests: Vec<String>| {
-            let mut r = vec![name.to_string()];
-            r.extend(host.into_iter().take(host_cells));
-            r.extend(guests);
-            t.row(r);
-        };
-        let m = self.0;
-        let host_cs = || {
-            m.host
-                .iter()
-                .map(|h| h.clocksource.current.clone().unwrap_or("?".into()))
-                .collect()
-        };
-        row(
-            "requested clocksource",
-            vec!["-".into()],
-            m.guests
-                .iter()
-                .map(|g| g.requested_clocksource.clone())
-                .collect(),
-        );
-        row(
-            "actual clocksource",
-            host_cs(),
-            m.guests
-                .iter()
-                .map(|g| {
-                    let cur = g.column.clocksource.current.clone().unwrap_or("?".into());
-                    if g.clocksource_honoured == Some(false) {
-                        format!("{cur} (!)")
-                    } else {
-                        cur
-                    }
-                })
-                .collect(),
-        );
-        row(
-            "status",
-            vec!["measured".into()],
-            m.guests
-                .iter()
-                .map(|g| {
-                    format!(
-                        "{} {:.1}s",
-                        serde_json::to_value(g.status)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
-                        g.wall_s
-                    )
-                })
-                .collect(),
-        );
-        for id in MATRIX_SOURCES {
-            let cells: Vec<String> = cols
-                .iter()
-                .map(|c| ns(c.costs_ns.get(id).copied().flatten()))
-                .collect();
-            let (h, g) = cells.split_at(host_cells);
-            row(&format!("{id} ns"), h.to_vec(), g.to_vec());
-        }
-        for name in MATRIX_VERDICTS {
-            let cells: Vec<String> = cols
-                .iter()
-                .map(|c| match c.verdicts.get(name).copied().flatten() {
-                    Some(true) => "YES".into(),
-                    Some(false) => "no".into(),
-                    None => "-".into(),
-                })
-                .collect();
-            let (h, g) = cells.split_at(host_cells);
-            row(name, h.to_vec(), g.to_vec());
-        }
-        t
-    }
-
-    fn notes(&self) -> String {
-        let m = self.0;
-        let mut out = format!(
-            "accel: {}{}\nkernel: {}{}\n",
-            m.accel.used.name(),
-            if m.accel.emulation {
-                " — TCG figures are emulation (qemu's binary translator), not virtualisation"
-            } else {
-                " (hardware virtualisation)"
-            },
-            m.kernel.origin,
-            m.kernel
-                .vmlinux
-                .as_ref()
-                .map(|_| ", vmlinux extracted for PVH boot")
-                .unwrap_or(""),
-        );
-        if let Some(n) = &m.accel.note {
-            out += &format!("note: {n}\n");
-        }
-        for g in &m.guests {
-            if g.clocksource_honoured == Some(false) {
-                out += &format!(
-                    "{}: the kernel ignored clocksource={} and used {} (available: {})\n",
-                    g.column.label,
-                    g.requested_clocksource,
-                    g.column.clocksource.current.as_deref().unwrap_or("?"),
-                    g.column.clocksource.available.join(" ")
-                );
-            }
-            if let Some(e) = &g.error {
-                out += &format!("{}: {e}\n", g.column.label);
-            }
-        }
-        out
-    }
-}
-
-impl Exporter for MatrixReport<'_> {
-    fn export(&self, format: Format) -> anyhow::Result<Vec<u8>> {
-        let out = match format {
-            Format::Json => return crate::export::json(self.0),
-            Format::Table => format!("{}\n{}", self.table().text(), self.notes()),
-            Format::Csv => self.table().csv(),
-            Format::Markdown => {
-                let notes: String = self.notes().lines().map(|l| format!("- {l}\n")).collect();
-                format!("{}\n{notes}", self.table().markdown())
-            }
-        };
-        Ok(out.into_bytes())
-    }
 }

@@ -1,14 +1,14 @@
 //! Unit tests of the host side of `vm guest` that need no qemu: accelerator choice, static-ELF
-//! check, reading a console transcript into a result, and the matrix exporters.
+//! check, reading a console transcript into a result. The matrix's printed forms are tested in
+//! `crate::export`.
 
 use std::time::Duration;
 
 use super::guest::{choose_accel, cmdline, harvest, initramfs, is_static_elf, GuestConfig};
-use super::matrix::{GuestStatus, MatrixReport};
+use super::matrix::GuestStatus;
 use super::qemu::{Accel, QemuOutcome};
 use super::{cpio, serial};
 use crate::detect::host::KvmHost;
-use crate::export::{Exporter, Format};
 use crate::vm::guest::RequestedAccel;
 
 fn kvm(module: Option<&str>) -> KvmHost {
@@ -118,47 +118,4 @@ fn harvest_reports_timeouts_truncation_and_silence() {
     assert!(err.unwrap().contains("EBUSY"));
     assert_eq!(col.clocksource.current.as_deref(), Some("hpet"));
     assert_eq!(col.clocksource.available, ["tsc", "hpet", "acpi_pm"]);
-}
-
-#[test]
-fn matrix_prints_failed_guests_and_emulation() {
-    let (status, error, column, _) = harvest("hpet", &outcome("", true));
-    let m = super::matrix::GuestMatrix {
-        schema_version: 1,
-        tool: "tscope test".into(),
-        created_unix_s: 0,
-        accel: choose_accel(RequestedAccel::Tcg, &kvm(None)).unwrap(),
-        kernel: super::matrix::KernelInfo {
-            origin: "test kernel".into(),
-            image: "bzImage".into(),
-            vmlinux: None,
-            extract_note: None,
-        },
-        guest_bin: "tscope".into(),
-        host: None,
-        guests: vec![super::matrix::GuestRun {
-            requested_clocksource: "hpet".into(),
-            clocksource_honoured: None,
-            status,
-            error,
-            boot: "bzimage".into(),
-            wall_s: 5.0,
-            cmdline: None,
-            qemu_args: Vec::new(),
-            console_tail: Some(String::new()),
-            column,
-        }],
-    };
-    let text = String::from_utf8(MatrixReport(&m).export(Format::Table).unwrap()).unwrap();
-    assert!(text.contains("guest:hpet"), "{text}");
-    assert!(text.contains("timeout 5.0s"), "{text}");
-    assert!(text.contains("emulation"), "{text}");
-    assert!(text.contains("killed after"), "{text}");
-    let md = String::from_utf8(MatrixReport(&m).export(Format::Markdown).unwrap()).unwrap();
-    assert!(md.contains("| vdso:monotonic ns | - |"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_slice(&MatrixReport(&m).export(Format::Json).unwrap()).unwrap();
-    assert_eq!(json["guests"][0]["status"], "timeout");
-    assert_eq!(json["guests"][0]["label"], "guest:hpet");
-    assert!(json["guests"][0]["costs_ns"]["rdtsc"].is_null());
 }

@@ -5,7 +5,7 @@
 //! [`runner`] runs tasks (processes or threads, pinned) and samples their counters; each
 //! syscall workload ([`pipe`], [`vfsmix`], [`mod@write`], [`null`]) defines one iteration;
 //! [`record`] lists each iteration's system calls for the docs, the report and `--record`;
-//! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: [`report`]
+//! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: `crate::export`
 //! turns the [`RunReport`] into bytes.
 
 pub mod config;
@@ -15,7 +15,6 @@ pub mod null;
 pub mod pagezero;
 pub mod pipe;
 pub mod record;
-pub mod report;
 pub mod result;
 pub mod runner;
 pub mod scratch;

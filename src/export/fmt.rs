@@ -1,0 +1,155 @@
+//! Number formatting for every printed form: one place for how a nanosecond figure, a rate or a
+//! size reads, so two commands never print the same quantity two ways by accident.
+//!
+//! There are two duration styles on purpose, each a printed contract: [`duration`] (`2.50 µs`,
+//! three significant decimals, probe, detect, compare and the report) and [`duration_short`]
+//! (`2.5 us`, trailing zeros dropped, simulate). This module imports nothing from the crate
+//! but [`Estimate`], so a domain module that must put a figure into a result string (the
+//! `detail` of a validation row) can use it too.
+
+use crate::stats::Estimate;
+
+/// A number of nanoseconds with precision by magnitude: `9.52`, `245.3`, `1234`.
+pub fn ns(v: f64) -> String {
+    if v.abs() < 10.0 {
+        format!("{v:.2}")
+    } else if v.abs() < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// A table cell of nanoseconds, `-` when absent: `9.5`, `153` (one decimal below 100).
+pub fn ns_cell(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if x >= 100.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.1}"),
+    }
+}
+
+/// A duration in ns, in the unit that suits it: `1.234 s`, `4.000 ms`, `2.50 µs`, `9.52 ns`.
+pub fn duration(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.3} s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.3} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} µs", v / 1e3)
+    } else {
+        format!("{} ns", ns(v))
+    }
+}
+
+/// A duration in ns, short: `1.5 us`, `4 ms`, `1 s`, `16.37 ns`; `n/a` when not finite.
+pub fn duration_short(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "n/a".into();
+    }
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "us")
+    } else {
+        (ns, "ns")
+    };
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {unit}")
+}
+
+/// An estimate in ns: `point [lower, upper]`.
+pub fn estimate(e: &Estimate) -> String {
+    format!("{} [{}, {}]", ns(e.point), ns(e.lower), ns(e.upper))
+}
+
+/// A rate with thousands separators (`2,413,901`).
+pub fn rate(v: f64) -> String {
+    let n = v.round() as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A size in the largest binary unit that divides it: `16 GiB`, `1 KiB`, `1000 B`.
+pub fn bytes(n: u64) -> String {
+    if n >= 1 << 30 && n % (1 << 30) == 0 {
+        format!("{} GiB", n >> 30)
+    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} B")
+    }
+}
+
+/// A share as a percentage with one decimal: `12.5%`.
+pub fn pct(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// A frequency in MHz with three decimals: `2299.855 MHz`.
+pub fn mhz(hz: f64) -> String {
+    format!("{:.3} MHz", hz / 1e6)
+}
+
+/// `f(v)`, or `-` when there is no value.
+pub fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+/// A number as CSV writes it (full precision), empty when absent.
+pub fn csv_num(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{x}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_durations_drop_trailing_zeros() {
+        assert_eq!(duration_short(4e6), "4 ms");
+        assert_eq!(duration_short(16.37), "16.37 ns");
+        assert_eq!(duration_short(1500.0), "1.5 us");
+        assert_eq!(duration_short(1e9), "1 s");
+        assert_eq!(duration_short(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn durations_keep_their_precision() {
+        assert_eq!(duration(9.523), "9.52 ns");
+        assert_eq!(duration(2500.0), "2.50 µs");
+        assert_eq!(duration(4e6), "4.000 ms");
+        assert_eq!(ns(245.34), "245.3");
+        assert_eq!(ns(1234.5), "1234");
+        assert_eq!(ns_cell(Some(153.2)), "153");
+        assert_eq!(ns_cell(Some(9.94)), "9.9");
+        assert_eq!(ns_cell(None), "-");
+    }
+
+    #[test]
+    fn rates_get_thousands_separators() {
+        assert_eq!(rate(2_413_901.2), "2,413,901");
+        assert_eq!(rate(999.0), "999");
+        assert_eq!(rate(1000.0), "1,000");
+        assert_eq!(rate(0.0), "0");
+    }
+
+    #[test]
+    fn sizes_print_in_binary_units() {
+        assert_eq!(bytes(16 << 30), "16 GiB");
+        assert_eq!(bytes(1024), "1 KiB");
+        assert_eq!(bytes(1000), "1000 B");
+    }
+}

@@ -1,0 +1,430 @@
+//! The printed forms of a `simulate` [`Output`]: per model a heading, the costs it was priced
+//! with and one row per policy; per sweep the speedup against the swept setting; per implied
+//! pair the back-solved cost and its reasoning; per validation predicted against measured.
+//! JSON is one object for one report and an array for several (docs/schema.md).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::fmt::{csv_num, duration_short, pct};
+use super::table::{Align, Table};
+use super::{Block, Render, Style};
+use crate::sim::result::{
+    CostsOut, ImpliedReport, ModelReport, Output, ProfileNote, SweepReport, ValidationReport,
+};
+
+/// One report as an object, several as an array.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Json<'a, T> {
+    One(&'a T),
+    Many(&'a [T]),
+}
+
+fn one_or_many<T>(v: &[T]) -> Json<'_, T> {
+    match v {
+        [one] => Json::One(one),
+        many => Json::Many(many),
+    }
+}
+
+/// What `--json` writes for each kind of output.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OutputJson<'a> {
+    Models(Json<'a, ModelReport>),
+    Sweeps(Json<'a, SweepReport>),
+    Implied(Json<'a, ImpliedReport>),
+    Validation(&'a ValidationReport),
+}
+
+impl Render for Output {
+    fn json(&self) -> impl Serialize + '_ {
+        match self {
+            Output::Models(v) => OutputJson::Models(one_or_many(v)),
+            Output::Sweeps(v) => OutputJson::Sweeps(one_or_many(v)),
+            Output::Implied(v) => OutputJson::Implied(one_or_many(v)),
+            Output::Validation(v) => OutputJson::Validation(v),
+        }
+    }
+
+    fn blocks(&self, style: Style) -> Vec<Block> {
+        let reports: Vec<Vec<Block>> = match self {
+            Output::Models(v) => v.iter().map(|r| model(r, style)).collect(),
+            Output::Sweeps(v) => v.iter().map(|r| sweep(r, style)).collect(),
+            Output::Implied(v) => v.iter().map(implied).collect(),
+            Output::Validation(v) => vec![validation(v, style)],
+        };
+        reports.join(&Block::Blank)
+    }
+
+    fn csv(&self) -> Table {
+        match self {
+            Output::Models(v) => models_csv(v),
+            Output::Sweeps(v) => sweeps_csv(v),
+            Output::Implied(v) => implied_csv(v),
+            Output::Validation(v) => validation_csv(v),
+        }
+    }
+}
+
+/// An empty line before a note in Markdown (so it is a paragraph), none in text.
+fn md_gap(style: Style) -> Option<Block> {
+    style.is_markdown().then_some(Block::Blank)
+}
+
+/// The costs a report was priced with, and the profile they came from.
+fn costs(c: &CostsOut, p: &ProfileNote, style: Style) -> Vec<Block> {
+    let machine: Vec<String> = [&p.cpu_model, &p.kernel_release, &p.clocksource]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let lines = vec![
+        format!(
+            "precise read {} ({}); coarse read {} ({})",
+            duration_short(c.precise_read_ns),
+            c.sources.precise_read,
+            duration_short(c.coarse_read_ns),
+            c.sources.coarse_read
+        ),
+        format!(
+            "tick {} ({}); inode update {} ({})",
+            duration_short(c.tick_ns),
+            c.sources.tick,
+            duration_short(c.update_ns),
+            c.sources.update
+        ),
+        format!(
+            "base {} per op ({})",
+            duration_short(c.base_ns_per_op),
+            c.base_source
+        ),
+        format!(
+            "profile: {}{}",
+            p.origin,
+            if machine.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", machine.join(", "))
+            }
+        ),
+    ];
+    [Block::list("  ", lines)]
+        .into_iter()
+        .chain(md_gap(style))
+        .collect()
+}
+
+fn model(r: &ModelReport, style: Style) -> Vec<Block> {
+    let mut b = vec![Block::Heading(format!(
+        "{} under {} (stock {}), {} task(s), {} iterations",
+        r.scenario, r.model, r.stock_policy, r.tasks, r.iterations
+    ))];
+    b.extend(costs(&r.costs, &r.profile, style));
+    let mut t = Table::new(&[
+        ("policy", Align::Left),
+        ("ns/op", Align::Right),
+        ("ops/s", Align::Right),
+        ("speedup", Align::Right),
+        ("ts share", Align::Right),
+        ("coarse/op", Align::Right),
+        ("counter/op", Align::Right),
+        ("updates/op", Align::Right),
+        ("resolution", Align::Right),
+        ("equal succ", Align::Right),
+        ("cross equal", Align::Right),
+        ("cross inv", Align::Right),
+        ("max stale", Align::Right),
+    ]);
+    for e in &r.estimates {
+        let a = &e.accuracy;
+        t.row(vec![
+            e.policy.clone(),
+            format!("{:.1}", e.ns_per_op),
+            format!("{:.0}", e.ops_per_sec),
+            format!("{:.3}x", e.speedup),
+            pct(e.timestamp_share),
+            format!("{:.3}", e.reads_per_op["coarse"]),
+            format!("{:.3}", e.reads_per_op["counter"]),
+            format!("{:.3}", e.inode_updates_per_op),
+            duration_short(a.resolution_ns),
+            pct(a.equal_successive_share),
+            pct(a.cross_inode_equal_share),
+            pct(a.cross_inode_inverted_share),
+            duration_short(a.max_staleness_ns),
+        ]);
+    }
+    b.push(Block::Table(t));
+    for n in &r.notes {
+        b.extend(md_gap(style));
+        b.push(Block::Text(format!("note: {n}\n")));
+    }
+    b
+}
+
+fn sweep(r: &SweepReport, style: Style) -> Vec<Block> {
+    let mut b = vec![Block::Heading(format!(
+        "{} under {}: speedup against {} (stock {})",
+        r.scenario, r.model, r.parameter, r.stock_policy
+    ))];
+    b.extend(costs(&r.costs, &r.profile, style));
+    let policies: Vec<&str> = r
+        .points
+        .first()
+        .map(|p| p.estimates.iter().map(|e| e.policy.as_str()).collect())
+        .unwrap_or_default();
+    let mut headers = vec![(r.parameter.as_str(), Align::Right)];
+    headers.extend(policies.iter().map(|p| (*p, Align::Right)));
+    let mut t = Table::new(&headers);
+    for p in &r.points {
+        let mut row = vec![format!("{}", p.value)];
+        row.extend(p.estimates.iter().map(|e| format!("{:.3}x", e.speedup)));
+        t.row(row);
+    }
+    b.push(Block::Table(t));
+    for be in &r.break_even {
+        b.extend(md_gap(style));
+        b.push(Block::Text(format!(
+            "break-even ({:.2}x) for {}: {}\n",
+            r.break_even_speedup,
+            be.policy,
+            match be.value {
+                Some(v) => format!("{} = {}", r.parameter, duration_short(v)),
+                None => "not reached in the swept range".into(),
+            }
+        )));
+    }
+    b
+}
+
+fn implied(r: &ImpliedReport) -> Vec<Block> {
+    let reads = |m: &BTreeMap<String, f64>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let identified = |v: Option<f64>| v.map_or_else(|| "not identifiable".into(), duration_short);
+    let mut lines = vec![
+        format!(
+            "solving for the counter read; known: coarse read {} ({}), tick {} ({}), \
+             timestamp store {}",
+            duration_short(r.costs.coarse_read_ns),
+            r.costs.sources.coarse_read,
+            duration_short(r.costs.tick_ns),
+            r.costs.sources.tick,
+            duration_short(r.costs.update_ns),
+        ),
+        format!("profile: {}", r.profile.origin),
+        format!(
+            "reads per op: stock {}; patched {}",
+            reads(&r.stock_reads_per_op),
+            reads(&r.patched_reads_per_op)
+        ),
+        format!(
+            "implied precise read: {}; implied base: {}",
+            identified(r.precise_read_ns),
+            identified(r.base_ns_per_op)
+        ),
+        format!("verdict: {}", r.verdict),
+    ];
+    lines.extend(r.reasoning.iter().cloned());
+    vec![
+        Block::Heading(format!(
+            "{} under {}: {} -> {} ops/s ({:.3}x), {} -> {}",
+            r.scenario,
+            r.model,
+            r.stock_ops_per_sec,
+            r.patched_ops_per_sec,
+            r.published_speedup,
+            r.stock_policy,
+            r.patched_policy
+        )),
+        Block::list("  ", lines),
+    ]
+}
+
+fn validation(v: &ValidationReport, style: Style) -> Vec<Block> {
+    let mut t = Table::new(&[
+        ("case", Align::Left),
+        ("metric", Align::Left),
+        ("predicted", Align::Right),
+        ("measured", Align::Right),
+        ("error", Align::Right),
+        ("goal", Align::Left),
+    ]);
+    for r in &v.rows {
+        let share = r.metric == "equal_successive_share";
+        let value = |x: f64| {
+            if share {
+                format!("{:.4}%", x * 100.0)
+            } else if r.metric == "speedup" {
+                format!("{x:.3}x")
+            } else {
+                format!("{x:.0}")
+            }
+        };
+        t.row(vec![
+            r.case.clone(),
+            r.metric.clone(),
+            value(r.predicted),
+            value(r.measured),
+            if share {
+                format!("{:+.4} pp", r.abs_error * 100.0)
+            } else {
+                r.error_pct
+                    .map(|e| format!("{e:+.1}%"))
+                    .unwrap_or_else(|| "n/a".into())
+            },
+            if r.within_goal { "ok" } else { "MISS" }.into(),
+        ]);
+    }
+    let mut lines: Vec<String> = v
+        .rows
+        .iter()
+        .map(|r| format!("{}: {}", r.case, r.detail))
+        .collect();
+    lines.extend(v.notes.iter().map(|n| format!("note: {n}")));
+    let mut b = vec![
+        Block::Heading(format!("{} validation: {}", v.validation, v.scenario)),
+        Block::Table(t),
+    ];
+    b.extend(md_gap(style));
+    b.push(Block::list("  ", lines));
+    b
+}
+
+fn models_csv(v: &[ModelReport]) -> Table {
+    let mut t = Table::plain(&[
+        "scenario",
+        "model",
+        "policy",
+        "stock",
+        "ns_per_op",
+        "ops_per_sec",
+        "speedup",
+        "timestamp_share",
+        "coarse_reads_per_op",
+        "counter_reads_per_op",
+        "inode_updates_per_op",
+        "resolution_ns",
+        "equal_successive_share",
+        "cross_inode_equal_share",
+        "cross_inode_inverted_share",
+        "max_staleness_ns",
+    ]);
+    for r in v {
+        for e in &r.estimates {
+            let a = &e.accuracy;
+            t.row(vec![
+                r.scenario.clone(),
+                r.model.clone(),
+                e.policy.clone(),
+                e.stock.to_string(),
+                e.ns_per_op.to_string(),
+                e.ops_per_sec.to_string(),
+                e.speedup.to_string(),
+                e.timestamp_share.to_string(),
+                csv_num(e.reads_per_op.get("coarse").copied()),
+                csv_num(e.reads_per_op.get("counter").copied()),
+                e.inode_updates_per_op.to_string(),
+                a.resolution_ns.to_string(),
+                a.equal_successive_share.to_string(),
+                a.cross_inode_equal_share.to_string(),
+                a.cross_inode_inverted_share.to_string(),
+                a.max_staleness_ns.to_string(),
+            ]);
+        }
+    }
+    t
+}
+
+fn sweeps_csv(v: &[SweepReport]) -> Table {
+    let mut t = Table::plain(&[
+        "scenario",
+        "model",
+        "parameter",
+        "value",
+        "policy",
+        "ns_per_op",
+        "speedup",
+    ]);
+    for r in v {
+        for p in &r.points {
+            for e in &p.estimates {
+                t.row(vec![
+                    r.scenario.clone(),
+                    r.model.clone(),
+                    r.parameter.clone(),
+                    p.value.to_string(),
+                    e.policy.clone(),
+                    e.ns_per_op.to_string(),
+                    e.speedup.to_string(),
+                ]);
+            }
+        }
+    }
+    t
+}
+
+fn implied_csv(v: &[ImpliedReport]) -> Table {
+    let mut t = Table::plain(&[
+        "scenario",
+        "model",
+        "stock_policy",
+        "patched_policy",
+        "stock_ops_per_sec",
+        "patched_ops_per_sec",
+        "published_speedup",
+        "precise_read_ns",
+        "base_ns_per_op",
+        "verdict",
+    ]);
+    for r in v {
+        t.row(vec![
+            r.scenario.clone(),
+            r.model.clone(),
+            r.stock_policy.clone(),
+            r.patched_policy.clone(),
+            r.stock_ops_per_sec.to_string(),
+            r.patched_ops_per_sec.to_string(),
+            r.published_speedup.to_string(),
+            csv_num(r.precise_read_ns),
+            csv_num(r.base_ns_per_op),
+            r.verdict.clone(),
+        ]);
+    }
+    t
+}
+
+fn validation_csv(v: &ValidationReport) -> Table {
+    let mut t = Table::plain(&[
+        "validation",
+        "scenario",
+        "case",
+        "metric",
+        "predicted",
+        "measured",
+        "error_pct",
+        "abs_error",
+        "within_goal",
+        "detail",
+    ]);
+    for r in &v.rows {
+        t.row(vec![
+            v.validation.clone(),
+            v.scenario.clone(),
+            r.case.clone(),
+            r.metric.clone(),
+            r.predicted.to_string(),
+            r.measured.to_string(),
+            csv_num(r.error_pct),
+            r.abs_error.to_string(),
+            r.within_goal.to_string(),
+            r.detail.clone(),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,217 @@
+//! The `simulate` result models: what a run of the simulator produces, and the JSON contract in
+//! docs/schema.md. Only the model lives here (the validation rows too, so that [`super::validate`]
+//! and [`Output`] both import this file and neither imports the other); the table, Markdown and
+//! CSV forms are in `crate::export`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::costs::CostSources;
+use super::estimate::PolicyEstimate;
+use crate::probe::Profile;
+use crate::trace::strace::import::ImportSummary;
+
+/// Version of the `simulate` JSON.
+pub const SIMULATE_SCHEMA_VERSION: u32 = 1;
+
+/// Which profile the costs come from.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ProfileNote {
+    /// The file as given, or `quick probe taken now`.
+    pub origin: String,
+    pub created_unix_s: Option<u64>,
+    pub cpu_model: Option<String>,
+    pub kernel_release: Option<String>,
+    pub clocksource: Option<String>,
+    pub hypervisor: Option<String>,
+}
+
+impl ProfileNote {
+    pub fn new(origin: String, p: Option<&Profile>) -> Self {
+        ProfileNote {
+            origin,
+            created_unix_s: p.map(|p| p.created_unix_s),
+            cpu_model: p.and_then(|p| p.machine.cpu_model.clone()),
+            kernel_release: p.and_then(|p| p.machine.kernel_release.clone()),
+            clocksource: p.and_then(|p| p.machine.clocksource.current.clone()),
+            hypervisor: p.and_then(|p| p.machine.hypervisor_signature.clone()),
+        }
+    }
+}
+
+/// The costs one model was simulated with.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CostsOut {
+    pub precise_read_ns: f64,
+    pub coarse_read_ns: f64,
+    pub update_ns: f64,
+    pub tick_ns: f64,
+    /// Cost of one iteration without timestamp work.
+    pub base_ns_per_op: f64,
+    pub sources: CostSources,
+    pub base_source: String,
+}
+
+/// Estimates of one scenario under one model.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ModelReport {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub model: String,
+    pub stock_policy: String,
+    pub tasks: u32,
+    pub iterations: u64,
+    pub profile: ProfileNote,
+    pub costs: CostsOut,
+    pub estimates: Vec<PolicyEstimate>,
+    pub notes: Vec<String>,
+    /// What the strace import saw (`simulate --strace` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace: Option<ImportSummary>,
+}
+
+/// One policy at one swept value.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SweepEstimate {
+    pub policy: String,
+    pub ns_per_op: f64,
+    pub speedup: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SweepPoint {
+    pub value: f64,
+    pub estimates: Vec<SweepEstimate>,
+}
+
+/// The swept value at which a policy's speedup reaches `break_even_speedup` (log-linear
+/// interpolation between points; `null` when it never does within the range).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BreakEven {
+    pub policy: String,
+    pub value: Option<f64>,
+}
+
+/// Speedup against one swept setting.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SweepReport {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub model: String,
+    pub stock_policy: String,
+    pub parameter: String,
+    pub break_even_speedup: f64,
+    pub profile: ProfileNote,
+    pub costs: CostsOut,
+    pub points: Vec<SweepPoint>,
+    pub break_even: Vec<BreakEven>,
+}
+
+/// The per-read cost a published stock/patched pair implies.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ImpliedReport {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub model: String,
+    pub stock_policy: String,
+    pub patched_policy: String,
+    pub stock_ops_per_sec: f64,
+    pub patched_ops_per_sec: f64,
+    pub published_speedup: f64,
+    pub stock_reads_per_op: BTreeMap<String, f64>,
+    pub patched_reads_per_op: BTreeMap<String, f64>,
+    /// The implied cost of one counter read; `null` when the two policies take the same
+    /// number of counter reads (the pair says nothing about it).
+    pub precise_read_ns: Option<f64>,
+    pub base_ns_per_op: Option<f64>,
+    pub verdict: String,
+    pub reasoning: Vec<String>,
+    pub profile: ProfileNote,
+    pub costs: CostsOut,
+}
+
+/// Everything `simulate` prints.
+#[derive(Debug, Clone)]
+pub enum Output {
+    Models(Vec<ModelReport>),
+    Sweeps(Vec<SweepReport>),
+    Implied(Vec<ImpliedReport>),
+    Validation(ValidationReport),
+}
+
+/// Version of the validation JSON.
+pub const VALIDATION_SCHEMA_VERSION: u32 = 1;
+
+/// The error a validation aims for, in percent.
+pub const GOAL_PCT: f64 = 5.0;
+
+/// One prediction against one measurement.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    /// What was compared: a policy, a workload on a filesystem, a seed pair.
+    pub case: String,
+    /// `ops_per_sec`, `equal_successive_share`, `speedup`.
+    pub metric: String,
+    pub predicted: f64,
+    pub measured: f64,
+    /// `(predicted − measured) / measured` in percent; `null` when measured is 0.
+    pub error_pct: Option<f64>,
+    /// `predicted − measured` (for shares: in share units, 0.01 = one percentage point).
+    pub abs_error: f64,
+    /// Relative error within the goal, or for shares within 0.05 absolute.
+    pub within_goal: bool,
+    /// How the prediction was made (costs, counts).
+    pub detail: String,
+}
+
+impl Row {
+    pub fn new(case: String, metric: &str, predicted: f64, measured: f64, detail: String) -> Row {
+        let error_pct = (measured != 0.0 && measured.is_finite())
+            .then(|| (predicted - measured) / measured * 100.0);
+        let abs_error = predicted - measured;
+        let within_goal = if metric == "equal_successive_share" {
+            abs_error.abs() <= GOAL_PCT / 100.0
+        } else {
+            error_pct.is_some_and(|e| e.abs() <= GOAL_PCT)
+        };
+        Row {
+            case,
+            metric: metric.to_string(),
+            predicted,
+            measured,
+            error_pct,
+            abs_error,
+            within_goal,
+            detail,
+        }
+    }
+}
+
+/// A validation's result.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ValidationReport {
+    pub schema_version: u32,
+    /// `emulation`, `accuracy` or `seed`.
+    pub validation: String,
+    pub scenario: String,
+    pub goal_pct: f64,
+    pub rows: Vec<Row>,
+    /// Every row within the goal.
+    pub all_within_goal: bool,
+    pub notes: Vec<String>,
+}
+
+impl ValidationReport {
+    pub fn new(validation: &str, scenario: &str, rows: Vec<Row>, notes: Vec<String>) -> Self {
+        ValidationReport {
+            schema_version: VALIDATION_SCHEMA_VERSION,
+            validation: validation.into(),
+            scenario: scenario.into(),
+            goal_pct: GOAL_PCT,
+            all_within_goal: rows.iter().all(|r| r.within_goal),
+            rows,
+            notes,
+        }
+    }
+}
