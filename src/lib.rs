@@ -21,6 +21,7 @@ pub mod compare;
 pub mod detect;
 pub mod error;
 pub mod export;
+pub mod fmt;
 pub mod gather;
 pub mod kernel;
 pub mod measure;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::fmt::{csv_num, estimate, ns, opt};
+use crate::fmt::{csv_num, estimate, ns, opt};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::compare::Comparison;

@@ -2,13 +2,13 @@
 
 use serde::Serialize;
 
-use super::fmt::{ns, opt};
+use crate::fmt::{ns, opt};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::detect::Detection;
 
 fn mhz(hz: Option<f64>) -> String {
-    opt(hz, super::fmt::mhz)
+    opt(hz, crate::fmt::mhz)
 }
 
 impl Render for Detection {

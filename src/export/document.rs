@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::fmt::{duration, estimate, ns};
+use crate::fmt::{duration, estimate, ns};
 use super::table::{Align, Table};
 use crate::gather::Report;
 use crate::probe::Clock;

@@ -31,7 +31,6 @@
 mod compare;
 mod detect;
 mod document;
-pub mod fmt;
 mod probe;
 mod run;
 mod simulate;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::fmt::{csv_num, duration, estimate, mhz, ns, opt};
+use crate::fmt::{csv_num, duration, estimate, mhz, ns, opt};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::probe::Profile;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::fmt::{bytes, rate};
+use crate::fmt::{bytes, rate};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::workload::result::{MemReport, PagezeroReport, RunReport, RunResult};

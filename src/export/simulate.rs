@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::fmt::{csv_num, duration_short, pct};
+use crate::fmt::{csv_num, duration_short, pct};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::sim::result::{

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::fmt::ns_cell;
+use crate::fmt::ns_cell;
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::vm::exits::Exits;

@@ -34,7 +34,7 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
 
 /// `1.5 us` for a detail line.
 pub(crate) fn ns(v: f64) -> String {
-    crate::export::fmt::duration_short(v)
+    crate::fmt::duration_short(v)
 }
 
 /// One live run of a `tscope run` workload with one task, pinned, for `secs` seconds.

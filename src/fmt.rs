@@ -5,7 +5,8 @@
 //! three significant decimals, probe, detect, compare and the report) and [`duration_short`]
 //! (`2.5 us`, trailing zeros dropped, simulate). This module imports nothing from the crate
 //! but [`Estimate`], so a domain module that must put a figure into a result string (the
-//! `detail` of a validation row) can use it too.
+//! `detail` of a validation row) can use it too; it sits beside `stats`, below both `export`
+//! and the domain.
 
 use crate::stats::Estimate;
 
