@@ -16,6 +16,7 @@ pub mod measure;
 pub mod probe;
 pub mod sim;
 pub mod stats;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod trace;
 pub mod vm;
