@@ -10,8 +10,9 @@ use crate::sys;
 
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 
-/// The machine a profile was measured on.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The machine a profile was measured on. The one machine-facts type: `tscope run` embeds it
+/// (`workload::result::RunMachine`) and `detect` shares its gatherers and [`CpuFacts`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Machine {
     pub cpu_vendor: Option<String>,
     pub cpu_model: Option<String>,
@@ -173,7 +174,25 @@ pub fn clocksource() -> Clocksource {
     }
 }
 
-/// The CPU's logical CPUs online.
+/// `/proc/loadavg`'s three load averages (1, 5, 15 minutes).
+pub fn load_average() -> Option<[f64; 3]> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| parse_loadavg(&t))
+}
+
+/// The three load averages of a `/proc/loadavg` text.
+pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut it = text.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+/// CPU 0's frequency governor (`scaling_governor`), when cpufreq is there.
+pub fn scaling_governor() -> Option<String> {
+    read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+}
+
+/// The logical CPUs online.
 pub fn cpus_online() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -282,6 +301,15 @@ pub fn calibrate(a: CalibrationPoint, b: CalibrationPoint) -> Option<(f64, f64)>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loadavg_parses() {
+        assert_eq!(
+            parse_loadavg("5.71 3.09 1.41 3/250 1234\n"),
+            Some([5.71, 3.09, 1.41])
+        );
+        assert_eq!(parse_loadavg("5.71"), None);
+    }
 
     #[test]
     fn signature_decodes_kvm_leaf() {

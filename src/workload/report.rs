@@ -43,7 +43,7 @@ impl RunView<'_> {
             m.kernel_release.as_deref().unwrap_or("?"),
             m.cpus_online,
             m.allowed_cpus,
-            m.clocksource.as_deref().unwrap_or("?"),
+            m.clocksource.current.as_deref().unwrap_or("?"),
             if m.hypervisor_bit { ", hypervisor" } else { "" },
             m.load_average
                 .map(|l| format!(", load average {:.2}", l[0]))
