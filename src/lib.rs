@@ -29,6 +29,7 @@ pub mod probe;
 pub mod progress;
 pub mod sim;
 pub mod stats;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod trace;
 pub mod vm;

@@ -1,9 +1,12 @@
 //! Warnings: each variant's `Display` says what is wrong and what to do about it.
+//!
+//! One type for every command, so a warning is written once and reads the same wherever it
+//! shows. This is the ground floor: it imports no feature module; deciding when a warning
+//! applies belongs to the feature that knows (`probe::advice`, `workload`).
 
 use std::fmt;
 
-use crate::probe::machine::Machine;
-use crate::probe::SourceResult;
+use serde::{Deserialize, Deserializer, Serializer};
 
 /// Something that makes a figure less trustworthy than it looks.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +27,18 @@ pub enum Warning {
     CpuShared { share: f64, switches: u64 },
     /// CPUID's TSC frequency disagrees with the calibrated one.
     TscFrequencyMismatch { cpuid_hz: f64, calibrated_hz: f64 },
+    /// `tscope run --no-pin`: workload tasks may migrate.
+    TasksNotPinned,
+    /// A workload's wake-ups cross vCPUs under a hypervisor.
+    VcpuWakeups,
+    /// More pinned workers than CPUs.
+    CpusOversubscribed { workers: usize, cpus: usize },
+    /// vfsmix's scratch directory is on a file system mounted with `discard`.
+    DiscardMount { dir: String },
+    /// Guest figures come from QEMU's TCG emulator, not hardware virtualisation.
+    TcgEmulation,
+    /// A warning read back from JSON that kept only its text.
+    Recorded { message: String },
 }
 
 impl Warning {
@@ -38,64 +53,13 @@ impl Warning {
             Warning::Preempted { .. } => "preempted",
             Warning::TscFrequencyMismatch { .. } => "tsc_frequency_mismatch",
             Warning::CpuShared { .. } => "cpu_shared",
+            Warning::TasksNotPinned => "tasks_not_pinned",
+            Warning::VcpuWakeups => "vcpu_wakeups",
+            Warning::CpusOversubscribed { .. } => "cpus_oversubscribed",
+            Warning::DiscardMount { .. } => "discard_mount",
+            Warning::TcgEmulation => "tcg_emulation",
+            Warning::Recorded { .. } => "recorded",
         }
-    }
-
-    /// Warnings about the machine as a whole.
-    pub fn about_machine(m: &Machine) -> Vec<Warning> {
-        let mut w = Vec::new();
-        if m.hypervisor_bit {
-            w.push(Warning::Hypervisor {
-                signature: m.hypervisor_signature.clone(),
-            });
-        }
-        if let Some(cur) = &m.clocksource.current {
-            if cur != "tsc" {
-                w.push(Warning::ClocksourceNotTsc {
-                    current: cur.clone(),
-                });
-            }
-        }
-        let gov = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-        if let Ok(g) = gov {
-            let g = g.trim();
-            if g != "performance" {
-                w.push(Warning::Governor {
-                    governor: g.to_string(),
-                });
-            }
-        }
-        let cpuid = m.tsc.cpuid_15_hz.or(m.tsc.cpuid_40000010_hz);
-        if let (Some(c), Some(k)) = (cpuid, m.tsc.calibrated_hz) {
-            if ((c - k) / k).abs() > 0.001 {
-                w.push(Warning::TscFrequencyMismatch {
-                    cpuid_hz: c,
-                    calibrated_hz: k,
-                });
-            }
-        }
-        w
-    }
-
-    /// Warnings about one source's figures.
-    pub fn about_source(r: &SourceResult) -> Vec<Warning> {
-        let mut w = Vec::new();
-        if r.noisy {
-            w.push(Warning::Noisy {
-                id: r.id.clone(),
-                relative_width: r.relative_ci_width.unwrap_or(f64::NAN),
-            });
-        }
-        // Switches alone are common on a shared machine and the robust fit absorbs a few; they
-        // matter when the interval shows it.
-        let wide = r.relative_ci_width.is_some_and(|w| w > 0.05);
-        if r.involuntary_switches > 2 && wide {
-            w.push(Warning::Preempted {
-                id: r.id.clone(),
-                switches: r.involuntary_switches,
-            });
-        }
-        w
     }
 }
 
@@ -152,6 +116,87 @@ impl fmt::Display for Warning {
                 cpuid_hz / 1e6,
                 calibrated_hz / 1e6
             ),
+            Warning::TasksNotPinned => write!(
+                f,
+                "tasks are not pinned (--no-pin): the scheduler may move them between CPUs \
+                 mid-sample"
+            ),
+            Warning::VcpuWakeups => write!(
+                f,
+                "hypervisor detected: a wake-up on another vCPU can cost tens of µs (an IPI is a \
+                 VM exit)"
+            ),
+            Warning::CpusOversubscribed { workers, cpus } => write!(
+                f,
+                "{workers} workers on {cpus} CPUs: some share a CPU, so per-task rates are not \
+                 independent"
+            ),
+            Warning::DiscardMount { dir } => write!(
+                f,
+                "{dir} is mounted with 'discard': every unlink frees a block with a synchronous \
+                 discard and waits for writeback, so vfsmix here measures the disk more than the \
+                 VFS (use a tmpfs --dir such as /dev/shm to compare)"
+            ),
+            Warning::TcgEmulation => {
+                write!(
+                    f,
+                    "guest figures under TCG are emulation, not virtualisation"
+                )
+            }
+            Warning::Recorded { message } => f.write_str(message),
         }
+    }
+}
+
+/// Serde for warnings kept as their advice text (`tscope run`'s `"warnings": ["..."]`):
+/// `#[serde(with = "crate::warnings::as_text")]` on a `Vec<Warning>`. Reading back gives
+/// [`Warning::Recorded`], since the text is all the JSON keeps.
+pub mod as_text {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(warnings: &[Warning], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(warnings.iter().map(ToString::to_string))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warning>, D::Error> {
+        let texts = Vec::<String>::deserialize(d)?;
+        Ok(texts
+            .into_iter()
+            .map(|message| Warning::Recorded { message })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Warning;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Holder {
+        #[serde(with = "super::as_text")]
+        warnings: Vec<Warning>,
+    }
+
+    #[test]
+    fn as_text_writes_the_advice_and_reads_it_back() {
+        let h = Holder {
+            warnings: vec![
+                Warning::TasksNotPinned,
+                Warning::CpusOversubscribed {
+                    workers: 4,
+                    cpus: 2,
+                },
+            ],
+        };
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(
+            json,
+            "{\"warnings\":[\"tasks are not pinned (--no-pin): the scheduler may move them \
+             between CPUs mid-sample\",\"4 workers on 2 CPUs: some share a CPU, so per-task \
+             rates are not independent\"]}"
+        );
+        let back: Holder = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.warnings[1].to_string(), h.warnings[1].to_string());
+        assert_eq!(back.warnings[1].code(), "recorded");
     }
 }

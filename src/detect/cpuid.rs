@@ -1,12 +1,15 @@
 //! CPUID facts, decoded from any [`CpuidSource`]: the live CPU, or a recorded dump (the files
 //! under `tests/data/cpuid/`, format `leaf subleaf eax ebx ecx edx` in hex per line), so that
-//! the decoding is tested against real hypervisors' values instead of invented ones.
+//! the decoding is tested against real hypervisors' values instead of invented ones. The
+//! standard leaves are decoded by raw-cpuid, fed through `CpuId::with_cpuid_reader`; the
+//! hypervisor leaves (`super::hypervisor`) and TDX's leaf 0x21, which raw-cpuid lacks, here.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::hypervisor::{self, HypervisorLeaves};
+use crate::probe::machine::CpuFacts;
 
 /// Something that answers CPUID queries. `None` means the leaf is absent (beyond the maximum,
 /// or not recorded in a dump).
@@ -90,31 +93,39 @@ impl CpuidSource for CpuidDump {
     }
 }
 
-/// What CPUID says, decoded.
+/// Answers raw-cpuid's queries from a [`CpuidSource`]; an absent leaf reads as zeros, which
+/// raw-cpuid's decoders treat as "not enumerated".
+#[derive(Clone, Copy)]
+struct Replay<'a>(&'a dyn CpuidSource);
+
+impl raw_cpuid::CpuIdReader for Replay<'_> {
+    fn cpuid2(&self, leaf: u32, subleaf: u32) -> raw_cpuid::CpuIdResult {
+        let [eax, ebx, ecx, edx] = self.0.leaf(leaf, subleaf).unwrap_or_default();
+        raw_cpuid::CpuIdResult { eax, ebx, ecx, edx }
+    }
+}
+
+/// What CPUID says, decoded: the standard leaves (by raw-cpuid, shared with the probe's
+/// [`Machine`](crate::probe::machine::Machine)) and the hypervisor leaves raw-cpuid does not
+/// decode. The JSON is flat (`facts.cpu` in docs/schema.md); in code the standard-leaf facts
+/// are reached through `Deref`, so `facts.rdtscp` reads as it always did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuidFacts {
-    pub vendor: Option<String>,
-    pub brand: Option<String>,
-    pub family: Option<u32>,
-    pub model: Option<u32>,
-    pub stepping: Option<u32>,
-    /// `CPUID.1:ECX[31]`.
-    pub hypervisor_bit: bool,
-    /// `CPUID.80000007H:EDX[8]`.
-    pub invariant_tsc: bool,
-    /// `CPUID.80000001H:EDX[27]`.
-    pub rdtscp: bool,
-    /// `CPUID.(7,0):ECX[22]`.
-    pub rdpid: bool,
-    /// Leaf 0x15: TSC/crystal ratio and crystal Hz, and the TSC Hz they give.
-    pub leaf_15_tsc_hz: Option<f64>,
-    /// Leaf 0x16: base frequency in MHz (the nominal core clock, not always the TSC rate).
-    pub leaf_16_base_mhz: Option<u32>,
+    #[serde(flatten)]
+    pub standard: CpuFacts,
     /// The hypervisor leaves found from 0x40000000 in 0x100 steps.
     pub hypervisor: HypervisorLeaves,
     /// A confidential-computing guest named by CPUID: "Intel TDX" when leaf 0x21 carries the
     /// "IntelTDX    " signature.
     pub confidential_guest: Option<String>,
+}
+
+impl std::ops::Deref for CpuidFacts {
+    type Target = CpuFacts;
+
+    fn deref(&self) -> &CpuFacts {
+        &self.standard
+    }
 }
 
 fn ascii(regs: &[u32]) -> String {
@@ -128,83 +139,25 @@ fn ascii(regs: &[u32]) -> String {
 impl CpuidFacts {
     /// Decodes the facts from `src`.
     pub fn decode(src: &dyn CpuidSource) -> Self {
-        let mut f = CpuidFacts::default();
+        let standard = CpuFacts::decode(&raw_cpuid::CpuId::with_cpuid_reader(Replay(src)));
         let max_basic = src.leaf(0, 0).map(|r| r[0]);
-        if let Some(r) = src.leaf(0, 0) {
-            f.vendor = Some(ascii(&[r[1], r[3], r[2]]));
-        }
-        let basic = |leaf: u32, sub: u32| {
-            if max_basic.is_some_and(|m| leaf <= m) {
-                src.leaf(leaf, sub)
-            } else {
-                None
-            }
-        };
-        if let Some(r) = basic(1, 0) {
-            let eax = r[0];
-            let base_family = (eax >> 8) & 0xf;
-            let ext_family = (eax >> 20) & 0xff;
-            let base_model = (eax >> 4) & 0xf;
-            let ext_model = (eax >> 16) & 0xf;
-            // Intel SDM vol. 2A CPUID "Feature Information": the extended family is added only
-            // for family 0xF, the extended model is prepended for family 0x6 and 0xF.
-            f.family = Some(if base_family == 0xf {
-                base_family + ext_family
-            } else {
-                base_family
-            });
-            f.model = Some(if base_family == 0x6 || base_family == 0xf {
-                (ext_model << 4) | base_model
-            } else {
-                base_model
-            });
-            f.stepping = Some(eax & 0xf);
-            f.hypervisor_bit = r[2] & (1 << 31) != 0;
-        }
-        if let Some(r) = basic(7, 0) {
-            f.rdpid = r[2] & (1 << 22) != 0;
-        }
-        if let Some(r) = basic(0x15, 0) {
-            // EAX = denominator, EBX = numerator, ECX = crystal Hz (0 when not enumerated).
-            if r[0] != 0 && r[1] != 0 && r[2] != 0 {
-                f.leaf_15_tsc_hz = Some(f64::from(r[2]) * f64::from(r[1]) / f64::from(r[0]));
-            }
-        }
-        if let Some(r) = basic(0x21, 0) {
-            if ascii(&[r[1], r[3], r[2]]) == "IntelTDX" {
-                f.confidential_guest = Some("Intel TDX".into());
-            }
-        }
-        if let Some(r) = basic(0x16, 0) {
-            f.leaf_16_base_mhz = Some(r[0] & 0xffff).filter(|&m| m != 0);
-        }
-        let max_ext = src
-            .leaf(0x8000_0000, 0)
-            .map(|r| r[0])
-            .filter(|&m| m >= 0x8000_0000);
-        let ext = |leaf: u32| {
-            if max_ext.is_some_and(|m| leaf <= m) {
-                src.leaf(leaf, 0)
-            } else {
-                None
-            }
-        };
-        if let Some(r) = ext(0x8000_0001) {
-            f.rdtscp = r[3] & (1 << 27) != 0;
-        }
-        if let Some(r) = ext(0x8000_0007) {
-            f.invariant_tsc = r[3] & (1 << 8) != 0;
-        }
-        if let (Some(a), Some(b), Some(c)) = (ext(0x8000_0002), ext(0x8000_0003), ext(0x8000_0004))
-        {
-            let brand = ascii(&[a, b, c].concat());
-            f.brand = (!brand.is_empty()).then_some(brand);
-        }
+        // Leaf 0x21 (Intel TDX's signature) is one raw-cpuid does not know.
+        let confidential_guest = max_basic
+            .filter(|&m| m >= 0x21)
+            .and_then(|_| src.leaf(0x21, 0))
+            .filter(|r| ascii(&[r[1], r[3], r[2]]) == "IntelTDX")
+            .map(|_| "Intel TDX".to_string());
         // Hypervisor leaves are only meaningful when the hypervisor bit is set: on bare metal
         // Intel answers 0x40000000 with the highest basic leaf's data.
-        if f.hypervisor_bit {
-            f.hypervisor = hypervisor::scan(src);
+        let hypervisor = if standard.hypervisor_bit {
+            hypervisor::scan(src)
+        } else {
+            HypervisorLeaves::default()
+        };
+        CpuidFacts {
+            standard,
+            hypervisor,
+            confidential_guest,
         }
-        f
     }
 }

@@ -1,5 +1,7 @@
 //! Facts the kernel publishes: clocksource files, `/proc/cpuinfo` TSC flags, DMI strings and
-//! which KVM module backs `/dev/kvm`.
+//! which KVM module backs `/dev/kvm`. The clocksource is the probe's machine fact (its type and
+//! gatherer live in `probe::machine`, the one machine-facts module); the rest only `detect`
+//! and `vm` need.
 
 use std::fs;
 use std::path::Path;

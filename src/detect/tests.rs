@@ -122,3 +122,12 @@ fn dump_errors_name_the_line() {
     let err = CpuidDump::parse("0x0 0x0 0x1 0x2 0x3 zz\n").unwrap_err();
     assert!(err.to_string().contains("'zz'"), "{err}");
 }
+
+#[test]
+fn family_and_model_follow_the_sdm_whatever_the_vendor() {
+    // Firecracker's T2A template: an AMD vendor string over an Intel Haswell signature
+    // (0x306f2). The SDM rule (and /proc/cpuinfo) give model 0x3f; AMD's rule would give 0xf.
+    let t2a = decode("kvm-firecracker-t2a-ec2-m6a-metal-amd-epyc");
+    assert_eq!(t2a.vendor.as_deref(), Some("AuthenticAMD"));
+    assert_eq!((t2a.family, t2a.model), (Some(6), Some(0x3f)));
+}

@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use crate::fmt::{csv_num, estimate, ns, opt};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::compare::Comparison;
+use crate::fmt::{csv_num, estimate, ns, opt};
 
 impl Render for Comparison {
     fn json(&self) -> impl Serialize + '_ {

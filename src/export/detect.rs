@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-use crate::fmt::{ns, opt};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::detect::Detection;
+use crate::fmt::{ns, opt};
 
 fn mhz(hz: Option<f64>) -> String {
     opt(hz, crate::fmt::mhz)

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::fmt::{duration, estimate, ns};
 use super::table::{Align, Table};
+use crate::fmt::{duration, estimate, ns};
 use crate::gather::Report;
 use crate::probe::Clock;
 

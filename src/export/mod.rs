@@ -25,7 +25,7 @@
 //! export::emit(&bytes, out)?;
 //! ```
 //!
-//! Numbers are formatted by [`fmt`] only. The report document ([`ReportDocument`]) is several
+//! Numbers are formatted by [`crate::fmt`] only. The report document ([`ReportDocument`]) is several
 //! files, not one format, so it has its own writer; it embeds other results through [`export`].
 
 mod compare;

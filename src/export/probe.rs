@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use crate::fmt::{csv_num, duration, estimate, mhz, ns, opt};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::fmt::{csv_num, duration, estimate, mhz, ns, opt};
 use crate::probe::Profile;
 
 impl Render for Profile {

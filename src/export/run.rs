@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use crate::fmt::{bytes, rate};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::fmt::{bytes, rate};
 use crate::workload::result::{MemReport, PagezeroReport, RunReport, RunResult};
 use crate::workload::Placement;
 
@@ -58,7 +58,7 @@ fn header(r: &RunReport) -> Vec<String> {
         m.kernel_release.as_deref().unwrap_or("?"),
         m.cpus_online,
         m.allowed_cpus,
-        m.clocksource.as_deref().unwrap_or("?"),
+        m.clocksource.current.as_deref().unwrap_or("?"),
         if m.hypervisor_bit { ", hypervisor" } else { "" },
         m.load_average
             .map(|l| format!(", load average {:.2}", l[0]))

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::fmt::{csv_num, duration_short, pct};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::fmt::{csv_num, duration_short, pct};
 use crate::sim::result::{
     CostsOut, ImpliedReport, ModelReport, Output, ProfileNote, SweepReport, ValidationReport,
 };

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use crate::fmt::ns_cell;
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::fmt::ns_cell;
 use crate::vm::exits::Exits;
 use crate::vm::matrix::{Column, GuestMatrix, MATRIX_SOURCES, MATRIX_VERDICTS};
 

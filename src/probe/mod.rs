@@ -6,6 +6,7 @@
 //! calibrated against `CLOCK_MONOTONIC_RAW` between the first and last source, so the whole
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
 
+pub mod advice;
 pub mod machine;
 pub mod profile;
 mod readers;
@@ -216,7 +217,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         tsc_hz: hz,
     };
 
-    warnings.extend(Warning::about_machine(&machine));
+    warnings.extend(advice::about_machine(&machine));
     if let Some(share) = cpu_share.filter(|&s| s < CPU_SHARE_WARN) {
         warnings.push(Warning::CpuShared {
             share,
@@ -224,7 +225,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         });
     }
     for r in &results {
-        warnings.extend(Warning::about_source(r));
+        warnings.extend(advice::about_source(r));
     }
     let created_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -1,34 +1,29 @@
 //! A stop flag raised by SIGINT, SIGTERM and SIGHUP, so that long runs clean up after
 //! themselves (temporary files, child processes) and print what they measured so far.
 //!
-//! The handler only stores to a static atomic, which is async-signal-safe. It is installed with
-//! `SA_RESTART`, so interrupted `read`/`write` calls in workers resume instead of failing with
-//! `EINTR`; the workers watch their own shared stop flag, not this one.
+//! `signal-hook` installs the handlers: they only store to a static atomic, which is
+//! async-signal-safe, and they are installed with `SA_RESTART`, so interrupted `read`/`write`
+//! calls in workers resume instead of failing with `EINTR`; the workers watch their own shared
+//! stop flag, not this one. The file stays in `sys/` because it owns process-wide signal state.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
+/// Whether the handlers are registered: registering twice would only add a second identical
+/// action per signal, but installing stays idempotent.
+static INSTALLED: Mutex<bool> = Mutex::new(false);
 
 /// Installs the handler for SIGINT, SIGTERM and SIGHUP (idempotent).
 pub fn install_stop_handler() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: all-zero is a valid `sigaction` (empty mask, no flags, SIG_DFL).
-        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        sa.sa_flags = libc::SA_RESTART;
-        // SAFETY: `sa.sa_mask` is a valid, writable sigset_t.
-        unsafe { libc::sigemptyset(&mut sa.sa_mask) };
-        // SAFETY: `sa` is a fully initialised sigaction whose handler only touches an atomic;
-        // a null old-action pointer is allowed.
-        let rc = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
+    let mut installed = INSTALLED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !*installed {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            signal_hook::flag::register(sig, &STOP)?;
         }
+        *installed = true;
     }
     Ok(())
 }

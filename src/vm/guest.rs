@@ -321,7 +321,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
         progress.note(n);
     }
     if accel.emulation {
-        progress.note("guest figures under TCG are emulation, not virtualisation");
+        progress.note(&crate::warnings::Warning::TcgEmulation.to_string());
     }
     let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;

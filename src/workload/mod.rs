@@ -30,27 +30,15 @@ pub use config::{MemConfig, RunConfig};
 pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
 
 use crate::sys;
+use crate::warnings::Warning;
 use runner::{RunPlan, Workload};
 
 fn machine(cfg: &RunConfig) -> result::RunMachine {
-    let m = crate::probe::machine::gather();
     result::RunMachine {
-        kernel_release: m.kernel_release,
-        cpu_model: m.cpu_model,
-        cpus_online: m.cpus_online,
+        facts: crate::probe::machine::gather(),
         allowed_cpus: cfg.cpus.clone(),
-        hypervisor_bit: m.hypervisor_bit,
-        clocksource: m.clocksource.current,
-        load_average: std::fs::read_to_string("/proc/loadavg")
-            .ok()
-            .and_then(|t| parse_loadavg(&t)),
+        load_average: crate::probe::machine::load_average(),
     }
-}
-
-/// The three load averages of `/proc/loadavg`.
-pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
-    let mut it = text.split_whitespace().map(|x| x.parse::<f64>().ok());
-    Some([it.next()??, it.next()??, it.next()??])
 }
 
 /// Runs everything `cfg` asks for.
@@ -89,10 +77,9 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
     };
     if let Some(f) = &fs {
         if w == WorkloadName::Vfsmix && f.options.iter().any(|o| o == "discard") {
-            report.warnings.push(format!(
-                "{} is mounted with 'discard': every unlink frees a block with a synchronous discard and waits for writeback, so vfsmix here measures the disk more than the VFS (use a tmpfs --dir such as /dev/shm to compare)",
-                cfg.dir.display()
-            ));
+            report.warnings.push(Warning::DiscardMount {
+                dir: cfg.dir.display().to_string(),
+            });
         }
     }
     let dir = scratch.as_ref().map(|s| s.path().to_path_buf());
@@ -138,24 +125,20 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
 fn run_all<W: Workload>(w: &W, cfg: &RunConfig, report: &mut RunReport) -> anyhow::Result<()> {
     let ncpu = cfg.cpus.len();
     if !cfg.pin {
-        report.warnings.push(
-            "tasks are not pinned (--no-pin): the scheduler may move them between CPUs mid-sample"
-                .into(),
-        );
+        report.warnings.push(Warning::TasksNotPinned);
     }
     if report.machine.hypervisor_bit {
-        report.warnings.push(
-            "hypervisor detected: a wake-up on another vCPU can cost tens of µs (an IPI is a VM exit)".into(),
-        );
+        report.warnings.push(Warning::VcpuWakeups);
     }
     let samples =
         ((cfg.duration.as_secs_f64() / cfg.interval.as_secs_f64()).round() as usize).max(1);
     'outer: for &tasks in &cfg.tasks {
         let workers = tasks * w.workers_per_task();
         if cfg.pin && workers > ncpu && !(w.workers_per_task() == 2 && tasks <= ncpu) {
-            report.warnings.push(format!(
-                "{workers} workers on {ncpu} CPUs: some share a CPU, so per-task rates are not independent"
-            ));
+            report.warnings.push(Warning::CpusOversubscribed {
+                workers,
+                cpus: ncpu,
+            });
         }
         for &mode in &cfg.modes {
             for &placement in &cfg.placements {
@@ -193,16 +176,4 @@ fn run_all<W: Workload>(w: &W, cfg: &RunConfig, report: &mut RunReport) -> anyho
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn loadavg_parses() {
-        assert_eq!(
-            super::parse_loadavg("5.71 3.09 1.41 3/250 1234\n"),
-            Some([5.71, 3.09, 1.41])
-        );
-        assert_eq!(super::parse_loadavg("5.71"), None);
-    }
 }

@@ -5,6 +5,9 @@
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
+use crate::probe::machine::{Clocksource, Machine};
+use crate::warnings::Warning;
+
 /// The workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -329,19 +332,74 @@ pub struct PagezeroReport {
     pub results: Vec<PagezeroResult>,
 }
 
-/// Machine facts printed with every run.
+/// The machine a run was measured on: the probe's [`Machine`] facts (each gathered and typed
+/// once, by `probe::machine`) and what only a run knows. In code the facts read through
+/// `Deref` (`report.machine.cpu_model`); the JSON keeps the run report's own flat shape, in
+/// which `clocksource` is the current clocksource's name.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "RunMachineJson", from = "RunMachineJson")]
 pub struct RunMachine {
-    pub kernel_release: Option<String>,
-    pub cpu_model: Option<String>,
-    pub cpus_online: usize,
+    pub facts: Machine,
     /// The CPUs tasks may be pinned to (the process's affinity mask).
     pub allowed_cpus: Vec<usize>,
-    pub hypervisor_bit: bool,
-    pub clocksource: Option<String>,
     /// `/proc/loadavg` (1, 5, 15 minutes) when the run started: other work competing for the
     /// CPUs shows here.
     pub load_average: Option<[f64; 3]>,
+}
+
+impl std::ops::Deref for RunMachine {
+    type Target = Machine;
+
+    fn deref(&self) -> &Machine {
+        &self.facts
+    }
+}
+
+/// `machine` in `tscope run --json` (docs/schema.md): field names and meanings are a contract.
+#[derive(Serialize, Deserialize)]
+struct RunMachineJson {
+    kernel_release: Option<String>,
+    cpu_model: Option<String>,
+    cpus_online: usize,
+    allowed_cpus: Vec<usize>,
+    hypervisor_bit: bool,
+    clocksource: Option<String>,
+    load_average: Option<[f64; 3]>,
+}
+
+impl From<RunMachine> for RunMachineJson {
+    fn from(m: RunMachine) -> Self {
+        RunMachineJson {
+            kernel_release: m.facts.kernel_release,
+            cpu_model: m.facts.cpu_model,
+            cpus_online: m.facts.cpus_online,
+            allowed_cpus: m.allowed_cpus,
+            hypervisor_bit: m.facts.hypervisor_bit,
+            clocksource: m.facts.clocksource.current,
+            load_average: m.load_average,
+        }
+    }
+}
+
+/// Reading a run report back keeps only the facts its JSON carries.
+impl From<RunMachineJson> for RunMachine {
+    fn from(j: RunMachineJson) -> Self {
+        RunMachine {
+            facts: Machine {
+                kernel_release: j.kernel_release,
+                cpu_model: j.cpu_model,
+                cpus_online: j.cpus_online,
+                hypervisor_bit: j.hypervisor_bit,
+                clocksource: Clocksource {
+                    current: j.clocksource,
+                    available: Vec::new(),
+                },
+                ..Machine::default()
+            },
+            allowed_cpus: j.allowed_cpus,
+            load_average: j.load_average,
+        }
+    }
 }
 
 /// Everything `tscope run` measured.
@@ -372,5 +430,7 @@ pub struct RunReport {
     pub mem: Option<MemReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pagezero: Option<PagezeroReport>,
-    pub warnings: Vec<String>,
+    /// Serialised as their advice text, as always.
+    #[serde(with = "crate::warnings::as_text")]
+    pub warnings: Vec<Warning>,
 }
