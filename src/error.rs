@@ -88,6 +88,14 @@ impl<T> Context<T> for Option<T> {
     }
 }
 
+/// An [`Error::Failed`] with a formatted message.
+#[macro_export]
+macro_rules! failure {
+    ($($arg:tt)*) => {
+        $crate::error::Error::Failed(format!($($arg)*))
+    };
+}
+
 /// Returns an [`Error::Failed`] with a formatted message from the enclosing function.
 #[macro_export]
 macro_rules! fail {

@@ -96,7 +96,7 @@ impl Output {
 
     /// Writes `bytes` to the `-o` file (whole or not at all) or stdout.
     pub fn emit(&self, bytes: &[u8]) -> anyhow::Result<()> {
-        export::emit(bytes, self.out.as_deref())
+        Ok(export::emit(bytes, self.out.as_deref())?)
     }
 
     /// Renders `result` in the chosen format and emits it.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::Context;
 
 use super::table::{Align, Table};
 use crate::fmt::{duration, estimate, ns};
@@ -332,7 +332,7 @@ impl ReportDocument<'_> {
     }
 
     /// `report.md`.
-    pub fn markdown(&self) -> anyhow::Result<String> {
+    pub fn markdown(&self) -> crate::error::Result<String> {
         let r = self.0;
         let mut out = format!("# tscope report\n\n{} — `{}`\n\n", r.tool, r.command);
         out += "## Environment\n\n";
@@ -375,7 +375,7 @@ impl ReportDocument<'_> {
     }
 
     /// Every file of the report: (name, contents).
-    pub fn files(&self) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    pub fn files(&self) -> crate::error::Result<Vec<(String, Vec<u8>)>> {
         let mut files: Vec<(String, Vec<u8>)> = vec![
             ("report.md".into(), self.markdown()?.into_bytes()),
             ("report.json".into(), super::json(self.0)?),
@@ -396,7 +396,7 @@ impl ReportDocument<'_> {
     }
 
     /// Writes every file into `dir` (created if missing), each whole or not at all.
-    pub fn write(&self, dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    pub fn write(&self, dir: &Path) -> crate::error::Result<Vec<std::path::PathBuf>> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
         let mut written = Vec::new();
         for (name, bytes) in self.files()? {

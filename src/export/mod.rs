@@ -41,7 +41,7 @@ mod vm;
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::Context;
 use serde::Serialize;
 
 pub use document::ReportDocument;
@@ -127,7 +127,7 @@ pub trait Render {
 }
 
 /// A result in one format: the only way a command turns a result into bytes.
-pub fn export<R: Render + ?Sized>(result: &R, format: Format) -> anyhow::Result<Vec<u8>> {
+pub fn export<R: Render + ?Sized>(result: &R, format: Format) -> crate::error::Result<Vec<u8>> {
     match format {
         Format::Json => json(&result.json()),
         Format::Csv => Ok(result.csv().csv().into_bytes()),
@@ -152,7 +152,7 @@ pub fn layout(blocks: &[Block], style: Style) -> String {
 }
 
 /// Pretty JSON with a trailing newline.
-pub fn json<T: Serialize>(v: &T) -> anyhow::Result<Vec<u8>> {
+pub fn json<T: Serialize>(v: &T) -> crate::error::Result<Vec<u8>> {
     let mut out = serde_json::to_vec_pretty(v).context("serialising JSON")?;
     out.push(b'\n');
     Ok(out)
@@ -160,7 +160,7 @@ pub fn json<T: Serialize>(v: &T) -> anyhow::Result<Vec<u8>> {
 
 /// Writes `bytes` to `out` (whole or not at all: a temporary file in the same directory, then a
 /// rename) or to stdout. A closed stdout (`tscope probe | head`) is not an error.
-pub fn emit(bytes: &[u8], out: Option<&Path>) -> anyhow::Result<()> {
+pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
     match out {
         Some(path) => write_atomically(path, bytes),
         None => {
@@ -173,7 +173,7 @@ pub fn emit(bytes: &[u8], out: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+fn write_atomically(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

@@ -28,12 +28,12 @@ pub fn log_bars(
     x_label: &str,
     bars: &[Bar],
     series_names: &[&str],
-) -> anyhow::Result<String> {
+) -> crate::error::Result<String> {
     let mut svg = String::new();
     {
         let height = 80 + 18 * bars.len() as u32;
         let root = SVGBackend::with_string(&mut svg, (900, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        root.fill(&WHITE).map_err(|e| crate::failure!("{e:?}"))?;
         let lo = bars
             .iter()
             .map(|b| b.lower.max(0.1))
@@ -48,7 +48,7 @@ pub fn log_bars(
             .x_label_area_size(35)
             .y_label_area_size(190)
             .build_cartesian_2d((lo..hi).log_scale(), 0f64..n)
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            .map_err(|e| crate::failure!("{e:?}"))?;
         chart
             .configure_mesh()
             .x_desc(x_label)
@@ -63,7 +63,7 @@ pub fn log_bars(
             })
             .disable_y_mesh()
             .draw()
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            .map_err(|e| crate::failure!("{e:?}"))?;
         for (s, name) in series_names.iter().enumerate() {
             let color = SERIES[s % SERIES.len()];
             let rows: Vec<(usize, &Bar)> = bars
@@ -79,7 +79,7 @@ pub fn log_bars(
                         color.filled(),
                     )
                 }))
-                .map_err(|e| anyhow::anyhow!("{e:?}"))?
+                .map_err(|e| crate::failure!("{e:?}"))?
                 .label(*name)
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
@@ -92,7 +92,7 @@ pub fn log_bars(
                         BLACK.stroke_width(1),
                     )
                 }))
-                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                .map_err(|e| crate::failure!("{e:?}"))?;
         }
         chart
             .configure_series_labels()
@@ -100,14 +100,14 @@ pub fn log_bars(
             .border_style(BLACK)
             .position(SeriesLabelPosition::UpperRight)
             .draw()
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-        root.present().map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            .map_err(|e| crate::failure!("{e:?}"))?;
+        root.present().map_err(|e| crate::failure!("{e:?}"))?;
     }
     Ok(svg)
 }
 
 /// Cost per source on a log axis, the vDSO and syscall paths of each clock paired.
-pub fn costs(p: &Profile) -> anyhow::Result<String> {
+pub fn costs(p: &Profile) -> crate::error::Result<String> {
     let mut bars = Vec::new();
     let mut push = |label: String, series: usize, id: &str| {
         if let Some(c) = p.cost_ns(id) {
@@ -161,8 +161,8 @@ pub fn costs(p: &Profile) -> anyhow::Result<String> {
 
 /// Speedup of each model's best knob setting against the precise-read cost, from the sweep,
 /// with this machine's cost marked on each curve.
-pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> anyhow::Result<String> {
-    let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("{e:?}");
+pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Result<String> {
+    let err = |e: &dyn std::fmt::Debug| crate::failure!("{e:?}");
     // For each model: the non-stock policy with the largest speedup at the end of the range.
     /// (legend, (cost, speedup) points, this machine's cost)
     type Curve = (String, Vec<(f64, f64)>, f64);
@@ -272,8 +272,8 @@ fn interpolate(pts: &[(f64, f64)], x: f64) -> Option<f64> {
 }
 
 /// Total ops/s in each sample interval of each run of one workload.
-pub fn workload(r: &crate::workload::RunReport) -> anyhow::Result<String> {
-    let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("{e:?}");
+pub fn workload(r: &crate::workload::RunReport) -> crate::error::Result<String> {
+    let err = |e: &dyn std::fmt::Debug| crate::failure!("{e:?}");
     let dt = r.interval_s.max(1e-3);
     let n = r
         .runs

@@ -30,7 +30,7 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
 }
 
 /// Takes a quick probe of the sources `simulate` needs (recorded in the output as such).
-pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> anyhow::Result<Profile> {
+pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> crate::error::Result<Profile> {
     let mut sources = Vec::new();
     for id in [
         "syscall:realtime",
@@ -40,7 +40,7 @@ pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> anyhow::Result<Pro
     ] {
         let s: Source = id
             .parse()
-            .map_err(|e| anyhow::anyhow!("probe source {id}: {e}"))?;
+            .map_err(|e| crate::failure!("probe source {id}: {e}"))?;
         if !sources.contains(&s) {
             sources.push(s);
         }
@@ -64,10 +64,10 @@ pub fn resolve(
     model: ModelId,
     profile: Option<&Profile>,
     cfg: &SimulateConfig,
-) -> anyhow::Result<(Costs, CostSources)> {
+) -> crate::error::Result<(Costs, CostSources)> {
     let counter = cfg.counter.source_id();
     let need = |what: &str| {
-        anyhow::anyhow!(
+        crate::failure!(
             "the profile has no {what}; probe it, or give --set {} for a what-if",
             match what {
                 "coarse" => "coarse_read_ns=…",

@@ -22,7 +22,7 @@ mod replay_tests;
 
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::Context;
 
 pub use config::{Counter, Input, Param, SimulateConfig};
 pub use replay::{Costs, Replay, Stats};
@@ -44,13 +44,13 @@ pub struct Loaded {
 }
 
 /// Loads a scenario file, a bundled scenario by name, or a run record.
-pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
+pub fn load_input(input: &Input) -> crate::error::Result<Loaded> {
     match input {
         Input::Record(run) => Ok(Loaded {
             scenario: run.scenario.clone(),
             run: Some((**run).clone()),
         }),
-        Input::Strace(path) => anyhow::bail!(
+        Input::Strace(path) => crate::fail!(
             "'{}' is an strace log: it streams through `simulate --strace`, not a loop",
             path.display()
         ),
@@ -74,7 +74,7 @@ pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
                     scenario: Scenario::from_json(text, &format!("bundled:{name}"))?,
                     run: None,
                 }),
-                None => anyhow::bail!(
+                None => crate::fail!(
                     "no scenario file '{name}' and no bundled scenario of that name \
                      (bundled: {})",
                     bundled::names().join(", ")
@@ -85,7 +85,9 @@ pub fn load_input(input: &Input) -> anyhow::Result<Loaded> {
 }
 
 /// The profile the costs come from, and how to name it in the output.
-pub(crate) fn profile(cfg: &SimulateConfig) -> anyhow::Result<(Option<Profile>, ProfileNote)> {
+pub(crate) fn profile(
+    cfg: &SimulateConfig,
+) -> crate::error::Result<(Option<Profile>, ProfileNote)> {
     if let Some(p) = &cfg.profile_data {
         let note = ProfileNote::new("the report's own probe".into(), Some(p));
         return Ok((Some(p.clone()), note));
@@ -126,7 +128,7 @@ fn base_cost(
     loaded: &Loaded,
     compiled: &CompiledScenario,
     profile: Option<&Profile>,
-) -> anyhow::Result<(f64, String)> {
+) -> crate::error::Result<(f64, String)> {
     if let Some(v) = cfg.set(Param::BaseNs) {
         return Ok((v, "--set base_ns".into()));
     }
@@ -184,7 +186,7 @@ fn base_cost(
             ),
         ));
     }
-    anyhow::bail!(
+    crate::fail!(
         "scenario '{}' has no base_ns_per_iteration; give --set base_ns=… or --run FILE",
         compiled.name
     )
@@ -208,7 +210,7 @@ pub(crate) fn costs_out(
 }
 
 /// Runs the whole simulation `cfg` asks for.
-pub fn simulate(cfg: &SimulateConfig) -> anyhow::Result<Output> {
+pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
     if let Some(name) = &cfg.validate {
         return Ok(Output::Validation(validate::run(cfg, name)?));
     }
@@ -289,7 +291,7 @@ fn implied_pairs(
     cfg: &SimulateConfig,
     compiled: &CompiledScenario,
     spec: &config::ImpliedSpec,
-) -> anyhow::Result<Vec<(Policy, Policy)>> {
+) -> crate::error::Result<Vec<(Policy, Policy)>> {
     let stock_of = |m: ModelId| m.policies().remove(0);
     if let Some(p) = &spec.policy {
         let stock = spec
@@ -318,7 +320,7 @@ fn implied_pairs(
         })
         .filter(|(s, p)| s != p)
         .collect();
-    anyhow::ensure!(
+    crate::ensure!(
         !pairs.is_empty(),
         "--implied: none of the models has a knob setting to compare; add policy=MODEL:VALUE"
     );
@@ -332,10 +334,10 @@ fn implied(
     profile: Option<&Profile>,
     note: &ProfileNote,
     spec: &config::ImpliedSpec,
-) -> anyhow::Result<Output> {
+) -> crate::error::Result<Output> {
     let mut reports = Vec::new();
     for (stock, patched) in implied_pairs(cfg, compiled, spec)? {
-        anyhow::ensure!(
+        crate::ensure!(
             stock.model == patched.model,
             "--implied: stock_policy {} and policy {} are of different models",
             stock.name(),

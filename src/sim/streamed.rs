@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::Context;
 
 use super::config::{Param, SimulateConfig};
 use super::replay::{Replay, Stats};
@@ -24,7 +24,7 @@ use crate::trace::strace::import::{ImportOptions, ImportSummary, StraceImport};
 const PROVISIONAL_BASE_NS: f64 = 1000.0;
 
 /// Replays the strace log at `path` under every model and policy `cfg` asks for.
-pub fn simulate(cfg: &SimulateConfig, path: &Path) -> anyhow::Result<Output> {
+pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Output> {
     let file =
         File::open(path).with_context(|| format!("opening strace file '{}'", path.display()))?;
     let reader = BufReader::with_capacity(1 << 16, file);
@@ -45,12 +45,14 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> anyhow::Result<Output> {
         .collect();
     let origin = path.display().to_string();
     let import = StraceImport::new(reader, &origin, ImportOptions::system(cfg.strict, cfg.fs));
-    let summary = import.for_each(|op| {
-        for r in replays.iter_mut() {
-            r.step(op);
-        }
-    })?;
-    anyhow::ensure!(
+    let summary = import
+        .for_each(|op| {
+            for r in replays.iter_mut() {
+                r.step(op);
+            }
+        })
+        .map_err(|e| crate::error::Error::Other(Box::new(e)))?;
+    crate::ensure!(
         summary.calls > 0,
         "no syscalls in strace file '{}' ({} lines, {} malformed): record one with \
          `tscope record -o FILE -- CMD` or `strace -f -tt -T -y -o FILE CMD`",

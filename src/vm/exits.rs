@@ -9,7 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use crate::error::Result;
+use crate::fail as bail;
 use serde::{Deserialize, Serialize};
 
 /// The version of the `vm exits` JSON this build writes.
@@ -121,7 +122,7 @@ pub fn run(iterations: u32) -> Result<Exits> {
     let mut user = vec![0u64; n];
     for _ in 0..RUNS {
         let r = crate::sys::kvm::run_payload(iterations, Duration::from_secs(30)).map_err(|e| {
-            anyhow::anyhow!(
+            crate::failure!(
                 "vm exits: cannot set up the micro-VM under {who} ({}): {e}",
                 backend(module.as_deref())
             )

@@ -15,7 +15,7 @@ use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::Instant;
 
-use anyhow::Context;
+use crate::error::Context;
 
 use super::config::MemConfig;
 use super::result::{MemOp, MemReport, MemRun, MemThread};
@@ -105,7 +105,7 @@ fn one_thread(
     cfg: &MemConfig,
     cpu: Option<usize>,
     barrier: &Barrier,
-) -> anyhow::Result<ThreadOut> {
+) -> crate::error::Result<ThreadOut> {
     let pinned = cpu.map(sys::cpu::pin_to_cpu).transpose();
     let mapped = AnonMapping::new(share);
     barrier.wait();
@@ -172,7 +172,7 @@ fn thp_mode() -> Option<String> {
 }
 
 /// Runs every thread count of `cfg`; returns the report and whether it was interrupted.
-pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> anyhow::Result<(MemReport, bool)> {
+pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> crate::error::Result<(MemReport, bool)> {
     let mut report = MemReport {
         op: cfg.op,
         size_bytes: cfg.size,
@@ -187,7 +187,7 @@ pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> anyhow::Result<(MemReport
         }
         let share = (cfg.size / threads as u64) as usize;
         let barrier = Barrier::new(threads);
-        let outs: Vec<anyhow::Result<ThreadOut>> = std::thread::scope(|s| {
+        let outs: Vec<crate::error::Result<ThreadOut>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|i| {
                     let cpu = cpus.map(|c| c[i % c.len()]);
@@ -199,11 +199,11 @@ pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> anyhow::Result<(MemReport
                 .into_iter()
                 .map(|h| {
                     h.join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a mem thread panicked")))
+                        .unwrap_or_else(|_| Err(crate::failure!("a mem thread panicked")))
                 })
                 .collect()
         });
-        let outs: Vec<ThreadOut> = outs.into_iter().collect::<anyhow::Result<_>>()?;
+        let outs: Vec<ThreadOut> = outs.into_iter().collect::<crate::error::Result<_>>()?;
         let interrupted = outs.iter().any(|o| o.interrupted);
         report.runs.push(summarize(threads, &outs));
         if interrupted {

@@ -24,7 +24,7 @@ pub mod write;
 
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::error::Context;
 
 pub use config::{MemConfig, RunConfig};
 pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
@@ -42,7 +42,7 @@ fn machine(cfg: &RunConfig) -> result::RunMachine {
 }
 
 /// Runs everything `cfg` asks for.
-pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
+pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
     let w = cfg.workload;
     let scratch = if w.uses_dir() {
         Some(scratch::ScratchDir::create(&cfg.dir)?)
@@ -122,7 +122,11 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
     Ok(report)
 }
 
-fn run_all<W: Workload>(w: &W, cfg: &RunConfig, report: &mut RunReport) -> anyhow::Result<()> {
+fn run_all<W: Workload>(
+    w: &W,
+    cfg: &RunConfig,
+    report: &mut RunReport,
+) -> crate::error::Result<()> {
     let ncpu = cfg.cpus.len();
     if !cfg.pin {
         report.warnings.push(Warning::TasksNotPinned);

@@ -26,7 +26,7 @@ pub struct Getppid;
 impl Workload for Getppid {
     type Worker = ();
 
-    fn prepare(&self, _task: usize) -> anyhow::Result<Vec<()>> {
+    fn prepare(&self, _task: usize) -> crate::error::Result<Vec<()>> {
         Ok(vec![()])
     }
 
@@ -74,7 +74,7 @@ pub fn entered_scheduler(ratio: f64, voluntary_per_call: f64) -> bool {
 impl Workload for SchedYield {
     type Worker = ();
 
-    fn prepare(&self, _task: usize) -> anyhow::Result<Vec<()>> {
+    fn prepare(&self, _task: usize) -> crate::error::Result<Vec<()>> {
         Ok(vec![()])
     }
 

@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use anyhow::Context;
+use crate::error::Context;
 
 use super::result::{PagezeroReport, PagezeroResult};
 use crate::measure::{self, SamplerConfig};
@@ -56,7 +56,7 @@ fn cold_pass(buf: &mut [u8], f: ZeroFn) -> f64 {
 }
 
 /// Runs all variants hot and cold; returns the report and whether it was interrupted.
-pub fn run(cold_bytes: u64, cpu: Option<usize>) -> anyhow::Result<(PagezeroReport, bool)> {
+pub fn run(cold_bytes: u64, cpu: Option<usize>) -> crate::error::Result<(PagezeroReport, bool)> {
     if let Some(c) = cpu {
         sys::cpu::pin_to_cpu(c).with_context(|| format!("pinning to CPU {c}"))?;
     }

@@ -33,7 +33,7 @@ pub struct Pipe1;
 impl Workload for Pipe1 {
     type Worker = ();
 
-    fn prepare(&self, _task: usize) -> anyhow::Result<Vec<()>> {
+    fn prepare(&self, _task: usize) -> crate::error::Result<Vec<()>> {
         Ok(vec![()])
     }
 
@@ -80,7 +80,7 @@ impl Workload for Pingpong {
         2
     }
 
-    fn prepare(&self, _task: usize) -> anyhow::Result<Vec<PingpongWorker>> {
+    fn prepare(&self, _task: usize) -> crate::error::Result<Vec<PingpongWorker>> {
         let (r0, w0) = worker::pipe()?;
         let (r1, w1) = worker::pipe()?;
         Ok(vec![

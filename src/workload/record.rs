@@ -183,7 +183,7 @@ pub fn record(r: &RunReport) -> Record {
 }
 
 /// Writes the record of `r` to `path` (whole or not at all).
-pub fn write(r: &RunReport, path: &Path) -> anyhow::Result<()> {
+pub fn write(r: &RunReport, path: &Path) -> crate::error::Result<()> {
     let bytes = crate::export::json(&record(r))?;
     crate::export::emit(&bytes, Some(path))
 }

@@ -18,7 +18,8 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
+use crate::error::Context;
+use crate::fail as bail;
 
 use super::result::{Mode, Placement, RunResult};
 use super::summary::assemble;
@@ -57,7 +58,7 @@ pub trait Workload: Sync {
     }
 
     /// The workers of task `task`, in role order.
-    fn prepare(&self, task: usize) -> anyhow::Result<Vec<Self::Worker>>;
+    fn prepare(&self, task: usize) -> crate::error::Result<Vec<Self::Worker>>;
 
     /// Runs one worker until the stop word is raised, counting into `slot.iterations`.
     fn run(&self, worker: Self::Worker, slot: &Slot, control: &Control) -> Result<(), StepError>;
@@ -266,7 +267,7 @@ fn sample<W: Workload>(
 }
 
 /// Runs `plan` under workload `w` and returns its result.
-pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> anyhow::Result<RunResult> {
+pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> crate::error::Result<RunResult> {
     let per = w.workers_per_task();
     let n = plan.tasks * per;
     let block = SharedBlock::new(n).context("mapping the shared counters")?;

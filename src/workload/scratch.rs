@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::Context;
 
 /// `<parent>/tscope-run.<pid>.<n>`, mode 0700, removed with everything in it on drop.
 #[derive(Debug)]
@@ -12,7 +12,7 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    pub fn create(parent: &Path) -> anyhow::Result<ScratchDir> {
+    pub fn create(parent: &Path) -> crate::error::Result<ScratchDir> {
         use std::os::unix::fs::DirBuilderExt;
         let pid = std::process::id();
         let nanos = std::time::SystemTime::now()
@@ -33,7 +33,7 @@ impl ScratchDir {
                 }
             }
         }
-        anyhow::bail!("no free scratch directory name in '{}'", parent.display())
+        crate::fail!("no free scratch directory name in '{}'", parent.display())
     }
 
     pub fn path(&self) -> &Path {

@@ -79,7 +79,7 @@ impl NameBuf {
 impl Workload for Vfsmix {
     type Worker = usize;
 
-    fn prepare(&self, task: usize) -> anyhow::Result<Vec<usize>> {
+    fn prepare(&self, task: usize) -> crate::error::Result<Vec<usize>> {
         Ok(vec![task])
     }
 

@@ -18,6 +18,8 @@
 //! equal share overstates the real one on a busy machine.
 
 use std::ffi::CString;
+
+use crate::error::Context;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -82,10 +84,12 @@ fn coarse_now() -> std::io::Result<Mtime> {
 impl Workload for WriteFile {
     type Worker = CString;
 
-    fn prepare(&self, task: usize) -> anyhow::Result<Vec<CString>> {
+    fn prepare(&self, task: usize) -> crate::error::Result<Vec<CString>> {
         let mut p = self.dir.as_os_str().as_bytes().to_vec();
         p.extend_from_slice(format!("/write.{task}").as_bytes());
-        Ok(vec![CString::new(p)?])
+        Ok(vec![
+            CString::new(p).context("a scratch path with a NUL byte")?
+        ])
     }
 
     fn run(&self, path: CString, slot: &Slot, control: &Control) -> Result<(), StepError> {

@@ -15,7 +15,7 @@ use crate::sim::estimate::{base_from_measured, replay};
 const MAX_ITERATIONS: u64 = 2_000_000;
 
 /// Runs the accuracy validation (`name`: accuracy, write-only or write-stat).
-pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport> {
+pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
     let workloads: &[&str] = match name {
         "write-only" => &["write-only"],
         "write-stat" => &["write-stat"],
@@ -30,7 +30,7 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
     let model = ModelId::LinuxMultigrain;
     let (c, sources) = costs::resolve(model, profile.as_ref(), cfg)?;
     let policy = Policy::parse("linux-multigrain:multigrain")
-        .ok_or_else(|| anyhow::anyhow!("no multigrain policy"))?;
+        .ok_or_else(|| crate::failure!("no multigrain policy"))?;
     let table = model.table();
     let mut rows = Vec::new();
     let mut notes = vec![format!(
@@ -44,7 +44,7 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
             let report = super::run_workload(w, cfg.validate_secs, Some(dir))?;
             let run = &report.runs[0];
             let Some(m) = &run.mtimes else {
-                anyhow::bail!("{w} reported no mtimes");
+                crate::fail!("{w} reported no mtimes");
             };
             let fs = super::fs_kind(report.fs_type.as_deref());
             let scenario = scenario_on(w, Some(fs))?;

@@ -41,7 +41,7 @@ fn measure(
     secs: f64,
     dir: Option<&std::path::Path>,
     reads: Vec<(ReadSource, f64)>,
-) -> anyhow::Result<f64> {
+) -> crate::error::Result<f64> {
     let reads: Vec<(ReadSource, f64)> = reads.into_iter().filter(|r| r.1 > 0.0).collect();
     inject::set((!reads.is_empty()).then(|| Inject::new(reads)));
     let r = super::run_workload(name, secs, dir);
@@ -50,7 +50,7 @@ fn measure(
 }
 
 /// Runs the emulation validation of `name` (pipe1 or vfsmix).
-pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport> {
+pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
     let secs = cfg.validate_secs;
     let dir: Option<PathBuf> = match (cfg.validate_dirs.first(), name) {
         (Some(d), _) => Some(d.clone()),
@@ -62,7 +62,7 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport>
         profile
             .cost_ns(id)
             .map(|e| e.point)
-            .ok_or_else(|| anyhow::anyhow!("the quick probe has no cost for {id}"))
+            .ok_or_else(|| crate::failure!("the quick probe has no cost for {id}"))
     };
     let coarse = ReadSource::VdsoRealtimeCoarse;
     let coarse_ns = cost(coarse.probe_id())?;

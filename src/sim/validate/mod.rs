@@ -19,12 +19,12 @@ use super::config::SimulateConfig;
 pub use super::result::{Row, ValidationReport, GOAL_PCT, VALIDATION_SCHEMA_VERSION};
 
 /// Which validation a `--validate` name asks for.
-pub fn run(cfg: &SimulateConfig, name: &str) -> anyhow::Result<ValidationReport> {
+pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
     match name {
         "seed" | "netbsd-seed" | "netbsd-seed-vfsmix" => seed::run(cfg),
         "accuracy" | "write-only" | "write-stat" => accuracy::run(cfg, name),
         "pipe1" | "vfsmix" => emulate::run(cfg, name),
-        other => anyhow::bail!(
+        other => crate::fail!(
             "--validate '{other}': validations exist for pipe1 and vfsmix (cost, by emulation), \
              accuracy, write-only and write-stat (multigrain mtimes on the live kernel), and seed \
              (the NetBSD figures)"
@@ -42,18 +42,18 @@ pub(crate) fn run_workload(
     name: &str,
     secs: f64,
     dir: Option<&std::path::Path>,
-) -> anyhow::Result<crate::workload::RunReport> {
+) -> crate::error::Result<crate::workload::RunReport> {
     use crate::workload::{RunConfig, WorkloadName};
     use std::time::Duration;
     let workload = WorkloadName::parse(name)
-        .ok_or_else(|| anyhow::anyhow!("running {name}: no workload of that name"))?;
+        .ok_or_else(|| crate::failure!("running {name}: no workload of that name"))?;
     let interval = Duration::from_millis(((secs * 1000.0 / 4.0).round() as u64).clamp(50, 1000));
     let mut cfg = RunConfig {
         tasks: vec![1],
         ..RunConfig::new(workload).timed(Duration::from_secs_f64(secs), interval, interval)
     };
     if let Some(d) = dir {
-        anyhow::ensure!(
+        crate::ensure!(
             d.is_dir(),
             "running {name}: '{}' is not an existing directory; create it or pick another",
             d.display()
@@ -61,7 +61,7 @@ pub(crate) fn run_workload(
         cfg.dir = d.to_path_buf();
     }
     let report = crate::workload::execute(&cfg)?;
-    anyhow::ensure!(
+    crate::ensure!(
         !report.partial && !report.runs.is_empty(),
         "{name} stopped early (a signal?): no validation figure"
     );
@@ -79,10 +79,10 @@ pub(crate) fn fs_kind(fs_type: Option<&str>) -> crate::trace::FsKind {
 pub(crate) fn scenario_on(
     name: &str,
     fs: Option<crate::trace::FsKind>,
-) -> anyhow::Result<crate::trace::CompiledScenario> {
+) -> crate::error::Result<crate::trace::CompiledScenario> {
     use crate::trace::{bundled, FsKind, Scenario};
     let text = bundled::get(name)
-        .ok_or_else(|| anyhow::anyhow!("bundled scenario '{name}' is missing from this build"))?;
+        .ok_or_else(|| crate::failure!("bundled scenario '{name}' is missing from this build"))?;
     let mut c = Scenario::from_json(text, &format!("bundled:{name}"))?.compile();
     if let Some(fs) = fs {
         for op in c.ops.iter_mut().filter(|o| o.fs != FsKind::Pipefs) {

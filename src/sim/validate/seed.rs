@@ -14,14 +14,14 @@ use crate::sim::replay::Costs;
 use crate::sim::{costs, sweep};
 use crate::trace::{bundled, CompiledScenario, Scenario};
 
-fn scenario(name: &str) -> anyhow::Result<CompiledScenario> {
+fn scenario(name: &str) -> crate::error::Result<CompiledScenario> {
     let text = bundled::get(name)
-        .ok_or_else(|| anyhow::anyhow!("bundled scenario '{name}' is missing from this build"))?;
+        .ok_or_else(|| crate::failure!("bundled scenario '{name}' is missing from this build"))?;
     Ok(Scenario::from_json(text, &format!("bundled:{name}"))?.compile())
 }
 
-fn policy(name: &str) -> anyhow::Result<Policy> {
-    Policy::parse(name).ok_or_else(|| anyhow::anyhow!("unknown policy {name}"))
+fn policy(name: &str) -> crate::error::Result<Policy> {
+    Policy::parse(name).ok_or_else(|| crate::failure!("unknown policy {name}"))
 }
 
 /// ns per op of `p` with base `base` and counter reads at `c`.
@@ -55,11 +55,11 @@ fn solve(
     patched: &Policy,
     costs: Costs,
     s: &CompiledScenario,
-) -> anyhow::Result<(Option<f64>, Option<f64>)> {
+) -> crate::error::Result<(Option<f64>, Option<f64>)> {
     let pb = s
         .published
         .as_ref()
-        .ok_or_else(|| anyhow::anyhow!("scenario '{}' has no published pair", s.name))?;
+        .ok_or_else(|| crate::failure!("scenario '{}' has no published pair", s.name))?;
     let r = sweep::implied(
         sweep::Pair {
             stock,
@@ -75,7 +75,7 @@ fn solve(
 }
 
 /// Runs the seed validation.
-pub fn run(cfg: &SimulateConfig) -> anyhow::Result<ValidationReport> {
+pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
     let (profile, note) = crate::sim::profile(cfg)?;
     let profile = profile.as_ref();
     let vfsmix = scenario("netbsd-seed-vfsmix")?;
@@ -98,7 +98,7 @@ pub fn run(cfg: &SimulateConfig) -> anyhow::Result<ValidationReport> {
     // V1: vfsmix on NetBSD tmpfs, its own back-solved clock.
     let (cv, bv) = solve(&k3, &k1, knob_costs, &vfsmix)?;
     let (cv, bv) = (
-        cv.ok_or_else(|| anyhow::anyhow!("vfsmix pair not identifiable under netbsd-knob"))?,
+        cv.ok_or_else(|| crate::failure!("vfsmix pair not identifiable under netbsd-knob"))?,
         bv.unwrap_or(0.0),
     );
     let (so, po, sp) = speedup(&k3, &k1, knob_costs, cv, &vfsmix, bv);

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::Command;
 
-use anyhow::Context;
+use crate::error::Context;
 
 use std::path::PathBuf;
 
@@ -28,14 +28,14 @@ pub struct RecordConfig {
 }
 
 /// Runs the command under strace, writing the log to `cfg.out`.
-pub fn record(cfg: &RecordConfig) -> anyhow::Result<Recording> {
+pub fn record(cfg: &RecordConfig) -> crate::error::Result<Recording> {
     let (out, command) = (&cfg.out, &cfg.command);
     let mut cmd = Command::new("strace");
     cmd.args(STRACE_FLAGS).arg("-o").arg(out).arg("--");
     cmd.args(command);
     let status = match cmd.status() {
         Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::fail!(
             "strace is not installed or not on PATH: install strace (apt-get install strace)"
         ),
         Err(e) => return Err(e).context("starting strace"),
@@ -46,7 +46,7 @@ pub fn record(cfg: &RecordConfig) -> anyhow::Result<Recording> {
     if lines == 0 {
         // strace could not start the command (it said why on stderr): no empty log left behind.
         let _ = std::fs::remove_file(out);
-        anyhow::bail!(
+        crate::fail!(
             "strace recorded nothing for '{}' ({}): see strace's message above",
             command.join(" "),
             status
