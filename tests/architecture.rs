@@ -148,7 +148,10 @@ fn top_level_modules_import_without_cycles() {
 fn the_ground_floor_imports_no_feature_module() {
     for (rel, text) in tree() {
         if ["error.rs", "warnings.rs", "progress.rs"].contains(&rel.as_str()) {
-            let uses: Vec<&str> = code(&text).filter(|l| l.contains("crate::")).collect();
+            // `$crate::` inside a macro names this module's own items.
+            let uses: Vec<&str> = code(&text)
+                .filter(|l| l.replace("$crate::", "").contains("crate::"))
+                .collect();
             assert!(
                 uses.is_empty(),
                 "src/{rel} imports from the crate: {uses:?}"
