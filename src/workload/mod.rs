@@ -4,19 +4,21 @@
 //!
 //! [`runner`] runs tasks (processes or threads, pinned) and samples their counters; each
 //! syscall workload ([`pipe`], [`vfsmix`], [`mod@write`], [`null`]) defines one iteration;
-//! [`record`] lists each iteration's system calls for the docs, the report and `--record`;
+//! [`iteration`] lists each iteration's system calls for the docs, the report and the
+//! [`run_record::RunRecord`] that `--record` writes;
 //! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: [`report`]
 //! turns the [`RunReport`] into bytes.
 
 pub mod config;
 pub mod inject;
+pub mod iteration;
 pub mod mem;
 pub mod null;
 pub mod pagezero;
 pub mod pipe;
-pub mod record;
 pub mod report;
 pub mod result;
+pub mod run_record;
 pub mod runner;
 pub mod scratch;
 pub mod summary;
@@ -46,7 +48,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let bytes = report::RunView(&report).export(cfg.format)?;
     crate::export::emit(&bytes, cfg.out.as_deref())?;
     if let Some(path) = &cfg.record {
-        record::write(&report, path)?;
+        run_record::RunRecord::of(&report).write(path)?;
     }
     Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
 }
@@ -86,7 +88,7 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         (None, WorkloadName::Pipe1 | WorkloadName::Pingpong) => Some("pipefs".to_string()),
         _ => None,
     };
-    let iteration = record::iteration(w, fs_type.as_deref().unwrap_or("none"));
+    let iteration = iteration::ops(w, fs_type.as_deref().unwrap_or("none"));
     let mut report = RunReport {
         schema_version: 1,
         workload: w,
@@ -98,7 +100,7 @@ pub fn execute(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         dir: scratch.as_ref().map(|_| cfg.dir.display().to_string()),
         fs_type,
         mount_options: fs.as_ref().map(|f| f.options.clone()),
-        syscalls_per_iteration: record::syscalls(&iteration),
+        syscalls_per_iteration: iteration::syscalls(&iteration),
         iteration,
         machine: machine(cfg),
         runs: Vec::new(),
