@@ -238,7 +238,8 @@ pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
     let report = workload::execute(&cfg)?;
     output.export(&report)?;
     if let Some(path) = &record {
-        workload::record::write(&report, path)?;
+        let record = workload::run_record::RunRecord::of(&report);
+        crate::export::emit(&crate::export::json(&record)?, Some(path))?;
     }
     Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
 }

@@ -194,13 +194,12 @@ fn workload_configs(quick: bool) -> Vec<(String, workload::RunConfig)> {
     ]
 }
 
-/// The simulator's view of a workload run (the same record `tscope run --record` writes).
-fn record_of(r: &RunReport) -> crate::error::Result<crate::trace::run_record::RunRecord> {
-    let text = serde_json::to_string(&workload::record::record(r))?;
-    Ok(crate::trace::run_record::RunRecord::from_json(
-        &text,
-        &format!("this report's {} run", r.workload.as_str()),
-    )?)
+/// The simulator's view of a workload run (the same record `tscope run --record` writes),
+/// validated as `simulate --run` validates a file.
+fn record_of(r: &RunReport) -> crate::error::Result<workload::run_record::RunRecord> {
+    let record = workload::run_record::RunRecord::of(r);
+    record.validate(&format!("this report's {} run", r.workload.as_str()))?;
+    Ok(record)
 }
 
 fn run_workloads(quick: bool, skipped: &mut Vec<String>) -> Vec<RunReport> {

@@ -120,7 +120,7 @@ pub enum Input {
     Scenario(String),
     Run(PathBuf),
     /// A run record already in memory (the report's own workload runs).
-    Record(Box<crate::trace::run_record::RunRecord>),
+    Record(Box<crate::workload::run_record::RunRecord>),
     /// `strace -f -tt -T -y` output, streamed.
     Strace(PathBuf),
 }

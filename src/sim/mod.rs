@@ -30,8 +30,8 @@ use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_S
 
 use crate::kernel::{ModelId, Policy};
 use crate::probe::Profile;
-use crate::trace::run_record::RunRecord;
 use crate::trace::{bundled, CompiledScenario, Scenario};
+use crate::workload::run_record::RunRecord;
 
 /// Iterations used when deriving a base cost from a measured figure.
 const BASE_ITERATIONS: u64 = 50_000;
@@ -47,7 +47,7 @@ pub struct Loaded {
 pub fn load_input(input: &Input) -> crate::error::Result<Loaded> {
     match input {
         Input::Record(run) => Ok(Loaded {
-            scenario: run.scenario.clone(),
+            scenario: run.scenario(),
             run: Some((**run).clone()),
         }),
         Input::Strace(path) => crate::fail!(
@@ -57,7 +57,7 @@ pub fn load_input(input: &Input) -> crate::error::Result<Loaded> {
         Input::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
-                scenario: run.scenario.clone(),
+                scenario: run.scenario(),
                 run: Some(run),
             })
         }
@@ -229,7 +229,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
     let (base, base_source) = base_cost(cfg, &loaded, &compiled, profile)?;
     let mut notes = Vec::new();
     if let Some(run) = &loaded.run {
-        for (name, n) in &run.unknown_syscalls {
+        for (name, n) in run.unknown_syscalls() {
             notes.push(format!(
                 "run record: {n} op(s) of '{name}' per iteration have no model (no timestamp work)"
             ));

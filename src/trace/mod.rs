@@ -9,7 +9,6 @@
 //! [`Interner`] turns path/fd identities into ids.
 
 pub mod bundled;
-pub mod run_record;
 pub mod scenario;
 pub mod strace;
 

@@ -4,18 +4,20 @@
 //!
 //! [`runner`] runs tasks (processes or threads, pinned) and samples their counters; each
 //! syscall workload ([`pipe`], [`vfsmix`], [`mod@write`], [`null`]) defines one iteration;
-//! [`record`] lists each iteration's system calls for the docs, the report and `--record`;
+//! [`iteration`] lists each iteration's system calls for the docs, the report and the
+//! [`run_record::RunRecord`] that `--record` writes;
 //! [`mem`] and [`pagezero`] are timed loops of their own. Nothing here prints: `crate::export`
 //! turns the [`RunReport`] into bytes.
 
 pub mod config;
 pub mod inject;
+pub mod iteration;
 pub mod mem;
 pub mod null;
 pub mod pagezero;
 pub mod pipe;
-pub mod record;
 pub mod result;
+pub mod run_record;
 pub mod runner;
 pub mod scratch;
 pub mod summary;
@@ -55,7 +57,7 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
         (None, WorkloadName::Pipe1 | WorkloadName::Pingpong) => Some("pipefs".to_string()),
         _ => None,
     };
-    let iteration = record::iteration(w, fs_type.as_deref().unwrap_or("none"));
+    let iteration = iteration::ops(w, fs_type.as_deref().unwrap_or("none"));
     let mut report = RunReport {
         schema_version: 1,
         workload: w,
@@ -67,7 +69,7 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
         dir: scratch.as_ref().map(|_| cfg.dir.display().to_string()),
         fs_type,
         mount_options: fs.as_ref().map(|f| f.options.clone()),
-        syscalls_per_iteration: record::syscalls(&iteration),
+        syscalls_per_iteration: iteration::syscalls(&iteration),
         iteration,
         machine: machine(cfg),
         runs: Vec::new(),

@@ -1,7 +1,11 @@
 //! Reading `strace -f -tt -T -y` output: [`parse`] parses one line without allocating;
 //! [`Joiner`] pairs each `<unfinished ...>` with its `<... resumed>` per task, so that what
-//! comes out is one complete call per syscall, in completion order. Memory is bounded by the
-//! number of tasks with a call in flight, not by the length of the trace.
+//! comes out is one complete [`Call`] per syscall, in completion order. [`Call`] is the one call
+//! type from parsing through joining to [`import`]: it borrows from the line (or, for a joined
+//! call, from the joiner), so a line costs no allocation. Memory is bounded by the number of
+//! tasks with a call in flight, not by the length of the trace.
+//!
+//! Not to be confused with [`record`], which runs a command under strace to write such a log.
 
 pub mod import;
 pub mod parse;
@@ -9,30 +13,16 @@ pub mod record;
 
 use std::collections::HashMap;
 
+pub use parse::{Call, Ret};
 use parse::{Line, LineError};
-
-/// One complete syscall, owned (its halves may come from two lines).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Syscall {
-    pub pid: Option<u32>,
-    /// Start time, seconds (since midnight with `-tt`, since the epoch with `-ttt`).
-    pub time_s: Option<f64>,
-    pub name: String,
-    pub args: String,
-    pub ret: Option<i64>,
-    /// The `-y` annotation of a returned fd.
-    pub ret_path: Option<String>,
-    pub errno: Option<String>,
-    pub duration_s: Option<f64>,
-}
 
 /// What one line contributed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
+pub enum Event<'a> {
     /// A call is complete.
-    Call(Syscall),
-    /// The first half of a call was stored; nothing to emit yet.
-    Pending,
+    Call(Call<'a>),
+    /// The first half of `name` was stored; nothing to emit yet.
+    Pending { pid: Option<u32>, name: &'a str },
     /// A signal was delivered to `pid`.
     Signal { pid: Option<u32> },
     /// `pid` exited or was killed.
@@ -47,49 +37,18 @@ pub struct JoinError {
     pub what: String,
 }
 
-/// A complete call borrowed from the line, or (for a resumed call) from the joiner.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallRef<'a> {
-    pub pid: Option<u32>,
-    /// Start time, seconds.
-    pub time_s: Option<f64>,
-    pub name: &'a str,
-    /// The raw argument list (both halves joined for a resumed call).
-    pub args: &'a str,
-    pub ret: parse::Ret<'a>,
-    pub duration_s: Option<f64>,
-}
-
-/// What one line contributed, borrowed (see [`Joiner::feed_ref`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum EventRef<'a> {
-    Call(CallRef<'a>),
-    /// The first half of `name` was stored.
-    Pending {
-        pid: Option<u32>,
-        name: &'a str,
-    },
-    Signal {
-        pid: Option<u32>,
-    },
-    Exit {
-        pid: Option<u32>,
-    },
-}
-
-/// The first half of a call, stored until its task resumes it.
-#[derive(Debug)]
-struct PendingCall {
-    time_s: Option<f64>,
-    name: String,
-    args: String,
-}
-
 /// Pairs unfinished and resumed halves, per task.
+///
+/// The first half of a call is kept as its line's text and parsed again when its task resumes
+/// it: no owned copy of a call exists, and the text buffers are reused, so joining allocates
+/// only while the number of calls in flight grows.
 #[derive(Debug, Default)]
 pub struct Joiner {
-    pending: HashMap<Option<u32>, PendingCall>,
-    /// The joined arguments of the last resumed call ([`Joiner::feed_ref`] lends them).
+    /// The `<unfinished ...>` line of each task with a call in flight.
+    pending: HashMap<Option<u32>, String>,
+    /// Line buffers no longer pending, for the next unfinished line.
+    spare: Vec<String>,
+    /// The joined arguments of the last resumed call ([`Joiner::feed`] lends them).
     joined: String,
     line: u64,
     /// Calls resumed without a matching unfinished half (the trace started mid-call).
@@ -111,27 +70,9 @@ impl Joiner {
         self.line += 1;
     }
 
-    /// Feeds the next line (numbered from 1 in order of feeding), returning owned data.
-    pub fn feed(&mut self, text: &str) -> Result<Event, JoinError> {
-        Ok(match self.feed_ref(text)? {
-            EventRef::Call(c) => Event::Call(Syscall {
-                pid: c.pid,
-                time_s: c.time_s,
-                name: c.name.to_string(),
-                args: c.args.to_string(),
-                ret: c.ret.value,
-                ret_path: c.ret.path.map(str::to_string),
-                errno: c.ret.errno.map(str::to_string),
-                duration_s: c.duration_s,
-            }),
-            EventRef::Pending { .. } => Event::Pending,
-            EventRef::Signal { pid } => Event::Signal { pid },
-            EventRef::Exit { pid } => Event::Exit { pid },
-        })
-    }
-
-    /// Feeds the next line without copying a complete call: the common case allocates nothing.
-    pub fn feed_ref<'a>(&'a mut self, text: &'a str) -> Result<EventRef<'a>, JoinError> {
+    /// Feeds the next line (numbered from 1 in order of feeding). A complete call borrows from
+    /// `text`, or for a resumed call from the joiner: the common case allocates nothing.
+    pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Event<'a>, JoinError> {
         self.line += 1;
         let line = self.line;
         let err = |e: LineError| JoinError {
@@ -139,65 +80,43 @@ impl Joiner {
             what: e.0.to_string(),
         };
         match parse::parse_line(text).map_err(err)? {
-            Line::Call(c) => Ok(EventRef::Call(CallRef {
-                pid: c.pid,
-                time_s: c.time_s,
-                name: c.name,
-                args: c.args,
-                ret: c.ret,
-                duration_s: c.duration_s,
-            })),
-            Line::Unfinished {
-                pid,
-                time_s,
-                name,
-                args,
-            } => {
-                self.pending.insert(
-                    pid,
-                    PendingCall {
-                        time_s,
-                        name: name.to_string(),
-                        args: args.to_string(),
-                    },
-                );
-                Ok(EventRef::Pending { pid, name })
+            Line::Call(c) => Ok(Event::Call(c)),
+            Line::Unfinished { pid, name, .. } => {
+                let mut kept = self.spare.pop().unwrap_or_default();
+                kept.clear();
+                kept.push_str(text);
+                if let Some(replaced) = self.pending.insert(pid, kept) {
+                    self.spare.push(replaced);
+                }
+                Ok(Event::Pending { pid, name })
             }
-            Line::Resumed {
-                pid,
-                time_s,
-                name,
-                args,
-                ret,
-                duration_s,
-            } => {
-                let (start, first) = match self.pending.remove(&pid) {
-                    Some(p) if p.name == name => (p.time_s, p.args),
-                    _ => {
-                        self.orphan_resumes += 1;
-                        (time_s, String::new())
-                    }
-                };
-                let second = args.trim().trim_start_matches(',').trim();
+            Line::Resumed(mut call) => {
+                let second = call.args.trim().trim_start_matches(',').trim();
                 self.joined.clear();
-                self.joined.push_str(&first);
-                if !first.is_empty() && !second.is_empty() {
+                let first = self.pending.remove(&call.pid);
+                match first.as_deref().map(parse::parse_line) {
+                    Some(Ok(Line::Unfinished {
+                        time_s, name, args, ..
+                    })) if name == call.name => {
+                        call.time_s = time_s;
+                        self.joined.push_str(args);
+                    }
+                    _ => self.orphan_resumes += 1,
+                }
+                if !self.joined.is_empty() && !second.is_empty() {
                     self.joined.push_str(", ");
                 }
                 self.joined.push_str(second);
-                Ok(EventRef::Call(CallRef {
-                    pid,
-                    time_s: start,
-                    name,
-                    args: &self.joined,
-                    ret,
-                    duration_s,
-                }))
+                self.spare.extend(first);
+                call.args = &self.joined;
+                Ok(Event::Call(call))
             }
-            Line::Signal { pid, .. } => Ok(EventRef::Signal { pid }),
+            Line::Signal { pid, .. } => Ok(Event::Signal { pid }),
             Line::Exit { pid, .. } => {
-                self.pending.remove(&pid);
-                Ok(EventRef::Exit { pid })
+                if let Some(gone) = self.pending.remove(&pid) {
+                    self.spare.push(gone);
+                }
+                Ok(Event::Exit { pid })
             }
         }
     }
@@ -222,19 +141,26 @@ mod tests {
             "8346  14:12:33.739668 <... set_robust_list resumed>) = 0 <0.000386>",
             "8346  14:12:33.739700 +++ exited with 0 +++",
         ];
-        let events: Vec<Event> = lines.iter().map(|l| j.feed(l).unwrap()).collect();
-        let Event::Call(read) = &events[2] else {
-            panic!("{events:?}")
+        assert_eq!(
+            j.feed(lines[0]).unwrap(),
+            Event::Pending {
+                pid: Some(8345),
+                name: "read"
+            }
+        );
+        assert!(matches!(j.feed(lines[1]).unwrap(), Event::Pending { .. }));
+        let Event::Call(read) = j.feed(lines[2]).unwrap() else {
+            panic!()
         };
         assert_eq!(read.name, "read");
         assert_eq!(read.args, r#"3</tmp/a>, "abc", 4096"#);
-        assert_eq!(read.ret, Some(3));
+        assert_eq!(read.ret.value, Some(3));
         assert_eq!(read.time_s, Some(51153.739258));
-        let Event::Call(srl) = &events[3] else {
+        let Event::Call(srl) = j.feed(lines[3]).unwrap() else {
             panic!()
         };
         assert_eq!(srl.args, "0x7f, 24");
-        assert_eq!(events[4], Event::Exit { pid: Some(8346) });
+        assert_eq!(j.feed(lines[4]).unwrap(), Event::Exit { pid: Some(8346) });
         assert_eq!((j.unfinished(), j.orphan_resumes), (0, 0));
     }
 

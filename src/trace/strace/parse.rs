@@ -26,15 +26,9 @@ pub enum Line<'a> {
         name: &'a str,
         args: &'a str,
     },
-    /// The second half: `args` is what follows `<... name resumed>` up to the closing paren.
-    Resumed {
-        pid: Option<u32>,
-        time_s: Option<f64>,
-        name: &'a str,
-        args: &'a str,
-        ret: Ret<'a>,
-        duration_s: Option<f64>,
-    },
+    /// The second half, as a call whose `args` are only what follows `<... name resumed>` and
+    /// whose `time_s` is when it resumed ([`super::Joiner`] joins it to its first half).
+    Resumed(Call<'a>),
     /// `--- SIGxxx {...} ---`.
     Signal {
         pid: Option<u32>,
@@ -49,13 +43,16 @@ pub enum Line<'a> {
     },
 }
 
-/// A complete call.
+/// One syscall, borrowed from the line it was parsed from (or, for a call joined from two
+/// halves, from the [`super::Joiner`]): the one call type from parsing through joining to
+/// import. Nothing is copied, so the common case allocates nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call<'a> {
     pub pid: Option<u32>,
+    /// Start time, seconds (since midnight with `-tt`, since the epoch with `-ttt`).
     pub time_s: Option<f64>,
     pub name: &'a str,
-    /// The raw argument list between the parentheses.
+    /// The raw argument list between the parentheses (both halves, for a joined call).
     pub args: &'a str,
     pub ret: Ret<'a>,
     pub duration_s: Option<f64>,
@@ -241,14 +238,14 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
         };
         let close = closing_paren(rest).ok_or(LineError("resumed call without ')'"))?;
         let (ret, duration_s) = parse_tail(&rest[close + 1..])?;
-        return Ok(Line::Resumed {
+        return Ok(Line::Resumed(Call {
             pid,
             time_s,
             name,
             args: &rest[..close],
             ret,
             duration_s,
-        });
+        }));
     }
     let open = s
         .find('(')

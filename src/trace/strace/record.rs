@@ -1,5 +1,8 @@
 //! `tscope record -o FILE -- CMD ARGS...`: runs a command under `strace -f -tt -T -y -o FILE`,
 //! the format `simulate --strace` reads. The exit code is the command's, as strace passes it on.
+//!
+//! What it writes is an strace log of any command, not a run record: that is
+//! [`crate::workload::run_record::RunRecord`], written by `tscope run --record`.
 
 use std::io::{BufRead, BufReader};
 use std::process::Command;

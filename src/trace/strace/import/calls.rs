@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::state::{normalize, parent, Fd, FdTables, Inodes};
 use crate::trace::strace::parse::{fd_arg, string_arg, Args};
-use crate::trace::strace::CallRef;
+use crate::trace::strace::Call;
 use crate::trace::{InodeId, Syscall, NO_INODE};
 
 /// Calls the importer knows take no file timestamps (memory, signals, ids, time, waiting,
@@ -120,7 +120,7 @@ impl Ctx<'_> {
     }
 
     /// A call on the fd in argument 0.
-    fn on_fd(&mut self, pid: u32, c: &CallRef, s: Syscall) -> Out {
+    fn on_fd(&mut self, pid: u32, c: &Call, s: Syscall) -> Out {
         match Args::new(c.args).next().and_then(|a| self.fd_inode(pid, a)) {
             Some(i) if ok(c) => (s, i, NO_INODE),
             _ => OTHER,
@@ -128,7 +128,7 @@ impl Ctx<'_> {
     }
 
     /// A call on the path in argument `at` (with a dirfd before it when `dirfd`).
-    fn on_path(&mut self, pid: u32, c: &CallRef, s: Syscall, at: usize, dirfd: bool) -> Out {
+    fn on_path(&mut self, pid: u32, c: &Call, s: Syscall, at: usize, dirfd: bool) -> Out {
         let mut args = Args::new(c.args);
         let d = if dirfd { args.next() } else { None };
         let mut args = args.skip(at - usize::from(dirfd));
@@ -156,7 +156,7 @@ impl Ctx<'_> {
         self.inodes.get(parent(path))
     }
 
-    fn open(&mut self, pid: u32, c: &CallRef) -> Out {
+    fn open(&mut self, pid: u32, c: &Call) -> Out {
         let args: Vec<&str> = Args::new(c.args).take(3).collect();
         let (dirfd, path, flags) = match c.name {
             "open" => (None, args.first(), args.get(1).copied()),
@@ -203,7 +203,7 @@ impl Ctx<'_> {
     }
 
     /// unlink, unlinkat, rmdir.
-    fn unlink(&mut self, pid: u32, c: &CallRef) -> Out {
+    fn unlink(&mut self, pid: u32, c: &Call) -> Out {
         let args: Vec<&str> = Args::new(c.args).take(3).collect();
         let (dirfd, path, rmdir) = match c.name {
             "unlinkat" => (
@@ -232,7 +232,7 @@ impl Ctx<'_> {
     }
 
     /// Two paths: rename*, link*, symlink* (`(old, new)` with optional dirfds).
-    fn two_paths(&mut self, pid: u32, c: &CallRef) -> Option<(Option<String>, String)> {
+    fn two_paths(&mut self, pid: u32, c: &Call) -> Option<(Option<String>, String)> {
         let a: Vec<&str> = Args::new(c.args).take(4).collect();
         let (old, new) = match c.name {
             "rename" | "link" => (self.path(pid, None, a.first()?), a.get(1)),
@@ -251,7 +251,7 @@ impl Ctx<'_> {
         Some((old, new))
     }
 
-    fn rename_or_link(&mut self, pid: u32, c: &CallRef) -> Out {
+    fn rename_or_link(&mut self, pid: u32, c: &Call) -> Out {
         let Some((old, new)) = self.two_paths(pid, c) else {
             return OTHER;
         };
@@ -271,7 +271,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn mkdir(&mut self, pid: u32, c: &CallRef) -> Out {
+    fn mkdir(&mut self, pid: u32, c: &Call) -> Out {
         let mut a = Args::new(c.args);
         let p = if c.name == "mkdirat" {
             let d = a.next();
@@ -285,7 +285,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn pipe(&mut self, pid: u32, c: &CallRef) -> Out {
+    fn pipe(&mut self, pid: u32, c: &Call) -> Out {
         if !ok(c) {
             return OTHER;
         }
@@ -307,7 +307,7 @@ impl Ctx<'_> {
     }
 
     /// dup, dup2, dup3, fcntl(F_DUPFD*, F_SETFD).
-    fn dup(&mut self, pid: u32, c: &CallRef) -> Out {
+    fn dup(&mut self, pid: u32, c: &Call) -> Out {
         let a: Vec<&str> = Args::new(c.args).take(3).collect();
         let Some(&old) = a.first() else {
             return OTHER;
@@ -341,12 +341,12 @@ impl Ctx<'_> {
 }
 
 /// Whether the call succeeded.
-fn ok(c: &CallRef) -> bool {
+fn ok(c: &Call) -> bool {
     c.ret.value.is_some_and(|v| v >= 0)
 }
 
 /// Handles one complete call of task `pid`.
-pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &CallRef) -> Out {
+pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call) -> Out {
     use Syscall as S;
     match c.name {
         "read" | "pread64" | "readv" | "preadv" | "preadv2" => ctx.on_fd(pid, c, S::Read),

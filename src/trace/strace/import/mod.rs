@@ -16,7 +16,7 @@ use std::io::BufRead;
 
 use serde::Serialize;
 
-use crate::trace::strace::{EventRef, Joiner};
+use crate::trace::strace::{Event, Joiner};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 use mounts::{Kind, Mounts};
 use state::{FdTables, Inodes};
@@ -295,7 +295,7 @@ impl<R: BufRead> StraceImport<R> {
             self.joiner_skip();
             return Ok(None);
         }
-        let event = match self.joiner.feed_ref(trimmed) {
+        let event = match self.joiner.feed(trimmed) {
             Ok(e) => e,
             Err(e) => {
                 let (line, what) = (e.line, e.what);
@@ -304,8 +304,8 @@ impl<R: BufRead> StraceImport<R> {
             }
         };
         let call = match event {
-            EventRef::Call(c) => c,
-            EventRef::Pending { pid, name } => {
+            Event::Call(c) => c,
+            Event::Pending { pid, name } => {
                 let pid = pid.unwrap_or(0);
                 if self.seen.insert(pid) {
                     self.summary.tasks += 1;
@@ -320,11 +320,11 @@ impl<R: BufRead> StraceImport<R> {
                 }
                 return Ok(None);
             }
-            EventRef::Signal { .. } => {
+            Event::Signal { .. } => {
                 self.summary.signals += 1;
                 return Ok(None);
             }
-            EventRef::Exit { pid } => {
+            Event::Exit { pid } => {
                 self.summary.exits += 1;
                 let pid = pid.unwrap_or(0);
                 self.fds.exit(pid);

@@ -52,13 +52,13 @@ fn unfinished_and_resumed() {
         }
     );
     let r = parse_line("8345  14:12:33.739283 <... close resumed>) = 0 <0.000018>").unwrap();
-    let Line::Resumed {
+    let Line::Resumed(Call {
         name,
         args,
         ret,
         duration_s,
         ..
-    } = r
+    }) = r
     else {
         panic!("{r:?}")
     };

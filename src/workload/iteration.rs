@@ -1,16 +1,15 @@
-//! The per-iteration system calls of each workload (one source of truth for the report, the
-//! docs and `--record`), and the recorded-run file `tscope simulate` reads.
+//! The system calls of one iteration of each workload, and the inodes they touch: one source
+//! of truth for the run report's `iteration`, the docs, and the recorded-run file
+//! ([`super::run_record`]) that `tscope simulate --run` reads.
 //!
 //! Inode ids are local to one task (pingpong: to one pair): tasks never share an inode, so
 //! `pipe:0` of task 0 and `pipe:0` of task 1 are different pipes. `inodes` says which ids
 //! are a fresh inode each iteration (vfsmix's file) and which persist (a pipe, write-only's
 //! file). The format is documented in `docs/schema.md` under "Recorded run (trace)".
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
-use super::result::{Op, RunReport, WorkloadName};
+use super::result::{Op, WorkloadName};
 
 /// One inode an iteration touches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,40 +20,6 @@ pub struct InodeInfo {
     pub fs: String,
     /// A new inode every iteration (created and unlinked within it).
     pub fresh_each_iteration: bool,
-}
-
-/// The rate of one run, for the simulator's base cost.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RecordedRun {
-    pub tasks: usize,
-    pub mode: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placement: Option<String>,
-    pub ops_per_sec: f64,
-    pub ns_per_iteration: f64,
-    pub partial: bool,
-}
-
-/// A recorded run: `{"schema_version":1,"kind":"tscope-run-record",...}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
-    pub schema_version: u32,
-    pub kind: String,
-    pub workload: String,
-    pub fs_type: String,
-    /// Median total ops/s of the chosen run (the first with one task, else the first).
-    pub ops_per_sec: f64,
-    /// Its task count and mode.
-    pub tasks: usize,
-    pub mode: String,
-    /// One task's nanoseconds per iteration in that run.
-    pub ns_per_iteration: f64,
-    pub syscalls_per_iteration: usize,
-    pub kernel_release: Option<String>,
-    pub partial: bool,
-    pub inodes: Vec<InodeInfo>,
-    pub iteration: Vec<Op>,
-    pub runs: Vec<RecordedRun>,
 }
 
 fn op(syscall: &str, nr: &str, inode: Option<&str>, fs: Option<&str>) -> Op {
@@ -70,7 +35,7 @@ fn op(syscall: &str, nr: &str, inode: Option<&str>, fs: Option<&str>) -> Op {
 }
 
 /// The per-iteration operations of `w` with files on file system `fs`.
-pub fn iteration(w: WorkloadName, fs: &str) -> Vec<Op> {
+pub fn ops(w: WorkloadName, fs: &str) -> Vec<Op> {
     let pipe = |s: &str, inode: &str, task: Option<usize>| Op {
         task,
         ..op(s, s, Some(inode), Some("pipefs"))
@@ -140,54 +105,6 @@ pub fn inodes(w: WorkloadName, fs: &str) -> Vec<InodeInfo> {
     }
 }
 
-/// The record of a finished report.
-pub fn record(r: &RunReport) -> Record {
-    let fs = r.fs_type.clone().unwrap_or_else(|| "none".into());
-    let chosen = r
-        .runs
-        .iter()
-        .find(|x| x.tasks == 1)
-        .or_else(|| r.runs.first());
-    Record {
-        schema_version: 1,
-        kind: "tscope-run-record".into(),
-        workload: r.workload.as_str().into(),
-        fs_type: fs.clone(),
-        ops_per_sec: chosen.map_or(0.0, |x| x.ops_per_sec.median),
-        tasks: chosen.map_or(0, |x| x.tasks),
-        mode: chosen.map_or("processes", |x| x.mode.as_str()).into(),
-        ns_per_iteration: chosen.map_or(0.0, |x| x.ns_per_iteration),
-        syscalls_per_iteration: r.syscalls_per_iteration,
-        kernel_release: r.machine.kernel_release.clone(),
-        partial: r.partial,
-        inodes: inodes(r.workload, &fs),
-        iteration: r.iteration.clone(),
-        runs: r
-            .runs
-            .iter()
-            .map(|x| RecordedRun {
-                tasks: x.tasks,
-                mode: x.mode.as_str().into(),
-                placement: x.placement.map(|p| {
-                    serde_json::to_value(p)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()
-                }),
-                ops_per_sec: x.ops_per_sec.median,
-                ns_per_iteration: x.ns_per_iteration,
-                partial: x.partial,
-            })
-            .collect(),
-    }
-}
-
-/// Writes the record of `r` to `path` (whole or not at all).
-pub fn write(r: &RunReport, path: &Path) -> crate::error::Result<()> {
-    let bytes = crate::export::json(&record(r))?;
-    crate::export::emit(&bytes, Some(path))
-}
-
 /// Number of real system calls in an iteration (page faults are not system calls).
 pub fn syscalls(ops: &[Op]) -> usize {
     ops.iter().filter(|o| o.syscall != "page_fault").count()
@@ -199,7 +116,7 @@ mod tests {
 
     #[test]
     fn pipe_ends_share_one_inode() {
-        let it = iteration(WorkloadName::Pipe1, "ext4");
+        let it = ops(WorkloadName::Pipe1, "ext4");
         assert_eq!(it.len(), 2);
         assert!(it.iter().all(|o| o.inode.as_deref() == Some("pipe:0")));
         assert!(it.iter().all(|o| o.fs.as_deref() == Some("pipefs")));
@@ -207,7 +124,7 @@ mod tests {
 
     #[test]
     fn vfsmix_has_ten_syscalls_and_a_fault_on_one_fresh_inode() {
-        let it = iteration(WorkloadName::Vfsmix, "tmpfs");
+        let it = ops(WorkloadName::Vfsmix, "tmpfs");
         assert_eq!(syscalls(&it), 10);
         assert_eq!(it.len(), 11);
         assert!(it.iter().all(|o| o.inode.as_deref() == Some("file:0")));
