@@ -32,3 +32,10 @@ pub fn est<'a>(v: &'a serde_json::Value, policy: &str) -> &'a serde_json::Value 
 pub fn empty(dir: &std::path::Path) -> bool {
     std::fs::read_dir(dir).unwrap().next().is_none()
 }
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write_tmp(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writing a test file");
+    p
+}

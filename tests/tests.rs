@@ -14,4 +14,5 @@ mod report;
 mod run;
 mod run_syscalls;
 mod simulate;
+mod simulate_errors;
 mod vm;
