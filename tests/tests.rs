@@ -11,6 +11,7 @@ mod interrupt;
 mod noise;
 mod probe;
 mod report;
+mod report_document;
 mod run;
 mod run_syscalls;
 mod simulate;

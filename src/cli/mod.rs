@@ -63,6 +63,9 @@ pub enum Command {
     Man,
 }
 
+/// The cross-CPU TSC check's default length (`--sync-ms`).
+pub const DEFAULT_SYNC_MS: u64 = 300;
+
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// Directory to write into (created if missing).
@@ -71,7 +74,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Milliseconds for the cross-CPU TSC check.
-    #[arg(long, default_value_t = 300, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_SYNC_MS, value_name = "MS")]
     pub sync_ms: u64,
     /// Skip the short workload runs (pipe1, vfsmix).
     #[arg(long)]
@@ -161,7 +164,7 @@ pub struct DetectArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Milliseconds for the cross-CPU TSC check, over all pairs of CPUs.
-    #[arg(long, default_value_t = 300, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_SYNC_MS, value_name = "MS")]
     pub sync_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,

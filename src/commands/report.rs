@@ -17,12 +17,19 @@ use crate::progress::Progress;
 pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, ConfigError> {
     let sync_budget = super::detect::sync_budget(args.sync_ms)?;
     super::check_output_dir(&args.out, "out")?;
-    let mut command = format!("tscope report --out {}", args.out.display());
+    let mut command = if global.emulate_trap {
+        format!("tscope --emulate-trap report --out {}", args.out.display())
+    } else {
+        format!("tscope report --out {}", args.out.display())
+    };
     if args.sampling.quick {
         command += " --quick";
     }
     if args.sampling.seed != 1 {
         command += &format!(" --seed {}", args.sampling.seed);
+    }
+    if args.sync_ms != crate::cli::DEFAULT_SYNC_MS {
+        command += &format!(" --sync-ms {}", args.sync_ms);
     }
     if args.no_workloads {
         command += " --no-workloads";

@@ -19,41 +19,63 @@ fn opt_est(p: &crate::probe::Profile, id: &str) -> String {
 
 impl ReportDocument<'_> {
     fn environment(&self) -> String {
+        let e = &self.0.environment;
         let f = &self.0.detect.facts;
         let m = &self.0.profile.machine;
-        let hv = if f.hypervisor.present {
-            f.hypervisor
-                .vendor
-                .clone()
-                .unwrap_or_else(|| "unknown".into())
-        } else {
-            "none".into()
-        };
+        let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "not published".into());
+        let num = |v: Option<u32>| v.map_or("?".into(), |n| n.to_string());
         let mut t = Table::new(&[("fact", Align::Left), ("value", Align::Left)]);
-        t.row(vec![
-            "CPU".into(),
+        let mut row = |k: &str, v: String| t.row(vec![k.to_string(), v]);
+        if !e.what_ifs.is_empty() {
+            row("**what-if**", format!("**{}**", e.what_ifs.join("; ")));
+        }
+        row("date (UTC)", e.date_utc.clone());
+        row(
+            "tscope",
+            format!("{} (git {})", e.tscope_version, e.git_revision),
+        );
+        row("command", format!("`{}`", self.0.command));
+        row("kernel", or(&e.kernel_release));
+        row(
+            "kernel command line",
+            format!("`{}`", or(&e.kernel_cmdline)),
+        );
+        row("mitigations", e.mitigations());
+        row(
+            "CPU",
             format!(
-                "{} {}",
-                m.cpu_vendor.as_deref().unwrap_or(""),
-                m.cpu_model.as_deref().unwrap_or("?")
+                "{} {} (family {}, model {}, stepping {}), microcode {}",
+                e.cpu_vendor.as_deref().unwrap_or(""),
+                e.cpu_brand.as_deref().unwrap_or("?"),
+                num(e.cpu_family),
+                num(e.cpu_model),
+                num(e.cpu_stepping),
+                or(&e.microcode)
             ),
-        ]);
-        t.row(vec![
-            "kernel".into(),
-            m.kernel_release.clone().unwrap_or_default(),
-        ]);
-        t.row(vec!["CPUs".into(), m.cpus_online.to_string()]);
-        t.row(vec!["hypervisor".into(), hv]);
-        t.row(vec![
-            "clocksource".into(),
+        );
+        row("CPUs", m.cpus_online.to_string());
+        row(
+            "frequency",
+            format!(
+                "driver {}, governor {}, boost {}, pstate {}",
+                or(&e.cpufreq_driver),
+                or(&e.governor),
+                or(&e.boost),
+                or(&e.pstate_status)
+            ),
+        );
+        row("hypervisor", e.hypervisor.clone());
+        row(
+            "clocksource",
             format!(
                 "{} (available: {})",
                 f.clocksource.current.as_deref().unwrap_or("?"),
                 f.clocksource.available.join(" ")
             ),
-        ]);
-        t.row(vec![
-            "TSC".into(),
+        );
+        row("HZ", e.hz.map_or("?".into(), |h| h.to_string()));
+        row(
+            "TSC",
             format!(
                 "{} MHz calibrated; invariant {}; flags: {}",
                 m.tsc
@@ -62,7 +84,7 @@ impl ReportDocument<'_> {
                 f.cpu.invariant_tsc,
                 f.host.cpuinfo_tsc_flags.join(" ")
             ),
-        ]);
+        );
         t.markdown()
     }
 
@@ -144,78 +166,6 @@ impl ReportDocument<'_> {
         t.markdown()
     }
 
-    fn knob(&self) -> String {
-        let mut out = String::new();
-        let mut scenarios: Vec<&str> = Vec::new();
-        for m in &self.0.simulation {
-            if !scenarios.contains(&m.scenario.as_str()) {
-                scenarios.push(&m.scenario);
-            }
-        }
-        for sc in scenarios {
-            out += &format!("\n### {sc}\n\n");
-            let mut t = Table::new(&[
-                ("policy", Align::Left),
-                ("ns/op", Align::Right),
-                ("ops/s", Align::Right),
-                ("speedup", Align::Right),
-                ("counter reads/op", Align::Right),
-                ("coarse reads/op", Align::Right),
-                ("equal successive mtimes", Align::Right),
-                ("resolution", Align::Right),
-            ]);
-            for m in self.0.simulation.iter().filter(|m| m.scenario == sc) {
-                for e in &m.estimates {
-                    let r = |k: &str| {
-                        e.reads_per_op
-                            .get(k)
-                            .map_or("-".into(), |v| format!("{v:.2}"))
-                    };
-                    t.row(vec![
-                        if e.stock {
-                            format!("{} (stock)", e.policy)
-                        } else {
-                            e.policy.clone()
-                        },
-                        ns(e.ns_per_op),
-                        format!("{:.0}", e.ops_per_sec),
-                        format!("{:.3}×", e.speedup),
-                        r("counter"),
-                        r("coarse"),
-                        format!("{:.1}%", e.accuracy.equal_successive_share * 100.0),
-                        duration(e.accuracy.resolution_ns),
-                    ]);
-                }
-            }
-            out += &t.markdown();
-        }
-        if !self.0.sweep.is_empty() {
-            out += "\n![speedup against precise-read cost](sweep.svg)\n";
-            let mut t = Table::new(&[
-                ("model", Align::Left),
-                ("policy", Align::Left),
-                ("5% speedup from", Align::Right),
-            ]);
-            for s in &self.0.sweep {
-                for b in &s.break_even {
-                    t.row(vec![
-                        s.model.clone(),
-                        b.policy.clone(),
-                        b.value.map_or("never in 10 ns – 100 µs".into(), |v| {
-                            format!("{} per read", duration(v))
-                        }),
-                    ]);
-                }
-            }
-            out += &format!(
-                "\nBreak-even ({}): the precise-read cost at which each setting first buys 5%.\n\n",
-                crate::gather::SWEEP_SCENARIO
-            );
-            out += &t.markdown();
-        }
-        out
-    }
-
     fn workloads(&self) -> String {
         let mut out = String::new();
         for r in &self.0.workloads {
@@ -260,81 +210,18 @@ impl ReportDocument<'_> {
         out
     }
 
-    /// One sentence on what the knob buys in the swept scenario, at this machine's costs.
-    fn knob_sentence(&self) -> String {
-        let sc = crate::gather::SWEEP_SCENARIO;
-        let best = self
-            .0
-            .simulation
-            .iter()
-            .filter(|m| m.scenario == sc || m.scenario == format!("run:{sc}"))
-            .flat_map(|m| m.estimates.iter())
-            .max_by(|a, b| a.speedup.total_cmp(&b.speedup));
-        let first_gain = self
-            .0
-            .sweep
-            .iter()
-            .flat_map(|s| s.break_even.iter())
-            .filter_map(|b| b.value.map(|v| (v, &b.policy)))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        match (best, first_gain) {
-            (Some(e), Some((v, p))) => format!(
-                " Replaying {sc}, the best knob setting at these costs buys {:.3}× ({}); a 5% gain \
-                 needs a precise read of {} or more ({p}).",
-                e.speedup,
-                e.policy,
-                duration(v)
-            ),
-            _ => String::new(),
-        }
-    }
-
-    /// A paragraph to paste into a commit message or a mailing-list post.
-    pub fn paragraph(&self) -> String {
-        let r = self.0;
-        let p = &r.profile;
-        let m = &p.machine;
-        let f = &r.detect.facts;
-        let get = |id: &str| p.cost_ns(id).map_or("?".into(), |e| ns(e.point));
-        let hv = match (&f.hypervisor.vendor, f.hypervisor.present) {
-            (Some(v), true) => format!("a {v} guest"),
-            (None, true) => "a guest of an unknown hypervisor".into(),
-            _ => "bare metal".into(),
-        };
-        let trapped = r
-            .detect
-            .verdicts
-            .iter()
-            .any(|(n, v)| n == "rdtsc_trapped" && v.holds);
-        let precise = p
-            .derived
-            .precise_read_ns
-            .map_or("?".into(), |e| estimate(&e));
-        let knob = self.knob_sentence();
-        format!(
-            "On {} ({hv}, Linux {}, clocksource {}), a precise kernel timestamp costs {precise} ns \
-             (syscall:realtime − syscall:realtime_coarse), a coarse one {} ns \
-             (vdso:realtime_coarse). clock_gettime(CLOCK_MONOTONIC) costs {} ns through the vDSO \
-             and {} ns as a raw syscall; rdtsc costs {} ns and is {}trapped.{knob} Figures are \
-             medians with 95% bootstrap intervals from `{}` ({}, seed {}).",
-            m.cpu_model.as_deref().unwrap_or("this CPU"),
-            m.kernel_release.as_deref().unwrap_or("?"),
-            m.clocksource.current.as_deref().unwrap_or("?"),
-            get("vdso:realtime_coarse"),
-            get("vdso:monotonic"),
-            get("syscall:monotonic"),
-            get("rdtsc"),
-            if trapped { "" } else { "not " },
-            r.command,
-            r.tool,
-            p.seed
-        )
-    }
-
     /// `report.md`.
     pub fn markdown(&self) -> crate::error::Result<String> {
         let r = self.0;
-        let mut out = format!("# tscope report\n\n{} — `{}`\n\n", r.tool, r.command);
+        let title = if r.environment.what_ifs.is_empty() {
+            "# tscope report".to_string()
+        } else {
+            format!(
+                "# tscope report — what-if: {}",
+                r.environment.what_ifs.join("; ")
+            )
+        };
+        let mut out = format!("{title}\n\n{} — `{}`\n\n", r.tool, r.command);
         out += "## Environment\n\n";
         out += &self.environment();
         out += "\n## Timestamp costs: vDSO and syscall side by side\n\n";
@@ -358,10 +245,14 @@ impl ReportDocument<'_> {
         out += "\n## What a vfs_timestamp knob would buy here\n\nEach scenario replayed under \
                 every kernel model, priced with this machine's measured costs (`tscope simulate`; \
                 models and their sources in docs/kernel-models.md).\n";
-        out += &self.knob();
-        out += "\n## For a commit message\n\n> ";
-        out += &self.paragraph();
-        out += "\n\n## Warnings\n\n";
+        out += "\nThe answer first: per scenario and model, the stock setting against the fastest \
+                one, and what the fastest costs in accuracy.\n\n";
+        out += &super::knob::summary(r);
+        out += &super::knob::sections(r);
+        out += "\n## For a commit message\n\nPlain text at 72 columns, also in \
+                `commit-message.txt`:\n\n```text\n";
+        out += &super::commit::message(r);
+        out += "```\n\n## Warnings\n\n";
         for s in &r.skipped {
             out += &format!("- skipped: {s}\n");
         }
@@ -379,6 +270,10 @@ impl ReportDocument<'_> {
         let mut files: Vec<(String, Vec<u8>)> = vec![
             ("report.md".into(), self.markdown()?.into_bytes()),
             ("report.json".into(), super::json(self.0)?),
+            (
+                "commit-message.txt".into(),
+                super::commit::message(self.0).into_bytes(),
+            ),
             (
                 "costs.svg".into(),
                 super::svg::costs(&self.0.profile)?.into_bytes(),

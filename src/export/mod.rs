@@ -28,9 +28,11 @@
 //! Numbers are formatted by [`crate::fmt`] only. The report document ([`ReportDocument`]) is several
 //! files, not one format, so it has its own writer; it embeds other results through [`export`].
 
+pub mod commit;
 mod compare;
 mod detect;
 mod document;
+mod knob;
 mod probe;
 mod run;
 mod simulate;

@@ -11,6 +11,9 @@ use serde::Serialize;
 use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
 use crate::progress::Progress;
+pub use environment::{Environment, EMULATED_TRAP};
+
+pub mod environment;
 use crate::sim::result::{ModelReport, Output, SweepReport};
 use crate::sim::{self, SimulateConfig};
 use crate::workload::{self, RunReport};
@@ -51,6 +54,8 @@ pub struct Report {
     pub schema_version: u32,
     pub tool: String,
     pub command: String,
+    /// When, with which build, on which kernel and CPU, under which what-ifs.
+    pub environment: Environment,
     pub profile: Profile,
     pub detect: DetectSection,
     /// Every model on each of [`REPORT_SCENARIOS`], priced from `profile`.
@@ -79,6 +84,12 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     progress.step("deciding verdicts");
     let verdicts = detect::verdicts(&profile, &sync);
     let facts = detect::facts(cpu, host, &profile);
+    let hypervisor = match (&facts.hypervisor.vendor, facts.hypervisor.present) {
+        (Some(v), true) => v.clone(),
+        (None, true) => "unknown".to_string(),
+        _ => "none".to_string(),
+    };
+    let environment = Environment::gather(&profile, &facts.cpu, &hypervisor);
     progress.step("running pipe1 and vfsmix");
     let mut skipped = Vec::new();
     let workloads = if cfg.workloads {
@@ -142,6 +153,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         schema_version: REPORT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
         command: cfg.command.clone(),
+        environment,
         profile,
         detect: DetectSection { facts, verdicts },
         simulation,

@@ -1,0 +1,103 @@
+//! The report a kernel developer pastes: what-ifs named everywhere, the environment reviewers
+//! ask for, a commit message at 72 columns, the knob's answer first, the reproduce command
+//! complete, and an unwritable `--out` refused before anything is measured.
+
+use std::time::Duration;
+
+use crate::common::tscope;
+
+#[test]
+fn an_emulated_trap_is_named_in_every_part_of_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    tscope()
+        .args(["--emulate-trap", "report", "--quick", "--no-workloads"])
+        .args(["--sync-ms", "20", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let what_if = "RDTSC trapped by tscope --emulate-trap, not by the hypervisor";
+
+    let msg = std::fs::read_to_string(out.join("commit-message.txt")).unwrap();
+    assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+    let words = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains(what_if), "{msg}");
+    // The reproduce command is complete: the what-if and the non-default sync budget.
+    assert!(
+        words.contains("tscope --emulate-trap report --out") && words.contains("--sync-ms 20"),
+        "{msg}"
+    );
+
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let title = md.lines().next().unwrap();
+    assert!(title.contains(what_if), "{title}");
+    for row in [
+        "| **what-if** |",
+        "| date (UTC) | 20",
+        "| tscope | ",
+        "| kernel command line |",
+        "| mitigations |",
+        "stepping",
+        "microcode",
+        "| HZ |",
+    ] {
+        assert!(md.contains(row), "report.md lacks {row:?}");
+    }
+    // The commit paragraph sits in report.md exactly as in commit-message.txt.
+    assert!(md.contains(&format!("```text\n{msg}```")), "{md}");
+    // The knob's compact answer comes before the per-policy tables.
+    let summary = md
+        .find("| scenario | model | stock | best | speedup |")
+        .unwrap();
+    let per_policy = md.find("| policy | ns/op |").unwrap();
+    assert!(summary < per_policy);
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["environment"]["what_ifs"][0], what_if);
+    assert_eq!(json["profile"]["emulate_trap"], true);
+    let rev = json["environment"]["git_revision"].as_str().unwrap();
+    assert!(!rev.is_empty());
+}
+
+#[test]
+fn a_report_without_what_ifs_says_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    tscope()
+        .args([
+            "report",
+            "--quick",
+            "--no-workloads",
+            "--sync-ms",
+            "20",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert_eq!(md.lines().next(), Some("# tscope report"));
+    assert!(!md.contains("what-if"));
+    let msg = std::fs::read_to_string(out.join("commit-message.txt")).unwrap();
+    assert!(!msg.contains("What-if"), "{msg}");
+    assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+}
+
+#[test]
+fn an_unwritable_out_fails_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for out in [std::path::PathBuf::from("/proc/tscope-nope"), file] {
+        // Measuring would take over 60 s (the sync check alone); the refusal comes first, so
+        // the command ends long before the timeout whatever the machine's load.
+        tscope()
+            .args(["report", "--sync-ms", "60000", "--out"])
+            .arg(&out)
+            .timeout(Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--out"));
+    }
+}
