@@ -110,3 +110,40 @@ fn completions_and_man_page() {
         &man[..200.min(man.len())]
     );
 }
+
+#[test]
+fn ratios_carry_an_interval_and_a_judgement() {
+    let v = crate::common::json(&["compare", HOST, TRAPPED, "--json"]);
+    let row = |id: &str| {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    // A trapped rdtsc is three orders of magnitude slower: its intervals cannot overlap.
+    let rdtsc = row("rdtsc");
+    assert_eq!(rdtsc["change"][0], "slower");
+    assert!(rdtsc["ratio_plus_minus"][0].as_f64().unwrap() > 0.0);
+    // A coarse read does not touch the TSC: within noise in both profiles.
+    assert_eq!(row("vdso:realtime_coarse")["change"][0], "no_change");
+    // The same file against itself: every comparable row is "no change", ratio exactly 1.
+    let same = crate::common::json(&["compare", HOST, HOST, "--json"]);
+    for r in same["sources"].as_array().unwrap() {
+        if let Some(x) = r["ratio_to_first"][0].as_f64() {
+            assert_eq!(x, 1.0);
+            assert_eq!(r["change"][0], "no_change", "{}", r["id"]);
+        }
+    }
+    let text = String::from_utf8(
+        crate::common::tscope()
+            .args(["compare", HOST, TRAPPED])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains(" ± ") && text.contains("× slower"), "{text}");
+}

@@ -140,6 +140,52 @@ pub struct SourceRow {
     pub cost_ns: Vec<Option<Estimate>>,
     /// `cost / cost of the first input`, for inputs after the first.
     pub ratio_to_first: Vec<Option<f64>>,
+    /// The ratio's uncertainty (±, same units), from both inputs' 95% intervals: their
+    /// relative half-widths added in quadrature.
+    pub ratio_plus_minus: Vec<Option<f64>>,
+    /// Against the first input: `faster`, `slower`, or `no change` when the two 95% intervals
+    /// overlap (the difference is within what the measurements can tell apart).
+    pub change: Vec<Option<Change>>,
+}
+
+/// How one input's cost of a source stands against the first input's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Faster,
+    Slower,
+    NoChange,
+}
+
+impl Change {
+    /// Judges `cost` against `base` by their intervals.
+    pub fn judge(base: &Estimate, cost: &Estimate) -> Change {
+        if cost.upper < base.lower {
+            Change::Faster
+        } else if cost.lower > base.upper {
+            Change::Slower
+        } else {
+            Change::NoChange
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Faster => "faster",
+            Change::Slower => "slower",
+            Change::NoChange => "no change",
+        }
+    }
+}
+
+/// The ± of `cost / base` from the two intervals' relative half-widths, in quadrature.
+pub fn ratio_plus_minus(base: &Estimate, cost: &Estimate) -> Option<f64> {
+    if !(base.point > 0.0 && cost.point > 0.0) {
+        return None;
+    }
+    let rel = |e: &Estimate| (e.upper - e.lower) / 2.0 / e.point;
+    let ratio = cost.point / base.point;
+    Some(ratio * (rel(base).powi(2) + rel(cost).powi(2)).sqrt())
 }
 
 /// One verdict across inputs.
@@ -194,7 +240,8 @@ pub fn compare(inputs: &[Input]) -> Comparison {
         .map(|id| {
             let cost_ns: Vec<Option<Estimate>> =
                 inputs.iter().map(|i| i.profile.cost_ns(&id)).collect();
-            let base = cost_ns.first().copied().flatten().map(|e| e.point);
+            let first = cost_ns.first().copied().flatten();
+            let base = first.map(|e| e.point);
             let ratio_to_first = cost_ns
                 .iter()
                 .skip(1)
@@ -203,10 +250,19 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                     _ => None,
                 })
                 .collect();
+            let pairs = || cost_ns.iter().skip(1).map(move |c| c.zip(first));
+            let ratio_plus_minus = pairs()
+                .map(|p| p.and_then(|(c, b)| ratio_plus_minus(&b, &c)))
+                .collect();
+            let change = pairs()
+                .map(|p| p.map(|(c, b)| Change::judge(&b, &c)))
+                .collect();
             SourceRow {
                 id,
                 cost_ns,
                 ratio_to_first,
+                ratio_plus_minus,
+                change,
             }
         })
         .collect();

@@ -33,6 +33,8 @@ impl Render for Comparison {
             head.push(format!("{}_upper_ns", c.label));
             if i > 0 {
                 head.push(format!("{}_ratio", c.label));
+                head.push(format!("{}_ratio_plus_minus", c.label));
+                head.push(format!("{}_change", c.label));
             }
         }
         let head: Vec<&str> = head.iter().map(String::as_str).collect();
@@ -45,6 +47,8 @@ impl Render for Comparison {
                 cells.push(csv_num(c.map(|e| e.upper)));
                 if i > 0 {
                     cells.push(csv_num(r.ratio_to_first[i - 1]));
+                    cells.push(csv_num(r.ratio_plus_minus[i - 1]));
+                    cells.push(r.change[i - 1].map_or(String::new(), |c| c.as_str().into()));
                 }
             }
             t.row(cells);
@@ -96,12 +100,24 @@ fn sources(cmp: &Comparison) -> Table {
         for (i, c) in r.cost_ns.iter().enumerate() {
             cells.push(opt(c.as_ref(), |e| ns(e.point)));
             if i > 0 {
-                cells.push(opt(r.ratio_to_first[i - 1], |x| format!("{x:.2}×")));
+                cells.push(ratio_cell(r, i - 1));
             }
         }
         t.row(cells);
     }
     t
+}
+
+/// `1.03 ± 0.02× slower`: the ratio, its uncertainty and the judgement, hyperfine-style.
+fn ratio_cell(r: &crate::compare::SourceRow, k: usize) -> String {
+    let Some(x) = r.ratio_to_first[k] else {
+        return "-".into();
+    };
+    let change = r.change[k].map_or(String::new(), |c| format!(" {}", c.as_str()));
+    match r.ratio_plus_minus[k] {
+        Some(pm) => format!("{x:.2} ± {pm:.2}×{change}"),
+        None => format!("{x:.2}×{change}"),
+    }
 }
 
 fn verdicts(cmp: &Comparison) -> Table {
