@@ -52,6 +52,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => commands::report::run(args, &global),
         Command::Vm(args) => commands::vm::run(args, &global),
         Command::Completions(args) => commands::completions::run(args, &global),
-        Command::Man => commands::man::run(&global),
+        Command::Man(args) => commands::man::run(args, &global),
     }
 }

@@ -8,6 +8,7 @@ mod corpus;
 mod detect;
 mod fidelity;
 mod interrupt;
+mod man;
 mod noise;
 mod probe;
 mod report;

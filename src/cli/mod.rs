@@ -40,27 +40,62 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure the cost, resolution and monotonicity of every timestamp source.
+    #[command(after_help = "Examples:
+  tscope probe                                  every source, aligned table
+  tscope probe --quick --source rdtsc,vdso:monotonic,syscall:monotonic
+  tscope probe --json -o host.json              a profile for simulate --profile and compare")]
     Probe(ProbeArgs),
     /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
     /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
+    #[command(after_help = "Examples:
+  tscope detect                                 hypervisor and verdicts with evidence
+  tscope detect --json --fail-on rdtsc_trapped,vdso_fallback   exit 1 if one holds (CI gate)
+  tscope --emulate-trap detect                  what a trapping hypervisor looks like")]
     Detect(DetectArgs),
     /// Run pipe1, pingpong, vfsmix, write-only, write-stat, getppid, sched_yield, mem or pagezero.
+    #[command(after_help = "Examples:
+  tscope run pipe1 --tasks 1,2 --mode processes,threads --duration 5
+  tscope run vfsmix --dir /dev/shm --json --record vfsmix.json   + a trace for simulate --run
+  tscope run mem --op wr --size 1g --block 1k --threads 1,2")]
     Run(run::RunArgs),
     /// Measure inside real guests (a clocksource matrix under qemu) and time VM exits in a
     /// /dev/kvm micro-VM.
+    #[command(after_help = "Examples:
+  tscope vm guest --markdown                    a guest per clocksource against the host
+  tscope vm guest --accel tcg --clocksource acpi_pm --timeout 60
+  tscope vm exits                               VM-exit costs in a /dev/kvm micro-VM")]
     Vm(vm::VmArgs),
     /// Estimate what a vfs_timestamp resolution knob buys, and what accuracy it costs.
+    #[command(after_help = "Examples:
+  tscope simulate pipe1 --model freebsd         what vfs.timestamp_precision 0-3 costs and buys
+  tscope simulate vfsmix --profile p.json --set precise_read_ns=2000   a trapped clock, what-if
+  tscope simulate pipe1 --sweep precise_read_ns=10..10000            speedup against cost
+  tscope simulate --strace build.strace --model freebsd              a real trace")]
     Simulate(simulate::SimulateArgs),
     /// Run a command under `strace -f -tt -T -y -o FILE`, for `simulate --strace FILE`.
+    #[command(after_help = "Examples:
+  tscope record -o build.strace -- make -j2
+  tscope simulate --strace build.strace")]
     Record(record::RecordArgs),
     /// Measure this machine and write report.md, report.json and SVG charts into a directory.
+    #[command(after_help = "Examples:
+  tscope report                                 measure, write tscope-report/
+  tscope report --quick --no-workloads --out /tmp/r
+  tscope --emulate-trap report --out trapped    what-if: every RDTSC traps")]
     Report(ReportArgs),
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.
+    #[command(after_help = "Examples:
+  tscope compare host.json guest.json --labels host,guest
+  tscope compare a/report.json b/report.json --csv")]
     Compare(CompareArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
-    /// Print the man page (roff).
-    Man,
+    /// Print a man page (roff): tscope's, or a subcommand's; `--out DIR` writes them all.
+    #[command(after_help = "Examples:
+  tscope man | man -l -                         the top-level page
+  tscope man detect | man -l -                  one subcommand (vm guest: `tscope man vm-guest`)
+  tscope man --out /usr/local/share/man/man1    every page, tscope.1 and tscope-*.1")]
+    Man(ManArgs),
 }
 
 /// The cross-CPU TSC check's default length (`--sync-ms`).
@@ -96,6 +131,16 @@ pub struct CompareArgs {
     pub labels: Vec<String>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`detect`, `vm-guest`, …); default: tscope's own.
+    #[arg(value_name = "SUBCOMMAND", conflicts_with = "out")]
+    pub subcommand: Option<String>,
+    /// Write every page (tscope.1 and tscope-SUBCOMMAND.1) into this directory instead.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

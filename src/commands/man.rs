@@ -1,14 +1,74 @@
-//! `tscope man`: the man page, in roff.
+//! `tscope man [SUBCOMMAND] [--out DIR]`: man pages in roff, one per command, with examples.
+
+use std::path::Path;
 
 use super::Global;
-use crate::cli::Cli;
+use crate::cli::{Cli, ManArgs};
+use crate::error::ConfigError;
 use crate::export;
 
-/// Prints the man page; returns the exit code.
-pub fn run(_global: &Global) -> anyhow::Result<i32> {
-    let cmd = <Cli as clap::CommandFactory>::command();
+/// The command tree with every subcommand's display name (`tscope-vm-guest`) set.
+fn tree() -> clap::Command {
+    let mut cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// Every visible command, depth first, the top level last.
+fn pages(cmd: &clap::Command, out: &mut Vec<clap::Command>) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        pages(sub, out);
+    }
+    out.push(cmd.clone());
+}
+
+/// The page's name: `tscope`, `tscope-detect`, `tscope-vm-guest`.
+fn name(cmd: &clap::Command) -> String {
+    cmd.get_display_name()
+        .unwrap_or_else(|| cmd.get_name())
+        .to_string()
+}
+
+fn render(cmd: clap::Command) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd).render(&mut out)?;
-    export::emit(&out, None)?;
+    Ok(out)
+}
+
+/// Prints one page, or writes them all; returns the exit code.
+pub fn run(args: &ManArgs, _global: &Global) -> anyhow::Result<i32> {
+    let mut all = Vec::new();
+    pages(&tree(), &mut all);
+    if let Some(dir) = &args.out {
+        super::check_output_dir(dir, "out")?;
+        let mut written = Vec::new();
+        for cmd in all {
+            let path = dir.join(format!("{}.1", name(&cmd)));
+            export::emit(&render(cmd)?, Some(&path))?;
+            written.push(path);
+        }
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+        return Ok(0);
+    }
+    let wanted = match &args.subcommand {
+        None => "tscope".to_string(),
+        Some(s) => format!("tscope-{}", s.trim().replace(' ', "-")),
+    };
+    let Some(cmd) = all.into_iter().find(|c| name(c) == wanted) else {
+        let mut known = Vec::new();
+        pages(&tree(), &mut known);
+        let known: Vec<String> = known
+            .iter()
+            .filter_map(|c| name(c).strip_prefix("tscope-").map(str::to_string))
+            .collect();
+        return Err(ConfigError::Invalid(format!(
+            "no man page for '{}'; pages: {}",
+            args.subcommand.as_deref().unwrap_or(""),
+            known.join(", ")
+        ))
+        .into());
+    };
+    export::emit(&render(cmd)?, None::<&Path>)?;
     Ok(0)
 }
