@@ -95,9 +95,15 @@ fn quick_report_writes_parseable_files() {
         stexts.iter().any(|t| t.starts_with("netbsd-knob:")),
         "sweep series missing: {stexts:?}"
     );
+    // This machine's cost is marked once, with its label; the break-even gain is drawn.
+    let marks = stexts
+        .iter()
+        .filter(|t| t.starts_with("this machine: "))
+        .count();
+    assert_eq!(marks, 1, "{stexts:?}");
     assert!(
-        sdoc.descendants().any(|n| n.has_tag_name("circle")),
-        "this machine's point is marked"
+        stexts.iter().any(|t| t == "5% break-even"),
+        "break-even line unlabelled: {stexts:?}"
     );
 
     let svg_path = out.join("costs.svg");

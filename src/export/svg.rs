@@ -161,11 +161,53 @@ pub fn costs(p: &Profile) -> crate::error::Result<String> {
 
 /// Speedup of each model's best knob setting against the precise-read cost, from the sweep,
 /// with this machine's cost marked on each curve.
+/// The smallest gain the sweep chart shows (0.1%): its y axis is logarithmic, so a setting that
+/// buys nothing sits on the floor instead of off the chart.
+const GAIN_FLOOR_PCT: f64 = 0.1;
+
+/// An SI-style axis label for nanoseconds: `10 ns`, `1 µs`, `100 µs`.
+fn ns_axis(v: f64) -> String {
+    let (x, unit) = if v >= 1e6 {
+        (v / 1e6, "ms")
+    } else if v >= 1e3 {
+        (v / 1e3, "µs")
+    } else {
+        (v, "ns")
+    };
+    format!("{} {unit}", crate::fmt::ns(x))
+}
+
+/// A percentage axis label: `0.1%`, `5%`, `1,000%`.
+fn pct_axis(v: f64) -> String {
+    if v < 1.0 {
+        format!("{v:.1}%")
+    } else {
+        format!("{}%", thousands(v.round() as u64))
+    }
+}
+
+/// `4500000` as `4,500,000`.
+pub fn thousands(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Speedup of each model's best knob setting against the cost of a precise read: gain in % on
+/// a log axis (1–10% gets a decade of its own), one line per OS model, the break-even gain
+/// drawn and labelled, and this machine's measured cost marked once.
 pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Result<String> {
     let err = |e: &dyn std::fmt::Debug| crate::failure!("{e:?}");
     // For each model: the non-stock policy with the largest speedup at the end of the range.
-    /// (legend, (cost, speedup) points, this machine's cost)
-    type Curve = (String, Vec<(f64, f64)>, f64);
+    /// (legend, (cost, gain %) points)
+    type Curve = (String, Vec<(f64, f64)>);
+    let gain = |speedup: f64| ((speedup - 1.0) * 100.0).max(GAIN_FLOOR_PCT);
     let mut series: Vec<Curve> = Vec::new();
     for r in reports {
         let Some(last) = r.points.last() else {
@@ -184,54 +226,68 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
                 p.estimates
                     .iter()
                     .find(|e| e.policy == best.policy)
-                    .map(|e| (p.value, e.speedup))
+                    .map(|e| (p.value, gain(e.speedup)))
             })
             .collect();
-        let label = format!("{} vs {}", best.policy, r.stock_policy);
-        series.push((label, pts, r.costs.precise_read_ns));
+        let never = pts.iter().all(|p| p.1 <= GAIN_FLOOR_PCT);
+        let label = format!(
+            "{}: {} vs {}{}",
+            r.model,
+            best.policy,
+            r.stock_policy,
+            if never {
+                " (never gains: on the floor)"
+            } else {
+                ""
+            }
+        );
+        series.push((label, pts));
     }
-    let x_lo = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0))
-        .fold(f64::INFINITY, f64::min);
-    let x_hi = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
-    let y_hi = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.1))
-        .fold(1.0, f64::max)
-        * 1.1;
+    let here = reports.first().map(|r| r.costs.precise_read_ns);
+    let break_even_pct = reports
+        .first()
+        .map_or(5.0, |r| (r.break_even_speedup - 1.0) * 100.0);
+    let xs = || series.iter().flat_map(|s| s.1.iter().map(|p| p.0));
+    let (x_lo, x_hi) = (xs().fold(f64::INFINITY, f64::min), xs().fold(0.0, f64::max));
     let (x_lo, x_hi) = if x_lo.is_finite() && x_hi > x_lo {
         (x_lo, x_hi)
     } else {
         (1.0, 10.0)
     };
+    let y_hi = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .fold(break_even_pct * 2.0, f64::max)
+        * 2.0;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (960, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let title = reports.first().map_or(String::new(), |r| {
             format!(
-                "{}: speedup of the knob against the cost of a precise read",
+                "{}: what the best knob setting buys, against the cost of a precise read",
                 r.scenario
             )
         });
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(55)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.9f64..y_hi)
+            .margin_top(10)
+            .margin_left(10)
+            .margin_right(40)
+            .margin_bottom(10)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), (GAIN_FLOOR_PCT..y_hi).log_scale())
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .x_desc("ns per precise read (clocksource / counter)")
-            .y_desc("speedup")
+            .x_desc("cost of one precise read (clocksource / counter)")
+            .y_desc("gain over the stock setting")
+            .x_label_formatter(&|v| ns_axis(*v))
+            .y_label_formatter(&|v| pct_axis(*v))
             .draw()
             .map_err(|e| err(&e))?;
-        for (i, (label, pts, here)) in series.iter().enumerate() {
+        for (i, (label, pts)) in series.iter().enumerate() {
             let color = SERIES[i % SERIES.len()];
             let palette = [color, RGBColor(214, 39, 40), RGBColor(140, 86, 75)];
             let color = palette[(i / SERIES.len()) % palette.len()];
@@ -242,16 +298,46 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 15, y)], color.stroke_width(2))
                 });
-            // This machine's cost: the speedup interpolated (in log x) between sweep points.
-            if let Some(y) = interpolate(pts, *here) {
-                chart
-                    .draw_series(std::iter::once(Circle::new((*here, y), 5, color.filled())))
-                    .map_err(|e| err(&e))?;
-            }
+        }
+        // The break-even gain, drawn across and labelled at its left end.
+        let grey = RGBColor(90, 90, 90);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x_lo, break_even_pct), (x_hi, break_even_pct)],
+                6,
+                4,
+                grey.stroke_width(1),
+            ))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{break_even_pct:.0}% break-even"),
+                (x_lo * 1.1, break_even_pct * 1.15),
+                ("sans-serif", 13).into_font().color(&grey),
+            )))
+            .map_err(|e| err(&e))?;
+        // This machine's cost, once, as a vertical line with its label.
+        if let Some(h) = here.filter(|h| *h >= x_lo && *h <= x_hi) {
+            let red = RGBColor(200, 30, 30);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(h, GAIN_FLOOR_PCT), (h, y_hi)],
+                    4,
+                    3,
+                    red.stroke_width(1),
+                ))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("this machine: {}", crate::fmt::duration(h)),
+                    (h * 1.08, GAIN_FLOOR_PCT * 1.6),
+                    ("sans-serif", 13).into_font().color(&red),
+                )))
+                .map_err(|e| err(&e))?;
         }
         chart
             .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
+            .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .position(SeriesLabelPosition::UpperLeft)
             .draw()
@@ -259,16 +345,6 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
-}
-
-/// Linear interpolation in log x; `None` outside the swept range.
-fn interpolate(pts: &[(f64, f64)], x: f64) -> Option<f64> {
-    pts.windows(2)
-        .find(|w| w[0].0 <= x && x <= w[1].0)
-        .map(|w| {
-            let t = (x.ln() - w[0].0.ln()) / (w[1].0.ln() - w[0].0.ln());
-            w[0].1 + t * (w[1].1 - w[0].1)
-        })
 }
 
 /// Total ops/s in each sample interval of each run of one workload.
@@ -308,7 +384,7 @@ pub fn workload(r: &crate::workload::RunReport) -> crate::error::Result<String> 
             .configure_mesh()
             .x_desc("seconds after warm-up")
             .y_desc("ops/s (all tasks)")
-            .y_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| thousands(v.max(0.0).round() as u64))
             .draw()
             .map_err(|e| err(&e))?;
         for (i, run) in r.runs.iter().enumerate() {
