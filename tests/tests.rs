@@ -15,6 +15,7 @@ mod report;
 mod report_document;
 mod run;
 mod run_syscalls;
+mod show;
 mod simulate;
 mod simulate_errors;
 mod vm;

@@ -88,6 +88,13 @@ pub enum Command {
   tscope compare host.json guest.json --labels host,guest
   tscope compare a/report.json b/report.json --csv")]
     Compare(CompareArgs),
+    /// Render a JSON file tscope wrote (probe, detect, run, simulate, vm, compare, report)
+    /// again, in any format.
+    #[command(after_help = "Examples:
+  tscope show host.json --markdown              a saved probe profile as Markdown
+  tscope show tscope-report/report.json         the report's tables on the terminal
+  tscope show run.json --csv")]
+    Show(ShowArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print a man page (roff): tscope's, or a subcommand's; `--out DIR` writes them all.
@@ -129,6 +136,15 @@ pub struct CompareArgs {
     /// Labels for the columns, in order (default: the file names).
     #[arg(long, value_delimiter = ',')]
     pub labels: Vec<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// A JSON file written by `tscope … --json` (or `-o`), or a report's report.json.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
 }

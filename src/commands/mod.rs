@@ -21,6 +21,7 @@ pub mod probe;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod show;
 pub mod simulate;
 pub mod vm;
 

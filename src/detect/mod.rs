@@ -103,12 +103,29 @@ pub fn serialize_verdicts<S: Serializer>(v: &[(String, Verdict)], s: S) -> Resul
     m.end()
 }
 
-/// The inverse of [`serialize_verdicts`] (name order).
+/// The inverse of [`serialize_verdicts`], in the file's order.
 pub fn deserialize_verdicts<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Vec<(String, Verdict)>, D::Error> {
-    let m = std::collections::BTreeMap::<String, Verdict>::deserialize(d)?;
-    Ok(m.into_iter().collect())
+    /// Keeps the verdicts in the file's order (a map type would sort them).
+    struct InOrder;
+    impl<'de> serde::de::Visitor<'de> for InOrder {
+        type Value = Vec<(String, Verdict)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of verdicts")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut v = Vec::new();
+            while let Some(entry) = m.next_entry()? {
+                v.push(entry);
+            }
+            Ok(v)
+        }
+    }
+    d.deserialize_map(InOrder)
 }
 
 /// The facts part of the output.

@@ -1,0 +1,97 @@
+//! `tscope show FILE`: a saved result renders again in every format, and its JSON comes back
+//! byte for byte (the file is read with the types that wrote it).
+
+use crate::common::tscope;
+
+fn run_ok(args: &[&str]) -> Vec<u8> {
+    let out = tscope().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn saved_results_render_again_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let (probe, detect, run) = (p("probe.json"), p("detect.json"), p("run.json"));
+    run_ok(&[
+        "probe",
+        "--quick",
+        "--source",
+        "rdtsc,vdso:monotonic",
+        "--json",
+        "-o",
+        &probe,
+    ]);
+    run_ok(&["detect", "--sync-ms", "20", "--json", "-o", &detect]);
+    run_ok(&[
+        "run",
+        "getppid",
+        "--tasks",
+        "1",
+        "--duration",
+        "0.2",
+        "--interval-ms",
+        "50",
+    ]);
+    run_ok(&[
+        "run",
+        "getppid",
+        "--tasks",
+        "1",
+        "--duration",
+        "0.2",
+        "--interval-ms",
+        "50",
+        "--json",
+        "-o",
+        &run,
+    ]);
+    for (file, marker) in [
+        (&probe, "vdso:monotonic"),
+        (&detect, "rdtsc_trapped"),
+        (&run, "getppid"),
+    ] {
+        let saved = std::fs::read(file).unwrap();
+        assert_eq!(
+            run_ok(&["show", file, "--json"]),
+            saved,
+            "{file}: JSON round trip"
+        );
+        for format in ["--markdown", "--csv"] {
+            let text = String::from_utf8(run_ok(&["show", file, format])).unwrap();
+            assert!(text.contains(marker), "{file} {format}: {text}");
+        }
+        let table = String::from_utf8(run_ok(&["show", file])).unwrap();
+        assert!(table.contains(marker), "{file}: {table}");
+    }
+}
+
+#[test]
+fn files_that_are_not_results_are_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"hello\": 1}").unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\n  \"sources\": [,\n}").unwrap();
+    for (file, needle) in [
+        (junk.as_path(), "not a document tscope writes"),
+        (bad.as_path(), "line 2"),
+        (
+            std::path::Path::new("tests/data/run-record-vfsmix-ext4.json"),
+            "simulate --run",
+        ),
+        (std::path::Path::new("/nonexistent/x.json"), "cannot read"),
+    ] {
+        tscope()
+            .arg("show")
+            .arg(file)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(needle));
+    }
+}
