@@ -7,7 +7,7 @@
 //! The informative rows are the cross-checks: one clock cost must explain both pairs.
 
 use super::{ns, Row, ValidationReport};
-use crate::kernel::{ModelId, Policy};
+use crate::kernel::{Family, ModelId, Policy};
 use crate::sim::config::SimulateConfig;
 use crate::sim::estimate::{base_from_measured, replay};
 use crate::sim::replay::Costs;
@@ -82,8 +82,8 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
     let pipe1 = scenario("netbsd-seed")?;
     let (k3, k1) = (policy("netbsd-knob:3")?, policy("netbsd-knob:1")?);
     let (f3, f1) = (policy("freebsd:3")?, policy("freebsd:1")?);
-    let (knob_costs, _) = costs::resolve(ModelId::NetbsdKnob, profile, cfg)?;
-    let (fb_costs, _) = costs::resolve(ModelId::Freebsd, profile, cfg)?;
+    let (knob_costs, _) = costs::resolve(ModelId::newest(Family::NetbsdKnob), profile, cfg)?;
+    let (fb_costs, _) = costs::resolve(ModelId::newest(Family::Freebsd), profile, cfg)?;
     let published = |s: &CompiledScenario| {
         s.published
             .as_ref()
@@ -123,7 +123,7 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
         ..knob_costs
     };
     let b1 = base_from_measured(
-        ModelId::NetbsdKnob,
+        ModelId::newest(Family::NetbsdKnob),
         &k3,
         costs_v,
         &pipe1,
