@@ -239,7 +239,12 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             ));
         }
     }
-    let (resolved, model_notes) = resolve_models(cfg, profile);
+    // A bare `linux` follows the kernel the run was recorded on, else the profile's.
+    let run_release = loaded
+        .run
+        .as_ref()
+        .and_then(|r| r.kernel_release.as_deref());
+    let (resolved, model_notes) = resolve_models_on(cfg, profile, run_release);
     notes.extend(model_notes);
     let mut models = Vec::new();
     let mut sweeps = Vec::new();
@@ -298,7 +303,16 @@ pub fn resolve_models(
     cfg: &SimulateConfig,
     profile: Option<&Profile>,
 ) -> (Vec<ModelId>, Vec<String>) {
-    let release = profile.and_then(|p| p.machine.kernel_release.as_deref());
+    resolve_models_on(cfg, profile, None)
+}
+
+/// [`resolve_models`] with a kernel release that wins over the profile's (a run record's).
+fn resolve_models_on(
+    cfg: &SimulateConfig,
+    profile: Option<&Profile>,
+    release: Option<&str>,
+) -> (Vec<ModelId>, Vec<String>) {
+    let release = release.or_else(|| profile.and_then(|p| p.machine.kernel_release.as_deref()));
     let mut models = Vec::new();
     let mut notes = Vec::new();
     for spec in &cfg.models {
