@@ -11,6 +11,7 @@
 pub mod config;
 pub mod costs;
 pub mod estimate;
+pub mod expected;
 pub mod replay;
 pub mod result;
 pub mod streamed;
