@@ -487,3 +487,26 @@ fn a_real_run_record_of_the_workload_runner_is_read() {
     // On a BSD model, ext4 files take the deferred (UFS-like) path.
     assert!(f(&v["estimates"][0]["reads_per_op"]["counter"]) > 0.0);
 }
+
+#[test]
+fn explain_prints_each_count_with_its_source() {
+    let out = tscope()
+        .args(["simulate", "--explain", "freebsd"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("freebsd@14.3"), "{text}");
+    assert!(text.contains("sys/kern/sys_pipe.c"), "{text}");
+    let v = json(&["simulate", "--explain", "linux@6.12", "--json"]);
+    assert_eq!(v["model"], "linux@6.12");
+    assert_eq!(v["stock_policy"], "linux:coarse");
+    let pipe_write = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["syscall"] == "write" && r["filesystems"][0] == "pipefs")
+        .unwrap();
+    assert_eq!(pipe_write["source"]["file"], "fs/pipe.c");
+    assert_eq!(pipe_write["reads"], "1-2");
+}

@@ -98,6 +98,10 @@ fn bad_arguments_are_one_clear_error() {
     );
     fails_with(&with(&["--model", "linux@x"]), "--model 'linux@x'");
     fails_with(
+        &["simulate", "--explain", "solaris"],
+        "--explain 'solaris': expected one of",
+    );
+    fails_with(
         &with(&["--implied", "stock=1,patched=2,policy=freebsd:9"]),
         "unknown policy 'freebsd:9'",
     );
