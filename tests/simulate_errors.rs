@@ -92,7 +92,15 @@ fn bad_arguments_are_one_clear_error() {
         "0 < LO < HI",
     );
     fails_with(&with(&["--sweep", "precise_read_ns=10"]), "LO..HI");
-    fails_with(&with(&["--model", "solaris"]), "invalid value 'solaris'");
+    fails_with(
+        &with(&["--model", "solaris"]),
+        "--model 'solaris': expected one of",
+    );
+    fails_with(&with(&["--model", "linux@x"]), "--model 'linux@x'");
+    fails_with(
+        &["simulate", "--explain", "solaris"],
+        "--explain 'solaris': expected one of",
+    );
     fails_with(
         &with(&["--implied", "stock=1,patched=2,policy=freebsd:9"]),
         "unknown policy 'freebsd:9'",

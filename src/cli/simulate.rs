@@ -5,13 +5,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::OutputArgs;
-use crate::kernel::ModelId;
 use crate::sim::Counter;
 
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {
     /// Scenario file, or the name of a bundled scenario (pipe1, vfsmix, …; see scenarios/).
-    #[arg(value_name = "SCENARIO", required_unless_present_any = ["run", "strace"])]
+    #[arg(value_name = "SCENARIO", required_unless_present_any = ["run", "strace", "explain"])]
     pub scenario: Option<String>,
     /// A run recorded by `tscope run --record FILE`: its loop, and its measured ops/s as the
     /// base cost (less the stock Linux model's timestamp cost).
@@ -29,9 +28,16 @@ pub struct SimulateArgs {
     /// other) instead of what this machine's /proc/self/mountinfo says.
     #[arg(long, value_name = "KIND", requires = "strace")]
     pub fs: Option<String>,
-    /// Kernel model (repeat for several); default: every model.
-    #[arg(long = "model", value_enum)]
-    pub models: Vec<ModelId>,
+    /// Kernel model (repeat for several): linux, freebsd, dragonfly, netbsd, netbsd-knob (the
+    /// newest version; bare `linux`: the profile's kernel release), or FAMILY@VERSION, e.g.
+    /// linux@6.12, freebsd@12.4. `linux-multigrain` is an alias of linux@6.13. Default: every
+    /// family.
+    #[arg(long = "model", value_name = "MODEL")]
+    pub models: Vec<String>,
+    /// Print MODEL's table (per syscall and filesystem, the timestamp work and the source of
+    /// each count) instead of simulating.
+    #[arg(long, value_name = "MODEL", conflicts_with_all = ["scenario", "run", "strace", "validate"])]
+    pub explain: Option<String>,
     /// Probe profile (`tscope probe --json -o FILE`); default: a quick probe of the needed
     /// sources now.
     #[arg(long, value_name = "FILE")]

@@ -4,7 +4,9 @@
 use super::{Global, Output};
 use crate::cli::simulate::SimulateArgs;
 use crate::error::ConfigError;
-use crate::kernel::ModelId;
+use crate::export::{table::Align, table::Table, Block, Render, Style};
+use crate::kernel::explain::{explain, Explanation};
+use crate::kernel::{model::model_names_help, Family, ModelSpec};
 use crate::sim::config::{bad, key_value, number, param, parse_implied, parse_sweep};
 use crate::sim::{self, Input, SimulateConfig};
 use crate::trace::FsKind;
@@ -77,24 +79,35 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
             return bad(format!("--iterations must be 1..=10000000000, got {n}"));
         }
     }
-    let mut models = a.models.clone();
-    models.sort();
-    models.dedup();
+    let mut models = Vec::new();
+    for name in &a.models {
+        let spec = model_spec(name, "--model")?;
+        if !models.contains(&spec) {
+            models.push(spec);
+        }
+    }
     if models.is_empty() {
-        models = ModelId::ALL.to_vec();
+        models = Family::ALL
+            .iter()
+            .map(|&family| ModelSpec {
+                family,
+                version: None,
+                alias: false,
+            })
+            .collect();
     }
     if let Some(i) = &implied {
         for p in [&i.policy, &i.stock_policy].into_iter().flatten() {
-            if !models.contains(&p.model) {
+            if !models.iter().any(|m| m.family == p.model.family) {
                 return bad(format!(
                     "--implied policy {} is not of the simulated model(s) {}; add --model {}",
                     p.name(),
                     models
                         .iter()
-                        .map(|m| m.name())
+                        .map(|m| m.family.name())
                         .collect::<Vec<_>>()
                         .join(", "),
-                    p.model
+                    p.model.name()
                 ));
             }
         }
@@ -119,11 +132,83 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
     })
 }
 
+fn model_spec(name: &str, flag: &str) -> Result<ModelSpec, ConfigError> {
+    ModelSpec::parse(name).map_or_else(
+        || {
+            bad(format!(
+                "{flag} '{name}': expected one of {}",
+                model_names_help()
+            ))
+        },
+        Ok,
+    )
+}
+
 /// Runs `tscope simulate`; returns the exit code.
 pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
+    if let Some(name) = &args.explain {
+        let (model, _) = model_spec(name, "--explain")?.resolve(None);
+        let output = Output::new(&args.output)?;
+        output.export(&explain(model))?;
+        return Ok(0);
+    }
     let cfg = config(args, global)?;
     let output = Output::new(&args.output)?;
     let result = sim::simulate(&cfg)?;
     output.export(&result)?;
     Ok(0)
+}
+
+impl Render for Explanation {
+    fn json(&self) -> impl serde::Serialize + '_ {
+        self
+    }
+
+    fn blocks(&self, _style: Style) -> Vec<Block> {
+        let mut blocks = vec![Block::Heading(format!(
+            "{}: timestamp work per syscall and filesystem (stock {}; policies {})",
+            self.model,
+            self.stock_policy,
+            self.policies.join(", ")
+        ))];
+        if !self.notes.is_empty() {
+            blocks.push(Block::list("note: ", self.notes.clone()));
+        }
+        blocks.push(Block::Table(self.csv()));
+        blocks.push(Block::Text(
+            "reads: clock reads at the stock setting (a-b: Linux updates only when the coarse \
+             time moved; BSD flushes only when a flag is pending); status: read = checked \
+             against the source text, cited = from issue 13's reading, recalled = not re-read\n"
+                .into(),
+        ));
+        blocks
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&[
+            ("syscall", Align::Left),
+            ("fs", Align::Left),
+            ("work", Align::Left),
+            ("reads", Align::Right),
+            ("repo", Align::Left),
+            ("file", Align::Left),
+            ("function", Align::Left),
+            ("at", Align::Left),
+            ("status", Align::Left),
+        ]);
+        for r in &self.rows {
+            t.row(vec![
+                r.syscall.to_string(),
+                r.filesystems.join(","),
+                r.work.clone(),
+                r.reads.clone(),
+                r.source.repo.to_string(),
+                r.source.file.to_string(),
+                r.source.function.to_string(),
+                r.source.at.to_string(),
+                r.source.status.to_string(),
+            ]);
+        }
+        t
+    }
 }

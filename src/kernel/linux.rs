@@ -10,70 +10,154 @@
 //!   (include/linux/fs.h), `generic_update_time`, `inode_update_timestamps`
 //! - kernel/time/timekeeping.c: `ktime_get_coarse_real_ts64_mg`, `ktime_get_real_ts64_mg`
 //! - fs/stat.c: `generic_fillattr` → `fill_mg_cmtime` (sets `I_CTIME_QUERIED`)
-//! - fs/pipe.c: `pipe_write` → `file_update_time`, `pipe_read` → `file_accessed`
+//! - fs/pipe.c: `pipe_write` → `file_update_time`, `pipe_read` → `file_accessed` until 6.14;
+//!   from 6.15 anonymous pipes use `anon_pipe_read`/`anon_pipe_write`, which take no time
 //! - mm/shmem.c: `shmem_mknod`, `shmem_unlink`, `shmem_mmap` (`file_accessed`), no
 //!   `page_mkwrite` in `shmem_vm_ops`; fs/ext4/inode.c `ext4_page_mkwrite` → `file_update_time`
 //! - fs/attr.c: `notify_change` (`current_time` into `ia_ctime`), `setattr_copy`
 //!
 //! See docs/kernel-models.md for the per-syscall table and which counts are uncertain.
 
-use super::{act, Action, Effect, Target};
+use super::model::LINUX_NO_ANON_PIPE_TIME;
+use super::{act, Effect, Rule, Source, Target, Version};
 use crate::trace::{FsKind, Syscall};
 
-/// The timestamp work of `syscall` on `fs` in Linux (both Linux models; the policy decides
-/// coarse, multigrain or precise reads).
-pub fn action(syscall: Syscall, fs: FsKind) -> Action {
+const LINUX: &str = "torvalds/linux";
+/// Where the pre-6.15 counts were read (fs/pipe.c before the anonymous-pipe series, fs/inode.c
+/// and timekeeping.c of the multigrain code).
+const AT_613: &str = "v6.13-v6.14";
+const RECALLED_AT: &str = "v6.13-v6.18 (recalled, not re-read)";
+
+const fn src(file: &'static str, function: &'static str, at: &'static str, read: bool) -> Source {
+    Source {
+        repo: LINUX,
+        file,
+        function,
+        at,
+        status: if read { "read" } else { "recalled" },
+    }
+}
+
+/// The timestamp work of `syscall` on `fs` in Linux `version` (the policy decides coarse,
+/// multigrain or precise reads; multigrain only from 6.13, see [`super::ModelId::policies`]).
+pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
     use Effect::*;
     use Target::*;
     let update = |modify| LinuxUpdateIfChanged {
         target: Inode,
         modify,
     };
+    let r = |effects: &[Effect], source: Source| Rule {
+        action: act(effects),
+        source,
+    };
     if fs == FsKind::Pipefs {
+        if version >= LINUX_NO_ANON_PIPE_TIME && syscall != Syscall::Stat {
+            // "pipe: don't update {a,c,m}time for anonymous pipes" (Oleg Nesterov, merged for
+            // 6.15): pipeanon_fops use anon_pipe_read/anon_pipe_write, which call neither
+            // file_accessed() nor file_update_time(); only FIFOs (fifo_pipe_*) still do.
+            return r(
+                &[],
+                src(
+                    "fs/pipe.c",
+                    "anon_pipe_read, anon_pipe_write (pipeanon_fops)",
+                    "v6.15: patch 'pipe: don't update {a,c,m}time for anonymous pipes'",
+                    true,
+                ),
+            );
+        }
         return match syscall {
             // pipe_write(): file_update_time(filp) after a successful write.
-            Syscall::Write => act(&[update(true)]),
+            Syscall::Write => r(
+                &[update(true)],
+                src("fs/pipe.c", "pipe_write -> file_update_time", AT_613, true),
+            ),
             // pipe_read(): file_accessed(filp) → touch_atime().
-            Syscall::Read => act(&[update(false)]),
-            Syscall::Stat => act(&[LinuxQuery { target: Inode }]),
-            _ => act(&[]),
+            Syscall::Read => r(
+                &[update(false)],
+                src("fs/pipe.c", "pipe_read -> file_accessed", AT_613, true),
+            ),
+            Syscall::Stat => r(
+                &[LinuxQuery { target: Inode }],
+                src(
+                    "fs/stat.c",
+                    "generic_fillattr -> fill_mg_cmtime",
+                    RECALLED_AT,
+                    false,
+                ),
+            ),
+            _ => r(&[], src("fs/pipe.c", "(no timestamp work)", AT_613, true)),
         };
     }
+    let recalled = |file, function| src(file, function, RECALLED_AT, false);
     match syscall {
-        Syscall::Read | Syscall::Mmap => act(&[update(false)]),
-        Syscall::Readdir => act(&[LinuxUpdateIfChanged {
-            target: Inode,
-            modify: false,
-        }]),
-        Syscall::Write => act(&[update(true)]),
+        Syscall::Read | Syscall::Mmap | Syscall::Readdir => r(
+            &[update(false)],
+            recalled(
+                "mm/shmem.c, mm/filemap.c",
+                "shmem_file_read_iter, shmem_mmap, generic_file_mmap -> file_accessed",
+            ),
+        ),
+        Syscall::Write => r(
+            &[update(true)],
+            recalled(
+                "mm/shmem.c, fs/ext4/file.c",
+                "write_iter -> file_modified -> file_update_time",
+            ),
+        ),
         // tmpfs has no page_mkwrite: a store through a shared mapping changes no timestamp.
-        Syscall::MmapStore if fs == FsKind::Tmpfs => act(&[]),
-        Syscall::MmapStore => act(&[update(true)]),
-        Syscall::Create | Syscall::Mkdir => act(&[
-            NewInode,
-            LinuxSetCtime { target: Inode },
-            LinuxSetCtime { target: Dir },
-        ]),
+        Syscall::MmapStore if fs == FsKind::Tmpfs => r(
+            &[],
+            recalled("mm/shmem.c", "shmem_vm_ops (no page_mkwrite)"),
+        ),
+        Syscall::MmapStore => r(
+            &[update(true)],
+            recalled("fs/ext4/inode.c", "ext4_page_mkwrite -> file_update_time"),
+        ),
+        Syscall::Create | Syscall::Mkdir => r(
+            &[
+                NewInode,
+                LinuxSetCtime { target: Inode },
+                LinuxSetCtime { target: Dir },
+            ],
+            recalled(
+                "mm/shmem.c, fs/ext4/namei.c",
+                "shmem_mknod, ext4_create -> inode_set_ctime_current",
+            ),
+        ),
         // shmem_unlink(): dir mtime = dir ctime = inode_set_ctime_current(inode) — one read
         // applied to both; other filesystems call inode_set_ctime_current() on each.
-        Syscall::Unlink | Syscall::Rmdir if fs == FsKind::Tmpfs => {
-            act(&[LinuxSetCtime { target: Inode }, LinuxCopyCtimeToDir])
-        }
-        Syscall::Unlink | Syscall::Rmdir | Syscall::Rename | Syscall::Link => act(&[
-            LinuxSetCtime { target: Dir },
-            LinuxSetCtime { target: Inode },
-        ]),
-        Syscall::OpenTrunc | Syscall::Truncate | Syscall::Setattr | Syscall::Utimens => act(&[
-            LinuxCurrentTime { target: Inode },
-            LinuxSetCtime { target: Inode },
-        ]),
-        Syscall::Stat => act(&[LinuxQuery { target: Inode }]),
+        Syscall::Unlink | Syscall::Rmdir if fs == FsKind::Tmpfs => r(
+            &[LinuxSetCtime { target: Inode }, LinuxCopyCtimeToDir],
+            recalled("mm/shmem.c", "shmem_unlink"),
+        ),
+        Syscall::Unlink | Syscall::Rmdir | Syscall::Rename | Syscall::Link => r(
+            &[
+                LinuxSetCtime { target: Dir },
+                LinuxSetCtime { target: Inode },
+            ],
+            recalled("fs/ext4/namei.c", "ext4_unlink -> inode_set_ctime_current"),
+        ),
+        Syscall::OpenTrunc | Syscall::Truncate | Syscall::Setattr | Syscall::Utimens => r(
+            &[
+                LinuxCurrentTime { target: Inode },
+                LinuxSetCtime { target: Inode },
+            ],
+            recalled(
+                "fs/attr.c, fs/open.c",
+                "do_truncate -> notify_change, setattr_copy",
+            ),
+        ),
+        Syscall::Stat => r(
+            &[LinuxQuery { target: Inode }],
+            recalled("fs/stat.c", "generic_fillattr -> fill_mg_cmtime"),
+        ),
         Syscall::Open
         | Syscall::Close
         | Syscall::Lseek
         | Syscall::Munmap
         | Syscall::Fsync
-        | Syscall::Other => act(&[]),
+        | Syscall::Other => r(&[], recalled("-", "(no timestamp work)")),
     }
 }
 
@@ -81,16 +165,39 @@ pub fn action(syscall: Syscall, fs: FsKind) -> Action {
 mod tests {
     use super::*;
 
+    fn action(v: (u16, u16), s: Syscall, fs: FsKind) -> super::super::Action {
+        rule(Version::new(v.0, v.1), s, fs).action
+    }
+
     #[test]
-    fn pipes_check_the_coarse_time_on_both_ends() {
+    fn pipes_check_the_coarse_time_on_both_ends_before_6_15() {
         assert!(matches!(
-            action(Syscall::Write, FsKind::Pipefs)[0],
+            action((6, 12), Syscall::Write, FsKind::Pipefs)[0],
             Effect::LinuxUpdateIfChanged { modify: true, .. }
         ));
         assert!(matches!(
-            action(Syscall::Read, FsKind::Pipefs)[0],
+            action((6, 14), Syscall::Read, FsKind::Pipefs)[0],
             Effect::LinuxUpdateIfChanged { modify: false, .. }
         ));
-        assert_eq!(action(Syscall::MmapStore, FsKind::Tmpfs)[0], Effect::None);
+        assert_eq!(
+            action((6, 18), Syscall::MmapStore, FsKind::Tmpfs)[0],
+            Effect::None
+        );
+    }
+
+    #[test]
+    fn anonymous_pipes_take_no_timestamp_from_6_15() {
+        for v in [(6, 15), (6, 18), (7, 0)] {
+            for s in [Syscall::Write, Syscall::Read] {
+                assert_eq!(
+                    action(v, s, FsKind::Pipefs),
+                    [Effect::None; 3],
+                    "{v:?} {s:?}"
+                );
+            }
+        }
+        let r = rule(Version::new(6, 15), Syscall::Write, FsKind::Pipefs);
+        assert_eq!(r.source.file, "fs/pipe.c");
+        assert!(r.source.function.contains("anon_pipe_write"));
     }
 }

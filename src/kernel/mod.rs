@@ -7,133 +7,30 @@
 //! functions too.
 
 pub mod bsd;
+pub mod explain;
 pub mod linux;
+pub mod model;
 
-use std::fmt;
-
-use clap::ValueEnum;
 use serde::Serialize;
+
+pub use model::{Family, ModelId, ModelSpec, Version};
 
 use crate::trace::{FsKind, Syscall};
 
-/// A kernel whose timestamp handling `simulate` models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ModelId {
-    /// Linux, coarse `current_time()` (filesystems without multigrain, and pipes).
-    Linux,
-    /// Linux ≥ 6.13 on tmpfs/ext4/xfs/btrfs: multigrain ctime for inodes someone stat'ed.
-    LinuxMultigrain,
-    /// FreeBSD with `vfs.timestamp_precision` 0–3 (default 2).
-    Freebsd,
-    /// DragonFly with `vfs.timestamp_precision` modes (default 0).
-    Dragonfly,
-    /// NetBSD: `vfs_timestamp()` is `nanotime()`, no knob.
-    Netbsd,
-    /// NetBSD with the proposed knob (FreeBSD's four settings; stock is 3).
-    NetbsdKnob,
-}
-
 impl ModelId {
-    pub const ALL: [ModelId; 6] = [
-        ModelId::Linux,
-        ModelId::LinuxMultigrain,
-        ModelId::Freebsd,
-        ModelId::Dragonfly,
-        ModelId::Netbsd,
-        ModelId::NetbsdKnob,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelId::Linux => "linux",
-            ModelId::LinuxMultigrain => "linux-multigrain",
-            ModelId::Freebsd => "freebsd",
-            ModelId::Dragonfly => "dragonfly",
-            ModelId::Netbsd => "netbsd",
-            ModelId::NetbsdKnob => "netbsd-knob",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<ModelId> {
-        ModelId::ALL.iter().copied().find(|m| m.name() == name)
-    }
-
-    /// Linux models charge `derived.precise_read_ns`; BSD models the counter instruction.
-    pub fn is_linux(self) -> bool {
-        matches!(self, ModelId::Linux | ModelId::LinuxMultigrain)
-    }
-
-    /// The kernel's default tick period for BSD models (`hz`), in ns; `None` for Linux (taken
-    /// from the profile's measured coarse-clock update period).
-    pub fn default_tick_ns(self) -> Option<f64> {
-        match self {
-            ModelId::Linux | ModelId::LinuxMultigrain => None,
-            // FreeBSD: HZ=1000 by default (sys/kern/subr_param.c HZ).
-            ModelId::Freebsd => Some(1e6),
-            // DragonFly and NetBSD: HZ=100 by default.
-            ModelId::Dragonfly | ModelId::Netbsd | ModelId::NetbsdKnob => Some(1e7),
-        }
-    }
-
-    /// The policies of this model, stock first.
-    pub fn policies(self) -> Vec<Policy> {
-        use ClockFn::*;
-        let bsd = |model: ModelId, values: &[(u8, ClockFn)], stock: u8| -> Vec<Policy> {
-            let mut v: Vec<Policy> = values
-                .iter()
-                .map(|&(n, clock)| Policy {
-                    model,
-                    value: n.to_string(),
-                    kind: PolicyKind::Bsd { vfs_clock: clock },
-                    stock: n == stock,
-                })
-                .collect();
-            v.sort_by_key(|p| !p.stock);
-            v
-        };
-        // FreeBSD/DragonFly sys/kern/vfs_subr.c vfs_timestamp(): TSP_SEC, TSP_HZ, TSP_USEC,
-        // TSP_NSEC; values above 3 take the `default:` branch (nanotime).
-        let knob = [
-            (0, TimeSecond),
-            (1, Getnanotime),
-            (2, Microtime),
-            (3, Nanotime),
-        ];
-        match self {
-            ModelId::Linux => vec![
-                Policy::linux(self, "coarse", LinuxMode::Coarse, true),
-                Policy::linux(self, "precise", LinuxMode::Precise, false),
-            ],
-            ModelId::LinuxMultigrain => vec![
-                Policy::linux(self, "multigrain", LinuxMode::Multigrain, true),
-                Policy::linux(self, "coarse", LinuxMode::Coarse, false),
-            ],
-            ModelId::Freebsd => bsd(self, &knob, 2),
-            ModelId::Dragonfly => {
-                let mut k = knob.to_vec();
-                k.extend([(4, Nanotime), (5, Nanotime)]);
-                bsd(self, &k, 0)
-            }
-            ModelId::Netbsd => vec![Policy {
-                model: self,
-                value: "nanotime".into(),
-                kind: PolicyKind::Bsd {
-                    vfs_clock: Nanotime,
-                },
-                stock: true,
-            }],
-            ModelId::NetbsdKnob => bsd(self, &knob, 3),
+    /// The timestamp work of `syscall` on `fs` under this model, and its source.
+    pub fn rule(self, syscall: Syscall, fs: FsKind) -> Rule {
+        match self.family {
+            Family::Linux => linux::rule(self.version, syscall, fs),
+            Family::Freebsd => bsd::rule(bsd::Os::FreeBsd(self.version), syscall, fs),
+            Family::Dragonfly => bsd::rule(bsd::Os::DragonFly, syscall, fs),
+            Family::Netbsd | Family::NetbsdKnob => bsd::rule(bsd::Os::NetBsd, syscall, fs),
         }
     }
 
     /// The timestamp work of `syscall` on `fs` under this model.
     pub fn action(self, syscall: Syscall, fs: FsKind) -> Action {
-        match self {
-            ModelId::Linux | ModelId::LinuxMultigrain => linux::action(syscall, fs),
-            ModelId::Freebsd | ModelId::Dragonfly => bsd::action(bsd::Os::FreeBsd, syscall, fs),
-            ModelId::Netbsd | ModelId::NetbsdKnob => bsd::action(bsd::Os::NetBsd, syscall, fs),
-        }
+        self.rule(syscall, fs).action
     }
 
     /// The whole table, indexed by `syscall as usize * FsKind::ALL.len() + fs as usize`.
@@ -148,10 +45,23 @@ impl ModelId {
     }
 }
 
-impl fmt::Display for ModelId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// Where a count comes from: repository, file, function, and the release or commit it was read
+/// at (`status` says whether it was read in the source or recalled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub repo: &'static str,
+    pub file: &'static str,
+    pub function: &'static str,
+    pub at: &'static str,
+    /// `read` (checked against the source text) or `recalled` (not re-read: first suspect).
+    pub status: &'static str,
+}
+
+/// One table entry: the effects and the source behind them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub action: Action,
+    pub source: Source,
 }
 
 /// Index of `(syscall, fs)` in [`ModelId::table`].
@@ -171,27 +81,25 @@ pub struct Policy {
 }
 
 impl Policy {
-    fn linux(model: ModelId, value: &str, mode: LinuxMode, stock: bool) -> Policy {
-        Policy {
-            model,
-            value: value.into(),
-            kind: PolicyKind::Linux { mode },
-            stock,
-        }
-    }
-
-    /// `<model>:<value>`, e.g. `freebsd:3`.
+    /// `<family>:<value>`, e.g. `freebsd:3` (the version is not part of a policy's name).
     pub fn name(&self) -> String {
-        format!("{}:{}", self.model, self.value)
+        format!("{}:{}", self.model.name(), self.value)
     }
 
-    /// Finds a policy by its full name.
+    /// Finds a policy by its name, `MODEL:VALUE`, where MODEL is a family (its newest version),
+    /// `family@version`, or the alias `linux-multigrain`.
     pub fn parse(name: &str) -> Option<Policy> {
-        let (m, _) = name.split_once(':')?;
-        ModelId::parse(m)?
-            .policies()
-            .into_iter()
-            .find(|p| p.name() == name)
+        let (m, v) = name.split_once(':')?;
+        let model = ModelId::parse(m)?;
+        model.policies().into_iter().find(|p| p.value == v)
+    }
+
+    /// The policy of the same value in `model` (same family), if it has one.
+    pub fn for_model(&self, model: ModelId) -> Option<Policy> {
+        if model.family != self.model.family {
+            return None;
+        }
+        model.policies().into_iter().find(|p| p.value == self.value)
     }
 }
 
@@ -344,7 +252,7 @@ mod tests {
 
     #[test]
     fn policy_names_parse_back_and_each_model_has_one_stock() {
-        for m in ModelId::ALL {
+        for m in ModelId::all_newest() {
             let ps = m.policies();
             assert_eq!(ps.iter().filter(|p| p.stock).count(), 1, "{m}");
             assert!(ps[0].stock);

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::error::ConfigError;
-use crate::kernel::{ModelId, Policy};
+use crate::kernel::{Family, ModelId, ModelSpec, Policy};
 use crate::trace::FsKind;
 
 /// A setting `--set`, `--sweep` and the output name.
@@ -129,7 +129,9 @@ pub enum Input {
 #[derive(Debug, Clone)]
 pub struct SimulateConfig {
     pub input: Input,
-    pub models: Vec<ModelId>,
+    /// The `--model` arguments; [`crate::sim::resolve_models`] turns them into models once
+    /// the profile (whose kernel release a bare `linux` follows) is known.
+    pub models: Vec<ModelSpec>,
     pub profile: Option<PathBuf>,
     /// A profile already in memory (the report's own probe); wins over `profile`.
     pub profile_data: Option<crate::probe::Profile>,
@@ -159,7 +161,14 @@ impl SimulateConfig {
     pub fn new(input: Input) -> Self {
         SimulateConfig {
             input,
-            models: ModelId::ALL.to_vec(),
+            models: Family::ALL
+                .iter()
+                .map(|&family| ModelSpec {
+                    family,
+                    version: None,
+                    alias: false,
+                })
+                .collect(),
             profile: None,
             profile_data: None,
             counter: Counter::Rdtscp,
@@ -238,8 +247,8 @@ fn policy(text: &str) -> Result<Policy, ConfigError> {
     match Policy::parse(text) {
         Some(p) => Ok(p),
         None => {
-            let all: Vec<String> = ModelId::ALL
-                .iter()
+            let all: Vec<String> = ModelId::all_newest()
+                .into_iter()
                 .flat_map(|m| m.policies())
                 .map(|p| p.name())
                 .collect();

@@ -112,9 +112,10 @@ pub fn resolve(
             "not measured, taken as 0; --set update_ns=… adds inode update work".to_string(),
         ),
     };
-    let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns()) {
+    let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
+    let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {
         (Some(v), _) => (v, "--set tick_ns".to_string()),
-        (None, Some(t)) => (t, format!("{model} default HZ={}", (1e9 / t).round())),
+        (None, Some((t, why))) => (t, format!("{model} default {why}")),
         (None, None) => match profile
             .and_then(|p| p.source(COARSE_SOURCE))
             .and_then(|s| s.update_period_ns)

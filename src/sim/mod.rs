@@ -11,6 +11,7 @@
 pub mod config;
 pub mod costs;
 pub mod estimate;
+pub mod expected;
 pub mod replay;
 pub mod result;
 pub mod streamed;
@@ -28,7 +29,7 @@ pub use config::{Counter, Input, Param, SimulateConfig};
 pub use replay::{Costs, Replay, Stats};
 use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 
-use crate::kernel::{ModelId, Policy};
+use crate::kernel::{Family, ModelId, Policy, Version};
 use crate::probe::Profile;
 use crate::trace::{bundled, CompiledScenario, Scenario};
 use crate::workload::run_record::RunRecord;
@@ -133,12 +134,14 @@ fn base_cost(
         return Ok((v, "--set base_ns".into()));
     }
     if let Some(run) = &loaded.run {
-        // The kernel it ran on: multigrain from 6.13 (equal to coarse off FS_MGTIME filesystems).
-        let model = if run.multigrain_kernel() {
-            ModelId::LinuxMultigrain
-        } else {
-            ModelId::Linux
-        };
+        // The kernel it ran on (its release's version; the newest modelled when unknown).
+        let model = ModelId::new(
+            Family::Linux,
+            run.kernel_release
+                .as_deref()
+                .and_then(Version::parse)
+                .unwrap_or_else(|| Family::Linux.newest()),
+        );
         let (costs, _) = costs::resolve(model, profile, cfg)?;
         let stock = &model.policies()[0];
         let measured = run.measured_ns_per_iteration();
@@ -148,11 +151,12 @@ fn base_cost(
             base,
             format!(
                 "run record: {:.1} ns per iteration measured ({:.0} ops/s, {} task(s)) less the \
-                 {} model's timestamp work",
+                 {} ({}) model's timestamp work",
                 measured,
                 run.ops_per_sec,
                 compiled.tasks,
-                stock.name()
+                stock.name(),
+                model
             ),
         ));
     }
@@ -178,11 +182,12 @@ fn base_cost(
         return Ok((
             base,
             format!(
-                "published stock figure {} ops/s ({:.1} ns per iteration) less the {} \
+                "published stock figure {} ops/s ({:.1} ns per iteration) less the {} ({}) \
                  timestamp work at these costs",
                 p.stock_ops_per_sec,
                 measured,
-                stock.name()
+                stock.name(),
+                model
             ),
         ));
     }
@@ -235,9 +240,16 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             ));
         }
     }
+    // A bare `linux` follows the kernel the run was recorded on, else the profile's.
+    let run_release = loaded
+        .run
+        .as_ref()
+        .and_then(|r| r.kernel_release.as_deref());
+    let (resolved, model_notes) = resolve_models_on(cfg, profile, run_release);
+    notes.extend(model_notes);
     let mut models = Vec::new();
     let mut sweeps = Vec::new();
-    for &model in &cfg.models {
+    for &model in &resolved {
         let (costs, sources) = costs::resolve(model, profile, cfg)?;
         let costs_o = costs_out(costs, sources, base, &base_source);
         let stock_policy = model.policies()[0].name();
@@ -254,7 +266,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             sweeps.push(SweepReport {
                 schema_version: SIMULATE_SCHEMA_VERSION,
                 scenario: compiled.name.clone(),
-                model: model.name().into(),
+                model: model.label(),
                 stock_policy,
                 parameter: spec.param.name().into(),
                 break_even_speedup: cfg.break_even,
@@ -268,14 +280,14 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         models.push(ModelReport {
             schema_version: SIMULATE_SCHEMA_VERSION,
             scenario: compiled.name.clone(),
-            model: model.name().into(),
+            model: model.label(),
             stock_policy,
             tasks: compiled.tasks,
             iterations,
             profile: note.clone(),
             costs: costs_o,
             estimates: estimate::estimates(model, costs, &compiled, base, iterations),
-            notes: notes.clone(),
+            notes: notes.iter().cloned().chain(model.notes()).collect(),
             strace: None,
         });
     }
@@ -286,36 +298,74 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
     })
 }
 
+/// The models `cfg.models` name, at their versions (a bare `linux`: the profile's kernel
+/// release), and notes saying how each version was chosen.
+pub fn resolve_models(
+    cfg: &SimulateConfig,
+    profile: Option<&Profile>,
+) -> (Vec<ModelId>, Vec<String>) {
+    resolve_models_on(cfg, profile, None)
+}
+
+/// [`resolve_models`] with a kernel release that wins over the profile's (a run record's).
+fn resolve_models_on(
+    cfg: &SimulateConfig,
+    profile: Option<&Profile>,
+    release: Option<&str>,
+) -> (Vec<ModelId>, Vec<String>) {
+    let release = release.or_else(|| profile.and_then(|p| p.machine.kernel_release.as_deref()));
+    let mut models = Vec::new();
+    let mut notes = Vec::new();
+    for spec in &cfg.models {
+        let (m, note) = spec.resolve(release);
+        if !models.contains(&m) {
+            models.push(m);
+            notes.extend(note);
+        }
+    }
+    (models, notes)
+}
+
 /// The (stock, patched) policy pairs a back-solve runs.
 fn implied_pairs(
-    cfg: &SimulateConfig,
+    models: &[ModelId],
     compiled: &CompiledScenario,
     spec: &config::ImpliedSpec,
 ) -> crate::error::Result<Vec<(Policy, Policy)>> {
     let stock_of = |m: ModelId| m.policies().remove(0);
+    // A policy named by family only takes the version of the simulated model of that family.
+    let rebind = |p: &Policy| {
+        models
+            .iter()
+            .find_map(|&m| p.for_model(m))
+            .unwrap_or_else(|| p.clone())
+    };
     if let Some(p) = &spec.policy {
+        let p = rebind(p);
         let stock = spec
             .stock_policy
-            .clone()
+            .as_ref()
+            .map(rebind)
             .unwrap_or_else(|| stock_of(p.model));
-        return Ok(vec![(stock, p.clone())]);
+        return Ok(vec![(stock, p)]);
     }
     if let Some(pb) = &compiled.published {
-        if let Some(p) = Policy::parse(&pb.patched_policy).filter(|p| cfg.models.contains(&p.model))
+        if let Some(p) = Policy::parse(&pb.patched_policy)
+            .and_then(|p| models.iter().find_map(|&m| p.for_model(m)))
         {
             let stock = spec
                 .stock_policy
-                .clone()
+                .as_ref()
+                .map(rebind)
                 .unwrap_or_else(|| stock_of(p.model));
             return Ok(vec![(stock, p)]);
         }
     }
     // Default: each BSD model's getnanotime setting against its stock.
-    let pairs: Vec<(Policy, Policy)> = cfg
-        .models
+    let pairs: Vec<(Policy, Policy)> = models
         .iter()
         .filter_map(|&m| {
-            let patched = Policy::parse(&format!("{m}:1"))?;
+            let patched = m.policies().into_iter().find(|p| p.value == "1")?;
             Some((stock_of(m), patched))
         })
         .filter(|(s, p)| s != p)
@@ -335,8 +385,9 @@ fn implied(
     note: &ProfileNote,
     spec: &config::ImpliedSpec,
 ) -> crate::error::Result<Output> {
+    let (models, _) = resolve_models(cfg, profile);
     let mut reports = Vec::new();
-    for (stock, patched) in implied_pairs(cfg, compiled, spec)? {
+    for (stock, patched) in implied_pairs(&models, compiled, spec)? {
         crate::ensure!(
             stock.model == patched.model,
             "--implied: stock_policy {} and policy {} are of different models",

@@ -79,8 +79,12 @@ fn multigrain_floor_keeps_a_later_coarse_stamp_from_going_backwards() {
     assert_eq!(s.cross_pairs, 1);
     assert_eq!(s.cross_inverted, 0);
     assert_eq!(s.cross_equal, 1);
+    // The old model name is an alias of linux@6.13, whose stock policy is multigrain.
+    let alias = ModelId::parse("linux-multigrain").unwrap();
+    assert_eq!(alias.label(), "linux@6.13");
+    assert_eq!(alias.policies()[0].name(), "linux:multigrain");
     assert_eq!(
-        ModelId::LinuxMultigrain.policies()[0].name(),
-        "linux-multigrain:multigrain"
+        ModelId::parse("linux@6.12").unwrap().policies()[0].name(),
+        "linux:coarse"
     );
 }

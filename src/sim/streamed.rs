@@ -31,7 +31,8 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
     let (profile, note) = super::profile(cfg)?;
     let profile = profile.as_ref();
     let mut resolved = Vec::new();
-    for &m in &cfg.models {
+    let (models, _) = super::resolve_models(cfg, profile);
+    for m in models {
         resolved.push((m, m.table(), m.policies(), costs::resolve(m, profile, cfg)?));
     }
     let provisional = cfg.set(Param::BaseNs).unwrap_or(PROVISIONAL_BASE_NS);

@@ -235,7 +235,7 @@ pub fn implied_report(
     ImpliedReport {
         schema_version: super::result::SIMULATE_SCHEMA_VERSION,
         scenario: scenario_name.to_string(),
-        model: model.name().to_string(),
+        model: model.label(),
         stock_policy: stock.name(),
         patched_policy: patched.name(),
         stock_ops_per_sec,

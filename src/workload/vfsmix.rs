@@ -1,9 +1,12 @@
-//! `vfsmix`: will-it-scale's vfsmix test (Anton Blanchard's tree and its forks; the mix is Ingo
-//! Molnar's from 2015, <https://lkml.org/lkml/2015/5/19/1009>). Per iteration, in the private
+//! `vfsmix`: will-it-scale's `tests/vfsmix.c` (read in `heatd/will-it-scale` at 78effd3d; the
+//! mix is Ingo Molnar's from 2015, <https://lkml.org/lkml/2015/5/19/1009>), which calls
+//! `mkstemp("/tmp/willitscale.XXXXXX")` and then the steps below. Per iteration, in the private
 //! scratch directory:
 //!
-//! 0. `open(name, O_RDWR|O_CREAT|O_EXCL, 0600)` — what `mkstemp` issues (a fresh name each
-//!    iteration, as `mkstemp`'s random suffix gives; here a per-task counter);
+//! 0. `open(name, O_RDWR|O_CREAT|O_EXCL, 0600)` — what glibc's `mkstemp` issues (a fresh name
+//!    each iteration, as `mkstemp`'s random suffix gives; here a per-task counter). BSD libcs'
+//!    `mkstemp` first `stat()`s the directory; that sequence is the `netbsd-seed-vfsmix`
+//!    scenario, and this Linux workload follows glibc;
 //! 1. `lstat(name)`;
 //! 2. `lseek(fd, pagesize - 1, SEEK_SET)`;
 //! 3. `close(fd)`;

@@ -27,10 +27,10 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
         cfg.validate_dirs.clone()
     };
     let (profile, note) = crate::sim::profile(cfg)?;
-    let model = ModelId::LinuxMultigrain;
+    let model = ModelId::newest(crate::kernel::Family::Linux);
     let (c, sources) = costs::resolve(model, profile.as_ref(), cfg)?;
-    let policy = Policy::parse("linux-multigrain:multigrain")
-        .ok_or_else(|| crate::failure!("no multigrain policy"))?;
+    let policy =
+        Policy::parse("linux:multigrain").ok_or_else(|| crate::failure!("no multigrain policy"))?;
     let table = model.table();
     let mut rows = Vec::new();
     let mut notes = vec![format!(

@@ -74,7 +74,8 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
     let mut measured: Vec<(InjectionKey, Measured)> = Vec::new();
     let mut rows = Vec::new();
     let mut worst_drift: f64 = 0.0;
-    for &model in &cfg.models {
+    let (models, _) = crate::sim::resolve_models(cfg, Some(&profile));
+    for model in models {
         let counter = if model.is_linux() {
             ReadSource::SyscallRealtime
         } else {

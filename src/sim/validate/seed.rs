@@ -7,7 +7,7 @@
 //! The informative rows are the cross-checks: one clock cost must explain both pairs.
 
 use super::{ns, Row, ValidationReport};
-use crate::kernel::{ModelId, Policy};
+use crate::kernel::{Family, ModelId, Policy};
 use crate::sim::config::SimulateConfig;
 use crate::sim::estimate::{base_from_measured, replay};
 use crate::sim::replay::Costs;
@@ -81,9 +81,10 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
     let vfsmix = scenario("netbsd-seed-vfsmix")?;
     let pipe1 = scenario("netbsd-seed")?;
     let (k3, k1) = (policy("netbsd-knob:3")?, policy("netbsd-knob:1")?);
-    let (f3, f1) = (policy("freebsd:3")?, policy("freebsd:1")?);
-    let (knob_costs, _) = costs::resolve(ModelId::NetbsdKnob, profile, cfg)?;
-    let (fb_costs, _) = costs::resolve(ModelId::Freebsd, profile, cfg)?;
+    // FreeBSD before pipe_timestamp(): pipes still called vfs_timestamp() (assumption P2).
+    let (f3, f1) = (policy("freebsd@12.4:3")?, policy("freebsd@12.4:1")?);
+    let (knob_costs, _) = costs::resolve(ModelId::newest(Family::NetbsdKnob), profile, cfg)?;
+    let (fb_costs, _) = costs::resolve(f3.model, profile, cfg)?;
     let published = |s: &CompiledScenario| {
         s.published
             .as_ref()
@@ -103,7 +104,7 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
     );
     let (so, po, sp) = speedup(&k3, &k1, knob_costs, cv, &vfsmix, bv);
     let d = format!(
-        "netbsd-knob:3 -> :1 on tmpfs (6 nanotime() per op), back-solved read {} and base {}; \
+        "netbsd-knob:3 -> :1 on tmpfs (5 nanotime() per op), back-solved read {} and base {}; \
          replayed: {so:.0} -> {po:.0} ops/s",
         ns(cv),
         ns(bv)
@@ -123,7 +124,7 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
         ..knob_costs
     };
     let b1 = base_from_measured(
-        ModelId::NetbsdKnob,
+        ModelId::newest(Family::NetbsdKnob),
         &k3,
         costs_v,
         &pipe1,
@@ -153,7 +154,7 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
             sp2,
             pp / ps,
             format!(
-                "freebsd:3 -> :1 (2 counter reads per op), back-solved read {} and base {}",
+                "freebsd@12.4:3 -> :1 (2 counter reads per op), back-solved read {} and base {}",
                 ns(cp),
                 ns(bp)
             ),
@@ -165,14 +166,14 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
             sp3,
             pp / ps,
             format!(
-                "freebsd:3 -> :1 with vfsmix's {} read and pipe1's base {}: one clock cannot \
+                "freebsd@12.4:3 -> :1 with vfsmix's {} read and pipe1's base {}: one clock cannot \
                  explain both pairs this way",
                 ns(cv),
                 ns(bp)
             ),
         ));
     } else {
-        notes.push("pipe1 under freebsd:3 -> :1 was not identifiable".into());
+        notes.push("pipe1 under freebsd@12.4:3 -> :1 was not identifiable".into());
     }
     notes.push(
         "a back-solve fits two unknowns to two figures, so its own row reproduces the pair by \
