@@ -51,7 +51,7 @@ pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> crate::error::Resu
 }
 
 /// Where each cost came from, for the output.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct CostSources {
     pub precise_read: String,
     pub coarse_read: String,

@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::replay::{Costs, Replay, Stats};
 use crate::kernel::{ClockFn, ModelId, Policy};
 use crate::trace::CompiledScenario;
 
 /// Accuracy of the timestamps a policy stores.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Accuracy {
     /// Granularity of the coarsest clock that stamped a modification.
     pub resolution_ns: f64,
@@ -28,7 +28,7 @@ pub struct Accuracy {
 }
 
 /// One policy's estimate.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PolicyEstimate {
     pub policy: String,
     pub stock: bool,

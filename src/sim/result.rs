@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::costs::CostSources;
 use super::estimate::PolicyEstimate;
@@ -16,7 +16,7 @@ use crate::trace::strace::import::ImportSummary;
 pub const SIMULATE_SCHEMA_VERSION: u32 = 1;
 
 /// Which profile the costs come from.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProfileNote {
     /// The file as given, or `quick probe taken now`.
     pub origin: String,
@@ -41,7 +41,7 @@ impl ProfileNote {
 }
 
 /// The costs one model was simulated with.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CostsOut {
     pub precise_read_ns: f64,
     pub coarse_read_ns: f64,
@@ -54,7 +54,7 @@ pub struct CostsOut {
 }
 
 /// Estimates of one scenario under one model.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ModelReport {
     pub schema_version: u32,
     pub scenario: String,
@@ -72,14 +72,14 @@ pub struct ModelReport {
 }
 
 /// One policy at one swept value.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepEstimate {
     pub policy: String,
     pub ns_per_op: f64,
     pub speedup: f64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepPoint {
     pub value: f64,
     pub estimates: Vec<SweepEstimate>,
@@ -87,14 +87,14 @@ pub struct SweepPoint {
 
 /// The swept value at which a policy's speedup reaches `break_even_speedup` (log-linear
 /// interpolation between points; `null` when it never does within the range).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BreakEven {
     pub policy: String,
     pub value: Option<f64>,
 }
 
 /// Speedup against one swept setting.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepReport {
     pub schema_version: u32,
     pub scenario: String,
@@ -109,7 +109,7 @@ pub struct SweepReport {
 }
 
 /// The per-read cost a published stock/patched pair implies.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ImpliedReport {
     pub schema_version: u32,
     pub scenario: String,
@@ -147,7 +147,7 @@ pub const VALIDATION_SCHEMA_VERSION: u32 = 1;
 pub const GOAL_PCT: f64 = 5.0;
 
 /// One prediction against one measurement.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     /// What was compared: a policy, a workload on a filesystem, a seed pair.
     pub case: String,
@@ -189,7 +189,7 @@ impl Row {
 }
 
 /// A validation's result.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ValidationReport {
     pub schema_version: u32,
     /// `emulation`, `accuracy` or `seed`.

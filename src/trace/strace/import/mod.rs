@@ -41,7 +41,7 @@ pub enum ImportError {
 }
 
 /// What an import saw, for the output (`strace` in the simulate JSON).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct ImportSummary {
     pub file: String,
     pub bytes: u64,
