@@ -42,11 +42,14 @@ impl Render for CountReport {
         if self.interrupted {
             notes.push("interrupted: the rows are what was counted before the signal".into());
         }
-        vec![
-            Block::Table(table(self, false)),
-            Block::Blank,
-            Block::list("", notes),
-        ]
+        let mut blocks = vec![Block::Table(table(self, false)), Block::Blank];
+        if !self.accuracy.is_empty() {
+            blocks.push(Block::Heading("equal successive mtimes (write-stat: fstat after each write)".into()));
+            blocks.push(Block::Table(accuracy(self)));
+            blocks.push(Block::Blank);
+        }
+        blocks.push(Block::list("", notes));
+        blocks
     }
 
     fn csv(&self) -> Table {
@@ -101,6 +104,29 @@ fn table(r: &CountReport, raw: bool) -> Table {
                 Some(false) => "NO".into(),
                 None => String::new(),
             },
+        ]);
+    }
+    t
+}
+
+fn accuracy(r: &CountReport) -> Table {
+    let mut t = Table::new(&[
+        ("kernel", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("equal share", Align::Right),
+        ("model", Align::Left),
+        ("model share", Align::Right),
+    ]);
+    for a in &r.accuracy {
+        t.row(vec![
+            a.kernel_release.clone(),
+            a.fs.clone(),
+            a.workload.clone(),
+            format!("{:.3}", a.equal_successive_share),
+            a.model.clone(),
+            a.model_equal_successive_share
+                .map_or_else(|| "-".into(), |v| format!("{v:.3}")),
         ]);
     }
     t

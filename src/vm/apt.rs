@@ -199,7 +199,11 @@ mod tests {
         let apt = Apt::new(&dir, Some("sid")).unwrap();
         let joined = apt.opts.join(" ");
         assert!(joined.contains(&format!("Dir::State::Lists={}", dir.join("apt/sid/lists").display())));
-        assert!(!joined.contains("/etc/apt"));
+        // Every directory option points into the cache, none at the system's /etc/apt or /var.
+        for o in apt.opts.iter().filter(|o| o.starts_with("Dir::")) {
+            let value = o.split_once('=').unwrap().1;
+            assert!(value.starts_with(&dir.display().to_string()), "{o}");
+        }
         let list = std::fs::read_to_string(dir.join("apt/sid/etc/sources.list")).unwrap();
         assert!(list.contains(" sid main"));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::count_guest::GuestCount;
-use super::count_rows::{self, CountRow};
+use super::count_rows::{self, AccuracyRow, CountRow};
 use super::guest::{self, RequestedAccel};
 use super::matrix::AccelChoice;
 use super::qemu::{self, QemuSpec};
@@ -99,6 +99,12 @@ pub struct KernelRun {
     /// The guest's own errors (a probe it could not register, a file system not mounted).
     pub guest_errors: Vec<String>,
     pub console_tail: Option<String>,
+    /// The probes registered: (function, symbol as in `/proc/kallsyms`).
+    pub probes: Vec<(String, String)>,
+    /// `kprobe_profile` as the guest read it at the end: the raw evidence.
+    pub kprobe_profile: String,
+    /// The `raw_syscalls:sys_enter` `hist:keys=id` histogram at the end.
+    pub syscall_hist: String,
 }
 
 /// What `vm count` prints.
@@ -111,6 +117,8 @@ pub struct CountReport {
     pub iterations: u64,
     pub kernels: Vec<KernelRun>,
     pub rows: Vec<CountRow>,
+    /// Equal successive mtimes measured in the guests beside the model's share.
+    pub accuracy: Vec<AccuracyRow>,
     /// True when a stop signal cut the run short (the rows are what was counted before).
     pub interrupted: bool,
 }
@@ -155,6 +163,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
         iterations: cfg.iterations,
         kernels: Vec::new(),
         rows: Vec::new(),
+        accuracy: Vec::new(),
         interrupted: false,
     };
     let result = (|| -> Result<()> {
@@ -210,6 +219,9 @@ fn count_one(
         wall_s: out.wall.as_secs_f64(),
         guest_errors: Vec::new(),
         console_tail: None,
+        probes: Vec::new(),
+        kprobe_profile: String::new(),
+        syscall_hist: String::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!("killed after {:.0} s (--timeout)", run.wall_s))
@@ -228,7 +240,11 @@ fn count_one(
             run.ok = g.errors.is_empty();
             run.kernel_release = Some(g.release.clone());
             run.guest_errors = g.errors.clone();
+            run.probes = g.probes.clone();
+            run.kprobe_profile = g.kprobe_profile.clone();
+            run.syscall_hist = g.syscall_hist_text.clone();
             report.rows.extend(count_rows::rows(&label, hz, &g));
+            report.accuracy.extend(count_rows::accuracy_rows(&label, hz, &g));
         }
         Err(e) => {
             run.error = Some(e.to_string());

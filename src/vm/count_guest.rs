@@ -38,6 +38,12 @@ pub struct GuestCount {
     pub syscall_hist: bool,
     pub runs: Vec<WorkloadCount>,
     pub errors: Vec<String>,
+    /// `kprobe_profile` as read at the end (the raw evidence behind the counts).
+    #[serde(default)]
+    pub kprobe_profile: String,
+    /// The `raw_syscalls:sys_enter` histogram as read at the end.
+    #[serde(default)]
+    pub syscall_hist_text: String,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -102,6 +108,11 @@ pub fn run(cmdline: &str) -> GuestCount {
     };
     if let Err(e) = count(cmdline, &mut out) {
         out.errors.push(format!("{e:#}"));
+    }
+    let read = |p: &str| std::fs::read_to_string(format!("{TRACING}/{p}")).unwrap_or_default();
+    out.kprobe_profile = read("kprobe_profile");
+    if out.syscall_hist {
+        out.syscall_hist_text = read("events/raw_syscalls/sys_enter/hist");
     }
     out
 }

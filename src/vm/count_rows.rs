@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::count_guest::{GuestCount, WorkloadCount};
 use super::kprobe;
 use crate::kernel::ModelId;
+use crate::sim::estimate::PolicyEstimate;
 use crate::sim::{self, Input, Param, SimulateConfig};
 
 /// A row differs when |kernel − model| exceeds this per op …
@@ -81,24 +82,21 @@ pub fn model_for(kernel_release: &str) -> ModelId {
     }
 }
 
-/// The model's clock reads per op of `function` for `workload` on `fs`, run at the guest's
-/// speed (`base_ns` = the guest's ns per op) and tick (`hz`), so that it predicts the fraction
-/// of ops in which the coarse clock moves. Fixed costs (`--set` style), so no probe runs.
-/// `None` when the model names no such function. The one place that picks the model: the
-/// versioned models (`linux@6.1`, `linux@6.13`, `linux@6.15`) plug in here.
-pub fn model_per_op(
+/// The Linux model's estimate for `workload` on `fs` on the kernel `kernel_release`, run at
+/// the guest's speed (`base_ns` = the guest's ns per op) and tick (`hz`), so that it predicts
+/// the fraction of ops in which the coarse clock moves; fixed costs (`--set` style), so no
+/// probe runs. Returns the model's name and its stock policy's estimate. The one place that
+/// picks and runs the model: the versioned models (`linux@6.1`, `linux@6.13`, `linux@6.15`)
+/// plug in here.
+pub fn model_estimate(
     kernel_release: &str,
     hz: u32,
     workload: &str,
     fs: &str,
-    function: &str,
     guest_ns_per_op: f64,
-) -> Option<(String, f64)> {
+) -> Option<(String, PolicyEstimate)> {
     let _ = fs; // the bundled scenarios are on tmpfs
     let model = model_for(kernel_release);
-    if !kprobe::is_clock_read(function) {
-        return None;
-    }
     let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
     cfg.models = vec![model];
     cfg.iterations = Some(20_000);
@@ -109,17 +107,57 @@ pub fn model_per_op(
         (Param::TickNs, 1e9 / f64::from(hz.max(1))),
         (Param::BaseNs, guest_ns_per_op.max(1.0)),
     ];
-    let out = sim::simulate(&cfg).ok()?;
-    let sim::result::Output::Models(reports) = out else {
+    let sim::result::Output::Models(reports) = sim::simulate(&cfg).ok()? else {
         return None;
     };
-    let stock = reports.first()?.estimates.iter().find(|e| e.stock)?;
-    let n = stock
-        .reads_per_op_by_function
-        .get(function)
-        .copied()
-        .unwrap_or(0.0);
-    Some((model.name().to_string(), n))
+    let stock = reports.into_iter().next()?.estimates.into_iter().find(|e| e.stock)?;
+    Some((model.name().to_string(), stock))
+}
+
+/// The model's reads per op of a clock-read `function` (0 when the model names reads of other
+/// functions only); `None` for context functions, which no model names.
+pub fn model_per_op(estimate: Option<&(String, PolicyEstimate)>, function: &str) -> Option<(String, f64)> {
+    if !kprobe::is_clock_read(function) {
+        return None;
+    }
+    let (name, e) = estimate?;
+    let n = e.reads_per_op_by_function.get(function).copied().unwrap_or(0.0);
+    Some((name.clone(), n))
+}
+
+/// Equal successive mtimes in the guest beside the model's share (write-stat: the guest reads
+/// each mtime with its own fstat).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AccuracyRow {
+    pub kernel_release: String,
+    pub kernel_package: String,
+    pub fs: String,
+    pub workload: String,
+    pub equal_successive_share: f64,
+    pub model: String,
+    pub model_equal_successive_share: Option<f64>,
+    pub guest_ns_per_op: f64,
+}
+
+/// The accuracy rows of one guest's count.
+pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow> {
+    g.runs
+        .iter()
+        .filter_map(|run| {
+            let share = run.equal_mtime_share?;
+            let est = model_estimate(&g.release, hz, &run.workload, &run.fs, run.ns_per_op);
+            Some(AccuracyRow {
+                kernel_release: g.release.clone(),
+                kernel_package: package.to_string(),
+                fs: run.fs.clone(),
+                workload: run.workload.clone(),
+                equal_successive_share: share,
+                model: model_for(&g.release).name().to_string(),
+                model_equal_successive_share: est.map(|e| e.1.accuracy.equal_successive_share),
+                guest_ns_per_op: run.ns_per_op,
+            })
+        })
+        .collect()
 }
 
 fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<bool>) {
@@ -170,10 +208,11 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
                 symbols,
             }
         };
+        let est = model_estimate(&g.release, hz, &run.workload, &run.fs, run.ns_per_op);
         for f in kprobe::FUNCTIONS {
             let present = g.probes.iter().any(|(func, _)| func == f);
             let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
-            let m = model_per_op(&g.release, hz, &run.workload, &run.fs, f, run.ns_per_op);
+            let m = model_per_op(est.as_ref(), f);
             let kind = if kprobe::is_clock_read(f) { "clock" } else { "context" };
             out.push(row(f.to_string(), kind, k, m));
         }
