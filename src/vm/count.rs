@@ -149,7 +149,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     }
     let bin = guest::guest_binary(cfg.guest_bin.as_deref(), progress)?;
     let cache = kernel::cache_dir()?;
-    kernel::sweep_stale(&cache);
+    super::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let initrd = work.join("initramfs.cpio");

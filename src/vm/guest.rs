@@ -308,7 +308,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
     let cache = kernel::cache_dir()?;
-    kernel::sweep_stale(&cache);
+    super::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let initrd = work.join("initramfs.cpio");

@@ -24,6 +24,9 @@ pub mod kernel;
 pub mod kprobe;
 pub mod matrix;
 pub mod qemu;
+pub mod scratch;
 pub mod serial;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod count_tests;
