@@ -211,7 +211,14 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     let out = tscope()
         .args(["vm", "count", "--kernel-package", "linux-image-cloud-amd64"])
         .args(["--workload", "pipe1,write-stat", "--iterations", "1000"])
-        .args(["--accel", "tcg", "--timeout", "120", "--fail-on", "mismatch"])
+        .args([
+            "--accel",
+            "tcg",
+            "--timeout",
+            "120",
+            "--fail-on",
+            "mismatch",
+        ])
         .arg("--json")
         .timeout(std::time::Duration::from_secs(600))
         .output()
@@ -222,7 +229,10 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     assert_eq!(v["schema_version"], 1);
     let k = &v["kernels"][0];
     assert!(k["error"].is_null(), "{k}");
-    assert!(k["kprobe_profile"].as_str().unwrap().contains("tscope_ktime_get_coarse_real_ts64"));
+    assert!(k["kprobe_profile"]
+        .as_str()
+        .unwrap()
+        .contains("tscope_ktime_get_coarse_real_ts64"));
     let rows = v["rows"].as_array().unwrap();
     let get = |w: &str, f: &str| {
         rows.iter()
@@ -243,7 +253,10 @@ fn count_holds_the_6_1_model_to_the_kernel() {
         ] {
             assert!(r.get(key).is_some(), "{key} missing in {r}");
         }
-        assert!(r["kernel_release"].as_str().unwrap().starts_with("6.1."), "{r}");
+        assert!(
+            r["kernel_release"].as_str().unwrap().starts_with("6.1."),
+            "{r}"
+        );
         assert_eq!(r["fs"], "tmpfs");
         assert!(r["guest_ns_per_op"].as_f64().unwrap() > 0.0);
         assert_ne!(r["agrees"], false, "{r}");
@@ -263,17 +276,29 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     // Equal successive mtimes: on 6.1 nearly every write-stat mtime repeats the last one.
     let acc = &v["accuracy"][0];
     assert_eq!(acc["workload"], "write-stat");
-    assert!(acc["equal_successive_share"].as_f64().unwrap() > 0.9, "{acc}");
+    assert!(
+        acc["equal_successive_share"].as_f64().unwrap() > 0.9,
+        "{acc}"
+    );
 }
 
 #[test]
 fn count_bad_arguments_are_clear_errors() {
     for (args, text) in [
-        (&["--workload", "pipe2"][..], "--workload: 'pipe2' is not one of"),
+        (
+            &["--workload", "pipe2"][..],
+            "--workload: 'pipe2' is not one of",
+        ),
         (&["--fs", "ext4"][..], "--fs: 'ext4' is not supported yet"),
         (&["--iterations", "0"][..], "--iterations must be"),
-        (&["--kernel-package", "linux@"][..], "not a Debian package name"),
-        (&["--kernel", "/nonexistent/bzImage"][..], "--kernel: '/nonexistent/bzImage' is not a file"),
+        (
+            &["--kernel-package", "linux@"][..],
+            "not a Debian package name",
+        ),
+        (
+            &["--kernel", "/nonexistent/bzImage"][..],
+            "--kernel: '/nonexistent/bzImage' is not a file",
+        ),
     ] {
         tscope()
             .args(["vm", "count"])
@@ -305,7 +330,10 @@ fn count_interrupted_during_the_fetch_leaves_nothing() {
     let fetch = cache.path().join(format!("tscope/fetch-{}", child.id()));
     // The fetch directory appears once the static guest binary exists (built first if need be).
     while !fetch.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "tscope ended before fetching");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "tscope ended before fetching"
+        );
         assert!(start.elapsed().as_secs() < 300, "no fetch started");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }

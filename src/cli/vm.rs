@@ -125,7 +125,12 @@ pub struct CountArgs {
     )]
     pub workload: Vec<String>,
     /// File systems to run the workloads on (tmpfs so far).
-    #[arg(long, value_delimiter = ',', default_value = "tmpfs", value_name = "FS")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "tmpfs",
+        value_name = "FS"
+    )]
     pub fs: Vec<String>,
     /// Iterations of each workload (a zero-iteration baseline is subtracted).
     #[arg(long, default_value_t = 10_000, value_name = "N")]

@@ -5,8 +5,8 @@ use std::time::Duration;
 use super::{Global, Output, StderrProgress};
 use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
-use crate::vm::guest::{self, GuestConfig};
 use crate::vm::count::{CountConfig, KernelSource};
+use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{count, count_guest, exits, init, matrix};
 
 /// Validates `vm guest` arguments into a guest configuration.
@@ -153,7 +153,11 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
         return bad("--workload/--fs: name at least one".into());
     }
     if !(1..=10_000_000).contains(&a.iterations) {
-        return Err(ConfigError::range("iterations", "1..=10000000", a.iterations));
+        return Err(ConfigError::range(
+            "iterations",
+            "1..=10000000",
+            a.iterations,
+        ));
     }
     if !(1..=3600).contains(&a.timeout) {
         return Err(ConfigError::range("timeout", "1..=3600 seconds", a.timeout));

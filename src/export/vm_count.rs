@@ -30,7 +30,10 @@ impl Render for CountReport {
                 Some(e) => format!("failed: {e}"),
                 None => format!("{:.1} s", k.wall_s),
             };
-            notes.push(format!("{} ({rel}, HZ {}{hz}): {state}", k.kernel_package, k.hz));
+            notes.push(format!(
+                "{} ({rel}, HZ {}{hz}): {state}",
+                k.kernel_package, k.hz
+            ));
             for e in &k.guest_errors {
                 notes.push(format!("{}: in the guest: {e}", k.kernel_package));
             }
@@ -44,7 +47,9 @@ impl Render for CountReport {
         }
         let mut blocks = vec![Block::Table(table(self, false)), Block::Blank];
         if !self.accuracy.is_empty() {
-            blocks.push(Block::Heading("equal successive mtimes (write-stat: fstat after each write)".into()));
+            blocks.push(Block::Heading(
+                "equal successive mtimes (write-stat: fstat after each write)".into(),
+            ));
             blocks.push(Block::Table(accuracy(self)));
             blocks.push(Block::Blank);
         }
@@ -88,7 +93,11 @@ fn table(r: &CountReport, raw: bool) -> Table {
             row.function.clone(),
             num(row.kernel_per_op, raw),
             row.model.clone(),
-            if row.model_per_op.is_none() && !raw { "-".into() } else { model },
+            if row.model_per_op.is_none() && !raw {
+                "-".into()
+            } else {
+                model
+            },
             match row.difference {
                 Some(d) if raw => d.to_string(),
                 Some(d) => format!("{d:+.3}"),

@@ -186,8 +186,14 @@ mod tests {
 
     #[test]
     fn splits_package_specifications() {
-        assert_eq!(split_spec("linux-image-cloud-amd64").unwrap(), ("linux-image-cloud-amd64", None));
-        assert_eq!(split_spec("linux-image-cloud-amd64@sid").unwrap().1, Some("sid"));
+        assert_eq!(
+            split_spec("linux-image-cloud-amd64").unwrap(),
+            ("linux-image-cloud-amd64", None)
+        );
+        assert_eq!(
+            split_spec("linux-image-cloud-amd64@sid").unwrap().1,
+            Some("sid")
+        );
         assert!(split_spec("linux@").is_err());
         assert!(split_spec("a b").is_err());
         assert!(split_spec("x@../etc").is_err());
@@ -198,7 +204,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tscope-apt-{}", std::process::id()));
         let apt = Apt::new(&dir, Some("sid")).unwrap();
         let joined = apt.opts.join(" ");
-        assert!(joined.contains(&format!("Dir::State::Lists={}", dir.join("apt/sid/lists").display())));
+        assert!(joined.contains(&format!(
+            "Dir::State::Lists={}",
+            dir.join("apt/sid/lists").display()
+        )));
         // Every directory option points into the cache, none at the system's /etc/apt or /var.
         for o in apt.opts.iter().filter(|o| o.starts_with("Dir::")) {
             let value = o.split_once('=').unwrap().1;

@@ -38,7 +38,10 @@ pub fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
     std::os::unix::process::CommandExt::process_group(cmd, 0);
     let mut child = cmd.spawn().with_context(|| format!("running {what}"))?;
     loop {
-        if let Some(st) = child.try_wait().with_context(|| format!("waiting for {what}"))? {
+        if let Some(st) = child
+            .try_wait()
+            .with_context(|| format!("waiting for {what}"))?
+        {
             return Ok(st);
         }
         if sys::signal::stop_requested() {

@@ -33,7 +33,8 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
 ];
 
 /// The workloads and file systems run by default.
-pub const DEFAULT_WORKLOADS: [&str; 5] = ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"];
+pub const DEFAULT_WORKLOADS: [&str; 5] =
+    ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"];
 
 /// Where a kernel comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,7 +207,10 @@ fn count_one(
         smp: 1,
         timeout: cfg.timeout,
     };
-    progress.note(&format!("{label}: counting in a {} guest", report.accel.used.name()));
+    progress.note(&format!(
+        "{label}: counting in a {} guest",
+        report.accel.used.name()
+    ));
     let out = qemu::run(&spec)?;
     let hz = k.hz.unwrap_or(250);
     let mut run = KernelRun {
@@ -224,13 +228,19 @@ fn count_one(
         syscall_hist: String::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
-        Err(crate::failure!("killed after {:.0} s (--timeout)", run.wall_s))
+        Err(crate::failure!(
+            "killed after {:.0} s (--timeout)",
+            run.wall_s
+        ))
     } else {
         serial::parse(&out.console)
             .map_err(|e| crate::failure!("{e}"))
             .and_then(|t| {
                 let body = t.get("count").ok_or_else(|| {
-                    crate::failure!("the guest printed no count; qemu said: {}", out.stderr.trim())
+                    crate::failure!(
+                        "the guest printed no count; qemu said: {}",
+                        out.stderr.trim()
+                    )
                 })?;
                 Ok(serde_json::from_str(body)?)
             })
@@ -244,7 +254,9 @@ fn count_one(
             run.kprobe_profile = g.kprobe_profile.clone();
             run.syscall_hist = g.syscall_hist_text.clone();
             report.rows.extend(count_rows::rows(&label, hz, &g));
-            report.accuracy.extend(count_rows::accuracy_rows(&label, hz, &g));
+            report
+                .accuracy
+                .extend(count_rows::accuracy_rows(&label, hz, &g));
         }
         Err(e) => {
             run.error = Some(e.to_string());

@@ -82,7 +82,10 @@ fn write_append(path: &str, line: &str) -> Result<()> {
         .with_context(|| format!("writing '{line}' to {path}"))
 }
 
-fn snapshot(probes: &[Probe], hist: bool) -> Result<(BTreeMap<String, u64>, BTreeMap<String, u64>)> {
+fn snapshot(
+    probes: &[Probe],
+    hist: bool,
+) -> Result<(BTreeMap<String, u64>, BTreeMap<String, u64>)> {
     let text = std::fs::read_to_string(format!("{TRACING}/kprobe_profile"))
         .context("reading kprobe_profile")?;
     let hits = kprobe::hits_by_function(probes, &kprobe::parse_profile(&text)?);
@@ -162,7 +165,8 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 continue;
             }
         } else if !Path::new(&dir).exists() {
-            out.errors.push(format!("{fs_name}: not mounted in this guest"));
+            out.errors
+                .push(format!("{fs_name}: not mounted in this guest"));
             continue;
         }
         for &w in &workloads {
@@ -193,7 +197,12 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
 fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     after
         .iter()
-        .map(|(k, &v)| (k.clone(), v.saturating_sub(before.get(k).copied().unwrap_or(0))))
+        .map(|(k, &v)| {
+            (
+                k.clone(),
+                v.saturating_sub(before.get(k).copied().unwrap_or(0)),
+            )
+        })
         .collect()
 }
 
@@ -211,8 +220,8 @@ pub fn run_workload(name: &str, dir: &Path, n: u64) -> Result<Option<f64>> {
         }
         "pingpong" => pingpong(n).with_context(|| io("pingpong"))?,
         "write-only" | "write-stat" => {
-            let path = CString::new(format!("{}/{name}.file", dir.display()))
-                .context("file name")?;
+            let path =
+                CString::new(format!("{}/{name}.file", dir.display())).context("file name")?;
             let flags = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
             let fd = fs::open(&path, flags, 0o600).with_context(|| io("open"))?;
             let stat = name == "write-stat";

@@ -110,18 +110,30 @@ pub fn model_estimate(
     let sim::result::Output::Models(reports) = sim::simulate(&cfg).ok()? else {
         return None;
     };
-    let stock = reports.into_iter().next()?.estimates.into_iter().find(|e| e.stock)?;
+    let stock = reports
+        .into_iter()
+        .next()?
+        .estimates
+        .into_iter()
+        .find(|e| e.stock)?;
     Some((model.name().to_string(), stock))
 }
 
 /// The model's reads per op of a clock-read `function` (0 when the model names reads of other
 /// functions only); `None` for context functions, which no model names.
-pub fn model_per_op(estimate: Option<&(String, PolicyEstimate)>, function: &str) -> Option<(String, f64)> {
+pub fn model_per_op(
+    estimate: Option<&(String, PolicyEstimate)>,
+    function: &str,
+) -> Option<(String, f64)> {
     if !kprobe::is_clock_read(function) {
         return None;
     }
     let (name, e) = estimate?;
-    let n = e.reads_per_op_by_function.get(function).copied().unwrap_or(0.0);
+    let n = e
+        .reads_per_op_by_function
+        .get(function)
+        .copied()
+        .unwrap_or(0.0);
     Some((name.clone(), n))
 }
 
@@ -196,10 +208,9 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
                 function,
                 kind: kind.into(),
                 kernel_per_op: k,
-                model: model.as_ref().map_or_else(
-                    || model_for(&g.release).name().to_string(),
-                    |m| m.0.clone(),
-                ),
+                model: model
+                    .as_ref()
+                    .map_or_else(|| model_for(&g.release).name().to_string(), |m| m.0.clone()),
                 model_per_op: model.map(|m| m.1),
                 guest_ns_per_op: run.ns_per_op,
                 difference,
@@ -213,7 +224,11 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
             let present = g.probes.iter().any(|(func, _)| func == f);
             let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
             let m = model_per_op(est.as_ref(), f);
-            let kind = if kprobe::is_clock_read(f) { "clock" } else { "context" };
+            let kind = if kprobe::is_clock_read(f) {
+                "clock"
+            } else {
+                "context"
+            };
             out.push(row(f.to_string(), kind, k, m));
         }
         if !g.syscall_hist {

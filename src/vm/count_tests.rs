@@ -18,7 +18,10 @@ fn pipe1_6_1() -> GuestCount {
     GuestCount {
         release: "6.1.0-57-cloud-amd64".into(),
         probes: vec![
-            ("ktime_get_coarse_real_ts64".into(), "ktime_get_coarse_real_ts64".into()),
+            (
+                "ktime_get_coarse_real_ts64".into(),
+                "ktime_get_coarse_real_ts64".into(),
+            ),
             ("ktime_get_real_ts64".into(), "ktime_get_real_ts64".into()),
             (
                 "inode_needs_update_time".into(),
@@ -32,9 +35,18 @@ fn pipe1_6_1() -> GuestCount {
             iterations: 1000,
             ns_per_op: 20_000.0,
             baseline_hits: map(&[("ktime_get_coarse_real_ts64", 3)]),
-            hits: map(&[("ktime_get_coarse_real_ts64", 2003), ("inode_needs_update_time", 1000)]),
+            hits: map(&[
+                ("ktime_get_coarse_real_ts64", 2003),
+                ("inode_needs_update_time", 1000),
+            ]),
             baseline_syscalls: map(&[("pipe2", 1), ("close", 2)]),
-            syscalls: map(&[("pipe2", 1), ("close", 2), ("write", 1000), ("read", 1000), ("getpid", 700)]),
+            syscalls: map(&[
+                ("pipe2", 1),
+                ("close", 2),
+                ("write", 1000),
+                ("read", 1000),
+                ("getpid", 700),
+            ]),
             equal_mtime_share: None,
         }],
         ..GuestCount::default()
@@ -75,14 +87,24 @@ fn rows_subtract_the_baseline_and_mark_absent_functions_null() {
 #[test]
 fn fractional_kernel_counts_get_the_wider_tolerance() {
     let mut g = pipe1_6_1();
-    g.runs[0].hits.insert("ktime_get_coarse_real_ts64".into(), 2203); // 2.2 per op
+    g.runs[0]
+        .hits
+        .insert("ktime_get_coarse_real_ts64".into(), 2203); // 2.2 per op
     let r = rows("p", 250, &g);
-    let coarse = r.iter().find(|x| x.function == "ktime_get_coarse_real_ts64").unwrap();
+    let coarse = r
+        .iter()
+        .find(|x| x.function == "ktime_get_coarse_real_ts64")
+        .unwrap();
     assert_eq!(coarse.tolerance, TOLERANCE_FRACTIONAL);
     assert_eq!(coarse.agrees, Some(true), "{coarse:?}");
-    g.runs[0].hits.insert("ktime_get_coarse_real_ts64".into(), 3003); // 3.0: a whole count
+    g.runs[0]
+        .hits
+        .insert("ktime_get_coarse_real_ts64".into(), 3003); // 3.0: a whole count
     let r = rows("p", 250, &g);
-    let coarse = r.iter().find(|x| x.function == "ktime_get_coarse_real_ts64").unwrap();
+    let coarse = r
+        .iter()
+        .find(|x| x.function == "ktime_get_coarse_real_ts64")
+        .unwrap();
     assert_eq!(coarse.tolerance, TOLERANCE);
     assert_eq!(coarse.agrees, Some(false));
 }
@@ -92,7 +114,10 @@ fn the_model_follows_the_kernel_release() {
     assert_eq!(model_for("6.1.0-57-cloud-amd64"), ModelId::Linux);
     assert_eq!(model_for("6.12.117+deb13-cloud-amd64"), ModelId::Linux);
     assert_eq!(model_for("6.13.0"), ModelId::LinuxMultigrain);
-    assert_eq!(model_for("7.2.13+deb14-cloud-amd64"), ModelId::LinuxMultigrain);
+    assert_eq!(
+        model_for("7.2.13+deb14-cloud-amd64"),
+        ModelId::LinuxMultigrain
+    );
     assert_eq!(model_for("garbage"), ModelId::Linux);
     // Context functions have no model count; clock reads do.
     let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0);
@@ -108,7 +133,11 @@ fn stale_scratch_of_dead_processes_is_swept() {
     let c = dir.path();
     let dead = 4_194_304 + 7; // above pid_max's limit: no such process
     let me = std::process::id();
-    for d in [format!("run-{dead}"), format!("fetch-{dead}"), format!("run-{me}")] {
+    for d in [
+        format!("run-{dead}"),
+        format!("fetch-{dead}"),
+        format!("run-{me}"),
+    ] {
         std::fs::create_dir_all(c.join(&d)).unwrap();
         std::fs::write(c.join(d).join("initramfs.cpio"), "x").unwrap();
     }

@@ -208,7 +208,10 @@ fn unpack(work: &Path) -> Result<()> {
         let deb = e.path();
         if deb.extension().is_some_and(|x| x == "deb") {
             let st = child::status(
-                Command::new("dpkg-deb").arg("-x").arg(&deb).arg(work.join("x")),
+                Command::new("dpkg-deb")
+                    .arg("-x")
+                    .arg(&deb)
+                    .arg(work.join("x")),
                 "dpkg-deb -x",
             )?;
             if !st.success() {
@@ -248,7 +251,9 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let result = (|| -> Result<()> {
-        progress.note(&format!("fetching {pkg} with apt-get download (once; cached)"));
+        progress.note(&format!(
+            "fetching {pkg} with apt-get download (once; cached)"
+        ));
         apt.download(std::slice::from_ref(&pkg), &work)?;
         unpack(&work)?;
         let (image, _, config) = find_kernel(&work.join("x"));
@@ -265,13 +270,17 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
                 })
                 .collect();
             if !parts.is_empty() {
-                progress.note(&format!("fetching {} (the split package)", parts.join(", ")));
+                progress.note(&format!(
+                    "fetching {} (the split package)",
+                    parts.join(", ")
+                ));
                 apt.download(&parts, &work)?;
                 unpack(&work)?;
             }
         }
         let (image, release, config) = find_kernel(&work.join("x"));
-        let image = image.context("the package holds no boot/vmlinuz-* nor usr/lib/modules/*/vmlinuz")?;
+        let image =
+            image.context("the package holds no boot/vmlinuz-* nor usr/lib/modules/*/vmlinuz")?;
         fs::create_dir_all(&dir)?;
         if let Some(c) = config {
             write_atomic(&dir.join("config"), &fs::read(c)?)?;

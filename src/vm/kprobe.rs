@@ -153,7 +153,10 @@ pub fn parse_syscall_hist(text: &str) -> Result<BTreeMap<u64, u64>> {
             (Some(id), Some(n)) => {
                 out.insert(id, n);
             }
-            _ => bail!("syscall histogram line {}: '{line}' has no id and hitcount", i + 1),
+            _ => bail!(
+                "syscall histogram line {}: '{line}' has no id and hitcount",
+                i + 1
+            ),
         }
     }
     Ok(out)

@@ -16,6 +16,8 @@ pub mod child;
 pub mod count;
 pub mod count_guest;
 pub mod count_rows;
+#[cfg(test)]
+mod count_tests;
 pub mod cpio;
 pub mod exits;
 pub mod guest;
@@ -28,5 +30,3 @@ pub mod scratch;
 pub mod serial;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod count_tests;

@@ -16,7 +16,9 @@ pub fn sweep_stale(cache: &Path) {
     if let Ok(entries) = fs::read_dir(cache) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let pid = name.strip_prefix("run-").or_else(|| name.strip_prefix("fetch-"));
+            let pid = name
+                .strip_prefix("run-")
+                .or_else(|| name.strip_prefix("fetch-"));
             if pid.is_some_and(dead) {
                 let _ = fs::remove_dir_all(e.path());
             }
@@ -32,4 +34,3 @@ pub fn sweep_stale(cache: &Path) {
         }
     }
 }
-

@@ -125,7 +125,10 @@ ffffffffc0001000 t current_time [ext4]
         ("file_update_time", "file_update_time"),
         ("inode_needs_update_time", "inode_needs_update_time.part.0"),
         ("ktime_get_coarse_real_ts64", "ktime_get_coarse_real_ts64"),
-        ("ktime_get_coarse_real_ts64_mg", "ktime_get_coarse_real_ts64_mg"),
+        (
+            "ktime_get_coarse_real_ts64_mg",
+            "ktime_get_coarse_real_ts64_mg",
+        ),
         ("touch_atime", "touch_atime.isra.0"),
     ];
     let want: Vec<(String, String)> = want
