@@ -22,6 +22,10 @@ pub enum VmCommand {
     /// Run a micro-VM through /dev/kvm whose payload times each kind of VM exit (cpuid, port
     /// I/O, MMIO, hlt) and rdtsc/rdtscp with its own rdtsc.
     Exits(ExitsArgs),
+    /// Boot real Linux kernels (Debian's cloud kernels by default) with kprobes on every
+    /// timestamp function, run the workloads inside, and hold the Linux model for each kernel
+    /// to the counts per op.
+    Count(CountArgs),
     /// What tscope runs as /init inside a `vm guest` guest (PID 1 only).
     #[command(hide = true)]
     GuestInit,
@@ -90,6 +94,65 @@ pub struct ExitsArgs {
     /// Iterations of each exit kind.
     #[arg(long, default_value_t = 2000, value_name = "N")]
     pub iterations: u32,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// What `vm count --fail-on` can fail on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CountFailOn {
+    /// A row whose kernel count differs from the model's by more than 0.05 per op (0.25 where
+    /// the kernel's count is fractional).
+    Mismatch,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CountArgs {
+    /// Debian kernel package, NAME or NAME@SUITE (SUITE through tscope's own apt
+    /// configuration under its cache directory); repeatable. Default:
+    /// linux-image-cloud-amd64 (the machine's suite), @trixie and @sid.
+    #[arg(long, value_name = "PKG")]
+    pub kernel_package: Vec<String>,
+    /// Kernel to boot (bzImage or ELF vmlinux); repeatable, in addition to --kernel-package.
+    #[arg(long, value_name = "PATH")]
+    pub kernel: Vec<PathBuf>,
+    /// Workloads to count.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
+        value_name = "NAME"
+    )]
+    pub workload: Vec<String>,
+    /// File systems to run the workloads on (tmpfs so far).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "tmpfs",
+        value_name = "FS"
+    )]
+    pub fs: Vec<String>,
+    /// Iterations of each workload (a zero-iteration baseline is subtracted).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub iterations: u64,
+    /// How qemu runs guest code (counts do not depend on speed).
+    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
+    pub accel: RequestedAccel,
+    /// Seconds each guest may run before it is killed and reported.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub timeout: u64,
+    /// Statically linked tscope to put in the guest as /init.
+    #[arg(long, value_name = "PATH")]
+    pub guest_bin: Option<PathBuf>,
+    /// qemu binary.
+    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
+    pub qemu: String,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory: u32,
+    /// Exit 1 when this holds.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Vec<CountFailOn>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

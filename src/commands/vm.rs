@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use super::{Global, Output, StderrProgress};
-use crate::cli::vm::{ExitsArgs, GuestArgs, VmArgs, VmCommand};
+use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
+use crate::vm::count::{CountConfig, KernelSource};
 use crate::vm::guest::{self, GuestConfig};
-use crate::vm::{exits, init, matrix};
+use crate::vm::{count, count_guest, exits, init, matrix};
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
@@ -71,6 +72,7 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
     match &args.command {
         VmCommand::Guest(a) => guest(a, global),
         VmCommand::Exits(a) => exits(a),
+        VmCommand::Count(a) => count(a),
         VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
 }
@@ -79,7 +81,11 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
 fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
     let output = Output::new(&a.output)?;
-    let m = guest::run(&cfg, &StderrProgress)?;
+    crate::sys::signal::install_stop_handler()?;
+    let m = match guest::run(&cfg, &StderrProgress) {
+        Err(e) if crate::vm::child::is_interrupted(&e) => return Ok(130),
+        other => other?,
+    };
     output.export(&m)?;
     let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
     Ok(if all_ok { 0 } else { 1 })
@@ -94,4 +100,91 @@ fn exits(a: &ExitsArgs) -> anyhow::Result<i32> {
     let r = exits::run(a.iterations)?;
     output.export(&r)?;
     Ok(0)
+}
+
+/// Validates `vm count` arguments.
+pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
+    let bad = |m: String| Err(ConfigError::Invalid(m));
+    let mut cfg = CountConfig::new();
+    if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
+        cfg.kernels = a
+            .kernel_package
+            .iter()
+            .map(|p| KernelSource::Package(p.clone()))
+            .chain(a.kernel.iter().map(|p| KernelSource::Path(p.clone())))
+            .collect();
+    }
+    for p in &a.kernel_package {
+        if let Err(e) = crate::vm::apt::split_spec(p) {
+            return bad(format!("--kernel-package: {e}"));
+        }
+    }
+    for k in &a.kernel {
+        if !k.is_file() {
+            return bad(format!("--kernel: '{}' is not a file", k.display()));
+        }
+    }
+    cfg.workloads.clear();
+    for w in &a.workload {
+        let w = w.trim();
+        if !count_guest::WORKLOADS.contains(&w) {
+            return bad(format!(
+                "--workload: '{w}' is not one of {}",
+                count_guest::WORKLOADS.join(", ")
+            ));
+        }
+        if !cfg.workloads.iter().any(|x| x == w) {
+            cfg.workloads.push(w.to_string());
+        }
+    }
+    cfg.filesystems.clear();
+    for f in &a.fs {
+        if f.trim() != "tmpfs" {
+            return bad(format!(
+                "--fs: '{}' is not supported yet (tmpfs only; ext4/xfs/btrfs images are planned)",
+                f.trim()
+            ));
+        }
+        if cfg.filesystems.is_empty() {
+            cfg.filesystems.push("tmpfs".into());
+        }
+    }
+    if cfg.workloads.is_empty() || cfg.filesystems.is_empty() {
+        return bad("--workload/--fs: name at least one".into());
+    }
+    if !(1..=10_000_000).contains(&a.iterations) {
+        return Err(ConfigError::range(
+            "iterations",
+            "1..=10000000",
+            a.iterations,
+        ));
+    }
+    if !(1..=3600).contains(&a.timeout) {
+        return Err(ConfigError::range("timeout", "1..=3600 seconds", a.timeout));
+    }
+    if !(128..=65536).contains(&a.memory) {
+        return Err(ConfigError::range("memory", "128..=65536 MiB", a.memory));
+    }
+    cfg.iterations = a.iterations;
+    cfg.accel = a.accel;
+    cfg.timeout = Duration::from_secs(a.timeout);
+    cfg.guest_bin = a.guest_bin.clone();
+    cfg.qemu = a.qemu.clone();
+    cfg.memory_mb = a.memory;
+    Ok(cfg)
+}
+
+/// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted.
+fn count(a: &CountArgs) -> anyhow::Result<i32> {
+    let cfg = count_config(a)?;
+    let output = Output::new(&a.output)?;
+    crate::sys::signal::install_stop_handler()?;
+    let r = count::run(&cfg, &StderrProgress)?;
+    output.export(&r)?;
+    if r.interrupted {
+        return Ok(130);
+    }
+    let mismatch = a.fail_on.contains(&CountFailOn::Mismatch) && r.mismatches().next().is_some();
+    let failed = r.kernels.iter().any(|k| k.error.is_some());
+    Ok(if mismatch || failed { 1 } else { 0 })
 }

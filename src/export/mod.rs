@@ -39,6 +39,7 @@ mod simulate;
 pub mod svg;
 pub mod table;
 mod vm;
+mod vm_count;
 
 use std::io::Write;
 use std::path::Path;

@@ -295,24 +295,6 @@ fn measure_host(emulate_trap: bool) -> Result<Column> {
     Ok(Column::new("host".into(), Some(profile), Some(detection)))
 }
 
-/// Removes `run-<pid>` directories of runs that were killed (Ctrl-C) before cleaning up.
-fn remove_stale_runs(cache: &Path) {
-    let Ok(entries) = std::fs::read_dir(cache) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let pid = name
-            .strip_prefix("run-")
-            .or_else(|| name.strip_prefix("fetch-"));
-        if let Some(pid) = pid.filter(|p| p.parse::<u32>().is_ok()) {
-            if !Path::new("/proc").join(pid).exists() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-}
-
 /// Runs the whole matrix.
 pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     let host_facts = detect::host::gather();
@@ -326,7 +308,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
     let cache = kernel::cache_dir()?;
-    remove_stale_runs(&cache);
+    super::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let initrd = work.join("initramfs.cpio");

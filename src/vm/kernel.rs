@@ -12,6 +12,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::apt::{self, Apt};
+use super::child;
+
 use crate::error::{Context, Result};
 use crate::fail as bail;
 
@@ -32,6 +35,12 @@ pub struct Kernel {
     pub origin: String,
     /// Why no vmlinux could be extracted, if so.
     pub extract_note: Option<String>,
+    /// The concrete Debian package, when fetched.
+    pub package: Option<String>,
+    /// `uname -r`, when the package's file names say it.
+    pub release: Option<String>,
+    /// `CONFIG_HZ` from the package's configuration.
+    pub hz: Option<u32>,
 }
 
 /// `$XDG_CACHE_HOME/tscope`, else `$HOME/.cache/tscope`.
@@ -49,16 +58,25 @@ pub fn cache_dir() -> Result<PathBuf> {
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
 pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {
     let cache = cache_dir()?;
-    let (image, origin) = match path {
-        Some(p) => (p.to_path_buf(), p.display().to_string()),
+    let (image, origin, fetched) = match path {
+        Some(p) => (p.to_path_buf(), p.display().to_string(), None),
         None => {
-            let (img, pkg) = fetch(&cache, package, progress)?;
-            (
-                img,
-                format!("{pkg} (apt-get download, cached in {})", cache.display()),
-            )
+            let f = fetch(&cache, package, progress)?;
+            let origin = format!(
+                "{} (apt-get download, cached in {})",
+                f.package,
+                cache.display()
+            );
+            (f.image.clone(), origin, Some(f))
         }
     };
+    let package = fetched.as_ref().map(|f| f.package.clone());
+    let release = fetched.as_ref().and_then(|f| f.release.clone());
+    let hz = fetched
+        .as_ref()
+        .and_then(|f| f.config.as_ref())
+        .and_then(|c| fs::read_to_string(c).ok())
+        .and_then(|c| config_hz(&c));
     let bytes =
         fs::read(&image).with_context(|| format!("reading kernel '{}'", image.display()))?;
     if bytes.starts_with(b"\x7fELF") {
@@ -67,6 +85,9 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
             image,
             origin,
             extract_note: None,
+            package,
+            release,
+            hz,
         });
     }
     let name = image.file_name().unwrap_or_default().to_string_lossy();
@@ -91,6 +112,9 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
         vmlinux,
         origin,
         extract_note,
+        package,
+        release,
+        hz,
     })
 }
 
@@ -104,94 +128,178 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// The concrete package a meta package depends on (`linux-image-cloud-amd64` →
-/// `linux-image-6.1.0-57-cloud-amd64`), from `apt-cache depends`.
-fn concrete_package(meta: &str) -> Result<String> {
-    let out = Command::new("apt-cache")
-        .args(["depends", "--no-recommends", "--no-suggests", meta])
-        .output()
-        .context("running apt-cache (is this a Debian-based system?)")?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let dep = text
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("Depends:"))
-        .map(str::trim)
-        .find(|d| d.starts_with("linux-image-"));
-    Ok(match dep {
-        Some(d) => d.to_string(),
-        // Not a meta package (already concrete), or apt knows nothing of it.
-        None if out.status.success() && !text.trim().is_empty() => meta.to_string(),
+/// `linux-image-6.1.0-57-cloud-amd64`).
+fn concrete_package(apt: &Apt, meta: &str) -> Result<String> {
+    match apt.depends(meta)? {
+        Some(deps) => Ok(deps
+            .into_iter()
+            .find(|d| d.starts_with("linux-image-") && d.chars().any(|c| c.is_ascii_digit()))
+            // Not a meta package: already concrete.
+            .unwrap_or_else(|| meta.to_string())),
         None => bail!(
             "apt-cache knows no package '{meta}': run 'apt-get update', or pass --kernel PATH"
         ),
-    })
+    }
 }
 
-/// Fetches and unpacks `package` into the cache unless it is there; returns the bzImage path.
-fn fetch(cache: &Path, package: &str, progress: &dyn Progress) -> Result<(PathBuf, String)> {
-    let pkg = match concrete_package(package) {
+/// A kernel package unpacked into the cache.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub image: PathBuf,
+    /// The concrete package (`linux-image-6.1.0-57-cloud-amd64`).
+    pub package: String,
+    /// `uname -r` of the kernel, from the file names in the package.
+    pub release: Option<String>,
+    /// The kernel's build configuration (`boot/config-REL`, or `config` in sid's
+    /// `linux-base-REL`).
+    pub config: Option<PathBuf>,
+}
+
+fn cached(dir: &Path, package: &str) -> Fetched {
+    let config = dir.join("config");
+    Fetched {
+        image: dir.join("vmlinuz"),
+        package: package.to_string(),
+        release: fs::read_to_string(dir.join("release"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
+        config: config.exists().then_some(config),
+    }
+}
+
+/// The vmlinuz, release and config in an unpacked package tree: `boot/vmlinuz-REL` (bookworm,
+/// trixie) or `usr/lib/modules/REL/vmlinuz` (sid's `linux-binary-REL`).
+fn find_kernel(x: &Path) -> (Option<PathBuf>, Option<String>, Option<PathBuf>) {
+    let names = |d: &Path| -> Vec<String> {
+        fs::read_dir(d)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (mut image, mut release, mut config) = (None, None, None);
+    for n in names(&x.join("boot")) {
+        if let Some(rel) = n.strip_prefix("vmlinuz-") {
+            image = Some(x.join("boot").join(&n));
+            release = Some(rel.to_string());
+        }
+        if n.starts_with("config-") {
+            config = Some(x.join("boot").join(&n));
+        }
+    }
+    for rel in names(&x.join("usr/lib/modules")) {
+        let d = x.join("usr/lib/modules").join(&rel);
+        if d.join("vmlinuz").exists() {
+            image = Some(d.join("vmlinuz"));
+            release = Some(rel.clone());
+        }
+        if d.join("config").exists() {
+            config = Some(d.join("config"));
+        }
+    }
+    (image, release, config)
+}
+
+fn unpack(work: &Path) -> Result<()> {
+    for e in fs::read_dir(work)?.flatten() {
+        let deb = e.path();
+        if deb.extension().is_some_and(|x| x == "deb") {
+            let st = child::status(
+                Command::new("dpkg-deb")
+                    .arg("-x")
+                    .arg(&deb)
+                    .arg(work.join("x")),
+                "dpkg-deb -x",
+            )?;
+            if !st.success() {
+                bail!("dpkg-deb -x '{}' failed ({st})", deb.display());
+            }
+            fs::remove_file(&deb)?;
+        }
+    }
+    Ok(())
+}
+
+/// Fetches and unpacks `spec` (`NAME` or `NAME@SUITE`) into the cache unless it is there.
+pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetched> {
+    let (name, suite) = apt::split_spec(spec)?;
+    let apt = Apt::new(cache, suite)?;
+    let pkg = match apt
+        .update_if_stale(progress)
+        .and_then(|()| concrete_package(&apt, name))
+    {
         Ok(p) => p,
+        Err(e) if child::is_interrupted(&e) => return Err(e),
         // Offline or no apt lists: a kernel fetched before will do.
         Err(e) => match newest_cached(cache) {
-            Some(found) => {
-                progress.note(&format!("{e:#}; using the cached {}", found.1));
-                return Ok(found);
+            Some((img, pkg)) if suite.is_none() => {
+                progress.note(&format!("{e:#}; using the cached {pkg}"));
+                return Ok(cached(img.parent().unwrap_or(cache), &pkg));
             }
-            None => return Err(e),
+            _ => return Err(e),
         },
     };
     let dir = cache.join("kernels").join(&pkg);
-    let image = dir.join("vmlinuz");
-    if image.exists() {
-        return Ok((image, pkg));
+    // `release` marks an entry this version wrote whole (older ones kept only the vmlinuz).
+    if dir.join("vmlinuz").exists() && dir.join("release").exists() {
+        return Ok(cached(&dir, &pkg));
     }
     let work = cache.join(format!("fetch-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
-    let result = (|| -> Result<PathBuf> {
+    let result = (|| -> Result<()> {
         progress.note(&format!(
             "fetching {pkg} with apt-get download (once; cached)"
         ));
-        let st = Command::new("apt-get")
-            .args(["download", "-q", &pkg])
-            .current_dir(&work)
-            .stdout(Stdio::null())
-            .status()
-            .context("running apt-get download")?;
-        if !st.success() {
-            bail!("apt-get download {pkg} failed ({st}); pass --kernel PATH instead");
+        apt.download(std::slice::from_ref(&pkg), &work)?;
+        unpack(&work)?;
+        let (image, _, config) = find_kernel(&work.join("x"));
+        if image.is_none() || config.is_none() {
+            // sid: the image package only depends on linux-binary-REL (vmlinuz) and
+            // linux-base-REL (config, System.map).
+            let parts: Vec<String> = apt
+                .depends(&pkg)?
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|d| {
+                    d.starts_with("linux-binary-")
+                        || (d.starts_with("linux-base-") && d.chars().any(|c| c.is_ascii_digit()))
+                })
+                .collect();
+            if !parts.is_empty() {
+                progress.note(&format!(
+                    "fetching {} (the split package)",
+                    parts.join(", ")
+                ));
+                apt.download(&parts, &work)?;
+                unpack(&work)?;
+            }
         }
-        let deb = fs::read_dir(&work)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "deb"))
-            .context("apt-get download left no .deb")?;
-        let st = Command::new("dpkg-deb")
-            .arg("-x")
-            .arg(&deb)
-            .arg(work.join("x"))
-            .status()
-            .context("running dpkg-deb -x")?;
-        if !st.success() {
-            bail!("dpkg-deb -x '{}' failed ({st})", deb.display());
-        }
-        let boot = work.join("x/boot");
-        let vmlinuz = fs::read_dir(&boot)
-            .with_context(|| format!("reading '{}'", boot.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz"))
-            })
-            .context("the package holds no boot/vmlinuz-*")?;
-        Ok(vmlinuz)
-    })();
-    let outcome = result.and_then(|vmlinuz| {
+        let (image, release, config) = find_kernel(&work.join("x"));
+        let image =
+            image.context("the package holds no boot/vmlinuz-* nor usr/lib/modules/*/vmlinuz")?;
         fs::create_dir_all(&dir)?;
-        let bytes = fs::read(&vmlinuz)?;
-        write_atomic(&image, &bytes)
-    });
+        if let Some(c) = config {
+            write_atomic(&dir.join("config"), &fs::read(c)?)?;
+        }
+        write_atomic(&dir.join("vmlinuz"), &fs::read(image)?)?;
+        // Last: its presence marks the entry complete.
+        write_atomic(&dir.join("release"), release.unwrap_or_default().as_bytes())
+    })();
     let _ = fs::remove_dir_all(&work);
-    outcome?;
-    Ok((image, pkg))
+    result?;
+    Ok(cached(&dir, &pkg))
+}
+
+/// `CONFIG_HZ` from a kernel configuration.
+pub fn config_hz(config: &str) -> Option<u32> {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The cached kernel with the greatest package name, if any.
@@ -283,7 +391,9 @@ pub fn extract_vmlinux(bz: &[u8]) -> Result<Vec<u8>> {
         data = &data[..data.len() - 4];
     }
     let (tool, args) = kind.tool();
-    let mut child = Command::new(tool)
+    let mut cmd = Command::new(tool);
+    crate::sys::child::kill_with_parent(&mut cmd);
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -4,18 +4,29 @@
 //!   `/init` ([`init`]) in an initramfs this module writes itself ([`cpio`]); the kernel comes
 //!   from `--kernel` or Debian's package ([`kernel`]); qemu runs bounded ([`qemu`]); results come
 //!   back on the serial console between markers ([`serial`]) and form a [`matrix`].
+//! - [`count`]: boots real kernels with kprobes on the timestamp functions ([`kprobe`]), runs
+//!   the workloads inside ([`count_guest`]) and holds every Linux model to the counts.
 //! - [`exits`]: a micro-VM through /dev/kvm ([`crate::sys::kvm`]) timing each kind of VM exit.
 //!
 //! Under TCG every guest instruction is emulated: those figures say what the guest kernel's
 //! paths cost relative to each other, not what a KVM guest pays. The output says which it is.
 
+pub mod apt;
+pub mod child;
+pub mod count;
+pub mod count_guest;
+pub mod count_rows;
+#[cfg(test)]
+mod count_tests;
 pub mod cpio;
 pub mod exits;
 pub mod guest;
 pub mod init;
 pub mod kernel;
+pub mod kprobe;
 pub mod matrix;
 pub mod qemu;
+pub mod scratch;
 pub mod serial;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! Running one qemu guest, bounded: the serial console is captured from qemu's stdout, a guest
 //! that outlives its timeout is killed (SIGKILL) and reported, and qemu dies with tscope
-//! (`PR_SET_PDEATHSIG`), so Ctrl-C never leaves a guest running.
+//! (`PR_SET_PDEATHSIG`) and is killed at a stop signal, so Ctrl-C never leaves a guest running.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -153,6 +153,10 @@ pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
         let child = reaper.0.as_mut().context("qemu child")?;
         if let Some(st) = child.try_wait().context("waiting for qemu")? {
             break Some(st);
+        }
+        if sys::signal::stop_requested() {
+            // The Reaper kills and reaps qemu on the way out.
+            return Err(super::child::interrupted());
         }
         if started.elapsed() >= spec.timeout {
             let _ = child.kill();

@@ -1,0 +1,274 @@
+//! `tscope vm count`: boot real Linux kernels (Debian's cloud kernels by default) with tscope
+//! as `/init`, count every timestamp function with kprobes while the workloads run inside
+//! ([`super::count_guest`]), and hold the Linux model for each kernel to the counts
+//! ([`super::count_rows`]).
+//!
+//! Counts do not depend on speed, so TCG serves as well as KVM, except for the coarse-clock
+//! counts that depend on the tick moving inside an op: those come out fractional, and the
+//! model is evaluated at the guest's measured time per op and the kernel's `CONFIG_HZ` so that
+//! it predicts the fraction too.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::count_guest::GuestCount;
+use super::count_rows::{self, AccuracyRow, CountRow};
+use super::guest::{self, RequestedAccel};
+use super::matrix::AccelChoice;
+use super::qemu::{self, QemuSpec};
+use super::{child, kernel, serial};
+use crate::error::{Context, Result};
+use crate::progress::Progress;
+
+/// Version of the `vm count` JSON.
+pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
+
+/// The default matrix: bookworm's 6.1, trixie's 6.12 and sid's newest (≥ 6.15), all cloud.
+pub const DEFAULT_PACKAGES: [&str; 3] = [
+    "linux-image-cloud-amd64",
+    "linux-image-cloud-amd64@trixie",
+    "linux-image-cloud-amd64@sid",
+];
+
+/// The workloads and file systems run by default.
+pub const DEFAULT_WORKLOADS: [&str; 5] =
+    ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"];
+
+/// Where a kernel comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelSource {
+    /// `NAME` or `NAME@SUITE` (a private apt configuration for SUITE).
+    Package(String),
+    /// A bzImage or vmlinux given by path.
+    Path(PathBuf),
+}
+
+/// A validated `vm count` configuration.
+#[derive(Debug, Clone)]
+pub struct CountConfig {
+    pub kernels: Vec<KernelSource>,
+    pub workloads: Vec<String>,
+    pub filesystems: Vec<String>,
+    pub iterations: u64,
+    pub accel: RequestedAccel,
+    pub timeout: Duration,
+    pub guest_bin: Option<PathBuf>,
+    pub qemu: String,
+    pub memory_mb: u32,
+}
+
+impl CountConfig {
+    /// The command line's defaults: the three Debian kernels, every workload on tmpfs, 10,000
+    /// iterations, KVM if usable else TCG, 300 s per guest.
+    pub fn new() -> Self {
+        CountConfig {
+            kernels: DEFAULT_PACKAGES
+                .iter()
+                .map(|p| KernelSource::Package(p.to_string()))
+                .collect(),
+            workloads: DEFAULT_WORKLOADS.map(String::from).to_vec(),
+            filesystems: vec!["tmpfs".into()],
+            iterations: 10_000,
+            accel: RequestedAccel::Auto,
+            timeout: Duration::from_secs(300),
+            guest_bin: None,
+            qemu: "qemu-system-x86_64".into(),
+            memory_mb: 256,
+        }
+    }
+}
+
+impl Default for CountConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One kernel's guest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KernelRun {
+    pub kernel_package: String,
+    pub kernel_release: Option<String>,
+    /// `CONFIG_HZ` from the package's configuration (250 assumed when unknown).
+    pub hz: u32,
+    pub hz_known: bool,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub wall_s: f64,
+    /// The guest's own errors (a probe it could not register, a file system not mounted).
+    pub guest_errors: Vec<String>,
+    pub console_tail: Option<String>,
+    /// The probes registered: (function, symbol as in `/proc/kallsyms`).
+    pub probes: Vec<(String, String)>,
+    /// `kprobe_profile` as the guest read it at the end: the raw evidence.
+    pub kprobe_profile: String,
+    /// The `raw_syscalls:sys_enter` `hist:keys=id` histogram at the end.
+    pub syscall_hist: String,
+}
+
+/// What `vm count` prints.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CountReport {
+    pub schema_version: u32,
+    pub tool: String,
+    pub created_unix_s: u64,
+    pub accel: AccelChoice,
+    pub iterations: u64,
+    pub kernels: Vec<KernelRun>,
+    pub rows: Vec<CountRow>,
+    /// Equal successive mtimes measured in the guests beside the model's share.
+    pub accuracy: Vec<AccuracyRow>,
+    /// True when a stop signal cut the run short (the rows are what was counted before).
+    pub interrupted: bool,
+}
+
+impl CountReport {
+    /// Rows outside their tolerance.
+    pub fn mismatches(&self) -> impl Iterator<Item = &CountRow> {
+        self.rows.iter().filter(|r| r.agrees == Some(false))
+    }
+}
+
+/// The guest kernel command line of a count run.
+pub fn cmdline(cfg: &CountConfig) -> String {
+    format!(
+        "console=ttyS0 quiet panic=-1 tscope.count={} tscope.iterations={} tscope.fs={}",
+        cfg.workloads.join(","),
+        cfg.iterations,
+        cfg.filesystems.join(",")
+    )
+}
+
+/// Runs every kernel of the configuration.
+pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
+    let host = crate::detect::host::gather();
+    let accel = guest::choose_accel(cfg.accel, &host.kvm)?;
+    if let Some(n) = &accel.note {
+        progress.note(n);
+    }
+    let bin = guest::guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    let cache = kernel::cache_dir()?;
+    super::scratch::sweep_stale(&cache);
+    let work = cache.join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    let initrd = work.join("initramfs.cpio");
+    let mut report = CountReport {
+        schema_version: VM_COUNT_SCHEMA_VERSION,
+        tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
+        created_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        accel,
+        iterations: cfg.iterations,
+        kernels: Vec::new(),
+        rows: Vec::new(),
+        accuracy: Vec::new(),
+        interrupted: false,
+    };
+    let result = (|| -> Result<()> {
+        let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
+        std::fs::write(&initrd, guest::initramfs(&bytes)?)
+            .with_context(|| format!("writing '{}'", initrd.display()))?;
+        for source in &cfg.kernels {
+            count_one(cfg, source, &initrd, &mut report, progress)?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&work);
+    match result {
+        Err(e) if child::is_interrupted(&e) => report.interrupted = true,
+        other => other?,
+    }
+    Ok(report)
+}
+
+fn count_one(
+    cfg: &CountConfig,
+    source: &KernelSource,
+    initrd: &std::path::Path,
+    report: &mut CountReport,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let (path, package) = match source {
+        KernelSource::Package(p) => (None, p.as_str()),
+        KernelSource::Path(p) => (Some(p.as_path()), ""),
+    };
+    let k = kernel::resolve(path, package, progress)?;
+    let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
+    let spec = QemuSpec {
+        binary: cfg.qemu.clone(),
+        accel: report.accel.used,
+        kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
+        initrd: initrd.to_path_buf(),
+        append: cmdline(cfg),
+        memory_mb: cfg.memory_mb,
+        smp: 1,
+        timeout: cfg.timeout,
+    };
+    progress.note(&format!(
+        "{label}: counting in a {} guest",
+        report.accel.used.name()
+    ));
+    let out = qemu::run(&spec)?;
+    let hz = k.hz.unwrap_or(250);
+    let mut run = KernelRun {
+        kernel_package: label.clone(),
+        kernel_release: k.release.clone(),
+        hz,
+        hz_known: k.hz.is_some(),
+        ok: false,
+        error: None,
+        wall_s: out.wall.as_secs_f64(),
+        guest_errors: Vec::new(),
+        console_tail: None,
+        probes: Vec::new(),
+        kprobe_profile: String::new(),
+        syscall_hist: String::new(),
+    };
+    let parsed: Result<GuestCount> = if out.timed_out {
+        Err(crate::failure!(
+            "killed after {:.0} s (--timeout)",
+            run.wall_s
+        ))
+    } else {
+        serial::parse(&out.console)
+            .map_err(|e| crate::failure!("{e}"))
+            .and_then(|t| {
+                let body = t.get("count").ok_or_else(|| {
+                    crate::failure!(
+                        "the guest printed no count; qemu said: {}",
+                        out.stderr.trim()
+                    )
+                })?;
+                Ok(serde_json::from_str(body)?)
+            })
+    };
+    match parsed {
+        Ok(g) => {
+            run.ok = g.errors.is_empty();
+            run.kernel_release = Some(g.release.clone());
+            run.guest_errors = g.errors.clone();
+            run.probes = g.probes.clone();
+            run.kprobe_profile = g.kprobe_profile.clone();
+            run.syscall_hist = g.syscall_hist_text.clone();
+            report.rows.extend(count_rows::rows(&label, hz, &g));
+            report
+                .accuracy
+                .extend(count_rows::accuracy_rows(&label, hz, &g));
+        }
+        Err(e) => {
+            run.error = Some(e.to_string());
+            let lines: Vec<&str> = out.console.lines().collect();
+            run.console_tail = Some(lines[lines.len().saturating_sub(30)..].join("\n"));
+        }
+    }
+    progress.note(&format!(
+        "{label}: {} in {:.1} s",
+        if run.ok { "ok" } else { "failed" },
+        run.wall_s
+    ));
+    report.kernels.push(run);
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! The guest side of `vm count` (PID 1, when the kernel command line says `tscope.count=`):
+//! mount tracefs and the test file systems, register a kprobe on every symbol of every
+//! [`kprobe::FUNCTIONS`] found in `/proc/kallsyms`, a `hist:keys=id` trigger on
+//! `raw_syscalls:sys_enter`, then run each workload twice — zero iterations (the baseline: its
+//! setup and teardown) and N — reading `kprobe_profile` and the histogram around each run.
+//! The host subtracts and divides ([`super::count`]).
+//!
+//! Each workload issues exactly the system calls its definition names (one syscall per
+//! `crate::sys` call), so the syscall counts per op show a loop that does more than it should.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::kprobe::{self, Probe};
+use crate::error::{Context, Result};
+use crate::sys::{self, fs, worker};
+
+const TRACING: &str = "/sys/kernel/tracing";
+const SYSCALL_TRIGGER: &str = "hist:keys=id:size=256";
+
+/// The workloads the guest can run, by name.
+pub const WORKLOADS: [&str; 5] = ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"];
+
+/// What one guest measured (the `count` section, JSON).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GuestCount {
+    /// `/proc/sys/kernel/osrelease`.
+    pub release: String,
+    /// The probes registered: (function, symbol).
+    pub probes: Vec<(String, String)>,
+    /// Whether the syscall histogram could be set up (CONFIG_HIST_TRIGGERS).
+    pub syscall_hist: bool,
+    pub runs: Vec<WorkloadCount>,
+    pub errors: Vec<String>,
+    /// `kprobe_profile` as read at the end (the raw evidence behind the counts).
+    #[serde(default)]
+    pub kprobe_profile: String,
+    /// The `raw_syscalls:sys_enter` histogram as read at the end.
+    #[serde(default)]
+    pub syscall_hist_text: String,
+}
+
+/// One workload on one file system: raw counts of the baseline and the N-iteration run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WorkloadCount {
+    pub workload: String,
+    pub fs: String,
+    pub iterations: u64,
+    /// Guest wall time of the N-iteration loop per iteration.
+    pub ns_per_op: f64,
+    /// Probe hits per function (a function and its copies summed) during the baseline.
+    pub baseline_hits: BTreeMap<String, u64>,
+    pub hits: BTreeMap<String, u64>,
+    pub baseline_syscalls: BTreeMap<String, u64>,
+    pub syscalls: BTreeMap<String, u64>,
+    /// write-stat: share of successive writes whose fstat mtime equals the previous one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub equal_mtime_share: Option<f64>,
+}
+
+fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
+    cmdline.split_whitespace().find_map(|w| w.strip_prefix(key))
+}
+
+/// Whether the command line asks for a count run.
+pub fn wanted(cmdline: &str) -> bool {
+    word(cmdline, "tscope.count=").is_some()
+}
+
+fn write_append(path: &str, line: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {path}"))?;
+    f.write_all(format!("{line}\n").as_bytes())
+        .with_context(|| format!("writing '{line}' to {path}"))
+}
+
+fn snapshot(
+    probes: &[Probe],
+    hist: bool,
+) -> Result<(BTreeMap<String, u64>, BTreeMap<String, u64>)> {
+    let text = std::fs::read_to_string(format!("{TRACING}/kprobe_profile"))
+        .context("reading kprobe_profile")?;
+    let hits = kprobe::hits_by_function(probes, &kprobe::parse_profile(&text)?);
+    let mut calls = BTreeMap::new();
+    if hist {
+        let h = std::fs::read_to_string(format!("{TRACING}/events/raw_syscalls/sys_enter/hist"))
+            .context("reading the syscall histogram")?;
+        for (nr, n) in kprobe::parse_syscall_hist(&h)? {
+            calls.insert(kprobe::syscall_name(nr), n);
+        }
+    }
+    Ok((hits, calls))
+}
+
+/// Runs the count in the guest and returns what it measured; errors go into the result.
+pub fn run(cmdline: &str) -> GuestCount {
+    let mut out = GuestCount {
+        release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        ..GuestCount::default()
+    };
+    if let Err(e) = count(cmdline, &mut out) {
+        out.errors.push(format!("{e:#}"));
+    }
+    let read = |p: &str| std::fs::read_to_string(format!("{TRACING}/{p}")).unwrap_or_default();
+    out.kprobe_profile = read("kprobe_profile");
+    if out.syscall_hist {
+        out.syscall_hist_text = read("events/raw_syscalls/sys_enter/hist");
+    }
+    out
+}
+
+fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
+    let workloads: Vec<&str> = word(cmdline, "tscope.count=")
+        .unwrap_or("")
+        .split(',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let iterations: u64 = word(cmdline, "tscope.iterations=")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    let filesystems: Vec<&str> = word(cmdline, "tscope.fs=")
+        .unwrap_or("tmpfs")
+        .split(',')
+        .collect();
+    if let Err(e) = sys::guest::mount("tracefs", TRACING, "tracefs") {
+        out.errors.push(format!("mount tracefs: {e}"));
+    }
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").context("reading /proc/kallsyms")?;
+    let probes = kprobe::resolve(&kallsyms, &kprobe::FUNCTIONS);
+    let events = format!("{TRACING}/kprobe_events");
+    let mut registered = Vec::new();
+    for p in probes {
+        match write_append(&events, &p.definition()) {
+            Ok(()) => registered.push(p),
+            Err(e) => out.errors.push(format!("{e:#}")),
+        }
+    }
+    out.probes = registered
+        .iter()
+        .map(|p| (p.function.clone(), p.symbol.clone()))
+        .collect();
+    std::fs::write(format!("{TRACING}/events/kprobes/enable"), "1")
+        .context("enabling the kprobe events")?;
+    out.syscall_hist = std::fs::write(
+        format!("{TRACING}/events/raw_syscalls/sys_enter/trigger"),
+        SYSCALL_TRIGGER,
+    )
+    .is_ok();
+    for fs_name in filesystems {
+        let dir = format!("/mnt/{fs_name}");
+        if fs_name == "tmpfs" {
+            if let Err(e) = sys::guest::mount("tmpfs", &dir, "tmpfs") {
+                out.errors.push(format!("mount tmpfs on {dir}: {e}"));
+                continue;
+            }
+        } else if !Path::new(&dir).exists() {
+            out.errors
+                .push(format!("{fs_name}: not mounted in this guest"));
+            continue;
+        }
+        for &w in &workloads {
+            let dir = Path::new(&dir);
+            let (b_hits, b_calls) = snapshot(&registered, out.syscall_hist)?;
+            run_workload(w, dir, 0)?;
+            let (m_hits, m_calls) = snapshot(&registered, out.syscall_hist)?;
+            let started = Instant::now();
+            let equal = run_workload(w, dir, iterations)?;
+            let ns = started.elapsed().as_nanos() as f64;
+            let (e_hits, e_calls) = snapshot(&registered, out.syscall_hist)?;
+            out.runs.push(WorkloadCount {
+                workload: w.to_string(),
+                fs: fs_name.to_string(),
+                iterations,
+                ns_per_op: ns / iterations.max(1) as f64,
+                baseline_hits: diff(&b_hits, &m_hits),
+                hits: diff(&m_hits, &e_hits),
+                baseline_syscalls: diff(&b_calls, &m_calls),
+                syscalls: diff(&m_calls, &e_calls),
+                equal_mtime_share: equal,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, &v)| {
+            (
+                k.clone(),
+                v.saturating_sub(before.get(k).copied().unwrap_or(0)),
+            )
+        })
+        .collect()
+}
+
+/// One workload, `n` iterations, setup and teardown included (the baseline is `n` = 0).
+/// Returns write-stat's share of equal successive mtimes.
+pub fn run_workload(name: &str, dir: &Path, n: u64) -> Result<Option<f64>> {
+    let io = |what: &str| format!("{name}: {what}");
+    match name {
+        "pipe1" => {
+            let (r, w) = worker::pipe().with_context(|| io("pipe"))?;
+            for _ in 0..n {
+                worker::write_byte(w.as_fd(), 1).with_context(|| io("write"))?;
+                worker::read_byte(r.as_fd()).with_context(|| io("read"))?;
+            }
+        }
+        "pingpong" => pingpong(n).with_context(|| io("pingpong"))?,
+        "write-only" | "write-stat" => {
+            let path =
+                CString::new(format!("{}/{name}.file", dir.display())).context("file name")?;
+            let flags = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
+            let fd = fs::open(&path, flags, 0o600).with_context(|| io("open"))?;
+            let stat = name == "write-stat";
+            let (mut prev, mut equal, mut pairs) = (None, 0u64, 0u64);
+            for _ in 0..n {
+                fs::pwrite_byte(fd.as_fd(), 1, 0).with_context(|| io("pwrite"))?;
+                if stat {
+                    let m = fs::fstat_mtime(fd.as_fd()).with_context(|| io("fstat"))?;
+                    if let Some(p) = prev {
+                        pairs += 1;
+                        equal += u64::from(p == m);
+                    }
+                    prev = Some(m);
+                }
+            }
+            fs::close(fd).with_context(|| io("close"))?;
+            fs::unlink(&path).with_context(|| io("unlink"))?;
+            return Ok((stat && pairs > 0).then(|| equal as f64 / pairs as f64));
+        }
+        "vfsmix" => {
+            let page = sys::mem::page_size();
+            let mut names = crate::workload::vfsmix::NameBuf::new(dir, "vfsmix", 0);
+            for seq in 0..n {
+                let path = names.set(seq);
+                let excl = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+                let fd = fs::open(path, excl, 0o600).with_context(|| io("open"))?;
+                fs::lstat(path).with_context(|| io("lstat"))?;
+                fs::lseek(fd.as_fd(), page as i64 - 1).with_context(|| io("lseek"))?;
+                fs::close(fd).with_context(|| io("close"))?;
+                let trunc = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
+                let fd = fs::open(path, trunc, 0o600).with_context(|| io("open"))?;
+                worker::write_byte(fd.as_fd(), 1).with_context(|| io("write"))?;
+                sys::mem::store_through_shared_mapping(fd.as_fd(), page)
+                    .with_context(|| io("mmap"))?;
+                fs::close(fd).with_context(|| io("close"))?;
+                fs::unlink(path).with_context(|| io("unlink"))?;
+            }
+        }
+        other => crate::fail!("unknown workload '{other}'"),
+    }
+    Ok(None)
+}
+
+/// will-it-scale pingpong: a byte goes to a child over one pipe and comes back over another.
+fn pingpong(n: u64) -> std::io::Result<()> {
+    let (r1, w1) = worker::pipe()?;
+    let (r2, w2) = worker::pipe()?;
+    let child = worker::fork_worker(|| {
+        while let Ok(Some(b)) = worker::read_byte(r1.as_fd()) {
+            if worker::write_byte(w2.as_fd(), b).is_err() {
+                return 1;
+            }
+        }
+        0
+    })?;
+    for _ in 0..n {
+        worker::write_byte(w1.as_fd(), 1)?;
+        worker::read_byte(r2.as_fd())?;
+    }
+    // The child holds a copy of the write end too, so it never sees EOF: end it.
+    let _ = worker::kill(child);
+    let _ = worker::wait(child, true);
+    Ok(())
+}

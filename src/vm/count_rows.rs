@@ -1,0 +1,265 @@
+//! From what a guest counted to the comparison rows of `vm count`: per op = (hits − baseline)
+//! / N for every timestamp function and every syscall, beside what the Linux model for that
+//! kernel predicts ([`model_per_op`]) and what the workload's definition issues.
+
+use serde::{Deserialize, Serialize};
+
+use super::count_guest::{GuestCount, WorkloadCount};
+use super::kprobe;
+use crate::kernel::ModelId;
+use crate::sim::estimate::PolicyEstimate;
+use crate::sim::{self, Input, Param, SimulateConfig};
+
+/// A row differs when |kernel − model| exceeds this per op …
+pub const TOLERANCE: f64 = 0.05;
+/// … or this where the kernel's own count is fractional (coarse-clock counts that depend on
+/// the tick moving inside an op vary run to run).
+pub const TOLERANCE_FRACTIONAL: f64 = 0.25;
+
+/// One kernel × file system × workload × function (or syscall).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CountRow {
+    pub kernel_release: String,
+    pub kernel_package: String,
+    pub fs: String,
+    pub workload: String,
+    /// A kernel function (`ktime_get_coarse_real_ts64`) or `syscall:NAME`.
+    pub function: String,
+    /// `clock` (a clock-read leaf: judges the model), `context` (a caller, shown only), or
+    /// `syscall` (judged against the workload's definition).
+    pub kind: String,
+    /// Hits per op less the zero-iteration baseline; `null` when the kernel lacks the function.
+    pub kernel_per_op: Option<f64>,
+    /// What the expected count comes from: a model name (`linux`, `linux-multigrain`) or
+    /// `workload` (the syscalls its definition issues).
+    pub model: String,
+    /// `null` where the model names no such function (context rows).
+    pub model_per_op: Option<f64>,
+    pub guest_ns_per_op: f64,
+    /// kernel − model, when both exist.
+    pub difference: Option<f64>,
+    /// The tolerance this row is held to.
+    pub tolerance: f64,
+    /// Whether the row is within its tolerance (`null`: nothing to compare).
+    pub agrees: Option<bool>,
+    /// The symbols probed for the function (`inode_needs_update_time.part.0`).
+    pub symbols: Vec<String>,
+}
+
+/// The syscalls each workload issues per iteration (glibc 2.36 on x86_64: `fstat` and `lstat`
+/// are `newfstatat`, `open` is `openat`); pingpong counts both processes.
+pub fn expected_syscalls(workload: &str) -> &'static [(&'static str, f64)] {
+    match workload {
+        "pipe1" => &[("write", 1.0), ("read", 1.0)],
+        "pingpong" => &[("write", 2.0), ("read", 2.0)],
+        "write-only" => &[("pwrite64", 1.0)],
+        "write-stat" => &[("pwrite64", 1.0), ("newfstatat", 1.0)],
+        "vfsmix" => &[
+            ("openat", 2.0),
+            ("newfstatat", 1.0),
+            ("lseek", 1.0),
+            ("close", 2.0),
+            ("write", 1.0),
+            ("mmap", 1.0),
+            ("munmap", 1.0),
+            ("unlink", 1.0),
+        ],
+        _ => &[],
+    }
+}
+
+/// The versioned Linux model for a kernel release (`linux@6.1`, `linux@6.13`, `linux@6.15`,
+/// by the release's version); the newest modelled when the release has no version.
+pub fn model_for(kernel_release: &str) -> ModelId {
+    crate::kernel::ModelSpec {
+        family: crate::kernel::Family::Linux,
+        version: None,
+        alias: false,
+    }
+    .resolve(Some(kernel_release))
+    .0
+}
+
+/// The Linux model's estimate for `workload` on `fs` on the kernel `kernel_release`, run at
+/// the guest's speed (`base_ns` = the guest's ns per op) and tick (`hz`), so that it predicts
+/// the fraction of ops in which the coarse clock moves; fixed costs (`--set` style), so no
+/// probe runs. Returns the model's name and its stock policy's estimate. The one place that
+/// picks and runs the model: the versioned models (`linux@6.1`, `linux@6.13`, `linux@6.15`)
+/// plug in here.
+pub fn model_estimate(
+    kernel_release: &str,
+    hz: u32,
+    workload: &str,
+    fs: &str,
+    guest_ns_per_op: f64,
+) -> Option<(String, PolicyEstimate)> {
+    let _ = fs; // the bundled scenarios are on tmpfs
+    let model = model_for(kernel_release);
+    let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
+    cfg.models = vec![crate::kernel::ModelSpec {
+        family: model.family,
+        version: Some(model.version),
+        alias: false,
+    }];
+    cfg.iterations = Some(20_000);
+    cfg.overrides = vec![
+        (Param::PreciseReadNs, 20.0),
+        (Param::CoarseReadNs, 2.0),
+        (Param::UpdateNs, 10.0),
+        (Param::TickNs, 1e9 / f64::from(hz.max(1))),
+        (Param::BaseNs, guest_ns_per_op.max(1.0)),
+    ];
+    let sim::result::Output::Models(reports) = sim::simulate(&cfg).ok()? else {
+        return None;
+    };
+    let stock = reports
+        .into_iter()
+        .next()?
+        .estimates
+        .into_iter()
+        .find(|e| e.stock)?;
+    Some((model.label(), stock))
+}
+
+/// The model's reads per op of a clock-read `function` (0 when the model names reads of other
+/// functions only); `None` for context functions, which no model names.
+pub fn model_per_op(
+    estimate: Option<&(String, PolicyEstimate)>,
+    function: &str,
+) -> Option<(String, f64)> {
+    if !kprobe::is_clock_read(function) {
+        return None;
+    }
+    let (name, e) = estimate?;
+    let n = e
+        .reads_per_op_by_function
+        .get(function)
+        .copied()
+        .unwrap_or(0.0);
+    Some((name.clone(), n))
+}
+
+/// Equal successive mtimes in the guest beside the model's share (write-stat: the guest reads
+/// each mtime with its own fstat).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AccuracyRow {
+    pub kernel_release: String,
+    pub kernel_package: String,
+    pub fs: String,
+    pub workload: String,
+    pub equal_successive_share: f64,
+    pub model: String,
+    pub model_equal_successive_share: Option<f64>,
+    pub guest_ns_per_op: f64,
+}
+
+/// The accuracy rows of one guest's count.
+pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow> {
+    g.runs
+        .iter()
+        .filter_map(|run| {
+            let share = run.equal_mtime_share?;
+            let est = model_estimate(&g.release, hz, &run.workload, &run.fs, run.ns_per_op);
+            Some(AccuracyRow {
+                kernel_release: g.release.clone(),
+                kernel_package: package.to_string(),
+                fs: run.fs.clone(),
+                workload: run.workload.clone(),
+                equal_successive_share: share,
+                model: model_for(&g.release).label(),
+                model_equal_successive_share: est.map(|e| e.1.accuracy.equal_successive_share),
+                guest_ns_per_op: run.ns_per_op,
+            })
+        })
+        .collect()
+}
+
+fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<bool>) {
+    let fractional = kernel.is_some_and(|k| (k - k.round()).abs() > TOLERANCE);
+    let tol = if fractional {
+        TOLERANCE_FRACTIONAL
+    } else {
+        TOLERANCE
+    };
+    match (kernel, model) {
+        (Some(k), Some(m)) => (Some(k - m), tol, Some((k - m).abs() <= tol)),
+        // A function the kernel lacks agrees with a model that predicts none of it.
+        (None, Some(m)) => (None, tol, Some(m.abs() <= tol)),
+        _ => (None, tol, None),
+    }
+}
+
+/// The rows of one guest's count.
+pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
+    let mut out = Vec::new();
+    for run in &g.runs {
+        let per = |n: u64, b: u64| (n as f64 - b as f64) / run.iterations.max(1) as f64;
+        let row = |function: String, kind: &str, k: Option<f64>, model: Option<(String, f64)>| {
+            let (difference, tolerance, agrees) = judge(k, model.as_ref().map(|m| m.1));
+            let symbols = g
+                .probes
+                .iter()
+                .filter(|(f, _)| *f == function)
+                .map(|(_, s)| s.clone())
+                .collect();
+            CountRow {
+                kernel_release: g.release.clone(),
+                kernel_package: package.to_string(),
+                fs: run.fs.clone(),
+                workload: run.workload.clone(),
+                function,
+                kind: kind.into(),
+                kernel_per_op: k,
+                model: model
+                    .as_ref()
+                    .map_or_else(|| model_for(&g.release).name().to_string(), |m| m.0.clone()),
+                model_per_op: model.map(|m| m.1),
+                guest_ns_per_op: run.ns_per_op,
+                difference,
+                tolerance,
+                agrees,
+                symbols,
+            }
+        };
+        let est = model_estimate(&g.release, hz, &run.workload, &run.fs, run.ns_per_op);
+        for f in kprobe::FUNCTIONS {
+            let present = g.probes.iter().any(|(func, _)| func == f);
+            let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
+            let m = model_per_op(est.as_ref(), f);
+            let kind = if kprobe::is_clock_read(f) {
+                "clock"
+            } else {
+                "context"
+            };
+            out.push(row(f.to_string(), kind, k, m));
+        }
+        if !g.syscall_hist {
+            continue;
+        }
+        let expected = expected_syscalls(&run.workload);
+        let mut names: Vec<&str> = expected.iter().map(|(s, _)| *s).collect();
+        for (s, &n) in &run.syscalls {
+            let extra = per(n, run.baseline_syscalls.get(s).copied().unwrap_or(0));
+            if extra >= 0.5 && !names.contains(&s.as_str()) {
+                names.push(s);
+            }
+        }
+        for s in names {
+            let n = run.syscalls.get(s).copied().unwrap_or(0);
+            let b = run.baseline_syscalls.get(s).copied().unwrap_or(0);
+            let want = expected.iter().find(|(e, _)| *e == s).map_or(0.0, |e| e.1);
+            let m = Some(("workload".to_string(), want));
+            out.push(row(format!("syscall:{s}"), "syscall", Some(per(n, b)), m));
+        }
+    }
+    out
+}
+
+fn hit(run: &WorkloadCount, function: &str, baseline: bool) -> u64 {
+    let m = if baseline {
+        &run.baseline_hits
+    } else {
+        &run.hits
+    };
+    m.get(function).copied().unwrap_or(0)
+}
