@@ -123,7 +123,13 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
 pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
     let output = Output::new(&args.output)?;
+    if cfg.validate.is_some() {
+        super::stop_on_signal()?;
+    }
     let result = sim::simulate(&cfg)?;
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
     output.export(&result)?;
     Ok(0)
 }

@@ -31,6 +31,7 @@
 mod compare;
 mod detect;
 mod document;
+pub mod file;
 mod probe;
 mod run;
 mod simulate;
@@ -158,12 +159,20 @@ pub fn json<T: Serialize>(v: &T) -> crate::error::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes `bytes` to `out` (whole or not at all: a temporary file in the same directory, then a
-/// rename) or to stdout. A closed stdout (`tscope probe | head`) is not an error.
+/// Writes `bytes` to `out` ([`file::write`]: whole or not at all for a regular file, in place
+/// for a device or FIFO, never replacing what is not a plain file) or to stdout. A closed
+/// stdout is not an error for `tscope probe | head` (a broken pipe); a stdout that cannot be
+/// written at all (closed, `>&-`) is.
 pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
     match out {
-        Some(path) => write_atomically(path, bytes),
+        Some(path) => file::write(path, bytes),
         None => {
+            // Rust's stdout swallows EBADF: a closed descriptor 1 would "succeed" silently.
+            if Path::new("/proc/self/fd").is_dir()
+                && std::fs::symlink_metadata("/proc/self/fd/1").is_err()
+            {
+                crate::fail!("stdout is closed: redirect it to a file or use -o FILE");
+            }
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -171,28 +180,6 @@ pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
             }
         }
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tscope-{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(crate::error::FileError::Write {
-            path: path.to_path_buf(),
-            source: e,
-        }
-        .into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
