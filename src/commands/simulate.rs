@@ -126,10 +126,11 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     if cfg.validate.is_some() {
         super::stop_on_signal()?;
     }
-    let result = sim::simulate(&cfg)?;
+    let result = sim::simulate(&cfg);
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }
+    let result = result?;
     output.export(&result)?;
     Ok(0)
 }

@@ -80,10 +80,11 @@ fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
     let output = Output::new(&a.output)?;
     super::stop_on_signal()?;
-    let m = guest::run(&cfg, &StderrProgress)?;
+    let m = guest::run(&cfg, &StderrProgress);
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }
+    let m = m?;
     output.export(&m)?;
     let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
     Ok(if all_ok { 0 } else { 1 })
