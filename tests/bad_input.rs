@@ -261,3 +261,55 @@ fn record_never_deletes_or_reads_forever_a_special_file() {
     }
     assert!(Path::new(&mine).exists());
 }
+
+/// The bundled profile with `edit` applied to its parsed JSON, written to `dir/name`.
+fn edited_profile(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
+    let text = std::fs::read_to_string("tests/data/profile-kvm-epyc.json").unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    write(dir, name, &v.to_string())
+}
+
+#[test]
+fn numbers_out_of_range_name_their_field() {
+    let d = tempfile::tempdir().unwrap();
+    let coarse = |v: &mut serde_json::Value| -> usize {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|s| s["id"] == "vdso:realtime_coarse")
+            .unwrap()
+    };
+    for (i, point) in [-5.0, 0.0, 1e308].into_iter().enumerate() {
+        let p = edited_profile(d.path(), &format!("p{i}.json"), |v| {
+            let c = coarse(v);
+            v["sources"][c]["cost_ns"] =
+                serde_json::json!({"point": point, "lower": point, "upper": point});
+        });
+        fails(&["simulate", "pipe1", "--profile", &p], "cost_ns.point");
+        fails(
+            &["compare", "tests/data/compare/host.json", &p],
+            "cost_ns.point",
+        );
+    }
+    let inverted = edited_profile(d.path(), "inv.json", |v| {
+        v["sources"][0]["cost_ns"] = serde_json::json!({"point": 8.0, "lower": 9.0, "upper": 7.0});
+    });
+    fails(
+        &["simulate", "pipe1", "--profile", &inverted],
+        "lower <= point <= upper",
+    );
+    let minus = edited_profile(d.path(), "minus.json", |v| {
+        v["schema_version"] = (-1).into()
+    });
+    fails(
+        &["compare", "tests/data/compare/host.json", &minus],
+        "whole number",
+    );
+    let text = std::fs::read_to_string("tests/data/run-record-vfsmix-ext4.json").unwrap();
+    let mut rec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    rec["ops_per_sec"] = 1e308.into();
+    let rec = write(d.path(), "rec.json", &rec.to_string());
+    fails(&["simulate", "--run", &rec], "ops_per_sec");
+}
