@@ -193,7 +193,7 @@ impl RunRecord {
             .and_then(FsKind::parse)
             .unwrap_or(FsKind::Other);
         let mut unknown: Vec<(String, usize)> = Vec::new();
-        let iteration = self
+        let iteration: Vec<ScenarioOp> = self
             .iteration
             .iter()
             .map(|op| {
@@ -228,7 +228,11 @@ impl RunRecord {
             description: format!("recorded run of {}", self.workload),
             mimics: None,
             tasks: self.tasks.unwrap_or(1).max(1),
-            iterations: DEFAULT_ITERATIONS,
+            // A long recorded loop is replayed fewer times by default (linear cost).
+            iterations: crate::trace::scenario::bounded_iterations(
+                DEFAULT_ITERATIONS,
+                iteration.len(),
+            ),
             base_ns_per_iteration: None,
             base_source: None,
             published: None,
