@@ -313,3 +313,33 @@ fn numbers_out_of_range_name_their_field() {
     let rec = write(d.path(), "rec.json", &rec.to_string());
     fails(&["simulate", "--run", &rec], "ops_per_sec");
 }
+
+#[test]
+fn a_huge_strace_line_is_malformed_not_held() {
+    let d = tempfile::tempdir().unwrap();
+    let huge = format!(
+        "7 00:00:02.000000 write(1, \"{}\", 3000000) = 3000000 <0.000010>\n",
+        "a".repeat(3_000_000)
+    );
+    let log = write(
+        d.path(),
+        "log",
+        &format!(
+            "7 00:00:01.000000 openat(AT_FDCWD</var/tmp>, \"x\", O_RDONLY) = 3</var/tmp/x> <0.000010>\n\
+             {huge}7 00:00:03.000000 close(3</var/tmp/x>) = 0 <0.000001>\n"
+        ),
+    );
+    let out = tscope()
+        .args(["simulate", "--strace", &log, "--model", "linux", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["strace"];
+    assert_eq!(s["malformed_lines"], 1, "{s}");
+    assert!(s["malformed_examples"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("line 2: "));
+    fails(&["simulate", "--strace", &log, "--strict"], "1 MiB");
+}
