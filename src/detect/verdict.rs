@@ -292,6 +292,7 @@ pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
                 "max_backwards_ns": ns(p.max_backwards_ticks as f64),
                 "offset_bounds_ns": p.offset_bounds_ticks.map(|[a, b]| [ns(a as f64), ns(b as f64)]),
                 "skew_bound_ns": p.skew_bound_ticks().and_then(|t| ns(t as f64)),
+                "pinned": p.pinned,
             })
         })
         .collect();
