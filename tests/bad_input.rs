@@ -343,29 +343,3 @@ fn a_huge_strace_line_is_malformed_not_held() {
         .starts_with("line 2: "));
     fails(&["simulate", "--strace", &log, "--strict"], "1 MiB");
 }
-
-#[test]
-fn one_key_set_twice_or_set_and_swept_is_refused() {
-    fails(
-        &[
-            "simulate",
-            "pipe1",
-            "--set",
-            "precise_read_ns=20",
-            "--set",
-            "precise_read_ns=30",
-        ],
-        "twice",
-    );
-    fails(
-        &[
-            "simulate",
-            "pipe1",
-            "--set",
-            "precise_read_ns=20",
-            "--sweep",
-            "precise_read_ns=10..40",
-        ],
-        "same key",
-    );
-}

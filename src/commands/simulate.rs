@@ -58,9 +58,6 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
     for s in &a.set {
         let (k, v) = key_value(s, "--set")?;
         let p = param(k, "--set")?;
-        if overrides.iter().any(|(q, _)| *q == p) {
-            return bad(format!("--set {k} is given twice: keep one"));
-        }
         overrides.push((p, number(p, v, "--set")?));
     }
     let sweep = a
@@ -68,13 +65,6 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         .as_deref()
         .map(|s| parse_sweep(s, a.sweep_points))
         .transpose()?;
-    if let Some(s) = &sweep {
-        if overrides.iter().any(|(q, _)| *q == s.param) {
-            return bad(
-                "--set and --sweep name the same key: the sweep sets it; drop the --set".into(),
-            );
-        }
-    }
     if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
         return bad(format!(
             "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
