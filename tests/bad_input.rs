@@ -130,3 +130,216 @@ fn unwritable_outputs_leave_nothing_behind() {
         .collect();
     assert_eq!(left, ["a-file"], "partial files left: {left:?}");
 }
+
+/// `mknod` copies of devices in a temporary directory (never /dev itself); `None` when this
+/// is not root (mknod needs CAP_MKNOD): the caller skips, saying so.
+fn node(dir: &Path, name: &str, kind: &str, major: u32, minor: u32) -> Option<String> {
+    let p = dir.join(name);
+    let ok = std::process::Command::new("mknod")
+        .arg(&p)
+        .args([kind, &major.to_string(), &minor.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then(|| p.display().to_string())
+}
+
+fn kind(p: &str) -> std::fs::FileType {
+    std::fs::symlink_metadata(p).unwrap().file_type()
+}
+
+/// `simulate pipe1 -o PATH` (0.4 s): the cheapest command with an `-o`.
+fn simulate_to(path: &str) -> std::process::Output {
+    let profile = "tests/data/profile-kvm-epyc.json";
+    tscope()
+        .args([
+            "simulate",
+            "pipe1",
+            "--profile",
+            profile,
+            "--json",
+            "-o",
+            path,
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn outputs_never_replace_devices_fifos_or_links() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+    let d = tempfile::tempdir().unwrap();
+    let (Some(full), Some(null), Some(block)) = (
+        node(d.path(), "full", "c", 1, 7),
+        node(d.path(), "null", "c", 1, 3),
+        node(d.path(), "loop", "b", 7, 0),
+    ) else {
+        eprintln!("SKIPPED: mknod failed (not root): device-node outputs not checked");
+        return;
+    };
+    // A full device: the write fails (ENOSPC), exit 2, and the node is still a device.
+    let out = simulate_to(&full);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(kind(&full).is_char_device());
+    // A null device is written in place.
+    let out = simulate_to(&null);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(kind(&null).is_char_device());
+    // A block device is refused before anything runs.
+    fails(&["simulate", "pipe1", "-o", &block], "block device");
+    assert!(kind(&block).is_block_device());
+    // A FIFO nobody reads: refused, not a hang, still a FIFO.
+    let fifo = d.path().join("fifo").display().to_string();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let out = simulate_to(&fifo);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reading"));
+    assert!(kind(&fifo).is_fifo());
+    // A regular file keeps its mode and its other names; a link stays a link.
+    let file = write(d.path(), "file", "old");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o604)).unwrap();
+    assert!(simulate_to(&file).status.success());
+    assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o604);
+    let other = d.path().join("other-name");
+    std::fs::hard_link(&file, &other).unwrap();
+    assert!(simulate_to(&file).status.success());
+    assert_eq!(std::fs::metadata(&file).unwrap().nlink(), 2);
+    let link = d.path().join("link").display().to_string();
+    std::os::unix::fs::symlink(&other, &link).unwrap();
+    assert!(simulate_to(&link).status.success());
+    assert!(kind(&link).is_symlink());
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("schema_version"));
+    // A 240-character name (the temporary name used to overflow NAME_MAX).
+    let long = d.path().join("n".repeat(240)).display().to_string();
+    assert!(simulate_to(&long).status.success());
+    assert!(simulate_to(&long).status.success());
+    let names = std::fs::read_dir(d.path()).unwrap().count();
+    assert_eq!(names, 8, "a temporary file was left behind");
+}
+
+#[test]
+fn record_never_deletes_or_reads_forever_a_special_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let Some(null) = node(d.path(), "null", "c", 1, 3) else {
+        eprintln!("SKIPPED: mknod failed (not root): record on device nodes not checked");
+        return;
+    };
+    let full = node(d.path(), "full", "c", 1, 7).unwrap();
+    for dev in [&null, &full] {
+        let out = tscope()
+            .args(["record", "-o", dev, "--", "/nonexistent/cmd"])
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("regular file"));
+        assert!(kind(dev).is_char_device(), "{dev} was replaced");
+    }
+    let dir = d.path().display().to_string();
+    tscope()
+        .args(["record", "-o", &dir, "--", "true"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(2);
+    // A log file that was there before strace failed is the user's: kept.
+    let mine = write(d.path(), "mine", "");
+    let out = tscope()
+        .args(["record", "-o", &mine, "--", "/nonexistent/cmd"])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    if String::from_utf8_lossy(&out.stderr).contains("strace is not installed") {
+        eprintln!("SKIPPED: strace not installed");
+        return;
+    }
+    assert!(Path::new(&mine).exists());
+}
+
+/// The bundled profile with `edit` applied to its parsed JSON, written to `dir/name`.
+fn edited_profile(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
+    let text = std::fs::read_to_string("tests/data/profile-kvm-epyc.json").unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    write(dir, name, &v.to_string())
+}
+
+#[test]
+fn numbers_out_of_range_name_their_field() {
+    let d = tempfile::tempdir().unwrap();
+    let coarse = |v: &mut serde_json::Value| -> usize {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|s| s["id"] == "vdso:realtime_coarse")
+            .unwrap()
+    };
+    for (i, point) in [-5.0, 0.0, 1e308].into_iter().enumerate() {
+        let p = edited_profile(d.path(), &format!("p{i}.json"), |v| {
+            let c = coarse(v);
+            v["sources"][c]["cost_ns"] =
+                serde_json::json!({"point": point, "lower": point, "upper": point});
+        });
+        fails(&["simulate", "pipe1", "--profile", &p], "cost_ns.point");
+        fails(
+            &["compare", "tests/data/compare/host.json", &p],
+            "cost_ns.point",
+        );
+    }
+    let inverted = edited_profile(d.path(), "inv.json", |v| {
+        v["sources"][0]["cost_ns"] = serde_json::json!({"point": 8.0, "lower": 9.0, "upper": 7.0});
+    });
+    fails(
+        &["simulate", "pipe1", "--profile", &inverted],
+        "lower <= point <= upper",
+    );
+    let minus = edited_profile(d.path(), "minus.json", |v| {
+        v["schema_version"] = (-1).into()
+    });
+    fails(
+        &["compare", "tests/data/compare/host.json", &minus],
+        "whole number",
+    );
+    let text = std::fs::read_to_string("tests/data/run-record-vfsmix-ext4.json").unwrap();
+    let mut rec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    rec["ops_per_sec"] = 1e308.into();
+    let rec = write(d.path(), "rec.json", &rec.to_string());
+    fails(&["simulate", "--run", &rec], "ops_per_sec");
+}
+
+#[test]
+fn a_huge_strace_line_is_malformed_not_held() {
+    let d = tempfile::tempdir().unwrap();
+    let huge = format!(
+        "7 00:00:02.000000 write(1, \"{}\", 3000000) = 3000000 <0.000010>\n",
+        "a".repeat(3_000_000)
+    );
+    let log = write(
+        d.path(),
+        "log",
+        &format!(
+            "7 00:00:01.000000 openat(AT_FDCWD</var/tmp>, \"x\", O_RDONLY) = 3</var/tmp/x> <0.000010>\n\
+             {huge}7 00:00:03.000000 close(3</var/tmp/x>) = 0 <0.000001>\n"
+        ),
+    );
+    let out = tscope()
+        .args(["simulate", "--strace", &log, "--model", "linux", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["strace"];
+    assert_eq!(s["malformed_lines"], 1, "{s}");
+    assert!(s["malformed_examples"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("line 2: "));
+    fails(&["simulate", "--strace", &log, "--strict"], "1 MiB");
+}

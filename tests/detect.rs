@@ -106,3 +106,68 @@ fn emulated_trap_shows_in_probe() {
         "trapped rdtsc {rdtsc} ns vs getppid {getppid} ns"
     );
 }
+
+#[test]
+fn every_verdict_has_a_state_that_agrees_with_holds() {
+    let v = json(&["detect", "--json", "--sync-ms", "20"]);
+    for (name, verdict) in v["verdicts"].as_object().unwrap() {
+        let state = verdict["state"].as_str().unwrap();
+        assert!(
+            ["yes", "no", "inconclusive"].contains(&state),
+            "{name}: {state}"
+        );
+        assert_eq!(
+            verdict["holds"] == true,
+            state == "yes",
+            "{name}: {verdict}"
+        );
+        assert_eq!(
+            verdict["inconclusive_reason"].is_string(),
+            state == "inconclusive",
+            "{name}: {verdict}"
+        );
+    }
+}
+
+#[test]
+fn inconclusive_fails_only_when_asked() {
+    // Under a trap every TSC read is a SIGSEGV round trip: far fewer than 1000 handoffs in
+    // 5 ms, so tsc_unsynchronized is inconclusive (unless it saw a backwards step).
+    let v = json(&["--emulate-trap", "detect", "--json", "--sync-ms", "5"]);
+    if v["verdicts"]["tsc_unsynchronized"]["state"] != "inconclusive" {
+        eprintln!(
+            "SKIPPED: tsc_unsynchronized was not inconclusive here: {}",
+            v["verdicts"]["tsc_unsynchronized"]
+        );
+        return;
+    }
+    let args = [
+        "--emulate-trap",
+        "detect",
+        "--sync-ms",
+        "5",
+        "--fail-on",
+        "tsc_unsynchronized",
+    ];
+    tscope().args(args).assert().code(0);
+    tscope()
+        .args(args)
+        .arg("--fail-on-inconclusive")
+        .assert()
+        .code(1)
+        .stderr(contains("inconclusive"));
+}
+
+#[test]
+fn zero_sync_ms_is_refused() {
+    tscope()
+        .args(["detect", "--sync-ms", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("sync-ms"));
+    tscope()
+        .args(["detect", "--fail-on-inconclusive"])
+        .assert()
+        .code(2)
+        .stderr(contains("--fail-on"));
+}

@@ -169,3 +169,132 @@ fn sigterm_stops_cleans_up_and_prints_a_partial_result() {
     assert_eq!(v["runs"][0]["partial"], true);
     assert!(empty(dir.path()), "scratch dir left behind");
 }
+
+/// Sends `sig` (`-TERM`, `-INT`) to `pid`.
+fn signal(sig: &str, pid: u32) {
+    assert!(Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// Every process below `pid`, through /proc's parent links.
+fn descendants(pid: u32) -> Vec<(u32, String)> {
+    let mut out = children(pid);
+    let mut i = 0;
+    while i < out.len() {
+        let below = children(out[i].0);
+        out.extend(below);
+        i += 1;
+    }
+    out
+}
+
+/// Waits for `child` at most `secs`, killing it (and failing) past that.
+fn wait_at_most(mut child: std::process::Child, secs: u64) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("tscope did not stop within {secs} s of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigterm_during_record_kills_strace_and_the_traced_command() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: strace not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("log");
+    let bin = tscope().get_program().to_owned();
+    let child = Command::new(bin)
+        .arg("record")
+        .arg("-o")
+        .arg(&log)
+        .args(["--", "sh", "-c", "sleep 300; echo never"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let below = loop {
+        let below = descendants(child.id());
+        if below.iter().any(|(_, c)| c == "sleep") {
+            break below;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "sleep never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    signal("-TERM", child.id());
+    let out = wait_at_most(child, 10);
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    for (pid, comm) in below {
+        let gone = Instant::now();
+        while alive(pid) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "{comm} ({pid}) left running");
+    }
+    // The log is the user's output: kept, with what was traced.
+    assert!(std::fs::read_to_string(&log).unwrap().contains("execve"));
+}
+
+#[test]
+fn sigterm_during_validate_exits_130_and_leaves_no_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tscope().get_program().to_owned();
+    let child = Command::new(bin)
+        .args(["simulate", "vfsmix", "--validate", "--validate-secs", "60"])
+        .arg("--validate-dir")
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while empty(dir.path()) && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !empty(dir.path()),
+        "the validation never made its scratch directory"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    signal("-TERM", child.id());
+    let out = wait_at_most(child, 15);
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "a half-measured validation was printed"
+    );
+    assert!(empty(dir.path()), "scratch directory left behind");
+}
+
+#[test]
+fn sigterm_during_report_exits_130_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("r");
+    let bin = tscope().get_program().to_owned();
+    let child = Command::new(bin)
+        .args(["report", "--quick", "--sync-ms", "20", "--out"])
+        .arg(&out_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    signal("-TERM", child.id());
+    // The step under way may not watch the flag: the watchdog ends it 5 s after the signal.
+    let out = wait_at_most(child, 20);
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(!out_dir.join("report.md").exists());
+}

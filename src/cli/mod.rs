@@ -218,6 +218,10 @@ pub struct DetectArgs {
     /// clock_warps.
     #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
     pub fail_on: Vec<String>,
+    /// With --fail-on: also exit 1 when a selected verdict is inconclusive (the evidence was
+    /// too thin to answer).
+    #[arg(long, requires = "fail_on")]
+    pub fail_on_inconclusive: bool,
     /// Sample with the full probe's sampler (slower, tighter intervals).
     #[arg(long)]
     pub thorough: bool,

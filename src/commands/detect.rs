@@ -13,10 +13,10 @@ pub const MAX_SYNC_MS: u64 = 60_000;
 
 /// Checks a `--sync-ms` value.
 pub fn sync_budget(ms: u64) -> Result<Duration, ConfigError> {
-    if ms > MAX_SYNC_MS {
+    if ms == 0 || ms > MAX_SYNC_MS {
         return Err(ConfigError::range(
             "sync-ms",
-            format!("at most {MAX_SYNC_MS}"),
+            format!("1..={MAX_SYNC_MS} milliseconds"),
             ms,
         ));
     }
@@ -49,9 +49,14 @@ pub fn run(args: &DetectArgs, global: &Global) -> anyhow::Result<i32> {
     let output = Output::new(&args.output)?;
     let detection = detect::run(&cfg);
     output.export(&detection)?;
-    let failing = detection.failing(&cfg.fail_on);
+    let failing = detection.failing(&cfg.fail_on, args.fail_on_inconclusive);
     if !failing.is_empty() {
-        eprintln!("tscope: verdicts that hold: {}", failing.join(", "));
+        let what = if args.fail_on_inconclusive {
+            "verdicts that hold or are inconclusive"
+        } else {
+            "verdicts that hold"
+        };
+        eprintln!("tscope: {what}: {}", failing.join(", "));
         return Ok(1);
     }
     Ok(0)

@@ -106,8 +106,9 @@ impl Output {
     }
 }
 
-/// Checks, before anything is measured, that a file can be written at `path`: not a
-/// directory, and in an existing directory.
+/// Checks, before anything is measured, that a file can be written at `path`: in an existing
+/// directory, and not something tscope never writes (a directory, block device, socket or
+/// dangling link; see [`export::file::target`]).
 pub fn check_output_file(path: &Path, option: &str) -> Result<(), ConfigError> {
     let fail = |why: String| ConfigError::Output {
         path: path.to_path_buf(),
@@ -116,9 +117,7 @@ pub fn check_output_file(path: &Path, option: &str) -> Result<(), ConfigError> {
     if path.as_os_str().is_empty() {
         return Err(fail("an empty path".into()));
     }
-    if path.is_dir() {
-        return Err(fail("it is a directory; name a file".into()));
-    }
+    export::file::target(path).map_err(fail)?;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -154,4 +153,44 @@ impl Progress for StderrProgress {
     fn note(&self, line: &str) {
         eprintln!("tscope: {line}");
     }
+}
+
+/// How long a command may take to stop by itself after a stop signal before
+/// [`stop_on_signal`]'s watchdog ends the process.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The one signal story of every long command: SIGINT, SIGTERM and SIGHUP raise the stop flag
+/// (`sys::signal`), which workloads, `record` and the validation runs watch: they kill their
+/// children, remove their scratch and return, and the command exits [`EXIT_INTERRUPTED`]. A
+/// step that does not watch the flag (a probe's sampling, a qemu boot) is cut short by a
+/// watchdog thread: [`STOP_GRACE`] after the signal it exits 130 itself; children started with
+/// `sys::child::kill_with_parent` die with the process.
+pub fn stop_on_signal() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    static WATCHDOG: std::sync::Once = std::sync::Once::new();
+    WATCHDOG.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("tscope-stop".into())
+            .spawn(|| loop {
+                if crate::sys::signal::stop_requested() {
+                    std::thread::sleep(STOP_GRACE);
+                    eprintln!("tscope: interrupted; stopped after {STOP_GRACE:?}");
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            });
+        // Without the watchdog the flag still works; only the hard stop is missing.
+        drop(spawned);
+    });
+    Ok(())
+}
+
+/// [`EXIT_INTERRUPTED`] with a note when a stop signal arrived, so that a command prints
+/// nothing half-measured.
+pub fn interrupted() -> Option<i32> {
+    crate::sys::signal::stop_requested().then(|| {
+        eprintln!("tscope: interrupted; nothing written");
+        EXIT_INTERRUPTED
+    })
 }

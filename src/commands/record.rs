@@ -8,6 +8,13 @@ use crate::trace::strace::record::{self, RecordConfig};
 /// Validates `args`: the log's path can be written and there is a command.
 pub fn config(args: &RecordArgs) -> Result<RecordConfig, ConfigError> {
     super::check_output_file(&args.out, "out")?;
+    if crate::export::file::target(&args.out) == Ok(crate::export::file::Target::Stream) {
+        return Err(ConfigError::Output {
+            path: args.out.clone(),
+            why: "it is a device or FIFO, and the log is read back: name a regular file (--out)"
+                .into(),
+        });
+    }
     if args.command.is_empty() {
         return Err(ConfigError::Invalid(
             "give the command to trace after --, e.g. tscope record -o log -- make".into(),
@@ -19,10 +26,19 @@ pub fn config(args: &RecordArgs) -> Result<RecordConfig, ConfigError> {
     })
 }
 
-/// Runs the command under strace; returns the command's exit code.
+/// Runs the command under strace; returns the command's exit code, 130 when interrupted.
 pub fn run(args: &RecordArgs, _global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args)?;
+    super::stop_on_signal()?;
     let r = record::record(&cfg)?;
+    if r.interrupted {
+        eprintln!(
+            "tscope: interrupted: strace and the traced command were killed; {} lines kept in {}",
+            r.lines,
+            cfg.out.display()
+        );
+        return Ok(super::EXIT_INTERRUPTED);
+    }
     eprintln!(
         "tscope: recorded {} lines in {}; estimate with: tscope simulate --strace {}",
         r.lines,

@@ -52,8 +52,12 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
 pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
     let bar = Bar::new(if cfg.vm { 6 } else { 5 });
+    super::stop_on_signal()?;
     let report = gather::run(&cfg, &bar);
     bar.0.finish_and_clear();
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
     let written = ReportDocument(&report).write(&args.out)?;
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;

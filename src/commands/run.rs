@@ -4,8 +4,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context;
-
 use super::{Global, Output, EXIT_INTERRUPTED};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
@@ -234,7 +232,7 @@ pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
     if let Some(path) = &record {
         super::check_output_file(path, "record")?;
     }
-    crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    super::stop_on_signal()?;
     let report = workload::execute(&cfg)?;
     output.export(&report)?;
     if let Some(path) = &record {

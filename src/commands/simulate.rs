@@ -154,7 +154,14 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     }
     let cfg = config(args, global)?;
     let output = Output::new(&args.output)?;
-    let result = sim::simulate(&cfg)?;
+    if cfg.validate.is_some() {
+        super::stop_on_signal()?;
+    }
+    let result = sim::simulate(&cfg);
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
+    let result = result?;
     output.export(&result)?;
     Ok(0)
 }

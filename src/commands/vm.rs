@@ -81,9 +81,13 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
 fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
     let output = Output::new(&a.output)?;
-    crate::sys::signal::install_stop_handler()?;
-    let m = match guest::run(&cfg, &StderrProgress) {
-        Err(e) if crate::vm::child::is_interrupted(&e) => return Ok(130),
+    super::stop_on_signal()?;
+    let m = guest::run(&cfg, &StderrProgress);
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
+    let m = match m {
+        Err(e) if crate::vm::child::is_interrupted(&e) => return Ok(super::EXIT_INTERRUPTED),
         other => other?,
     };
     output.export(&m)?;

@@ -5,6 +5,8 @@
 //! `detect --json` detection (its profile and verdicts), or a `report.json` (its `profile` and
 //! `detect`).
 
+pub mod numbers;
+
 use std::path::{Path, PathBuf};
 
 use crate::error::Context;
@@ -47,6 +49,8 @@ pub enum InputError {
     NoVersion { path: PathBuf },
     #[error("'{path}' holds no profile: expected `tscope probe --json`, `detect --json` or report.json output")]
     NoProfile { path: PathBuf },
+    #[error("'{path}': {message}")]
+    Number { path: PathBuf, message: String },
     #[error("'{path}': the profile does not match schema_version 1")]
     Shape {
         path: PathBuf,
@@ -61,7 +65,14 @@ impl From<InputError> for crate::error::Error {
 }
 
 fn check_version(path: &Path, v: &Value) -> Result<(), InputError> {
-    match v.get("schema_version").and_then(Value::as_u64) {
+    let found = v.get("schema_version");
+    if let Some(x) = found.filter(|x| x.as_u64().is_none()) {
+        return Err(InputError::Number {
+            path: path.into(),
+            message: format!("schema_version must be a whole number >= 1, got {x}"),
+        });
+    }
+    match found.and_then(Value::as_u64) {
         None => Err(InputError::NoVersion { path: path.into() }),
         Some(found) if found != u64::from(PROFILE_SCHEMA_VERSION) => Err(InputError::Version {
             path: path.into(),
@@ -120,6 +131,10 @@ impl Input {
                 path: path.into(),
                 source: e,
             })?;
+        numbers::check_profile(&profile).map_err(|message| InputError::Number {
+            path: path.into(),
+            message,
+        })?;
         let label = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

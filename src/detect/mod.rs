@@ -79,12 +79,13 @@ impl Detection {
     }
 
     /// Names of held verdicts that `fail_on` selects (`vdso_fallback` selects every
-    /// `vdso_fallback:<clock>`).
-    pub fn failing(&self, fail_on: &[String]) -> Vec<String> {
+    /// `vdso_fallback:<clock>`), and of inconclusive ones too when `inconclusive` is set
+    /// (`--fail-on-inconclusive`).
+    pub fn failing(&self, fail_on: &[String], inconclusive: bool) -> Vec<String> {
         self.verdicts
             .iter()
             .filter(|(n, v)| {
-                v.holds
+                (v.holds || (inconclusive && v.state == verdict::VerdictState::Inconclusive))
                     && fail_on
                         .iter()
                         .any(|f| f == n || n.split(':').next() == Some(f.as_str()))

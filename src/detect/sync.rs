@@ -28,6 +28,14 @@ pub struct PairResult {
     pub max_backwards_ticks: u64,
     /// Bounds on `tsc(cpus[1]) − tsc(cpus[0])` in ticks, when both directions were seen.
     pub offset_bounds_ticks: Option<[i64; 2]>,
+    /// Both threads were pinned to their CPUs (false: a `sched_setaffinity` failed, so the
+    /// two may have shared one CPU and the pair proves nothing).
+    #[serde(default = "pinned_default")]
+    pub pinned: bool,
+}
+
+fn pinned_default() -> bool {
+    true
 }
 
 impl PairResult {
@@ -55,11 +63,12 @@ struct Shared {
     stop: AtomicBool,
 }
 
-/// Per-thread findings: (handoffs, warps, max backwards, min delta into this thread).
-type Side = (u64, u64, u64, Option<i64>);
+/// Per-thread findings: (handoffs, warps, max backwards, min delta into this thread, pinned).
+type Side = (u64, u64, u64, Option<i64>, bool);
 
 fn side(shared: &Shared, me: usize, cpu: usize) -> Side {
-    let _ = sys::cpu::pin_to_cpu(cpu);
+    // A failed pin is reported (the pair is then inconclusive), not ignored.
+    let pinned = sys::cpu::pin_to_cpu(cpu).is_ok();
     let (mut handoffs, mut warps, mut max_back, mut min_delta) = (0u64, 0u64, 0u64, None::<i64>);
     while !shared.stop.load(Ordering::Relaxed) {
         if shared
@@ -86,7 +95,7 @@ fn side(shared: &Shared, me: usize, cpu: usize) -> Side {
             }
         }
     }
-    (handoffs, warps, max_back, min_delta)
+    (handoffs, warps, max_back, min_delta, pinned)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -125,6 +134,7 @@ pub fn check_pair(a: usize, b: usize, duration: Duration) -> PairResult {
         warps: sa.1 + sb.1,
         max_backwards_ticks: sa.2.max(sb.2),
         offset_bounds_ticks: bounds,
+        pinned: sa.4 && sb.4,
     }
 }
 

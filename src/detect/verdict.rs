@@ -11,10 +11,74 @@ use crate::stats::Estimate;
 /// One verdict: whether it holds, the figures and rule that decided it, and a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// `true` only when the state is [`VerdictState::Yes`].
     pub holds: bool,
     pub evidence: Value,
     pub summary: String,
+    /// Yes, no, or inconclusive (absent in files written before it existed: read `holds`).
+    #[serde(default)]
+    pub state: VerdictState,
+    /// Why the evidence was too thin to answer, when the state is inconclusive.
+    #[serde(default)]
+    pub inconclusive_reason: Option<String>,
 }
+
+/// The three answers a verdict gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerdictState {
+    Yes,
+    #[default]
+    No,
+    /// The measurement cannot tell: too few handoffs, forward jumps only, an interval across
+    /// the threshold, a thread that could not be pinned.
+    Inconclusive,
+}
+
+impl VerdictState {
+    /// `YES`, `no`, `inconclusive` as the tables print them.
+    pub fn label(self) -> &'static str {
+        match self {
+            VerdictState::Yes => "YES",
+            VerdictState::No => "no",
+            VerdictState::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+impl Verdict {
+    /// A yes/no verdict.
+    pub fn decided(holds: bool, evidence: Value, summary: String) -> Verdict {
+        Verdict {
+            holds,
+            evidence,
+            summary,
+            state: if holds {
+                VerdictState::Yes
+            } else {
+                VerdictState::No
+            },
+            inconclusive_reason: None,
+        }
+    }
+
+    /// A verdict the evidence cannot decide; `holds` is false, the summary starts with
+    /// "inconclusive:".
+    pub fn inconclusive(reason: String, evidence: Value) -> Verdict {
+        Verdict {
+            holds: false,
+            evidence,
+            summary: format!("inconclusive: {reason}"),
+            state: VerdictState::Inconclusive,
+            inconclusive_reason: Some(reason),
+        }
+    }
+}
+
+/// A `tsc_unsynchronized` "no" needs at least this many cross-CPU handoffs on every pair.
+/// This machine's idle 2-vCPU check makes 6,647 in the default 300 ms; under a CPU load the
+/// issue saw 397, too few for the minimum delta to reach the cache-line transfer time.
+pub const MIN_HANDOFFS: u64 = 1000;
 
 /// No native `rdtsc`/`rdtscp` costs more than this many TSC ticks back to back: Agner Fog's
 /// instruction tables give 18–42 cycles for RDTSC and 30–70 for RDTSCP across Intel since
@@ -45,11 +109,11 @@ fn point(e: Option<Estimate>) -> Option<f64> {
 /// than half a kernel round trip.
 pub fn trapped(instr: &str, t: &TrapInputs) -> Verdict {
     let Some(cost) = point(t.cost_ns) else {
-        return Verdict {
-            holds: false,
-            evidence: json!({ "skipped": format!("{instr} was not measured (unsupported here)") }),
-            summary: format!("{instr}: not measured on this CPU"),
-        };
+        return Verdict::decided(
+            false,
+            json!({ "skipped": format!("{instr} was not measured (unsupported here)") }),
+            format!("{instr}: not measured on this CPU"),
+        );
     };
     let syscall = point(t.null_syscall_ns);
     let over_ticks = t.cost_ticks.map(|k| k > NATIVE_MAX_TICKS);
@@ -91,11 +155,22 @@ pub fn trapped(instr: &str, t: &TrapInputs) -> Verdict {
             syscall.map_or("unmeasured".into(), |s| format!("{s:.0} ns"))
         )
     };
-    Verdict {
-        holds,
-        evidence,
-        summary,
+    // Noise: the interval of the read's cost lies on both sides of half a null syscall.
+    // Only when the tick count does not already say native.
+    if let (Some(c), Some(s), true) = (t.cost_ns, syscall, over_ticks != Some(false)) {
+        let line = SYSCALL_FRACTION * s;
+        if c.lower <= line && c.upper > line {
+            return Verdict::inconclusive(
+                format!(
+                    "{instr}'s cost interval [{:.0}, {:.0}] ns straddles half a null syscall \
+                     ({line:.0} ns): too noisy to tell a trap from a slow native read",
+                    c.lower, c.upper
+                ),
+                evidence,
+            );
+        }
     }
+    Verdict::decided(holds, evidence, summary)
 }
 
 /// The vDSO path costs about what the syscall path costs: between these ratios it is a
@@ -133,11 +208,11 @@ pub fn vdso_fallback(
     clocksource: Option<&str>,
 ) -> Verdict {
     let (Some(v), Some(s)) = (point(vdso_ns), point(syscall_ns)) else {
-        return Verdict {
-            holds: false,
-            evidence: json!({ "skipped": "vDSO or syscall path not measured" }),
-            summary: format!("{clock}: not measured"),
-        };
+        return Verdict::decided(
+            false,
+            json!({ "skipped": "vDSO or syscall path not measured" }),
+            format!("{clock}: not measured"),
+        );
     };
     let ratio = v / s;
     let holds = ratio >= FALLBACK_RATIO.0 && ratio <= FALLBACK_RATIO.1;
@@ -169,22 +244,33 @@ pub fn vdso_fallback(
     } else {
         format!("{clock}: served by the vDSO ({v:.1} ns against {s:.0} ns for the syscall)")
     };
-    Verdict {
-        holds,
-        evidence,
-        summary,
+    // Noise: the ratio's interval (from both intervals) crosses a boundary of the band.
+    if let (Some(ve), Some(se)) = (vdso_ns, syscall_ns) {
+        let inside = |r: f64| (FALLBACK_RATIO.0..=FALLBACK_RATIO.1).contains(&r);
+        let (lo, hi) = (ve.lower / se.upper, ve.upper / se.lower);
+        if lo.is_finite() && hi.is_finite() && (inside(lo) != holds || inside(hi) != holds) {
+            return Verdict::inconclusive(
+                format!(
+                    "{clock}: vdso_ns / syscall_ns lies in [{lo:.2}, {hi:.2}], across the \
+                     fallback band {}..{}: too noisy to tell",
+                    FALLBACK_RATIO.0, FALLBACK_RATIO.1
+                ),
+                evidence,
+            );
+        }
     }
+    Verdict::decided(holds, evidence, summary)
 }
 
 /// `tsc_unsynchronized` from the pairwise check; `tsc_hz` converts ticks to ns.
 pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
     let ns = |ticks: f64| tsc_hz.map(|hz| ticks * 1e9 / hz);
     if let Some(why) = &sync.skipped {
-        return Verdict {
-            holds: false,
-            evidence: json!({ "skipped": why }),
-            summary: format!("not checked: {why}"),
-        };
+        return Verdict::decided(
+            false,
+            json!({ "skipped": why }),
+            format!("not checked: {why}"),
+        );
     }
     let warps: u64 = sync.pairs.iter().map(|p| p.warps).sum();
     let handoffs: u64 = sync.pairs.iter().map(|p| p.handoffs).sum();
@@ -206,6 +292,7 @@ pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
                 "max_backwards_ns": ns(p.max_backwards_ticks as f64),
                 "offset_bounds_ns": p.offset_bounds_ticks.map(|[a, b]| [ns(a as f64), ns(b as f64)]),
                 "skew_bound_ns": p.skew_bound_ticks().and_then(|t| ns(t as f64)),
+                "pinned": p.pinned,
             })
         })
         .collect();
@@ -224,11 +311,6 @@ pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
             "TSC went backwards {warps} times across CPUs (largest {}): the TSCs are out of step",
             fmt(ns(max_back as f64))
         )
-    } else if handoffs < 100 || skew.is_none() {
-        format!(
-            "inconclusive: only {handoffs} cross-CPU handoffs (each TSC read may be slow or the \
-             vCPUs rarely ran together)"
-        )
     } else {
         format!(
             "no backwards step in {handoffs} cross-CPU handoffs over {} pairs; |skew| ≤ {}",
@@ -236,11 +318,34 @@ pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
             fmt(skew.and_then(|t| ns(t as f64)))
         )
     };
-    Verdict {
-        holds: holds && handoffs > 0,
-        evidence,
-        summary,
+    if !holds {
+        if let Some(p) = sync.pairs.iter().find(|p| !p.pinned) {
+            return Verdict::inconclusive(
+                format!(
+                    "the check could not pin its threads to CPUs {} and {}: both may have run \
+                     on one CPU",
+                    p.cpus[0], p.cpus[1]
+                ),
+                evidence,
+            );
+        }
+        let thin = sync
+            .pairs
+            .iter()
+            .find(|p| p.handoffs < MIN_HANDOFFS || p.offset_bounds_ticks.is_none());
+        if let Some(p) = thin {
+            return Verdict::inconclusive(
+                format!(
+                    "only {} cross-CPU handoffs between CPUs {} and {} (at least {MIN_HANDOFFS} \
+                     needed: the CPUs were busy or the TSC reads slow); rerun idle or with a \
+                     longer --sync-ms",
+                    p.handoffs, p.cpus[0], p.cpus[1]
+                ),
+                evidence,
+            );
+        }
     }
+    Verdict::decided(holds, evidence, summary)
 }
 
 /// One clock's watch, as `clock_warps` needs it.
@@ -293,11 +398,20 @@ pub fn clock_warps(watches: &[ClockWatch]) -> Verdict {
             }
         )
     };
-    Verdict {
-        holds: !bad.is_empty(),
-        evidence,
-        summary,
+    if !bad.is_empty() && bad.iter().all(|w| w.backwards == 0) {
+        return Verdict::inconclusive(
+            format!(
+                "{}: forward jumps over 1 ms only, never a backwards step; a vCPU the host \
+                 preempted looks the same",
+                bad.iter()
+                    .map(|w| format!("{} ({} jumps)", w.id, w.forward_jumps))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            evidence,
+        );
     }
+    Verdict::decided(!bad.is_empty(), evidence, summary)
 }
 
 #[cfg(test)]

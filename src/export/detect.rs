@@ -161,7 +161,7 @@ fn verdicts(d: &Detection) -> Table {
     for (name, v) in &d.verdicts {
         t.row(vec![
             name.clone(),
-            if v.holds { "YES" } else { "no" }.into(),
+            v.state.label().into(),
             v.summary.clone(),
         ]);
     }

@@ -159,7 +159,12 @@ impl ReportDocument<'_> {
         for (name, v) in &self.0.detect.verdicts {
             t.row(vec![
                 format!("`{name}`"),
-                if v.holds { "**yes**" } else { "no" }.into(),
+                match v.state {
+                    crate::detect::verdict::VerdictState::Yes => "**yes**",
+                    crate::detect::verdict::VerdictState::No => "no",
+                    crate::detect::verdict::VerdictState::Inconclusive => "inconclusive",
+                }
+                .into(),
                 v.summary.clone(),
             ]);
         }

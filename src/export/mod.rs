@@ -32,6 +32,7 @@ pub mod commit;
 mod compare;
 mod detect;
 mod document;
+pub mod file;
 mod knob;
 mod probe;
 mod run;
@@ -161,11 +162,13 @@ pub fn json<T: Serialize>(v: &T) -> crate::error::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes `bytes` to `out` (whole or not at all: a temporary file in the same directory, then a
-/// rename) or to stdout. A closed stdout (`tscope probe | head`) is not an error.
+/// Writes `bytes` to `out` ([`file::write`]: whole or not at all for a regular file, in place
+/// for a device or FIFO, never replacing what is not a plain file) or to stdout. A closed
+/// stdout is not an error for `tscope probe | head` (a broken pipe). (A stdout closed with
+/// `>&-` cannot be seen: Rust's runtime reopens a closed descriptor 1 on /dev/null at start.)
 pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
     match out {
-        Some(path) => write_atomically(path, bytes),
+        Some(path) => file::write(path, bytes),
         None => {
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
@@ -174,28 +177,6 @@ pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
             }
         }
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tscope-{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(crate::error::FileError::Write {
-            path: path.to_path_buf(),
-            source: e,
-        }
-        .into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

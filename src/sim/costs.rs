@@ -22,11 +22,17 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
     let origin = path.display().to_string();
     let text = read_text(path, WHAT)?;
     check_version(&text, WHAT, &origin, PROFILE_SCHEMA_VERSION)?;
-    serde_json::from_str(&text).map_err(|e| TraceError::Parse {
+    let profile: Profile = serde_json::from_str(&text).map_err(|e| TraceError::Parse {
+        what: WHAT,
+        path: origin.clone(),
+        cause: e,
+    })?;
+    crate::compare::numbers::check_profile(&profile).map_err(|message| TraceError::Invalid {
         what: WHAT,
         path: origin,
-        cause: e,
-    })
+        message,
+    })?;
+    Ok(profile)
 }
 
 /// Takes a quick probe of the sources `simulate` needs (recorded in the output as such).

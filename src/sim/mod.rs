@@ -145,8 +145,14 @@ fn base_cost(
         let (costs, _) = costs::resolve(model, profile, cfg)?;
         let stock = &model.policies()[0];
         let measured = run.measured_ns_per_iteration();
-        let base =
-            estimate::base_from_measured(model, stock, costs, compiled, measured, BASE_ITERATIONS);
+        let base = estimate::base_from_measured(
+            model,
+            stock,
+            costs,
+            compiled,
+            measured,
+            crate::trace::scenario::bounded_iterations(BASE_ITERATIONS, compiled.ops.len()),
+        );
         return Ok((
             base,
             format!(
@@ -177,8 +183,14 @@ fn base_cost(
         let (costs, _) = costs::resolve(model, profile, cfg)?;
         let stock = &model.policies()[0];
         let measured = compiled.tasks as f64 * 1e9 / p.stock_ops_per_sec;
-        let base =
-            estimate::base_from_measured(model, stock, costs, compiled, measured, BASE_ITERATIONS);
+        let base = estimate::base_from_measured(
+            model,
+            stock,
+            costs,
+            compiled,
+            measured,
+            crate::trace::scenario::bounded_iterations(BASE_ITERATIONS, compiled.ops.len()),
+        );
         return Ok((
             base,
             format!(

@@ -315,6 +315,19 @@ pub fn needs_dir(s: Syscall) -> bool {
     )
 }
 
+/// Ops per iteration up to which a default iteration count is used as is; longer loops are
+/// replayed fewer times, so that a default replay costs at most `most × 20` ops and grows
+/// linearly with the loop's length instead of with its product by `most`.
+pub const FULL_LOOP_OPS: u64 = 20;
+
+/// A default iteration count `most` bounded for a loop of `ops_per_iteration` ops: `most` for
+/// loops of up to [`FULL_LOOP_OPS`] ops, else as many whole loops as fit in
+/// `most × FULL_LOOP_OPS` ops (at least one).
+pub fn bounded_iterations(most: u64, ops_per_iteration: usize) -> u64 {
+    let per = (ops_per_iteration as u64).max(1);
+    (most.saturating_mul(FULL_LOOP_OPS) / per).clamp(1, most.max(1))
+}
+
 /// A scenario ready to replay: one iteration of ops over dense inode ids.
 #[derive(Debug, Clone)]
 pub struct CompiledScenario {
@@ -380,6 +393,16 @@ pub fn inode_count(ops: &[Op]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_replays_grow_linearly_with_the_loop() {
+        assert_eq!(bounded_iterations(50_000, 11), 50_000);
+        assert_eq!(bounded_iterations(50_000, 20), 50_000);
+        assert_eq!(bounded_iterations(50_000, 2_000), 500);
+        assert_eq!(bounded_iterations(50_000, 200_000), 5);
+        assert_eq!(bounded_iterations(50_000, 2_000_000), 1);
+        assert_eq!(bounded_iterations(50_000, 0), 50_000);
+    }
 
     const PIPE1: &str = r#"{"schema_version":1,"name":"t","description":"d",
         "iteration":[{"syscall":"write","inode":"p","fs":"pipefs"},

@@ -156,11 +156,21 @@ impl RunRecord {
                 self.kind
             )));
         }
-        if !(self.ops_per_sec.is_finite() && self.ops_per_sec > 0.0) {
+        // 1e12 ops/s: a thousand times any syscall loop; past it the figure is not a rate.
+        if !(self.ops_per_sec.is_finite() && self.ops_per_sec > 0.0 && self.ops_per_sec <= 1e12) {
             return Err(bad(format!(
-                "ops_per_sec must be positive, got {} (a partial or empty run?)",
+                "ops_per_sec must be positive and at most 1e12, got {} (a partial or empty run?)",
                 self.ops_per_sec
             )));
+        }
+        if let Some(ns) = self.ns_per_iteration {
+            // Not positive means "derive it from ops_per_sec" (the contract); not finite or
+            // absurd is an error.
+            if !(ns.is_finite() && ns <= 1e12) {
+                return Err(bad(format!(
+                    "ns_per_iteration must be a finite number of at most 1e12, got {ns}"
+                )));
+            }
         }
         if self.iteration.is_empty() {
             return Err(bad("iteration is empty".into()));
@@ -183,7 +193,7 @@ impl RunRecord {
             .and_then(FsKind::parse)
             .unwrap_or(FsKind::Other);
         let mut unknown: Vec<(String, usize)> = Vec::new();
-        let iteration = self
+        let iteration: Vec<ScenarioOp> = self
             .iteration
             .iter()
             .map(|op| {
@@ -218,7 +228,11 @@ impl RunRecord {
             description: format!("recorded run of {}", self.workload),
             mimics: None,
             tasks: self.tasks.unwrap_or(1).max(1),
-            iterations: DEFAULT_ITERATIONS,
+            // A long recorded loop is replayed fewer times by default (linear cost).
+            iterations: crate::trace::scenario::bounded_iterations(
+                DEFAULT_ITERATIONS,
+                iteration.len(),
+            ),
             base_ns_per_iteration: None,
             base_source: None,
             published: None,

@@ -15,6 +15,7 @@ impl ScratchDir {
     pub fn create(parent: &Path) -> crate::error::Result<ScratchDir> {
         use std::os::unix::fs::DirBuilderExt;
         let pid = std::process::id();
+        sweep_stale(parent);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -38,6 +39,35 @@ impl ScratchDir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Removes the scratch directories a killed tscope (SIGKILL, a crash) left in `parent`:
+/// `tscope-run.<pid>.<n>` whose process is gone and that belong to this user.
+pub fn sweep_stale(parent: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(me) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("tscope-run."))
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(pid, n)| n.parse::<u32>().ok().and(pid.parse::<u32>().ok()))
+        else {
+            continue;
+        };
+        let ours = e
+            .metadata()
+            .is_ok_and(|m| m.is_dir() && m.uid() == me && !e.path().is_symlink());
+        if ours && pid != std::process::id() && !crate::sys::signal::alive(pid) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
@@ -149,6 +179,25 @@ mod tests {
         assert_eq!(fs_name_from_magic(0xEF53), Some("ext4"));
         assert_eq!(fs_name_from_magic(0x0102_1994), Some("tmpfs"));
         assert_eq!(fs_name_from_magic(1), None);
+    }
+
+    #[test]
+    fn stale_scratch_of_a_dead_pid_is_swept() {
+        let parent = tempfile::tempdir().unwrap();
+        // PID 2^22 + 1 is above the kernel's pid_max limit (4194304): never a live process.
+        let stale = parent.path().join("tscope-run.4194305.7");
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::write(stale.join("f"), b"x").unwrap();
+        let live = parent
+            .path()
+            .join(format!("tscope-run.{}.1", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        let other = parent.path().join("tscope-run.4194305.notanumber");
+        std::fs::create_dir(&other).unwrap();
+        let d = ScratchDir::create(parent.path()).unwrap();
+        assert!(!stale.exists());
+        assert!(live.exists() && other.exists());
+        drop(d);
     }
 
     #[test]

@@ -94,6 +94,7 @@ fn pair(warps: u64, back: u64, bounds: Option<[i64; 2]>) -> PairResult {
         warps,
         max_backwards_ticks: back,
         offset_bounds_ticks: bounds,
+        pinned: true,
     }
 }
 
@@ -140,4 +141,115 @@ fn clock_warp_rules() {
     };
     let v = clock_warps(&[calm, back]);
     assert!(v.holds && v.summary.contains("rdtsc"));
+}
+
+#[test]
+fn forward_jumps_alone_are_inconclusive() {
+    let jump = ClockWatch {
+        id: "vdso:monotonic".into(),
+        forward_jumps: 1,
+        ..Default::default()
+    };
+    let v = clock_warps(std::slice::from_ref(&jump));
+    assert!(!v.holds, "{v:?}");
+    assert_eq!(v.state, VerdictState::Inconclusive);
+    assert!(v.inconclusive_reason.unwrap().contains("preempted"));
+    let back = ClockWatch {
+        backwards: 1,
+        ..jump
+    };
+    assert_eq!(clock_warps(&[back]).state, VerdictState::Yes);
+}
+
+#[test]
+fn thin_or_unpinned_sync_checks_are_inconclusive() {
+    let hz = Some(2.6e9);
+    // 397 handoffs: what the check made under a CPU load (issue 16).
+    let mut few = pair(0, 0, Some([-260, 390]));
+    few.handoffs = 397;
+    let v = tsc_unsynchronized(
+        &SyncResult {
+            pairs: vec![few],
+            skipped: None,
+        },
+        hz,
+    );
+    assert_eq!(v.state, VerdictState::Inconclusive, "{v:?}");
+    assert!(!v.holds && v.summary.starts_with("inconclusive: only 397"));
+    let one_way = pair(0, 0, None);
+    let v = tsc_unsynchronized(
+        &SyncResult {
+            pairs: vec![one_way],
+            skipped: None,
+        },
+        hz,
+    );
+    assert_eq!(v.state, VerdictState::Inconclusive);
+    let mut unpinned = pair(0, 0, Some([-260, 390]));
+    unpinned.pinned = false;
+    let v = tsc_unsynchronized(
+        &SyncResult {
+            pairs: vec![unpinned],
+            skipped: None,
+        },
+        hz,
+    );
+    assert!(v.inconclusive_reason.unwrap().contains("pin"));
+    // A backwards step is proof however few handoffs there were.
+    let mut warped = pair(3, 2600, Some([1500, 2600]));
+    warped.handoffs = 10;
+    let v = tsc_unsynchronized(
+        &SyncResult {
+            pairs: vec![warped],
+            skipped: None,
+        },
+        hz,
+    );
+    assert_eq!(v.state, VerdictState::Yes);
+}
+
+#[test]
+fn an_interval_across_a_threshold_is_inconclusive() {
+    // rdtsc at 55 ± 10 ns with 300 ticks against a 110 ns null syscall: the line is 55 ns.
+    let t = TrapInputs {
+        cost_ns: Some(Estimate {
+            point: 55.0,
+            lower: 45.0,
+            upper: 65.0,
+        }),
+        cost_ticks: Some(300.0),
+        ..native()
+    };
+    let v = trapped("rdtsc", &t);
+    assert_eq!(v.state, VerdictState::Inconclusive, "{v:?}");
+    assert!(!trapped("rdtsc", &native()).holds);
+    assert_eq!(trapped("rdtsc", &native()).state, VerdictState::No);
+    // The vDSO at 60 ns against a 110 ns syscall, both wide: the ratio spans 0.5.
+    let wide = |p: f64, w: f64| {
+        Some(Estimate {
+            point: p,
+            lower: p - w,
+            upper: p + w,
+        })
+    };
+    let v = vdso_fallback(
+        "monotonic",
+        wide(60.0, 10.0),
+        wide(110.0, 10.0),
+        Some("tsc"),
+    );
+    assert_eq!(v.state, VerdictState::Inconclusive, "{v:?}");
+    let v = vdso_fallback("monotonic", est(26.0), est(153.0), Some("tsc"));
+    assert_eq!(v.state, VerdictState::No);
+}
+
+#[test]
+fn old_files_without_a_state_still_read() {
+    let v: Verdict =
+        serde_json::from_str(r#"{"holds": true, "evidence": {}, "summary": "x"}"#).unwrap();
+    assert!(v.holds && v.inconclusive_reason.is_none());
+    let json = serde_json::to_value(Verdict::inconclusive("thin".into(), Value::Null)).unwrap();
+    assert_eq!(json["state"], "inconclusive");
+    assert_eq!(json["inconclusive_reason"], "thin");
+    assert_eq!(json["holds"], false);
 }

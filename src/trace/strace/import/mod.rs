@@ -259,19 +259,27 @@ impl<R: BufRead> StraceImport<R> {
     pub fn next_op(&mut self) -> Result<Option<Op>, ImportError> {
         loop {
             self.buf.clear();
-            let n =
-                self.reader
-                    .read_until(b'\n', &mut self.buf)
-                    .map_err(|e| ImportError::Read {
-                        path: self.summary.file.clone(),
-                        cause: e,
-                    })?;
+            let (n, cut) = super::parse::read_line_capped(
+                &mut self.reader,
+                &mut self.buf,
+                super::parse::MAX_LINE_BYTES,
+            )
+            .map_err(|e| ImportError::Read {
+                path: self.summary.file.clone(),
+                cause: e,
+            })?;
             if n == 0 {
                 self.finish();
                 return Ok(None);
             }
             self.summary.bytes += n as u64;
             self.summary.lines += 1;
+            if cut {
+                let line = self.summary.lines;
+                self.joiner_skip();
+                self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))?;
+                continue;
+            }
             match self.line()? {
                 Some(op) => return Ok(Some(op)),
                 None => continue,

@@ -1,0 +1,122 @@
+//! Range checks for every number `simulate --profile` and `compare` read from a profile: a
+//! file edited by hand or by another tool must not turn into "coarse read -5 ns" or "NaN×".
+//! Each failure names the field, so the user knows what to fix.
+
+use crate::probe::Profile;
+use crate::stats::Estimate;
+
+/// The largest cost a timestamp read or syscall can plausibly have: one second.
+pub const MAX_COST_NS: f64 = 1e9;
+/// The largest TSC frequency accepted: 100 GHz.
+pub const MAX_TSC_HZ: f64 = 1e11;
+/// The largest clock period (update period, resolution) accepted: one hour.
+pub const MAX_PERIOD_NS: f64 = 3.6e12;
+
+/// Checks an interval: `0 < point ≤ max`, `0 ≤ lower ≤ point ≤ upper ≤ max`, all finite.
+pub fn check_estimate(field: &str, e: &Estimate, max: f64) -> Result<(), String> {
+    let finite = [e.point, e.lower, e.upper].iter().all(|v| v.is_finite());
+    if !(finite && e.point > 0.0 && e.point <= max) {
+        return Err(format!(
+            "{field}.point must be a finite number in (0, {max:e}], got {}",
+            e.point
+        ));
+    }
+    if !(0.0 <= e.lower && e.lower <= e.point && e.point <= e.upper && e.upper <= max) {
+        return Err(format!(
+            "{field} needs 0 <= lower <= point <= upper <= {max:e}, got lower {} point {} \
+             upper {}",
+            e.lower, e.point, e.upper
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an optional non-negative figure.
+fn check_value(field: &str, v: Option<f64>, max: f64) -> Result<(), String> {
+    match v {
+        Some(x) if !(x.is_finite() && (0.0..=max).contains(&x)) => Err(format!(
+            "{field} must be a finite number in [0, {max:e}], got {x}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Every number of `p` the simulator and `compare` use, in range; `Err` names the field.
+pub fn check_profile(p: &Profile) -> Result<(), String> {
+    for s in &p.sources {
+        let f = |name: &str| format!("sources[{}].{name}", s.id);
+        if let Some(e) = &s.cost_ns {
+            check_estimate(&f("cost_ns"), e, MAX_COST_NS)?;
+        }
+        if let Some(e) = &s.cost_ticks {
+            check_estimate(&f("cost_ticks"), e, MAX_COST_NS * 100.0)?;
+        }
+        check_value(&f("update_period_ns"), s.update_period_ns, MAX_PERIOD_NS)?;
+        check_value(&f("resolution_ns"), s.resolution_ns, MAX_PERIOD_NS)?;
+        check_value(&f("getres_ns"), s.getres_ns, MAX_PERIOD_NS)?;
+        check_value(&f("implied_hz"), s.implied_hz, 1e9)?;
+        check_value(&f("max_backwards_ns"), s.max_backwards_ns, MAX_PERIOD_NS)?;
+        for (i, r) in s.round_points_ns.iter().enumerate() {
+            check_value(&f(&format!("round_points_ns[{i}]")), Some(*r), MAX_COST_NS)?;
+        }
+    }
+    let d = &p.derived;
+    if let Some(e) = &d.precise_read_ns {
+        check_estimate("derived.precise_read_ns", e, MAX_COST_NS)?;
+    }
+    if let Some(e) = &d.syscall_floor_ns {
+        check_estimate("derived.syscall_floor_ns", e, MAX_COST_NS)?;
+    }
+    if let Some(hz) = d.tsc_hz {
+        if !(hz.is_finite() && hz > 0.0 && hz <= MAX_TSC_HZ) {
+            return Err(format!(
+                "derived.tsc_hz must be a finite number in (0, {MAX_TSC_HZ:e}], got {hz}"
+            ));
+        }
+    }
+    check_value("wall_s", Some(p.wall_s), 1e7)?;
+    if !(p.confidence_level > 0.0 && p.confidence_level < 1.0) {
+        return Err(format!(
+            "confidence_level must be in (0, 1), got {}",
+            p.confidence_level
+        ));
+    }
+    check_value("cpu_share", p.cpu_share, 1e3)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(point: f64, lower: f64, upper: f64) -> Estimate {
+        Estimate {
+            point,
+            lower,
+            upper,
+        }
+    }
+
+    #[test]
+    fn bad_intervals_name_the_field() {
+        assert!(check_estimate("c", &e(20.0, 19.0, 21.0), MAX_COST_NS).is_ok());
+        for bad in [
+            e(-5.0, -6.0, -4.0),
+            e(0.0, 0.0, 0.0),
+            e(1e308, 1e308, 1e308),
+            e(f64::NAN, 1.0, 2.0),
+            e(20.0, 25.0, 30.0),
+            e(20.0, 10.0, 15.0),
+        ] {
+            let err = check_estimate("sources[x].cost_ns", &bad, MAX_COST_NS).unwrap_err();
+            assert!(err.starts_with("sources[x].cost_ns"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_bundled_profile_passes() {
+        let text = std::fs::read_to_string("tests/data/profile-kvm-epyc.json").unwrap();
+        let p: Profile = serde_json::from_str(&text).unwrap();
+        check_profile(&p).unwrap();
+    }
+}
