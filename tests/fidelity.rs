@@ -238,6 +238,11 @@ fn record_says_how_to_install_strace() {
 
 #[test]
 fn accuracy_validation_on_tmpfs() {
+    // The measured share of equal successive mtimes after a stat is 0 only with multigrain
+    // timestamps (Linux ≥ 6.13); tmpfs is where the test measures it.
+    if crate::skip::without("tmpfs") || crate::skip::without("multigrain") {
+        return;
+    }
     let v = json(&[
         "simulate",
         "accuracy",

@@ -6,9 +6,7 @@ use serde_json::Value;
 /// The syscalls a worker really issues, from `strace -f`: the names of the pid with the most
 /// lines (the worker; the parent mostly sleeps).
 fn traced_worker_syscalls(args: &[&str]) -> Option<(Value, Vec<String>)> {
-    let strace = std::process::Command::new("strace").arg("-V").output();
-    if !strace.is_ok_and(|o| o.status.success()) {
-        eprintln!("strace not installed: skipping (./scripts/test installs it)");
+    if crate::skip::without("strace") {
         return None;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -15,4 +15,5 @@ mod run;
 mod run_syscalls;
 mod simulate;
 mod simulate_errors;
+mod skip;
 mod vm;

@@ -4,23 +4,12 @@
 //! with one clear line.
 
 use crate::common::tscope;
+use crate::skip;
 use predicates::str::contains;
-
-fn have_qemu() -> bool {
-    let found = std::process::Command::new("qemu-system-x86_64")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        // scripts/test installs it; a bare `cargo test` without it skips loudly.
-        eprintln!("SKIPPED: qemu-system-x86_64 not installed (run ./scripts/test)");
-    }
-    found
-}
 
 #[test]
 fn tcg_guest_with_acpi_pm_falls_back_to_the_syscall() {
-    if !have_qemu() {
+    if skip::without("qemu") {
         return;
     }
     let out = tscope()
@@ -77,7 +66,7 @@ fn tcg_guest_with_acpi_pm_falls_back_to_the_syscall() {
 
 #[test]
 fn hung_guest_is_killed_and_reported() {
-    if !have_qemu() {
+    if skip::without("qemu") {
         return;
     }
     let out = tscope()
@@ -126,8 +115,7 @@ fn bad_arguments_are_clear_errors() {
 
 #[test]
 fn micro_vm_times_every_exit_kind_or_says_why_not() {
-    if !std::path::Path::new("/dev/kvm").exists() {
-        eprintln!("SKIPPED: no /dev/kvm");
+    if skip::without("kvm-device") {
         return;
     }
     let out = tscope()
@@ -169,7 +157,7 @@ fn micro_vm_times_every_exit_kind_or_says_why_not() {
 
 #[test]
 fn report_with_vm_adds_the_guest_matrix() {
-    if !have_qemu() {
+    if skip::without("qemu") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
