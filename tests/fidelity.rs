@@ -233,7 +233,14 @@ fn record_says_how_to_install_strace() {
         .assert()
         .code(2)
         .stderr(contains("apt-get install strace"));
-    tscope().args(["record", "-o", "x"]).assert().code(2);
+    // A relative -o lands in a scratch directory, never the repository.
+    let scratch = tempfile::tempdir().unwrap();
+    tscope()
+        .current_dir(scratch.path())
+        .args(["record", "-o", "x"])
+        .assert()
+        .code(2);
+    assert!(!scratch.path().join("x").exists());
 }
 
 #[test]

@@ -95,6 +95,7 @@ fn sigint_during_a_guest_leaves_no_qemu_behind() {
             "120",
         ])
         .args(["--no-host", "--json"])
+        .env("XDG_CACHE_HOME", crate::common::cache_home())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -436,14 +436,18 @@ fn bad_arguments_are_clear_errors() {
         (&["pipe1", "--tasks", "x"], "invalid value 'x'"),
         (&["pipe1", "--json", "--markdown"], "cannot be used with"),
     ];
+    // Relative paths (`--record x.json`) land in a scratch directory, never the repository.
+    let scratch = tempfile::tempdir().unwrap();
     for (args, msg) in cases {
         tscope()
+            .current_dir(scratch.path())
             .arg("run")
             .args(*args)
             .assert()
             .code(2)
             .stderr(contains(*msg));
     }
+    assert!(empty(scratch.path()), "a refused run wrote a file");
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! `tscope vm`: a real TCG guest end to end (kernel fetched once and cached; the static guest
-//! binary built into target/guest), the clocksource read back, the vDSO fallback under acpi_pm;
-//! a hung guest killed at the timeout; `vm exits` either measuring every exit kind or failing
-//! with one clear line.
+//! `tscope vm`: a real TCG guest end to end (kernel fetched once per test run into the tests'
+//! own cache, see `common::cache_home`; the static guest binary built into target/guest), the
+//! clocksource read back, the vDSO fallback under acpi_pm; a hung guest killed at the timeout;
+//! `vm exits` measuring every exit kind wherever /dev/kvm exists (a non-zero exit fails).
 
 use crate::common::tscope;
 use crate::skip;
@@ -123,13 +123,9 @@ fn micro_vm_times_every_exit_kind_or_says_why_not() {
         .output()
         .expect("run tscope vm exits");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        // A backend that cannot run the payload at all: one clear line, exit 2.
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.starts_with("tscope: error: vm exits:"), "{stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-        return;
-    }
+    // /dev/kvm is there (declared as kvm-device where CI knows it): the micro-VM must run. A
+    // backend that cannot run the payload fails this test, it does not pass it.
+    assert!(out.status.success(), "vm exits failed: {stderr}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["schema_version"], 1);
     assert!(v["backend"].as_str().unwrap().contains(':'));
@@ -151,7 +147,8 @@ fn micro_vm_times_every_exit_kind_or_says_why_not() {
     // The exits that leave the kernel must at least run somewhere.
     for name in ["cpuid", "pio_out", "mmio_write", "hlt"] {
         let k = kinds.iter().find(|k| k["name"] == name).unwrap();
-        assert!(k["ns"].as_f64().unwrap() > 0.0, "{k}");
+        let ns = k["ns"].as_f64().unwrap_or_else(|| panic!("{name} not measured: {k}"));
+        assert!(ns > 0.0, "{k}");
     }
 }
 
