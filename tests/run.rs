@@ -470,6 +470,17 @@ fn recorded_runs_feed_the_simulator() {
             "--json",
         ]);
         assert_eq!(v["scenario"], format!("run:{}", args[0]));
-        assert!(!v["estimates"].as_array().unwrap().is_empty(), "{v}");
+        // The model's two policies, in its order (src/kernel/linux.rs).
+        let policies: Vec<&str> = v["estimates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["policy"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            policies,
+            ["linux-multigrain:multigrain", "linux-multigrain:coarse"],
+            "{v}"
+        );
     }
 }
