@@ -2,7 +2,6 @@
 //! contract, files cleaned up, the recorded syscall sequence, mtime equality on this kernel),
 //! never wall-clock thresholds.
 
-
 use crate::common::{empty, json, tscope};
 use predicates::str::contains;
 use serde_json::Value;
@@ -93,7 +92,6 @@ fn recorded(args: &[&str]) -> (Value, Value) {
     assert_eq!(rec["iteration"], v["iteration"]);
     (v, rec)
 }
-
 
 #[test]
 fn pipe1_honours_the_contract_in_both_modes() {

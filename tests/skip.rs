@@ -95,7 +95,9 @@ fn runs(program: &str, arg: &str) -> Result<(), String> {
     match std::process::Command::new(program).arg(arg).output() {
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => Err(format!("'{program} {arg}' exits with {}", o.status)),
-        Err(e) => Err(format!("{program} does not run ({e}); ./scripts/test installs it")),
+        Err(e) => Err(format!(
+            "{program} does not run ({e}); ./scripts/test installs it"
+        )),
     }
 }
 

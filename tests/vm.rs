@@ -147,7 +147,9 @@ fn micro_vm_times_every_exit_kind_or_says_why_not() {
     // The exits that leave the kernel must at least run somewhere.
     for name in ["cpuid", "pio_out", "mmio_write", "hlt"] {
         let k = kinds.iter().find(|k| k["name"] == name).unwrap();
-        let ns = k["ns"].as_f64().unwrap_or_else(|| panic!("{name} not measured: {k}"));
+        let ns = k["ns"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name} not measured: {k}"));
         assert!(ns > 0.0, "{k}");
     }
 }
