@@ -15,8 +15,11 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Every capability a test may skip for, and how it is detected: `Err` says why it is missing.
-const CAPABILITIES: &[(&str, fn() -> Result<(), String>)] = &[
+/// Detects one capability: `Err` says why it is missing.
+type Detect = fn() -> Result<(), String>;
+
+/// Every capability a test may skip for, and how it is detected.
+const CAPABILITIES: &[(&str, Detect)] = &[
     ("qemu", qemu),
     ("kvm-device", kvm_device),
     ("strace", || runs("strace", "-V")),

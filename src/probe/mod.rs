@@ -285,7 +285,7 @@ fn no_interval(id: &str, m: Option<&measure::Measurement>) -> Option<Warning> {
 
 /// The warning for a derived cost at or below 0 (or NaN): shown as measured, never clamped.
 fn not_positive(name: &str, e: Option<Estimate>) -> Option<Warning> {
-    e.filter(|e| !(e.point > 0.0))
+    e.filter(|e| e.point <= 0.0 || e.point.is_nan())
         .map(|e| Warning::NotPositiveDerived {
             name: name.into(),
             point_ns: e.point,

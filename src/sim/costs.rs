@@ -86,7 +86,7 @@ pub fn resolve(
             // Not above 0 is a disturbed probe (its profile carries the warning): an error,
             // never a clamp to a free read.
             crate::ensure!(
-                p.point > 0.0,
+                p.point.is_finite() && p.point > 0.0,
                 "the profile's derived.precise_read_ns is {:.2} ns, not above 0 (a disturbed \
                  probe; see its warnings): probe again, or give --set precise_read_ns=…",
                 p.point
