@@ -1,8 +1,11 @@
 //! strace ingestion throughput: bytes of `strace -f -tt -T -y` output turned into trace ops per
 //! second on one core (parse, join unfinished/resumed halves, fd tables, path → inode).
 //! Target: ≥ 200 MB/s. The input is the bundled real traces (`scenarios/traces/`: a
-//! `make`/`cc` build and a `git status`), concatenated until it is about 32 MB, read from
-//! memory through the same `BufRead` path `simulate --strace` uses for a file.
+//! `make`/`cc` build and a `git status`), each copy varied until the whole is about 32 MB:
+//! copy k runs under its own pids (+ k·32768) and its own tree (every absolute path under
+//! `/vK/`), so the importer's pid, fd and path tables keep growing as they would on one long
+//! trace, instead of timing the same warm entries hundreds of times. It is read from memory
+//! through the same `BufRead` path `simulate --strace` uses for a file.
 //!
 //! Memory is flat in file size: the importer keeps the live fds, the distinct paths and the
 //! calls in flight, never lines. Check with
@@ -17,14 +20,42 @@ use tscope::trace::strace::import::{mounts::Mounts, ImportOptions, StraceImport}
 
 const TARGET_BYTES: usize = 32 << 20;
 
-fn input(name: &str) -> Vec<u8> {
+fn read(name: &str) -> String {
     let path = format!("{}/scenarios/traces/{name}", env!("CARGO_MANIFEST_DIR"));
-    let one = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut all = Vec::with_capacity(TARGET_BYTES + one.len());
-    while all.len() < TARGET_BYTES {
-        all.extend_from_slice(&one);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Copy `k` of `trace`: each line's pid moved up by k·32768 and every absolute path (after
+/// `"` or `<`) moved under `/vK/`.
+fn vary(trace: &str, k: usize, out: &mut String) {
+    for line in trace.lines() {
+        let (pid, rest) = line.split_at(line.find(' ').unwrap_or(0));
+        match pid.parse::<usize>() {
+            Ok(p) => out.push_str(&(p + k * 32768).to_string()),
+            Err(_) => out.push_str(pid),
+        }
+        let prefix = format!("/v{k}/");
+        out.push_str(
+            &rest
+                .replace("\"/", &format!("\"{prefix}"))
+                .replace("</", &format!("<{prefix}")),
+        );
+        out.push('\n');
     }
-    all
+}
+
+/// Varied copies of the bundled traces, `first` first, alternating, until about 32 MB.
+fn input(first: &str) -> Vec<u8> {
+    let names = ["make-cc.strace", "git-status.strace"];
+    let traces: Vec<String> = names.iter().map(|n| read(n)).collect();
+    let start = names.iter().position(|n| *n == first).unwrap();
+    let mut all = String::with_capacity(TARGET_BYTES + traces[0].len() * 2);
+    let mut k = 0;
+    while all.len() < TARGET_BYTES {
+        vary(&traces[(start + k) % traces.len()], k, &mut all);
+        k += 1;
+    }
+    all.into_bytes()
 }
 
 fn ingest(c: &mut Criterion) {

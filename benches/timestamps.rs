@@ -10,7 +10,14 @@ use tscope::sys::tsc;
 fn timestamps(c: &mut Criterion) {
     let mut g = c.benchmark_group("timestamp");
     g.bench_function("rdtsc", |b| b.iter(tsc::rdtsc));
-    g.bench_function("rdtscp", |b| b.iter(tsc::rdtscp));
+    // rdtscp raises #UD (SIGILL) where CPUID.80000001H:EDX[27] is clear: check it as probe
+    // does (src/sys/tsc.rs), from the same decoded CPUID facts.
+    let cpu = tscope::probe::machine::CpuFacts::decode(&raw_cpuid::CpuId::new());
+    if cpu.rdtscp {
+        g.bench_function("rdtscp", |b| b.iter(tsc::rdtscp));
+    } else {
+        println!("timestamp/rdtscp: skipped, CPUID.80000001H:EDX[27] (RDTSCP) is clear");
+    }
     g.bench_function("vdso:monotonic", |b| {
         b.iter(|| clock::vdso_clock_gettime(black_box(id::MONOTONIC)))
     });

@@ -36,6 +36,11 @@ pub mod vm;
 pub mod warnings;
 pub mod workload;
 
+/// The unit tests skip through the same recorded helper as the integration tests.
+#[cfg(test)]
+#[path = "../tests/skip.rs"]
+pub(crate) mod skip;
+
 use cli::{Cli, Command};
 
 /// Runs one parsed command line and returns the process exit code (0 success, 1 a condition

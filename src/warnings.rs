@@ -23,8 +23,9 @@ pub enum Warning {
     Noisy { id: String, relative_width: f64 },
     /// The thread was switched out while sampling a source.
     Preempted { id: String, switches: u64 },
-    /// The measuring thread got only part of its CPU while sampling.
-    CpuShared { share: f64, switches: u64 },
+    /// The measuring thread got only part of its CPU while sampling (switches: null when the
+    /// counters could not be read).
+    CpuShared { share: f64, switches: Option<u64> },
     /// CPUID's TSC frequency disagrees with the calibrated one.
     TscFrequencyMismatch { cpuid_hz: f64, calibrated_hz: f64 },
     /// `tscope run --no-pin`: workload tasks may migrate.
@@ -39,6 +40,12 @@ pub enum Warning {
     TcgEmulation,
     /// A warning read back from JSON that kept only its text.
     Recorded { message: String },
+    /// The bootstrap gave no interval for a source: its figure is a bare point.
+    NoInterval { id: String },
+    /// A derived cost came out at or below zero: the measurements it subtracts were disturbed.
+    NotPositiveDerived { name: String, point_ns: f64 },
+    /// The context-switch counters could not be read: switch counts are unknown, not 0.
+    SwitchesUnknown { reason: String },
 }
 
 impl Warning {
@@ -59,6 +66,9 @@ impl Warning {
             Warning::DiscardMount { .. } => "discard_mount",
             Warning::TcgEmulation => "tcg_emulation",
             Warning::Recorded { .. } => "recorded",
+            Warning::NoInterval { .. } => "no_interval",
+            Warning::NotPositiveDerived { .. } => "not_positive_derived",
+            Warning::SwitchesUnknown { .. } => "switches_unknown",
         }
     }
 }
@@ -100,11 +110,12 @@ impl fmt::Display for Warning {
             ),
             Warning::CpuShared { share, switches } => write!(
                 f,
-                "the measuring thread ran only {:.0}% of the sampling time ({switches} involuntary \
+                "the measuring thread ran only {:.0}% of the sampling time ({} involuntary \
                  context switches): another task shares this CPU; the robust fit and extra rounds \
                  discount it, but rerun on an idle CPU (`taskset -c N` away from the load) for \
                  figures to quote",
-                share * 100.0
+                share * 100.0,
+                switches.map_or("an unknown number of".to_string(), |n| n.to_string())
             ),
             Warning::TscFrequencyMismatch {
                 cpuid_hz,
@@ -144,6 +155,22 @@ impl fmt::Display for Warning {
                 )
             }
             Warning::Recorded { message } => f.write_str(message),
+            Warning::NoInterval { id } => write!(
+                f,
+                "{id}: the bootstrap gave no interval (no usable replicates), so the figure is a \
+                 bare point whose noise is unknown and it is flagged noisy; rerun without --quick"
+            ),
+            Warning::NotPositiveDerived { name, point_ns } => write!(
+                f,
+                "derived {name} is {point_ns:.2} ns, not above 0: the two costs it subtracts were \
+                 disturbed (a busy machine); the simulator cannot charge it as measured: rerun on \
+                 an idle machine, or give --set {name}=… for a what-if"
+            ),
+            Warning::SwitchesUnknown { reason } => write!(
+                f,
+                "could not read the context-switch counters ({reason}): switch counts are unknown \
+                 (null), not 0, and preemption cannot be checked"
+            ),
         }
     }
 }

@@ -2,9 +2,28 @@
 
 use assert_cmd::Command;
 
-/// The `tscope` binary built by cargo for these tests.
+/// The `tscope` binary built by cargo for these tests, with the tests' own cache directory.
 pub fn tscope() -> Command {
-    Command::cargo_bin("tscope").expect("tscope binary")
+    let mut c = Command::cargo_bin("tscope").expect("tscope binary");
+    c.env("XDG_CACHE_HOME", cache_home());
+    c
+}
+
+/// `XDG_CACHE_HOME` for every tscope a test runs (the guest kernel lands in `tscope/` below
+/// it), never the real `$HOME/.cache`: `TSCOPE_TEST_CACHE`, which `./scripts/test` makes once
+/// per run (so a kernel downloads once per run) and removes at the end; else, for a bare
+/// `cargo test`, `xdg-cache` in cargo's scratch directory for integration tests.
+pub fn cache_home() -> std::path::PathBuf {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = match std::env::var_os("TSCOPE_TEST_CACHE").filter(|v| !v.is_empty()) {
+            Some(d) => std::path::PathBuf::from(d),
+            None => std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-cache"),
+        };
+        std::fs::create_dir_all(&dir).expect("creating the tests' cache directory");
+        dir
+    })
+    .clone()
 }
 
 /// Runs `tscope ARGS` expecting success and parses stdout as JSON.

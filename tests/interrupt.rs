@@ -79,9 +79,7 @@ fn sigint_stops_mem_promptly_and_marks_it_partial() {
 
 #[test]
 fn sigint_during_a_guest_leaves_no_qemu_behind() {
-    let qemu = Command::new("qemu-system-x86_64").arg("--version").output();
-    if !qemu.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: qemu-system-x86_64 not installed (run ./scripts/test)");
+    if crate::skip::without("qemu") {
         return;
     }
     let bin = tscope().get_program().to_owned();
@@ -97,6 +95,7 @@ fn sigint_during_a_guest_leaves_no_qemu_behind() {
             "120",
         ])
         .args(["--no-host", "--json"])
+        .env("XDG_CACHE_HOME", crate::common::cache_home())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

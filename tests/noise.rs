@@ -16,12 +16,25 @@ impl Drop for Hog {
     }
 }
 
+/// The first CPU this process may run on (`Cpus_allowed_list`), not CPU 0, which a cpuset or
+/// `taskset` may have taken away.
+fn allowed_cpu() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list in /proc/self/status");
+    let first = list.trim().split([',', '-']).next().unwrap();
+    first.parse::<u32>().expect("a CPU number").to_string()
+}
+
 #[test]
 fn probe_notices_a_cpu_hog() {
+    let cpu = allowed_cpu();
     // `ulimit -t` bounds the hog (SIGXCPU after 20 s of CPU) even if this test process is
     // killed before Drop runs; the loop runs in that same shell, so Drop's kill reaches it.
     let hog = Command::new("taskset")
-        .args(["-c", "0", "sh", "-c", "ulimit -t 20; while :; do :; done"])
+        .args(["-c", &cpu, "sh", "-c", "ulimit -t 20; while :; do :; done"])
         .spawn();
     let _hog = Hog(hog.unwrap());
     // Let the hog get going (setup, not a timing assertion).
@@ -29,7 +42,7 @@ fn probe_notices_a_cpu_hog() {
     let bin = tscope().get_program().to_owned();
     let sources = "rdtsc,vdso:monotonic,syscall:monotonic,syscall:getppid";
     let out = Command::new("taskset")
-        .args(["-c", "0"])
+        .args(["-c", &cpu])
         .arg(bin)
         .args(["probe", "--quick", "--json", "--source", sources])
         .output()

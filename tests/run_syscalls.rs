@@ -6,9 +6,7 @@ use serde_json::Value;
 /// The syscalls a worker really issues, from `strace -f`: the names of the pid with the most
 /// lines (the worker; the parent mostly sleeps).
 fn traced_worker_syscalls(args: &[&str]) -> Option<(Value, Vec<String>)> {
-    let strace = std::process::Command::new("strace").arg("-V").output();
-    if !strace.is_ok_and(|o| o.status.success()) {
-        eprintln!("strace not installed: skipping (./scripts/test installs it)");
+    if crate::skip::without("strace") {
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -69,16 +67,27 @@ fn workers_issue_exactly_the_defined_syscalls() {
             .filter(|o| o["syscall"] != "page_fault")
             .map(|o| o["nr"].as_str().unwrap().to_string())
             .collect();
-        // Skip set-up; the loop ends at the first call outside the cycle (tear-down, or
-        // sched_yield's getrusage); in between, the cycle repeats exactly.
-        let end = (100..calls.len())
-            .find(|&i| !cycle.contains(&calls[i]))
-            .unwrap_or(calls.len());
+        // The measured loop is the longest stretch of calls that all belong to the cycle
+        // (set-up, tear-down and sched_yield's getrusage between warm-up and measurement lie
+        // outside it; how many calls the warm-up makes depends on the machine's load, so no
+        // fixed offset); inside it, after a partial first cycle, the cycle repeats exactly.
+        let (mut best, mut run_start) = ((0, 0), 0);
+        for i in 0..=calls.len() {
+            if i == calls.len() || !cycle.contains(&calls[i]) {
+                if i - run_start > best.1 - best.0 {
+                    best = (run_start, i);
+                }
+                run_start = i + 1;
+            }
+        }
+        let (begin, end) = best;
         assert!(
-            end > 100 + 8 * cycle.len(),
-            "{args:?}: {end} calls in the loop"
+            end - begin > 8 * cycle.len() + 2 * cycle.len(),
+            "{args:?}: only {} calls in the loop ({begin}..{end} of {})",
+            end - begin,
+            calls.len()
         );
-        let middle = &calls[100..end - cycle.len()];
+        let middle = &calls[begin + cycle.len()..end - cycle.len()];
         let start = (0..cycle.len())
             .find(|&k| middle[k..].starts_with(&cycle[..]))
             .unwrap_or_else(|| panic!("{args:?}: {cycle:?} not found in {:?}", &middle[..20]));

@@ -378,10 +378,12 @@ fn output_is_byte_identical_across_runs() {
 }
 
 /// Compares every bundled scenario, all models, against tests/data/simulate/<name>.json.
-/// Regenerate with `TSCOPE_UPDATE_SNAPSHOTS=1 cargo test snapshots`.
+/// Regenerate with `TSCOPE_UPDATE_SNAPSHOTS=1 cargo test snapshots`: that run rewrites the files
+/// that differ and then fails (naming them), so an update can never pass for a comparison.
 #[test]
 fn snapshots_of_bundled_scenarios_under_the_recorded_profile() {
     let update = std::env::var_os("TSCOPE_UPDATE_SNAPSHOTS").is_some();
+    let mut rewritten = Vec::new();
     for name in [
         "pipe1",
         "pingpong",
@@ -401,9 +403,14 @@ fn snapshots_of_bundled_scenarios_under_the_recorded_profile() {
             "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let path = PathBuf::from(format!("tests/data/simulate/{name}.json"));
-        if update {
+        let path = PathBuf::from(format!(
+            "{}/tests/data/simulate/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        ));
+        if update && std::fs::read(&path).ok().as_deref() != Some(&out.stdout[..]) {
             std::fs::write(&path, &out.stdout).unwrap();
+            rewritten.push(name);
+            continue;
         }
         let expected = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(
@@ -412,6 +419,10 @@ fn snapshots_of_bundled_scenarios_under_the_recorded_profile() {
             path.display()
         );
     }
+    assert!(
+        !update,
+        "TSCOPE_UPDATE_SNAPSHOTS is set: rewrote {rewritten:?}; rerun without it to compare"
+    );
 }
 
 #[test]

@@ -18,4 +18,5 @@ mod run_syscalls;
 mod show;
 mod simulate;
 mod simulate_errors;
+mod skip;
 mod vm;

@@ -86,8 +86,12 @@ pub struct Measurement {
     pub samples: usize,
     /// Total calls made while sampling (warm-up excluded).
     pub iterations: u64,
-    /// Involuntary context switches of this thread during sampling.
-    pub involuntary_switches: u64,
+    /// Involuntary context switches of this thread during sampling; `None` when the counters
+    /// could not be read (unknown, not 0).
+    pub involuntary_switches: Option<u64>,
+    /// The bootstrap gave no interval: `cost_ns` is the bare point (zero width), which must not
+    /// pass for a confident figure.
+    pub interval_failed: bool,
     /// The slope of each round, when rounds were combined (see [`combine`]).
     pub round_points: Vec<f64>,
     /// Bootstrap replicates of the slope, for intervals of derived quantities.
@@ -133,7 +137,7 @@ pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Meas
         let j = rng.below(i as u64 + 1) as usize;
         order.swap(i, j);
     }
-    let switches_before = sys::cpu::context_switches().map(|s| s.1).unwrap_or(0);
+    let switches_before = sys::cpu::context_switches().map(|s| s.1).ok();
     let mut xs = Vec::with_capacity(n);
     let mut ys = Vec::with_capacity(n);
     for i in order {
@@ -141,22 +145,24 @@ pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Meas
         ys.push(batch(&mut f, k));
         xs.push(k as f64);
     }
-    let switches_after = sys::cpu::context_switches().map(|s| s.1).unwrap_or(0);
+    let switches_after = sys::cpu::context_switches().map(|s| s.1).ok();
 
     let (intercept, slope) = stats::theil_sen(&xs, &ys)?;
     let mut scratch = Vec::new();
     let replicates = stats::bootstrap_pairs(&xs, &ys, cfg.resamples, cfg.seed, |x, y| {
         stats::theil_sen_with(x, y, &mut scratch).map(|(_, s)| s)
     });
-    let cost_ns =
-        stats::percentile_interval(&replicates, slope, cfg.level).unwrap_or(Estimate::exact(slope));
+    let interval = stats::percentile_interval(&replicates, slope, cfg.level);
     Some(Measurement {
-        cost_ns,
+        interval_failed: interval.is_none(),
+        cost_ns: interval.unwrap_or(Estimate::exact(slope)),
         intercept_ns: intercept,
         batch_unit: d,
         samples: n,
         iterations: d * (n * (n + 1) / 2) as u64,
-        involuntary_switches: switches_after.saturating_sub(switches_before),
+        involuntary_switches: switches_after
+            .zip(switches_before)
+            .map(|(a, b)| a.saturating_sub(b)),
         round_points: vec![slope],
         replicates,
     })
@@ -183,9 +189,10 @@ pub fn combine(rounds: &[Measurement], level: f64) -> Option<Measurement> {
         .flat_map(|m| m.replicates.iter().copied())
         .collect();
     let intercepts: Vec<f64> = rounds.iter().map(|m| m.intercept_ns).collect();
+    let interval = stats::percentile_interval(&replicates, point, level);
     Some(Measurement {
-        cost_ns: stats::percentile_interval(&replicates, point, level)
-            .unwrap_or(Estimate::exact(point)),
+        interval_failed: interval.is_none(),
+        cost_ns: interval.unwrap_or(Estimate::exact(point)),
         intercept_ns: stats::median(&intercepts).unwrap_or(first.intercept_ns),
         batch_unit: first.batch_unit,
         samples: rounds.iter().map(|m| m.samples).sum(),
@@ -196,7 +203,9 @@ pub fn combine(rounds: &[Measurement], level: f64) -> Option<Measurement> {
     })
 }
 
-/// The interval of `a − b` from two independent measurements' bootstrap replicates.
+/// The interval of `a − b` from two independent measurements' bootstrap replicates (a bare
+/// point when there are none). The point may be ≤ 0 when the measurements were disturbed: it is
+/// returned as measured, for the caller to warn about, never clamped.
 pub fn difference(a: &Measurement, b: &Measurement, level: f64) -> Estimate {
     let point = a.cost_ns.point - b.cost_ns.point;
     let reps: Vec<f64> = a
@@ -211,6 +220,34 @@ pub fn difference(a: &Measurement, b: &Measurement, level: f64) -> Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rounds without bootstrap replicates give a bare point that says so, and switch counts
+    /// that one round could not read make the total unknown, not a smaller number.
+    #[test]
+    fn a_failed_bootstrap_and_unknown_switches_are_marked() {
+        let round = |p: f64, switches: Option<u64>| Measurement {
+            cost_ns: Estimate::exact(p),
+            intercept_ns: 0.0,
+            batch_unit: 1,
+            samples: 3,
+            iterations: 6,
+            involuntary_switches: switches,
+            interval_failed: true,
+            round_points: vec![p],
+            replicates: Vec::new(),
+        };
+        let m = combine(&[round(10.0, Some(1)), round(12.0, None)], 0.95).unwrap();
+        assert!(m.interval_failed);
+        assert_eq!(m.cost_ns, Estimate::exact(11.0));
+        assert_eq!(m.involuntary_switches, None);
+        let m = combine(&[round(10.0, Some(1)), round(12.0, Some(2))], 0.95).unwrap();
+        assert_eq!(m.involuntary_switches, Some(3));
+        let d = difference(&round(3.0, None), &round(5.0, None), 0.95);
+        assert_eq!(
+            d.point, -2.0,
+            "a negative difference is returned as measured"
+        );
+    }
 
     /// A spin of known relative cost: the sampler must order them correctly and see the
     /// larger one cost more per call, whatever this machine's speed.

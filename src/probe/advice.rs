@@ -53,10 +53,10 @@ pub fn about_source(r: &SourceResult) -> Vec<Warning> {
     // Switches alone are common on a shared machine and the robust fit absorbs a few; they
     // matter when the interval shows it.
     let wide = r.relative_ci_width.is_some_and(|w| w > 0.05);
-    if r.involuntary_switches > 2 && wide {
+    if let Some(switches) = r.involuntary_switches.filter(|&n| n > 2 && wide) {
         w.push(Warning::Preempted {
             id: r.id.clone(),
-            switches: r.involuntary_switches,
+            switches,
         });
     }
     w

@@ -111,7 +111,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     };
     let ctx = readers::Context::new(&cfg.sources, &machine);
     let cpu_before = sys::cpu::thread_cpu_s().ok();
-    let switches_before = sys::cpu::context_switches().map(|s| s.1).unwrap_or(0);
+    let switches_before = sys::cpu::context_switches().map(|s| s.1);
     let sampling_started = Instant::now();
     // Rounds run every source once before any source runs again, so a disturbance that lasts
     // a moment lands in one round of a few sources instead of all rounds of one.
@@ -162,10 +162,9 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         (Some(a), Some(b)) if sampling_wall > 0.0 => Some(((b - a) / sampling_wall).min(1.0)),
         _ => None,
     };
-    let involuntary_switches = sys::cpu::context_switches()
-        .map(|s| s.1)
-        .unwrap_or(0)
-        .saturating_sub(switches_before);
+    let (involuntary_switches, unknown) =
+        switches_between(switches_before, sys::cpu::context_switches().map(|s| s.1));
+    warnings.extend(unknown);
     let mut results = Vec::with_capacity(cfg.sources.len());
     let mut measurements = Vec::with_capacity(cfg.sources.len());
     for (i, &src) in cfg.sources.iter().enumerate() {
@@ -177,7 +176,9 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         let m = measure::combine(&per_source[i], cfg.sampler.level);
         let mut r = readers::describe(src, &ctx, m.as_ref(), &watch_cfg);
         r.extra_rounds = extra_rounds[i];
-        r.noisy = m.as_ref().is_some_and(is_noisy);
+        // A bare point (no bootstrap interval) is not a confident figure: flag it.
+        r.noisy = m.as_ref().is_some_and(|m| is_noisy(m) || m.interval_failed);
+        warnings.extend(no_interval(&r.id, m.as_ref()));
         results.push(r);
         measurements.push(m);
     }
@@ -211,6 +212,9 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         (Some(a), Some(b)) => Some(measure::difference(a, b, cfg.sampler.level)),
         _ => None,
     };
+    // A precise read cheaper than a coarse one is a disturbed measurement: shown as measured,
+    // with a warning, never clamped (`simulate` refuses to charge it unless --set gives one).
+    warnings.extend(not_positive("precise_read_ns", precise_read_ns));
     let derived = Derived {
         precise_read_ns,
         syscall_floor_ns: find(Source::SyscallGetppid).map(|m| m.cost_ns),
@@ -256,6 +260,38 @@ pub const CPU_SHARE_WARN: f64 = 0.8;
 /// Extra rounds a noisy source may get.
 pub const MAX_EXTRA_ROUNDS: usize = 2;
 
+/// Involuntary switches between two counter reads: unknown (`None`, with a warning) when
+/// either read failed, never a made-up 0.
+fn switches_between(
+    before: std::io::Result<u64>,
+    after: std::io::Result<u64>,
+) -> (Option<u64>, Option<Warning>) {
+    match (before, after) {
+        (Ok(a), Ok(b)) => (Some(b.saturating_sub(a)), None),
+        (Err(e), _) | (_, Err(e)) => (
+            None,
+            Some(Warning::SwitchesUnknown {
+                reason: e.to_string(),
+            }),
+        ),
+    }
+}
+
+/// The warning for a source whose bootstrap gave no interval (its figure is a bare point).
+fn no_interval(id: &str, m: Option<&measure::Measurement>) -> Option<Warning> {
+    m.filter(|m| m.interval_failed)
+        .map(|_| Warning::NoInterval { id: id.into() })
+}
+
+/// The warning for a derived cost at or below 0 (or NaN): shown as measured, never clamped.
+fn not_positive(name: &str, e: Option<Estimate>) -> Option<Warning> {
+    e.filter(|e| e.point <= 0.0 || e.point.is_nan())
+        .map(|e| Warning::NotPositiveDerived {
+            name: name.into(),
+            point_ns: e.point,
+        })
+}
+
 /// Noisy: the 95% interval is wider than 10% of the point, or the rounds' points spread over
 /// more than 5% of their median — in either case by more than 0.5 ns, below which a figure is
 /// as good as a loop can resolve.
@@ -275,4 +311,55 @@ pub fn is_noisy(m: &measure::Measurement) -> bool {
 /// Converts an estimate in nanoseconds to TSC ticks.
 pub fn ns_to_ticks(e: Estimate, hz: f64) -> Estimate {
     e.scale(hz / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bare(point: f64) -> measure::Measurement {
+        measure::Measurement {
+            cost_ns: Estimate::exact(point),
+            intercept_ns: 0.0,
+            batch_unit: 1,
+            samples: 3,
+            iterations: 6,
+            involuntary_switches: Some(0),
+            interval_failed: true,
+            round_points: vec![point],
+            replicates: Vec::new(),
+        }
+    }
+
+    /// Each fallback of a failed measurement is a warning in the profile, never a silent value.
+    #[test]
+    fn failed_measurements_are_warnings() {
+        let gone = || Err(std::io::Error::other("no /proc/thread-self/status"));
+        let (n, w) = switches_between(gone(), Ok(9));
+        assert_eq!(n, None, "unknown, not 0");
+        assert_eq!(w.unwrap().code(), "switches_unknown");
+        let (n, w) = switches_between(Ok(4), gone());
+        assert_eq!((n, w.map(|w| w.code())), (None, Some("switches_unknown")));
+        assert_eq!(switches_between(Ok(4), Ok(9)), (Some(5), None));
+
+        let m = bare(12.0);
+        let w = no_interval("rdtsc", Some(&m)).unwrap();
+        assert_eq!(w, Warning::NoInterval { id: "rdtsc".into() });
+        assert!(w.to_string().contains("flagged noisy"), "{w}");
+        assert!(no_interval(
+            "rdtsc",
+            Some(&measure::Measurement {
+                interval_failed: false,
+                ..m
+            })
+        )
+        .is_none());
+
+        for p in [-3.5, 0.0, f64::NAN] {
+            let w = not_positive("precise_read_ns", Some(Estimate::exact(p))).unwrap();
+            assert_eq!(w.code(), "not_positive_derived");
+            assert!(w.to_string().contains("--set precise_read_ns"), "{w}");
+        }
+        assert!(not_positive("precise_read_ns", Some(Estimate::exact(18.5))).is_none());
+    }
 }

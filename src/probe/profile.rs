@@ -27,9 +27,10 @@ pub struct Profile {
     /// time: near 1 on an idle CPU, lower when another task shared it.
     #[serde(default)]
     pub cpu_share: Option<f64>,
-    /// Involuntary context switches of the measuring thread over the whole run.
+    /// Involuntary context switches of the measuring thread over the whole run; null when the
+    /// counters could not be read (unknown, never a made-up 0).
     #[serde(default)]
-    pub involuntary_switches: u64,
+    pub involuntary_switches: Option<u64>,
     /// The sampler's timer and its measured cost per sample (removed by the regression).
     pub timer: Timer,
     pub machine: Machine,
@@ -82,13 +83,16 @@ pub struct SourceResult {
     pub forward_jumps_over_1ms: u64,
     /// Involuntary context switches while the source was watched: each can explain one
     /// forward jump (the thread was off the CPU, the clock was not).
+    /// Null when the counters could not be read.
     #[serde(default)]
-    pub watch_involuntary_switches: u64,
+    pub watch_involuntary_switches: Option<u64>,
     pub reads_watched: u64,
     pub samples: usize,
     pub batch_unit: u64,
     pub iterations: u64,
-    pub involuntary_switches: u64,
+    /// Null when the counters could not be read.
+    #[serde(default)]
+    pub involuntary_switches: Option<u64>,
     /// Rounds added because the first ones were noisy.
     #[serde(default)]
     pub extra_rounds: usize,
@@ -122,12 +126,12 @@ impl SourceResult {
             monotonic_violations: 0,
             max_backwards_ns: None,
             forward_jumps_over_1ms: 0,
-            watch_involuntary_switches: 0,
+            watch_involuntary_switches: Some(0),
             reads_watched: 0,
             samples: 0,
             batch_unit: 0,
             iterations: 0,
-            involuntary_switches: 0,
+            involuntary_switches: Some(0),
             extra_rounds: 0,
             noisy: false,
             native_unit_ticks: false,

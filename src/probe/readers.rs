@@ -212,14 +212,10 @@ pub(crate) fn describe(
     r.involuntary_switches = m.involuntary_switches;
     r.native_unit_ticks = matches!(src, Source::Rdtsc | Source::LfenceRdtsc | Source::Rdtscp);
     if src.reads_time() {
-        let before = crate::sys::cpu::context_switches()
-            .map(|s| s.1)
-            .unwrap_or(0);
+        let before = crate::sys::cpu::context_switches().map(|s| s.1).ok();
         r.watch = watch(src, ctx, watch_cfg);
-        let after = crate::sys::cpu::context_switches()
-            .map(|s| s.1)
-            .unwrap_or(0);
-        r.watch_involuntary_switches = after.saturating_sub(before);
+        let after = crate::sys::cpu::context_switches().map(|s| s.1).ok();
+        r.watch_involuntary_switches = after.zip(before).map(|(a, b)| a.saturating_sub(b));
         if src == Source::VdsoTime && r.watch.as_ref().is_some_and(|w| w.changes < 2) {
             r.reason = Some("time() ticks once a second: its update period is not watched".into());
         }

@@ -89,8 +89,16 @@ pub fn resolve(
                 .ok_or_else(|| {
                     need("derived.precise_read_ns (syscall:realtime − syscall:realtime_coarse)")
                 })?;
+            // Not above 0 is a disturbed probe (its profile carries the warning): an error,
+            // never a clamp to a free read.
+            crate::ensure!(
+                p.point.is_finite() && p.point > 0.0,
+                "the profile's derived.precise_read_ns is {:.2} ns, not above 0 (a disturbed \
+                 probe; see its warnings): probe again, or give --set precise_read_ns=…",
+                p.point
+            );
             (
-                p.point.max(0.0),
+                p.point,
                 "profile derived.precise_read_ns (syscall:realtime − syscall:realtime_coarse)"
                     .to_string(),
             )

@@ -4,8 +4,12 @@
 //! guest `rdtsc`; the empty loop (`nop`) is subtracted, so a figure is the cost of one
 //! instruction *including* its exit and re-entry: for `cpuid` a round trip into the host
 //! kernel's KVM, for port I/O, MMIO and `hlt` a round trip out to this process (KVM_RUN returns
-//! and is called again). The run is repeated and the median kept. Ticks become ns with the TSC
-//! rate calibrated here (the guest's TSC runs at the host's rate unless TSC scaling is on).
+//! and is called again). Each run subtracts its own loop (timed moments before, so a slowdown
+//! that lasts the run, such as other guests sharing the host, cancels), and the median over
+//! the runs is kept. A kind whose median difference is not above 0 gets more runs (up to
+//! `MAX_RUNS`); if it stays there the measurement failed: the kind carries an error, never a
+//! clamped 0. Ticks become ns with the TSC rate calibrated here (the guest's TSC runs at the
+//! host's rate unless TSC scaling is on).
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +23,10 @@ pub const VM_EXITS_SCHEMA_VERSION: u32 = 1;
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// How many times the payload is run; the median per kind is reported.
 const RUNS: usize = 5;
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+/// The most runs made while some kind's difference is not above 0.
+const MAX_RUNS: usize = 25;
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// An iteration of `nop; nop; dec; jnz` takes a few cycles on hardware; far more means the
@@ -81,10 +89,33 @@ fn backend(module: Option<&str>) -> String {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn median(v: &mut [f64]) -> f64 {
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A kind's cost over the empty loop: the median over runs of (kind − loop of the same run),
+/// or why there is none: a median ≤ 0 means the measurement failed (the loop was slowed more
+/// than the kind), never that the exit is free.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn over_loop(kind_ticks: &[f64], loop_ticks: &[f64]) -> std::result::Result<f64, String> {
+    let diffs: Vec<f64> = kind_ticks
+        .iter()
+        .zip(loop_ticks)
+        .map(|(k, l)| k - l)
+        .collect();
+    let d = median(&diffs);
+    if d > 0.0 {
+        Ok(d)
+    } else {
+        Err(format!(
+            "measurement failed: {d:.1} ticks per iteration over the empty loop (median of {} \
+             runs), not above 0: something else slowed the loop; rerun on a quieter host",
+            diffs.len()
+        ))
+    }
 }
 
 /// The TSC rate against `CLOCK_MONOTONIC`, over 50 ms.
@@ -120,7 +151,14 @@ pub fn run(iterations: u32) -> Result<Exits> {
     let mut per_kind: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut errors: Vec<Option<String>> = vec![None; n];
     let mut user = vec![0u64; n];
-    for _ in 0..RUNS {
+    // Some kind (without an error) whose difference is not above 0 yet.
+    let unsettled = |per_kind: &[Vec<f64>], errors: &[Option<String>]| {
+        (1..n).any(|k| errors[k].is_none() && over_loop(&per_kind[k], &per_kind[0]).is_err())
+    };
+    let mut runs = 0;
+    while errors[0].is_none() && (runs < RUNS || (runs < MAX_RUNS && unsettled(&per_kind, &errors)))
+    {
+        runs += 1;
         let r = crate::sys::kvm::run_payload(iterations, Duration::from_secs(30)).map_err(|e| {
             crate::failure!(
                 "vm exits: cannot set up the micro-VM under {who} ({}): {e}",
@@ -142,7 +180,7 @@ pub fn run(iterations: u32) -> Result<Exits> {
             errors.iter().flatten().next().map_or("", String::as_str)
         );
     }
-    let loop_ticks = median(&mut per_kind[0]);
+    let loop_ticks = median(&per_kind[0]);
     let mut backend = backend(module.as_deref());
     if loop_ticks > EMULATED_LOOP_TICKS {
         backend += &format!(
@@ -155,15 +193,18 @@ pub fn run(iterations: u32) -> Result<Exits> {
         .enumerate()
         .skip(1)
         .map(|(k, name)| {
-            let ticks =
-                (!per_kind[k].is_empty()).then(|| (median(&mut per_kind[k]) - loop_ticks).max(0.0));
+            let diff = match &errors[k] {
+                Some(e) => Err(e.clone()),
+                None => over_loop(&per_kind[k], &per_kind[0]),
+            };
+            let ticks = diff.as_ref().ok().copied();
             ExitKind {
                 name: name.to_string(),
                 exits_to: exits_to(name).into(),
                 ticks,
                 ns: ticks.map(|t| t * 1e9 / hz),
                 user_exits: user[k],
-                error: errors[k].clone(),
+                error: diff.err(),
             }
         })
         .collect();
@@ -173,10 +214,27 @@ pub fn run(iterations: u32) -> Result<Exits> {
         backend,
         kvm_module: module,
         iterations,
-        runs: RUNS,
+        runs,
         tsc_hz: hz,
         loop_ticks,
         kinds,
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over_loop;
+
+    #[test]
+    fn a_difference_not_above_the_loop_is_an_error_never_zero() {
+        // Paired by run: a run slowed as a whole cancels.
+        let loops = [2577.0, 3959.0, 2560.0];
+        assert_eq!(over_loop(&[2843.0, 4230.0, 2830.0], &loops), Ok(270.0));
+        for kinds in [[2577.0, 3959.0, 2560.0], [2500.0, 3900.0, 2600.0]] {
+            let e = over_loop(&kinds, &loops).unwrap_err();
+            assert!(e.starts_with("measurement failed"), "{e}");
+        }
+        assert!(over_loop(&[], &[]).is_err(), "no runs is no figure");
+    }
 }

@@ -159,10 +159,18 @@ mod tests {
     }
 
     #[test]
-    fn ns_per_call_is_positive() {
+    fn ns_per_call_times_whole_batches() {
+        // Each call spins 2 µs: one batch of 1000 (2 ms) outlasts the 1 ms budget, so exactly
+        // 1000 calls are made and each cost at least the 2000 ns it spun.
+        let mut calls = 0u32;
         let v = ns_per_call(Duration::from_millis(1), || {
-            std::hint::black_box(1 + 1);
+            calls += 1;
+            let t = std::time::Instant::now();
+            while t.elapsed() < Duration::from_micros(2) {
+                std::hint::spin_loop();
+            }
         });
-        assert!(v > 0.0);
+        assert_eq!(calls, 1000);
+        assert!(v >= 2000.0, "{v} ns per call of a 2000 ns spin");
     }
 }

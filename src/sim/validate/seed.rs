@@ -85,14 +85,15 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
     let (f3, f1) = (policy("freebsd@12.4:3")?, policy("freebsd@12.4:1")?);
     let (knob_costs, _) = costs::resolve(ModelId::newest(Family::NetbsdKnob), profile, cfg)?;
     let (fb_costs, _) = costs::resolve(f3.model, profile, cfg)?;
+    // A bundled seed scenario without its published pair is a broken build, not a ratio of 1.
     let published = |s: &CompiledScenario| {
         s.published
             .as_ref()
             .map(|p| (p.stock_ops_per_sec, p.patched_ops_per_sec))
-            .unwrap_or((1.0, 1.0))
+            .ok_or_else(|| crate::failure!("scenario '{}' has no published pair", s.name))
     };
-    let (vs, vp) = published(&vfsmix);
-    let (ps, pp) = published(&pipe1);
+    let (vs, vp) = published(&vfsmix)?;
+    let (ps, pp) = published(&pipe1)?;
     let mut rows = Vec::new();
     let mut notes = vec![format!("profile: {}", note.origin)];
 

@@ -1,0 +1,160 @@
+//! The one way a test skips: for a named capability the machine lacks, recorded where the run
+//! can count it, and turned into a failure when the machine declares it has the capability.
+//!
+//! A test that returns early looks like a pass. So a skip goes through [`without`]: it checks
+//! the capability, and when it is missing it
+//! - fails the test if `TSCOPE_TEST_REQUIRE` (a comma list, set by `.ci/run` for the machine it
+//!   knows) names the capability: a declared machine never skips;
+//! - otherwise appends `test: capability: reason` to the file `TSCOPE_TEST_SKIP_LOG` names
+//!   (`./scripts/test` sets it and prints `skipped: N` with the reasons at the end), and writes
+//!   the same line straight to stderr, past the test harness's capture.
+//!
+//! Shared by the integration tests (`tests/tests.rs`) and the library's unit tests (`lib.rs`
+//! includes this file under `cfg(test)`), so it uses the standard library alone.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Detects one capability: `Err` says why it is missing.
+type Detect = fn() -> Result<(), String>;
+
+/// Every capability a test may skip for, and how it is detected.
+const CAPABILITIES: &[(&str, Detect)] = &[
+    ("qemu", qemu),
+    ("kvm-device", kvm_device),
+    ("strace", || runs("strace", "-V")),
+    ("cpio", || runs("cpio", "--version")),
+    ("gzip", || runs("gzip", "--version")),
+    ("rsvg-convert", || runs("rsvg-convert", "--version")),
+    ("tmpfs", tmpfs),
+    ("multigrain", multigrain),
+    ("vdso-clocksource", vdso_clocksource),
+];
+
+/// Whether the test must stop here because `capability` is missing; the skip is recorded (or
+/// the test fails, when the machine declares the capability). Use as
+/// `if skip::without("qemu") { return; }`.
+pub fn without(capability: &str) -> bool {
+    let declared = declared();
+    let Some((_, detect)) = CAPABILITIES.iter().find(|(name, _)| *name == capability) else {
+        panic!("skip::without: unknown capability '{capability}' (add it to CAPABILITIES)");
+    };
+    let Err(why) = detect() else {
+        return false;
+    };
+    assert!(
+        !declared.iter().any(|d| d == capability),
+        "TSCOPE_TEST_REQUIRE declares '{capability}', but {why}"
+    );
+    record(capability, &why);
+    true
+}
+
+/// The capabilities `TSCOPE_TEST_REQUIRE` declares; an unknown name fails (a typo must not turn
+/// a declaration into nothing).
+fn declared() -> Vec<String> {
+    let list = std::env::var("TSCOPE_TEST_REQUIRE").unwrap_or_default();
+    let names: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    for n in &names {
+        assert!(
+            CAPABILITIES.iter().any(|(c, _)| c == n),
+            "TSCOPE_TEST_REQUIRE names '{n}', which no test knows; known: {}",
+            CAPABILITIES
+                .iter()
+                .map(|(c, _)| *c)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    names
+}
+
+/// Appends the skip to `TSCOPE_TEST_SKIP_LOG` and writes it to stderr uncaptured.
+fn record(capability: &str, why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    let line = format!("{test}: {capability}: {why}\n");
+    // Straight to the stderr handle: libtest captures `eprintln!`, not this.
+    let _ = std::io::stderr().write_all(format!("SKIPPED {line}").as_bytes());
+    if let Some(log) = std::env::var_os("TSCOPE_TEST_SKIP_LOG").filter(|v| !v.is_empty()) {
+        // One write of one short line with O_APPEND: lines from parallel tests do not mix.
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap_or_else(|e| panic!("opening TSCOPE_TEST_SKIP_LOG {log:?}: {e}"));
+        f.write_all(line.as_bytes())
+            .unwrap_or_else(|e| panic!("writing TSCOPE_TEST_SKIP_LOG {log:?}: {e}"));
+    }
+}
+
+/// `Ok` when `program arg` starts and exits 0.
+fn runs(program: &str, arg: &str) -> Result<(), String> {
+    match std::process::Command::new(program).arg(arg).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("'{program} {arg}' exits with {}", o.status)),
+        Err(e) => Err(format!(
+            "{program} does not run ({e}); ./scripts/test installs it"
+        )),
+    }
+}
+
+fn qemu() -> Result<(), String> {
+    runs("qemu-system-x86_64", "--version")
+}
+
+/// `/dev/kvm` exists: `vm exits` runs its micro-VM on it (any backend, kvm_pvm included).
+fn kvm_device() -> Result<(), String> {
+    if Path::new("/dev/kvm").exists() {
+        Ok(())
+    } else {
+        Err("/dev/kvm does not exist".into())
+    }
+}
+
+fn tmpfs() -> Result<(), String> {
+    if Path::new("/dev/shm").is_dir() {
+        Ok(())
+    } else {
+        Err("/dev/shm (tmpfs) is not a directory".into())
+    }
+}
+
+/// The running kernel's (major, minor), from `uname -r` as /proc gives it.
+pub fn kernel_release() -> Option<(u32, u32)> {
+    let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let mut it = r.trim().split(['.', '-']);
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// Multigrain timestamps (a fine-grained ctime/mtime once someone stat'ed the inode, on
+/// `FS_MGTIME` filesystems such as tmpfs) came in Linux 6.13 (torvalds/linux, fs/inode.c
+/// `inode_set_ctime_current`, Documentation/filesystems/multigrain-ts.rst; see src/kernel/).
+fn multigrain() -> Result<(), String> {
+    match kernel_release() {
+        Some(v) if v >= (6, 13) => Ok(()),
+        Some((a, b)) => Err(format!(
+            "Linux {a}.{b} has no multigrain timestamps (6.13 or later)"
+        )),
+        None => Err("cannot read the kernel release from /proc/sys/kernel/osrelease".into()),
+    }
+}
+
+/// The clocksource the vDSO reads in user space (tsc, kvm-clock; arch_sys_counter on arm64):
+/// only then is the vDSO path cheaper than the syscall. On hpet, acpi_pm or xen the vDSO falls
+/// back to the syscall and the two cost the same.
+fn vdso_clocksource() -> Result<(), String> {
+    let path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+    let cs = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
+    match cs.trim() {
+        "tsc" | "kvm-clock" | "arch_sys_counter" => Ok(()),
+        other => Err(format!(
+            "clocksource '{other}' is not read by the vDSO (tsc, kvm-clock)"
+        )),
+    }
+}
