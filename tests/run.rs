@@ -459,16 +459,25 @@ fn recorded_runs_feed_the_simulator() {
         all.extend(["--dir", dir.path().to_str().unwrap()]);
         all.extend(["--record", rec.to_str().unwrap()]);
         tscope().args(&all).assert().success();
+        // The recorded profile prices the reads: a quick probe on a loaded machine can derive a
+        // precise-read cost at or below 0, which simulate rightly refuses.
+        let profile = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/profile-kvm-epyc.json"
+        );
         let v = json(&[
             "simulate",
             "--run",
             rec.to_str().unwrap(),
             "--model",
-            "linux-multigrain",
+            "linux@6.13",
+            "--profile",
+            profile,
             "--json",
         ]);
         assert_eq!(v["scenario"], format!("run:{}", args[0]));
-        // The model's two policies, in its order (src/kernel/linux.rs).
+        assert_eq!(v["model"], "linux@6.13", "{v}");
+        // The multigrain model's policies, in its order (src/kernel/linux.rs).
         let policies: Vec<&str> = v["estimates"]
             .as_array()
             .unwrap()
@@ -477,7 +486,7 @@ fn recorded_runs_feed_the_simulator() {
             .collect();
         assert_eq!(
             policies,
-            ["linux-multigrain:multigrain", "linux-multigrain:coarse"],
+            ["linux:multigrain", "linux:coarse", "linux:precise"],
             "{v}"
         );
     }

@@ -183,7 +183,22 @@ fn report_with_vm_adds_the_guest_matrix() {
         .iter()
         .find(|g| g["requested_clocksource"] == "acpi_pm")
         .unwrap();
-    assert_eq!(acpi["verdicts"]["vdso_fallback:monotonic"], true, "{acpi}");
+    // acpi_pm has no vDSO clock mode: every vDSO clock falls back. Under TCG one clock's
+    // interval may straddle the band (inconclusive, said so), but none may say "served", and
+    // the realtime and monotonic pair cannot both be undecided on a clear fallback.
+    let states: Vec<&str> = ["realtime", "monotonic", "monotonic_raw", "boottime", "tai"]
+        .iter()
+        .map(|c| {
+            acpi["detect"]["verdicts"][format!("vdso_fallback:{c}")]["state"]
+                .as_str()
+                .unwrap_or("?")
+        })
+        .collect();
+    assert!(states.iter().all(|s| *s != "no"), "{states:?}");
+    assert!(
+        states.iter().filter(|s| **s == "yes").count() >= 2,
+        "{states:?}"
+    );
 }
 
 /// The CI-sized kernel check: bookworm's 6.1 cloud kernel under TCG, pipe1 and write-stat on
@@ -259,7 +274,11 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     assert!(get("pipe1", "ktime_get_coarse_real_ts64_mg")["kernel_per_op"].is_null());
     assert!((per("pipe1", "syscall:write") - 1.0).abs() < 0.01);
     assert!((per("write-stat", "syscall:newfstatat") - 1.0).abs() < 0.01);
-    assert_eq!(get("pipe1", "ktime_get_coarse_real_ts64")["model"], "linux");
+    // Judged by the versioned model of the kernel's own release.
+    assert_eq!(
+        get("pipe1", "ktime_get_coarse_real_ts64")["model"],
+        "linux@6.1"
+    );
     // Equal successive mtimes: on 6.1 nearly every write-stat mtime repeats the last one.
     let acc = &v["accuracy"][0];
     assert_eq!(acc["workload"], "write-stat");
