@@ -31,6 +31,21 @@ pub fn check_estimate(field: &str, e: &Estimate, max: f64) -> Result<(), String>
     Ok(())
 }
 
+/// Checks a difference of two measured costs (`derived.precise_read_ns`): it may come out at
+/// or below 0 on a disturbed probe (the probe warns, and `simulate` refuses to price reads
+/// with it), so only finiteness, `|x| ≤ max` and `lower ≤ point ≤ upper` are required.
+pub fn check_difference(field: &str, e: &Estimate, max: f64) -> Result<(), String> {
+    let ok = |v: f64| v.is_finite() && v.abs() <= max;
+    if !(ok(e.point) && ok(e.lower) && ok(e.upper) && e.lower <= e.point && e.point <= e.upper) {
+        return Err(format!(
+            "{field} needs finite lower <= point <= upper within ±{max:e}, got lower {} point {} \
+             upper {}",
+            e.lower, e.point, e.upper
+        ));
+    }
+    Ok(())
+}
+
 /// Checks an optional non-negative figure.
 fn check_value(field: &str, v: Option<f64>, max: f64) -> Result<(), String> {
     match v {
@@ -62,7 +77,7 @@ pub fn check_profile(p: &Profile) -> Result<(), String> {
     }
     let d = &p.derived;
     if let Some(e) = &d.precise_read_ns {
-        check_estimate("derived.precise_read_ns", e, MAX_COST_NS)?;
+        check_difference("derived.precise_read_ns", e, MAX_COST_NS)?;
     }
     if let Some(e) = &d.syscall_floor_ns {
         check_estimate("derived.syscall_floor_ns", e, MAX_COST_NS)?;
@@ -110,6 +125,17 @@ mod tests {
         ] {
             let err = check_estimate("sources[x].cost_ns", &bad, MAX_COST_NS).unwrap_err();
             assert!(err.starts_with("sources[x].cost_ns"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_derived_difference_may_be_negative_but_not_absurd() {
+        // A disturbed probe's own output: tscope must read back what it wrote.
+        let d = |x: &Estimate| check_difference("derived.precise_read_ns", x, MAX_COST_NS);
+        assert!(d(&e(-0.52, -395.1, 359.2)).is_ok());
+        assert!(d(&e(18.8, 17.2, 21.0)).is_ok());
+        for bad in [e(f64::NAN, 0.0, 1.0), e(2e9, 0.0, 3e9), e(5.0, 6.0, 7.0)] {
+            assert!(d(&bad).unwrap_err().starts_with("derived.precise_read_ns"));
         }
     }
 
