@@ -12,7 +12,8 @@ pub const MAX_TSC_HZ: f64 = 1e11;
 /// The largest clock period (update period, resolution) accepted: one hour.
 pub const MAX_PERIOD_NS: f64 = 3.6e12;
 
-/// Checks an interval: `0 < point ≤ max`, `0 ≤ lower ≤ point ≤ upper ≤ max`, all finite.
+/// Checks an interval: `0 < point ≤ max`, `lower ≤ point ≤ upper ≤ max`, all finite. The
+/// lower bound may dip below 0: a bootstrap interval of a sub-nanosecond source does.
 pub fn check_estimate(field: &str, e: &Estimate, max: f64) -> Result<(), String> {
     let finite = [e.point, e.lower, e.upper].iter().all(|v| v.is_finite());
     if !(finite && e.point > 0.0 && e.point <= max) {
@@ -21,10 +22,9 @@ pub fn check_estimate(field: &str, e: &Estimate, max: f64) -> Result<(), String>
             e.point
         ));
     }
-    if !(0.0 <= e.lower && e.lower <= e.point && e.point <= e.upper && e.upper <= max) {
+    if !(-max <= e.lower && e.lower <= e.point && e.point <= e.upper && e.upper <= max) {
         return Err(format!(
-            "{field} needs 0 <= lower <= point <= upper <= {max:e}, got lower {} point {} \
-             upper {}",
+            "{field} needs lower <= point <= upper <= {max:e}, got lower {} point {} upper {}",
             e.lower, e.point, e.upper
         ));
     }
