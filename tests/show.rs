@@ -95,3 +95,37 @@ fn files_that_are_not_results_are_one_clear_error() {
             .stderr(predicates::str::contains(needle));
     }
 }
+
+#[test]
+fn a_report_json_gives_back_its_report_md_and_simulate_json_round_trips() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let json = format!("{root}/docs/example-report/report.json");
+    let md = std::fs::read(format!("{root}/docs/example-report/report.md")).unwrap();
+    assert_eq!(run_ok(&["show", &json, "--markdown"]), md);
+    assert_eq!(
+        run_ok(&["show", &json, "--json"]),
+        std::fs::read(&json).unwrap()
+    );
+    tscope()
+        .args(["show", &json, "--csv"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no CSV form"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let profile = format!("{root}/tests/data/profile-kvm-epyc.json");
+    for extra in [
+        &[][..],
+        &["--sweep", "precise_read_ns=10..1000"],
+        &["--implied", "stock=13889,patched=73477"],
+    ] {
+        let file = dir.path().join("sim.json").display().to_string();
+        let mut args = vec!["simulate", "netbsd-seed-vfsmix", "--profile", &profile];
+        args.extend_from_slice(extra);
+        args.extend(["--json", "-o", &file]);
+        run_ok(&args);
+        let saved = std::fs::read(&file).unwrap();
+        assert_eq!(run_ok(&["show", &file, "--json"]), saved, "{extra:?}");
+        assert!(!run_ok(&["show", &file, "--csv"]).is_empty());
+    }
+}

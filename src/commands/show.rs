@@ -8,9 +8,11 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Global, Output};
+use super::{Global, Output as Destination};
 use crate::cli::ShowArgs;
 use crate::error::ConfigError;
+use crate::export::Format;
+use crate::sim::result::Output;
 
 /// What a tscope JSON document is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,13 +22,28 @@ pub enum Kind {
     Run,
     VmGuest,
     VmExits,
+    /// `simulate --json`: estimates, a sweep, an implied cost or a validation (one object or
+    /// an array of them).
+    Simulate,
+    /// A report's `report.json`.
+    Report,
 }
 
 impl Kind {
     /// Recognises a document by the fields only its kind has.
     pub fn of(v: &Value) -> Option<Kind> {
         let has = |k: &str| v.get(k).is_some();
-        if has("guests") && has("accel") {
+        let first = v.as_array().and_then(|a| a.first()).unwrap_or(v);
+        let sim = |k: &str| first.get(k).is_some();
+        if has("environment") && has("simulation") && has("profile") {
+            Some(Kind::Report)
+        } else if sim("estimates")
+            || sim("break_even")
+            || sim("published_speedup")
+            || (has("validation") && has("rows"))
+        {
+            Some(Kind::Simulate)
+        } else if has("guests") && has("accel") {
             Some(Kind::VmGuest)
         } else if has("kinds") && has("loop_ticks") {
             Some(Kind::VmExits)
@@ -56,7 +73,7 @@ fn parse<T: DeserializeOwned>(text: &str, path: &Path, what: &str) -> anyhow::Re
 
 /// Renders the file in the chosen format; returns the exit code.
 pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
-    let output = Output::new(&args.output)?;
+    let output = Destination::new(&args.output)?;
     let path = &args.file;
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::Invalid(format!("cannot read '{}': {e}", path.display())))?;
@@ -79,7 +96,7 @@ pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
     let Some(kind) = Kind::of(&v) else {
         return Err(ConfigError::Invalid(format!(
             "'{}' is not a document tscope writes (expected the JSON of probe, detect, run, \
-             vm guest or vm exits)",
+             vm guest, vm exits, simulate or report.json)",
             path.display()
         ))
         .into());
@@ -96,6 +113,55 @@ pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
         Kind::VmExits => {
             output.export(&parse::<crate::vm::exits::Exits>(&text, path, "vm exits")?)?
         }
+        Kind::Simulate => output.export(&simulate_output(&v, &text, path)?)?,
+        Kind::Report => {
+            let r: crate::gather::Report = parse(&text, path, "report.json")?;
+            match output.format {
+                Format::Json => output.emit(&crate::export::json(&r)?)?,
+                Format::Csv => {
+                    return Err(ConfigError::Invalid(
+                        "a report has no CSV form: use --markdown (report.md) or --json".into(),
+                    )
+                    .into())
+                }
+                Format::Table | Format::Markdown => {
+                    output.emit(crate::export::ReportDocument(&r).markdown()?.as_bytes())?
+                }
+            }
+        }
     }
     Ok(0)
+}
+
+/// One object or an array of them, as `simulate --json` writes.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            OneOrMany::One(t) => vec![t],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// A `simulate --json` document as the result it was rendered from.
+fn simulate_output(v: &Value, text: &str, path: &Path) -> anyhow::Result<Output> {
+    use crate::sim::result::{ImpliedReport, ModelReport, SweepReport, ValidationReport};
+    let first = v.as_array().and_then(|a| a.first()).unwrap_or(v);
+    let what = "simulate";
+    Ok(if first.get("estimates").is_some() {
+        Output::Models(parse::<OneOrMany<ModelReport>>(text, path, what)?.into_vec())
+    } else if first.get("break_even").is_some() {
+        Output::Sweeps(parse::<OneOrMany<SweepReport>>(text, path, what)?.into_vec())
+    } else if first.get("published_speedup").is_some() {
+        Output::Implied(parse::<OneOrMany<ImpliedReport>>(text, path, what)?.into_vec())
+    } else {
+        Output::Validation(parse::<ValidationReport>(text, path, what)?)
+    })
 }

@@ -11,12 +11,12 @@ use std::fs;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::probe::Profile;
 
 /// The environment of one report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Environment {
     /// When the report was measured, UTC, ISO 8601 (`2026-12-01T06:40:00Z`).
     pub date_utc: String,

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
@@ -41,15 +41,18 @@ pub struct ReportConfig {
 }
 
 /// The detect part of a report: facts and verdicts (the timings are the report's profile).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DetectSection {
     pub facts: Facts,
-    #[serde(serialize_with = "detect::serialize_verdicts")]
+    #[serde(
+        serialize_with = "detect::serialize_verdicts",
+        deserialize_with = "detect::deserialize_verdicts"
+    )]
     pub verdicts: Vec<(String, Verdict)>,
 }
 
 /// Everything a report shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
     pub tool: String,
