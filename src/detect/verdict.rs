@@ -244,10 +244,14 @@ pub fn vdso_fallback(
     } else {
         format!("{clock}: served by the vDSO ({v:.1} ns against {s:.0} ns for the syscall)")
     };
-    // Noise: the ratio's interval (from both intervals) crosses a boundary of the band.
+    // Noise: the ratio's interval crosses a boundary of the band. The two estimates are
+    // independent, so their relative half-widths add in quadrature (as `compare` does), not
+    // worst case against worst case, which would call most guest measurements undecided.
     if let (Some(ve), Some(se)) = (vdso_ns, syscall_ns) {
         let inside = |r: f64| (FALLBACK_RATIO.0..=FALLBACK_RATIO.1).contains(&r);
-        let (lo, hi) = (ve.lower / se.upper, ve.upper / se.lower);
+        let rel = |e: &Estimate| (e.upper - e.lower) / 2.0 / e.point;
+        let half = ratio * (rel(&ve).powi(2) + rel(&se).powi(2)).sqrt();
+        let (lo, hi) = (ratio - half, ratio + half);
         if lo.is_finite() && hi.is_finite() && (inside(lo) != holds || inside(hi) != holds) {
             return Verdict::inconclusive(
                 format!(
