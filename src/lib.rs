@@ -12,8 +12,9 @@
 //!   (replay under those models), [`vm`] (guests and the micro-VM), [`compare`], and
 //!   [`gather`] (everything `tscope report` measures).
 //! - Output: [`export`] (every format, every chart).
-//! - Shared: [`measure`] (the sampler), [`stats`], [`sys`] (the only `unsafe`), and the ground
-//!   floor that imports no feature module: [`error`], [`warnings`], [`progress`].
+//! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`sys`] (the one module allowed
+//!   `unsafe_code`), and the ground floor that imports no feature module: [`error`],
+//!   [`warnings`], [`progress`].
 
 pub mod cli;
 pub mod commands;

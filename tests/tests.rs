@@ -18,5 +18,6 @@ mod run_syscalls;
 mod show;
 mod simulate;
 mod simulate_errors;
+mod simulate_output;
 mod skip;
 mod vm;
