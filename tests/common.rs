@@ -58,3 +58,21 @@ pub fn write_tmp(dir: &std::path::Path, name: &str, text: &str) -> std::path::Pa
     std::fs::write(&p, text).expect("writing a test file");
     p
 }
+
+/// `tscope [GLOBAL…] report --quick --no-workloads --sync-ms 20 --out OUT`: a short report
+/// without workload runs, into `out`; asserts it succeeded.
+pub fn quick_report(global: &[&str], out: &std::path::Path) {
+    tscope()
+        .args(global)
+        .args([
+            "report",
+            "--quick",
+            "--no-workloads",
+            "--sync-ms",
+            "20",
+            "--out",
+        ])
+        .arg(out)
+        .assert()
+        .success();
+}

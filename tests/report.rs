@@ -183,18 +183,7 @@ fn report_into_an_unwritable_place_fails_cleanly() {
 fn a_report_can_be_compared() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    tscope()
-        .args([
-            "report",
-            "--quick",
-            "--no-workloads",
-            "--sync-ms",
-            "10",
-            "--out",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+    crate::common::quick_report(&[], &out);
     let json = out.join("report.json");
     let o = tscope()
         .arg("compare")

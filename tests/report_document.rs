@@ -4,18 +4,13 @@
 
 use std::time::Duration;
 
-use crate::common::tscope;
+use crate::common::{quick_report, tscope};
 
 #[test]
 fn an_emulated_trap_is_named_in_every_part_of_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
-    tscope()
-        .args(["--emulate-trap", "report", "--quick", "--no-workloads"])
-        .args(["--sync-ms", "20", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    quick_report(&["--emulate-trap"], &out);
     let what_if = "RDTSC trapped by tscope --emulate-trap, not by the hypervisor";
 
     let msg = std::fs::read_to_string(out.join("commit-message.txt")).unwrap();
@@ -64,18 +59,7 @@ fn an_emulated_trap_is_named_in_every_part_of_the_report() {
 fn a_report_without_what_ifs_says_none() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
-    tscope()
-        .args([
-            "report",
-            "--quick",
-            "--no-workloads",
-            "--sync-ms",
-            "20",
-            "--out",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+    quick_report(&[], &out);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert_eq!(md.lines().next(), Some("# tscope report"));
     assert!(!md.contains("what-if"));

@@ -123,6 +123,28 @@ pub(crate) fn profile(
     }
 }
 
+/// A measured cost per iteration less what `model`'s stock policy spends on timestamps at
+/// these costs: the base cost, and the stock policy's name.
+fn base_less_stock(
+    model: ModelId,
+    measured: f64,
+    cfg: &SimulateConfig,
+    compiled: &CompiledScenario,
+    profile: Option<&Profile>,
+) -> crate::error::Result<(f64, String)> {
+    let (costs, _) = costs::resolve(model, profile, cfg)?;
+    let stock = &model.policies()[0];
+    let base = estimate::base_from_measured(
+        model,
+        stock,
+        costs,
+        compiled,
+        measured,
+        crate::trace::scenario::bounded_iterations(BASE_ITERATIONS, compiled.ops.len()),
+    );
+    Ok((base, stock.name()))
+}
+
 /// The cost of one iteration without timestamp work, and where it comes from.
 fn base_cost(
     cfg: &SimulateConfig,
@@ -142,27 +164,14 @@ fn base_cost(
                 .and_then(Version::parse)
                 .unwrap_or_else(|| Family::Linux.newest()),
         );
-        let (costs, _) = costs::resolve(model, profile, cfg)?;
-        let stock = &model.policies()[0];
         let measured = run.measured_ns_per_iteration();
-        let base = estimate::base_from_measured(
-            model,
-            stock,
-            costs,
-            compiled,
-            measured,
-            crate::trace::scenario::bounded_iterations(BASE_ITERATIONS, compiled.ops.len()),
-        );
+        let (base, stock) = base_less_stock(model, measured, cfg, compiled, profile)?;
         return Ok((
             base,
             format!(
                 "run record: {:.1} ns per iteration measured ({:.0} ops/s, {} task(s)) less the \
                  {} ({}) model's timestamp work",
-                measured,
-                run.ops_per_sec,
-                compiled.tasks,
-                stock.name(),
-                model
+                measured, run.ops_per_sec, compiled.tasks, stock, model
             ),
         ));
     }
@@ -180,26 +189,14 @@ fn base_cost(
                 compiled.name, p.model
             )
         })?;
-        let (costs, _) = costs::resolve(model, profile, cfg)?;
-        let stock = &model.policies()[0];
         let measured = compiled.tasks as f64 * 1e9 / p.stock_ops_per_sec;
-        let base = estimate::base_from_measured(
-            model,
-            stock,
-            costs,
-            compiled,
-            measured,
-            crate::trace::scenario::bounded_iterations(BASE_ITERATIONS, compiled.ops.len()),
-        );
+        let (base, stock) = base_less_stock(model, measured, cfg, compiled, profile)?;
         return Ok((
             base,
             format!(
                 "published stock figure {} ops/s ({:.1} ns per iteration) less the {} ({}) \
                  timestamp work at these costs",
-                p.stock_ops_per_sec,
-                measured,
-                stock.name(),
-                model
+                p.stock_ops_per_sec, measured, stock, model
             ),
         ));
     }
