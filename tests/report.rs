@@ -48,6 +48,27 @@ fn quick_report_writes_parseable_files() {
     assert!(v["profile"]["sources"].as_array().unwrap().len() >= 30);
     assert!(v["detect"]["verdicts"]["rdtsc_trapped"]["holds"].is_boolean());
     assert!(v["detect"]["facts"]["hypervisor"]["present"].is_boolean());
+    // A probe disturbed by load can derive a precise-read cost at or below 0; simulate then
+    // refuses to price reads with it, and the report must say so (warning + skipped parts)
+    // instead of printing estimates. Both outcomes are asserted; neither passes silently.
+    let disturbed = v["profile"]["derived"]["precise_read_ns"]["point"]
+        .as_f64()
+        .is_some_and(|x| x <= 0.0);
+    if disturbed {
+        let warned = v["profile"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "not_positive_derived");
+        assert!(warned, "{}", v["profile"]["warnings"]);
+        let skipped = v["skipped"].as_array().unwrap();
+        assert!(!skipped.is_empty(), "a disturbed probe must leave a reason");
+        for s in skipped {
+            assert!(s.as_str().unwrap().contains("not above 0"), "{s}");
+        }
+        assert!(md.contains("not above 0"), "report.md must say why");
+        return;
+    }
     let sim = v["simulation"].as_array().unwrap();
     let has = |sc: &str, model: &str| {
         sim.iter()
