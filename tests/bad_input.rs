@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::common::tscope;
+use crate::common::{tscope, PROFILE};
 
 const SCENARIO: &str = r#"{
   "schema_version": 1,
@@ -331,6 +331,8 @@ fn a_huge_strace_line_is_malformed_not_held() {
     );
     let out = tscope()
         .args(["simulate", "--strace", &log, "--model", "linux", "--json"])
+        // Costs from the recorded profile: this test is about the parser, not the probe.
+        .args(["--profile", PROFILE])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -341,5 +343,15 @@ fn a_huge_strace_line_is_malformed_not_held() {
         .as_str()
         .unwrap()
         .starts_with("line 2: "));
-    fails(&["simulate", "--strace", &log, "--strict"], "1 MiB");
+    fails(
+        &[
+            "simulate",
+            "--strace",
+            &log,
+            "--strict",
+            "--profile",
+            PROFILE,
+        ],
+        "1 MiB",
+    );
 }

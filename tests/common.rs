@@ -2,6 +2,11 @@
 
 use assert_cmd::Command;
 
+/// A recorded probe profile (a 2-vCPU KVM guest on AMD EPYC): costs for tests that are about
+/// the replay, the parser or the output, not about this machine's probe (a quick probe on a
+/// loaded machine can derive a precise read at or below 0, which `simulate` rightly refuses).
+pub const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
+
 /// The `tscope` binary built by cargo for these tests, with the tests' own cache directory.
 pub fn tscope() -> Command {
     let mut c = Command::cargo_bin("tscope").expect("tscope binary");

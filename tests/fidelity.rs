@@ -6,11 +6,9 @@
 
 use std::path::Path;
 
-use crate::common::{est, json, tscope};
+use crate::common::{est, json, tscope, PROFILE};
 use predicates::str::contains;
 use serde_json::Value;
-
-const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
 
 /// Costs given in full, so no probe runs.
 const COSTS: [&str; 6] = [

@@ -2,10 +2,8 @@
 //! traces worked out by hand, sweeps, back-solves and run records. Output forms, determinism
 //! and snapshots: `simulate_output.rs`; bad input: `simulate_errors.rs`.
 
-use crate::common::{est, json, write_tmp};
+use crate::common::{est, json, write_tmp, PROFILE};
 use serde_json::Value;
-
-const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
 
 /// Costs that make the arithmetic easy: 100 ns per counter read, 10 ns per coarse read, a 1 ms
 /// tick, 400 ns of base cost per iteration.

@@ -1,10 +1,8 @@
 //! `tscope simulate` on bad input: every malformed scenario, profile or argument is one clear
 //! error line and exit 2, never a panic.
 
-use crate::common::{tscope, write_tmp};
+use crate::common::{tscope, write_tmp, PROFILE};
 use predicates::str::contains;
-
-const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
 
 fn fails_with(args: &[&str], needle: &str) {
     tscope()

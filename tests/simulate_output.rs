@@ -4,11 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::common::{json, tscope};
+use crate::common::{json, tscope, PROFILE};
 use crate::simulate::{close, f};
 use serde_json::Value;
-
-const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
 
 #[test]
 fn output_is_byte_identical_across_runs() {
