@@ -6,6 +6,7 @@ mod common;
 mod compare;
 mod corpus;
 mod detect;
+mod export;
 mod fidelity;
 mod interrupt;
 mod man;

@@ -183,6 +183,21 @@ pub struct OutputArgs {
     pub out: Option<PathBuf>,
 }
 
+/// More formats at once, each written whole to its own file beside what is printed (as
+/// hyperfine's `--export-*`). Every path is checked before anything is measured.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ExportArgs {
+    /// Also write the result as JSON (as `--json` prints it) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the result as Markdown (as `--markdown` prints it) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Also write the result as CSV (as `--csv` prints it) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+}
+
 /// How long and how reproducibly to sample.
 #[derive(Debug, Clone, Args)]
 pub struct SamplingArgs {
@@ -209,6 +224,8 @@ pub struct ProbeArgs {
     pub sampling: SamplingArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -233,6 +250,8 @@ pub struct DetectArgs {
     pub sync_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 #[cfg(test)]

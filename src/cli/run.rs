@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::OutputArgs;
+use super::{ExportArgs, OutputArgs};
 use crate::workload::{MemOp, Mode, Placement, WorkloadName};
 
 /// Run a syscall or memory workload on this kernel, will-it-scale style.
@@ -62,4 +62,6 @@ pub struct RunArgs {
     pub threads: Vec<u64>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::OutputArgs;
+use super::{ExportArgs, OutputArgs};
 use crate::sim::Counter;
 
 #[derive(Debug, Clone, Args)]
@@ -85,4 +85,6 @@ pub struct SimulateArgs {
     pub iterations: Option<u64>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }

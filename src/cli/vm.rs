@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::OutputArgs;
+use super::{ExportArgs, OutputArgs};
 use crate::vm::guest::RequestedAccel;
 
 #[derive(Debug, Clone, Args)]
@@ -87,6 +87,8 @@ pub struct GuestArgs {
     pub no_host: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -96,6 +98,8 @@ pub struct ExitsArgs {
     pub iterations: u32,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 /// What `vm count --fail-on` can fail on.
@@ -155,4 +159,6 @@ pub struct CountArgs {
     pub fail_on: Vec<CountFailOn>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }

@@ -27,7 +27,7 @@ pub mod vm;
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{Cli, OutputArgs};
+use crate::cli::{Cli, ExportArgs, OutputArgs};
 use crate::error::ConfigError;
 use crate::export::{self, Format, Render};
 use crate::progress::Progress;
@@ -66,12 +66,15 @@ fn enable_trap() -> Result<(), ConfigError> {
     Err(ConfigError::Trap("TSC traps exist on x86_64 only".into()))
 }
 
-/// Where and how a result is printed, validated from [`OutputArgs`].
+/// Where and how a result is printed, validated from [`OutputArgs`] (and [`ExportArgs`] for
+/// the commands that measure).
 #[derive(Debug, Clone)]
 pub struct Output {
     pub format: Format,
     /// `-o FILE`; `None` is stdout.
     pub out: Option<PathBuf>,
+    /// `--export-json/-markdown/-csv FILE`: more formats, each to its own file.
+    pub exports: Vec<(Format, PathBuf)>,
 }
 
 impl Output {
@@ -92,7 +95,32 @@ impl Output {
         Ok(Output {
             format,
             out: o.out.clone(),
+            exports: Vec::new(),
         })
+    }
+
+    /// Adds the `--export-*` files, each checked for writability now, before anything is
+    /// measured; a path named twice (by two exports, or by an export and `-o`) is refused.
+    pub fn with_exports(mut self, e: &ExportArgs) -> Result<Output, ConfigError> {
+        let asked = [
+            (Format::Json, &e.export_json, "export-json"),
+            (Format::Markdown, &e.export_markdown, "export-markdown"),
+            (Format::Csv, &e.export_csv, "export-csv"),
+        ];
+        for (format, path, option) in asked {
+            let Some(path) = path else { continue };
+            check_output_file(path, option)?;
+            let taken = self.out.as_ref() == Some(path)
+                || self.exports.iter().any(|(_, p)| p == path);
+            if taken {
+                return Err(ConfigError::Output {
+                    path: path.clone(),
+                    why: format!("another output option names it too (--{option})"),
+                });
+            }
+            self.exports.push((format, path.clone()));
+        }
+        Ok(self)
     }
 
     /// Writes `bytes` to the `-o` file (whole or not at all) or stdout.
@@ -100,9 +128,14 @@ impl Output {
         Ok(export::emit(bytes, self.out.as_deref())?)
     }
 
-    /// Renders `result` in the chosen format and emits it.
+    /// Renders `result` in the chosen format and emits it, then writes each `--export-*` file
+    /// (each whole or not at all).
     pub fn export<R: Render + ?Sized>(&self, result: &R) -> anyhow::Result<()> {
-        self.emit(&export::export(result, self.format)?)
+        self.emit(&export::export(result, self.format)?)?;
+        for (format, path) in &self.exports {
+            export::emit(&export::export(result, *format)?, Some(path))?;
+        }
+        Ok(())
     }
 }
 

@@ -22,8 +22,14 @@ pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigEr
 
 /// Runs `tscope probe`; returns the exit code.
 pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
-    let output = Output::new(&args.output)?;
+    let output = Output::new(&args.output)?.with_exports(&args.export)?;
     if args.list {
+        if !output.exports.is_empty() {
+            return Err(ConfigError::Invalid(
+                "--export-* write a measurement; --list prints source ids only".into(),
+            )
+            .into());
+        }
         let ids: Vec<String> = Source::all().iter().map(|s| s.to_string()).collect();
         output.emit(format!("{}\n", ids.join("\n")).as_bytes())?;
         return Ok(0);

@@ -227,7 +227,7 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
 /// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted.
 pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args)?;
-    let output = Output::new(&args.output)?;
+    let output = Output::new(&args.output)?.with_exports(&args.export)?;
     let record: Option<PathBuf> = args.record.clone();
     if let Some(path) = &record {
         super::check_output_file(path, "record")?;

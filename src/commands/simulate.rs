@@ -148,12 +148,12 @@ fn model_spec(name: &str, flag: &str) -> Result<ModelSpec, ConfigError> {
 pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     if let Some(name) = &args.explain {
         let (model, _) = model_spec(name, "--explain")?.resolve(None);
-        let output = Output::new(&args.output)?;
+        let output = Output::new(&args.output)?.with_exports(&args.export)?;
         output.export(&explain(model))?;
         return Ok(0);
     }
     let cfg = config(args, global)?;
-    let output = Output::new(&args.output)?;
+    let output = Output::new(&args.output)?.with_exports(&args.export)?;
     if cfg.validate.is_some() {
         super::stop_on_signal()?;
     }

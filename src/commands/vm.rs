@@ -80,7 +80,7 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
 /// `vm guest`: exit 1 when a guest hung or failed (the matrix is printed either way).
 fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
-    let output = Output::new(&a.output)?;
+    let output = Output::new(&a.output)?.with_exports(&a.export)?;
     super::stop_on_signal()?;
     let m = guest::run(&cfg, &StderrProgress);
     if let Some(code) = super::interrupted() {
@@ -100,7 +100,7 @@ fn exits(a: &ExitsArgs) -> anyhow::Result<i32> {
     if a.iterations == 0 {
         return Err(ConfigError::range("iterations", "at least 1", 0).into());
     }
-    let output = Output::new(&a.output)?;
+    let output = Output::new(&a.output)?.with_exports(&a.export)?;
     let r = exits::run(a.iterations)?;
     output.export(&r)?;
     Ok(0)
@@ -181,7 +181,7 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
 /// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted.
 fn count(a: &CountArgs) -> anyhow::Result<i32> {
     let cfg = count_config(a)?;
-    let output = Output::new(&a.output)?;
+    let output = Output::new(&a.output)?.with_exports(&a.export)?;
     crate::sys::signal::install_stop_handler()?;
     let r = count::run(&cfg, &StderrProgress)?;
     output.export(&r)?;
