@@ -233,13 +233,32 @@ pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
         super::check_output_file(path, "record")?;
     }
     super::stop_on_signal()?;
-    let report = workload::execute(&cfg)?;
+    let progress = super::StderrProgress::new(job(&cfg));
+    let report = workload::execute(&cfg);
+    drop(progress);
+    let report = report?;
     output.export(&report)?;
     if let Some(path) = &record {
         let record = workload::run_record::RunRecord::of(&report);
         crate::export::emit(&crate::export::json(&record)?, Some(path))?;
     }
     Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
+}
+
+/// What the spinner says during a run: the workload, and for the runner's workloads how many
+/// runs of how long (warm-up plus sampling) it will take.
+fn job(cfg: &RunConfig) -> String {
+    let w = cfg.workload;
+    if !w.uses_runner() {
+        return format!("run {}", w.as_str());
+    }
+    let runs = cfg.tasks.len() * cfg.modes.len().max(1) * cfg.placements.len().max(1);
+    let each = (cfg.warmup + cfg.duration).as_secs_f64();
+    format!(
+        "run {}: {runs} run(s) of {each:.1} s, about {:.0} s",
+        w.as_str(),
+        each * runs as f64
+    )
 }
 
 #[cfg(test)]

@@ -157,7 +157,17 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     if cfg.validate.is_some() {
         super::stop_on_signal()?;
     }
+    let progress = match (&cfg.validate, &cfg.input) {
+        (Some(check), _) => Some(format!(
+            "simulate {check} --validate: live runs of {} s",
+            cfg.validate_secs
+        )),
+        (None, Input::Strace(path)) => Some(format!("simulate --strace {}", path.display())),
+        _ => None,
+    }
+    .map(super::StderrProgress::new);
     let result = sim::simulate(&cfg);
+    drop(progress);
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }

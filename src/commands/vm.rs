@@ -82,7 +82,13 @@ fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
     let output = Output::new(&a.output)?.with_exports(&a.export)?;
     super::stop_on_signal()?;
-    let m = guest::run(&cfg, &StderrProgress);
+    let progress = StderrProgress::new(format!(
+        "vm guest: {} clocksource(s), up to {} s each",
+        cfg.clocksources.len(),
+        cfg.timeout.as_secs()
+    ));
+    let m = guest::run(&cfg, &progress);
+    drop(progress);
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }
@@ -183,7 +189,10 @@ fn count(a: &CountArgs) -> anyhow::Result<i32> {
     let cfg = count_config(a)?;
     let output = Output::new(&a.output)?.with_exports(&a.export)?;
     crate::sys::signal::install_stop_handler()?;
-    let r = count::run(&cfg, &StderrProgress)?;
+    let progress = StderrProgress::new("vm count");
+    let r = count::run(&cfg, &progress);
+    drop(progress);
+    let r = r?;
     output.export(&r)?;
     if r.interrupted {
         return Ok(130);
