@@ -49,7 +49,14 @@ fn read_exports(dir: &Path) -> [Vec<u8>; 3] {
 #[test]
 fn a_simulation_exports_what_each_format_flag_prints() {
     let dir = tempfile::tempdir().unwrap();
-    let base = ["simulate", "pipe1", "--model", "freebsd", "--profile", PROFILE];
+    let base = [
+        "simulate",
+        "pipe1",
+        "--model",
+        "freebsd",
+        "--profile",
+        PROFILE,
+    ];
     let ex = exports(dir.path());
     let with: Vec<&str> = base
         .iter()
@@ -92,7 +99,10 @@ fn measurements_export_one_result_in_three_formats() {
         all.extend(ex.iter().map(String::as_str));
         let printed = run_ok(&all);
         let [json, md, csv] = read_exports(dir.path());
-        assert_eq!(json, printed, "{args:?}: --export-json is what --json printed");
+        assert_eq!(
+            json, printed,
+            "{args:?}: --export-json is what --json printed"
+        );
         // One measurement: the other formats render that same result.
         let saved = dir.path().join("x.json").display().to_string();
         assert_eq!(md, run_ok(&["show", &saved, "--markdown"]), "{args:?}");
@@ -123,7 +133,10 @@ fn export_paths_are_checked_before_measuring() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--export-json") && err.contains("names it too"), "{err}");
+    assert!(
+        err.contains("--export-json") && err.contains("names it too"),
+        "{err}"
+    );
     assert!(!Path::new(&same).exists(), "nothing written");
 
     let out = tscope()
@@ -154,4 +167,35 @@ fn an_export_through_a_symbolic_link_keeps_the_link() {
     assert!(meta.file_type().is_symlink(), "the link is still a link");
     let text = std::fs::read_to_string(&target).unwrap();
     assert!(text.starts_with("###"), "written through the link: {text}");
+}
+
+#[test]
+fn a_model_that_takes_no_timestamps_says_so() {
+    // Linux 6.15+ no longer stamps pipe inodes: pipe1 stores no timestamp at all.
+    let md = String::from_utf8(run_ok(&[
+        "simulate",
+        "pipe1",
+        "--model",
+        "linux@6.15",
+        "--profile",
+        PROFILE,
+        "--markdown",
+    ]))
+    .unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| linux:")).collect();
+    assert!(!rows.is_empty(), "{md}");
+    for row in rows {
+        assert!(row.contains("no timestamps"), "{row}");
+        assert!(!row.contains("0 ns |"), "no zero resolution: {row}");
+    }
+    let freebsd = String::from_utf8(run_ok(&[
+        "simulate",
+        "pipe1",
+        "--model",
+        "freebsd",
+        "--profile",
+        PROFILE,
+    ]))
+    .unwrap();
+    assert!(!freebsd.contains("no timestamps"), "{freebsd}");
 }

@@ -113,8 +113,8 @@ impl Output {
         for (format, path, option) in asked {
             let Some(path) = path else { continue };
             check_output_file(path, option)?;
-            let taken = self.out.as_ref() == Some(path)
-                || self.exports.iter().any(|(_, p)| p == path);
+            let taken =
+                self.out.as_ref() == Some(path) || self.exports.iter().any(|(_, p)| p == path);
             if taken {
                 return Err(ConfigError::Output {
                     path: path.clone(),
@@ -345,7 +345,10 @@ mod tests {
         p.bar.tick();
         let shown = screen.0.lock().unwrap().clone();
         assert!(shown.contains("run pipe1: 2 runs of 2 s"), "{shown:?}");
-        assert!(shown.contains("run pipe1: 2 runs of 2 s: tasks=2"), "{shown:?}");
+        assert!(
+            shown.contains("run pipe1: 2 runs of 2 s: tasks=2"),
+            "{shown:?}"
+        );
         assert!(shown.contains("tscope: booting the guest\n"), "{shown:?}");
         assert!(
             shown.contains("run pipe1: 2 runs of 2 s: booting the guest"),

@@ -5,7 +5,30 @@
 use super::table::{Align, Table};
 use crate::fmt::{duration, ns};
 use crate::gather::Report;
+use crate::sim::estimate::Accuracy;
 use crate::sim::result::ModelReport;
+
+/// What an accuracy cell says for a policy that stores no timestamps in the scenario (pipe1
+/// under Linux 6.15+, which no longer stamps pipe inodes): its zeros are not a measurement.
+pub const NO_TIMESTAMPS: &str = "no timestamps";
+
+/// `cell(a)`, or [`NO_TIMESTAMPS`] when the policy stamps nothing (no modification per op).
+pub fn stamped(a: &Accuracy, cell: impl FnOnce(&Accuracy) -> String) -> String {
+    if a.modifications_per_op > 0.0 {
+        cell(a)
+    } else {
+        NO_TIMESTAMPS.into()
+    }
+}
+
+/// `stamped`, or `-` when it stamps nothing: for the columns after the first that says so.
+pub fn stamped_or_dash(a: &Accuracy, cell: impl FnOnce(&Accuracy) -> String) -> String {
+    if a.modifications_per_op > 0.0 {
+        cell(a)
+    } else {
+        "-".into()
+    }
+}
 
 /// The compact answer: for each scenario and model, stock against the fastest setting.
 pub fn summary(r: &Report) -> String {
@@ -23,7 +46,17 @@ pub fn summary(r: &Report) -> String {
             continue;
         };
         let same = stock.policy == best.policy;
-        let pct = |v: f64| format!("{:.1}%", v * 100.0);
+        let equal =
+            |a: &Accuracy| stamped(a, |a| format!("{:.1}%", a.equal_successive_share * 100.0));
+        let resolution = |a: &Accuracy| stamped_or_dash(a, |a| duration(a.resolution_ns));
+        let both = |f: &dyn Fn(&Accuracy) -> String| {
+            let (s, b) = (f(&stock.accuracy), f(&best.accuracy));
+            if same || s == b {
+                s
+            } else {
+                format!("{s} → {b}")
+            }
+        };
         t.row(vec![
             m.scenario.clone(),
             m.model.clone(),
@@ -34,24 +67,8 @@ pub fn summary(r: &Report) -> String {
                 best.policy.clone()
             },
             format!("{:.3}×", best.speedup / stock.speedup),
-            if same {
-                pct(stock.accuracy.equal_successive_share)
-            } else {
-                format!(
-                    "{} → {}",
-                    pct(stock.accuracy.equal_successive_share),
-                    pct(best.accuracy.equal_successive_share)
-                )
-            },
-            if same {
-                duration(stock.accuracy.resolution_ns)
-            } else {
-                format!(
-                    "{} → {}",
-                    duration(stock.accuracy.resolution_ns),
-                    duration(best.accuracy.resolution_ns)
-                )
-            },
+            both(&equal),
+            both(&resolution),
         ]);
     }
     t.markdown()
@@ -115,8 +132,10 @@ pub fn sections(r: &Report) -> String {
                     format!("{:.3}×", e.speedup),
                     r("counter"),
                     r("coarse"),
-                    format!("{:.1}%", e.accuracy.equal_successive_share * 100.0),
-                    duration(e.accuracy.resolution_ns),
+                    stamped(&e.accuracy, |a| {
+                        format!("{:.1}%", a.equal_successive_share * 100.0)
+                    }),
+                    stamped_or_dash(&e.accuracy, |a| duration(a.resolution_ns)),
                 ]);
             }
         }
@@ -173,5 +192,32 @@ pub fn sentence(r: &Report) -> String {
             duration(v)
         ),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accuracy(modifications_per_op: f64) -> Accuracy {
+        Accuracy {
+            resolution_ns: 0.0,
+            equal_successive_share: 0.0,
+            cross_inode_equal_share: 0.0,
+            cross_inode_inverted_share: 0.0,
+            max_staleness_ns: 0.0,
+            modifications_per_op,
+            successive_pairs: 0,
+            cross_inode_pairs: 0,
+        }
+    }
+
+    #[test]
+    fn a_policy_that_stamps_nothing_says_so_instead_of_zeros() {
+        let share = |a: &Accuracy| format!("{:.1}%", a.equal_successive_share * 100.0);
+        assert_eq!(stamped(&accuracy(0.0), share), NO_TIMESTAMPS);
+        assert_eq!(stamped_or_dash(&accuracy(0.0), share), "-");
+        assert_eq!(stamped(&accuracy(1.0), share), "0.0%");
+        assert_eq!(stamped_or_dash(&accuracy(2.0), share), "0.0%");
     }
 }

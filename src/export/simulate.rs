@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::knob::{stamped, stamped_or_dash};
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::fmt::{csv_num, duration_short, pct};
@@ -149,11 +150,11 @@ fn model(r: &ModelReport, style: Style) -> Vec<Block> {
             format!("{:.3}", e.reads_per_op["coarse"]),
             format!("{:.3}", e.reads_per_op["counter"]),
             format!("{:.3}", e.inode_updates_per_op),
-            duration_short(a.resolution_ns),
-            pct(a.equal_successive_share),
-            pct(a.cross_inode_equal_share),
-            pct(a.cross_inode_inverted_share),
-            duration_short(a.max_staleness_ns),
+            stamped(a, |a| duration_short(a.resolution_ns)),
+            stamped_or_dash(a, |a| pct(a.equal_successive_share)),
+            stamped_or_dash(a, |a| pct(a.cross_inode_equal_share)),
+            stamped_or_dash(a, |a| pct(a.cross_inode_inverted_share)),
+            stamped_or_dash(a, |a| duration_short(a.max_staleness_ns)),
         ]);
     }
     b.push(Block::Table(t));
@@ -314,6 +315,7 @@ fn models_csv(v: &[ModelReport]) -> Table {
         "cross_inode_equal_share",
         "cross_inode_inverted_share",
         "max_staleness_ns",
+        "modifications_per_op",
     ]);
     for r in v {
         for e in &r.estimates {
@@ -335,6 +337,7 @@ fn models_csv(v: &[ModelReport]) -> Table {
                 a.cross_inode_equal_share.to_string(),
                 a.cross_inode_inverted_share.to_string(),
                 a.max_staleness_ns.to_string(),
+                a.modifications_per_op.to_string(),
             ]);
         }
     }
