@@ -28,6 +28,7 @@
 //! Numbers are formatted by [`crate::fmt`] only. The report document ([`ReportDocument`]) is several
 //! files, not one format, so it has its own writer; it embeds other results through [`export`].
 
+mod bars;
 pub mod commit;
 mod compare;
 mod detect;
