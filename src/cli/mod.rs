@@ -43,7 +43,8 @@ pub enum Command {
     #[command(after_help = "Examples:
   tscope probe                                  every source, aligned table
   tscope probe --quick --source rdtsc,vdso:monotonic,syscall:monotonic
-  tscope probe --json -o host.json              a profile for simulate --profile and compare")]
+  tscope probe --json -o host.json              a profile for simulate --profile and compare
+  tscope probe --export-json p.json --export-markdown p.md --export-csv p.csv   all at once")]
     Probe(ProbeArgs),
     /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
     /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
