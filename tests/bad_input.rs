@@ -437,3 +437,27 @@ fn a_missing_tmpdir_is_named_not_a_dir_option_nobody_gave() {
         .code(2)
         .stderr(predicates::str::contains("--dir '"));
 }
+
+#[test]
+fn a_closed_stdout_is_exit_2_not_silent_success() {
+    let bin = tscope().get_program().to_owned();
+    let shell = |redirect: &str, args: &[&str]| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+            .arg(&bin)
+            .args(args)
+            .env("XDG_CACHE_HOME", crate::common::cache_home())
+            .output()
+            .unwrap()
+    };
+    let sim = ["simulate", "pipe1", "--profile", PROFILE, "--json"];
+    for args in [&sim[..], &["probe", "--quick", "--json"]] {
+        let out = shell(">&-", args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("standard output is closed"), "{stderr}");
+    }
+    // Discarding it on purpose is fine.
+    assert!(shell(">/dev/null", &sim).status.success());
+}
