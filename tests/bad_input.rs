@@ -383,6 +383,14 @@ fn a_report_directory_is_replaced_whole_and_never_anything_else() {
             .stderr(predicates::str::contains(p.display().to_string()));
     }
     assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+    // The current directory is never renamed away under the user's shell.
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
+    tscope()
+        .current_dir(&out)
+        .args(["report", "--quick", "--out", "."])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("current directory"));
 }
 
 #[test]

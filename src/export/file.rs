@@ -165,6 +165,13 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf, String> {
         Ok(_) => return Err("it exists and is not a directory".into()),
     };
     if resolved.is_dir() {
+        // Replacing it would leave whoever sits in it (the user's shell) in a removed one.
+        if std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .is_ok_and(|cwd| cwd == resolved)
+        {
+            return Err("it is the current directory; name it from its parent".into());
+        }
         for e in std::fs::read_dir(&resolved).map_err(|e| format!("cannot list it: {e}"))? {
             let e = e.map_err(|e| format!("cannot list it: {e}"))?;
             let plain = e.file_type().is_ok_and(|t| t.is_file());
