@@ -226,8 +226,17 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)]) -> crate::error::Resul
             f.write_all(bytes)?;
             f.flush()?;
         }
-        if dir.is_dir() {
-            let (old, ()) = temporary_in(parent, "old", |p| std::fs::rename(&dir, p))?;
+        if let Some(m) = std::fs::metadata(&dir).ok().filter(|m| m.is_dir()) {
+            // The earlier directory's mode and (best effort: only root may) owner carry over.
+            let _ = std::os::unix::fs::chown(&tmp, Some(m.uid()), Some(m.gid()));
+            std::fs::set_permissions(&tmp, m.permissions())?;
+            // rename(2) would replace an empty directory of that name: take only a free one.
+            let (old, ()) = temporary_in(parent, "old", |p| {
+                if std::fs::symlink_metadata(p).is_ok() {
+                    return Err(std::io::ErrorKind::AlreadyExists.into());
+                }
+                std::fs::rename(&dir, p)
+            })?;
             if let Err(e) = std::fs::rename(&tmp, &dir) {
                 let _ = std::fs::rename(&old, &dir);
                 return Err(e);
@@ -262,9 +271,6 @@ fn temporary_in<T>(
     let mut last = None;
     for n in 0..100u32 {
         let tmp = dir.join(format!(".tscope-{pid}-{n}.{what}"));
-        if what == "old" && std::fs::symlink_metadata(&tmp).is_ok() {
-            continue;
-        }
         match make(&tmp) {
             Ok(t) => return Ok((tmp, t)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
@@ -341,9 +347,12 @@ mod tests {
         let r = d.path().join("a/b/r");
         write_dir(&r, &files(&["report.md", "workload-pipe1.svg"])).unwrap();
         assert_eq!(entries(&r), ["report.md", "workload-pipe1.svg"]);
-        // An earlier report is replaced; its stale file does not survive; no sibling is left.
+        // An earlier report is replaced (its mode kept); its stale file does not survive; no
+        // sibling is left.
+        std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o750)).unwrap();
         write_dir(&r, &files(&["report.md", "report.json"])).unwrap();
         assert_eq!(entries(&r), ["report.json", "report.md"]);
+        assert_eq!(std::fs::metadata(&r).unwrap().mode() & 0o777, 0o750);
         assert_eq!(entries(&d.path().join("a/b")), ["r"]);
         // Through a symbolic link to it: the link stays, its target is replaced.
         let l = d.path().join("l");
