@@ -355,3 +355,117 @@ fn a_huge_strace_line_is_malformed_not_held() {
         "1 MiB",
     );
 }
+
+#[test]
+fn a_report_directory_is_replaced_whole_and_never_anything_else() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("workload-stale.svg"), "<svg/>").unwrap();
+    crate::common::quick_report(&[], &out);
+    assert!(out.join("report.json").exists());
+    assert!(
+        !out.join("workload-stale.svg").exists(),
+        "a stale file of an earlier report survived"
+    );
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "a temporary sibling was left: {left:?}");
+    // A directory that is not a report, a link to a file: refused before measuring.
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(out.join("notes.txt"), &link).unwrap();
+    for p in [&out, &link] {
+        tscope()
+            .args(["report", "--quick", "--out"])
+            .arg(p)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(p.display().to_string()));
+    }
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+    // The current directory is never renamed away under the user's shell.
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
+    tscope()
+        .current_dir(&out)
+        .args(["report", "--quick", "--out", "."])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("current directory"));
+}
+
+#[test]
+fn an_empty_or_relative_home_never_puts_the_cache_in_the_current_directory() {
+    for (home, says) in [
+        (Some(""), "HOME is empty"),
+        (Some("rel"), "HOME is 'rel', not an absolute path"),
+        (None, "HOME is not set"),
+    ] {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut cmd = tscope();
+        cmd.current_dir(cwd.path())
+            .env_remove("XDG_CACHE_HOME")
+            .args(["vm", "guest", "--accel", "tcg", "--no-host"])
+            .args(["--guest-bin", "/nonexistent/tscope"]);
+        match home {
+            Some(h) => cmd.env("HOME", h),
+            None => cmd.env_remove("HOME"),
+        };
+        cmd.assert()
+            .code(2)
+            .stderr(predicates::str::contains(says))
+            .stderr(predicates::str::contains("set XDG_CACHE_HOME"));
+        assert!(
+            crate::common::empty(cwd.path()),
+            "HOME={home:?} put something in the current directory"
+        );
+    }
+}
+
+#[test]
+fn a_missing_tmpdir_is_named_not_a_dir_option_nobody_gave() {
+    let d = tempfile::tempdir().unwrap();
+    let gone = d.path().join("gone");
+    let out = tscope()
+        .args(["run", "vfsmix", "--duration", "1"])
+        .env("TMPDIR", &gone)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("TMPDIR") && stderr.contains(&gone.display().to_string()),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--dir '"), "blames --dir: {stderr}");
+    // A --dir that was given is still named as such.
+    tscope()
+        .args(["run", "vfsmix", "--duration", "1", "--dir"])
+        .arg(&gone)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--dir '"));
+}
+
+#[test]
+fn a_closed_stdout_is_exit_2_not_silent_success() {
+    let bin = tscope().get_program().to_owned();
+    let shell = |redirect: &str, args: &[&str]| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+            .arg(&bin)
+            .args(args)
+            .env("XDG_CACHE_HOME", crate::common::cache_home())
+            .output()
+            .unwrap()
+    };
+    let sim = ["simulate", "pipe1", "--profile", PROFILE, "--json"];
+    for args in [&sim[..], &["probe", "--quick", "--json"]] {
+        let out = shell(">&-", args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("standard output is closed"), "{stderr}");
+    }
+    // Discarding it on purpose is fine.
+    assert!(shell(">/dev/null", &sim).status.success());
+}

@@ -18,9 +18,21 @@ const EASY: [&str; 8] = [
     "base_ns=400",
 ];
 
+/// `simulate SCENARIO --model MODEL --json` with [`EASY`]'s costs, less any setting `extra`
+/// gives its own `--set` for (tscope refuses a setting given twice).
 fn sim(scenario: &str, model: &str, extra: &[&str]) -> Value {
     let mut args = vec!["simulate", scenario, "--model", model, "--json"];
-    args.extend_from_slice(&EASY);
+    let key = |kv: &str| kv.split('=').next().unwrap_or_default().to_string();
+    let own: Vec<String> = extra
+        .windows(2)
+        .filter(|w| w[0] == "--set")
+        .map(|w| key(w[1]))
+        .collect();
+    for pair in EASY.chunks(2) {
+        if !own.contains(&key(pair[1])) {
+            args.extend_from_slice(pair);
+        }
+    }
     args.extend_from_slice(extra);
     json(&args)
 }
@@ -249,8 +261,6 @@ fn sweep_prints_speedup_and_break_even() {
         "base_ns=400",
         "--set",
         "tick_ns=1e6",
-        "--set",
-        "precise_read_ns=1",
         "--sweep",
         "precise_read_ns=10..10000",
         "--sweep-points",

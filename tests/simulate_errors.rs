@@ -85,6 +85,15 @@ fn bad_arguments_are_one_clear_error() {
     fails_with(&with(&["--set", "precise_read_ns=1e12"]), "finite number");
     fails_with(&with(&["--set", "warp_ns=5"]), "unknown setting 'warp_ns'");
     fails_with(&with(&["--set", "precise_read_ns"]), "expected KEY=VALUE");
+    // One value per setting: twice, or both set and swept, is refused naming the key.
+    fails_with(
+        &with(&["--set", "tick_ns=1e6", "--set", "tick_ns=2e6"]),
+        "--set tick_ns is given more than once",
+    );
+    fails_with(
+        &with(&["--set", "base_ns=5", "--sweep", "base_ns=10..100"]),
+        "--set base_ns and --sweep base_ns",
+    );
     fails_with(
         &with(&["--sweep", "precise_read_ns=1000..10"]),
         "0 < LO < HI",

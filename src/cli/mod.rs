@@ -126,6 +126,10 @@ pub struct ReportArgs {
     /// host-against-guest matrix.
     #[arg(long)]
     pub vm: bool,
+    /// With --vm: the statically linked tscope to put in the guest as /init; default: this
+    /// binary if static, else built with cargo in the source tree (into its target/guest).
+    #[arg(long, value_name = "PATH", requires = "vm")]
+    pub guest_bin: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -94,6 +94,9 @@ impl Output {
         };
         if let Some(path) = &o.out {
             check_output_file(path, "out")?;
+        } else if crate::sys::stdio::stdout_closed_at_start() {
+            // Refused before measuring, not after.
+            return Err(ConfigError::Invalid(export::STDOUT_CLOSED.into()));
         }
         Ok(Output {
             format,

@@ -12,11 +12,14 @@ use crate::export::{self, ReportDocument};
 use crate::gather::{self, ReportConfig};
 use crate::progress::Progress;
 
-/// Validates `args` into a report configuration; the output directory is created now, so a
-/// path that cannot hold it fails before anything is measured.
+/// Validates `args` into a report configuration; the output directory is checked now (nothing
+/// is created), so a path that cannot hold it fails before anything is measured.
 pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, ConfigError> {
     let sync_budget = super::detect::sync_budget(args.sync_ms)?;
-    super::check_output_dir(&args.out, "out")?;
+    crate::export::file::check_dir(&args.out).map_err(|why| ConfigError::Output {
+        path: args.out.clone(),
+        why: format!("{why} (--out)"),
+    })?;
     let mut command = if global.emulate_trap {
         format!("tscope --emulate-trap report --out {}", args.out.display())
     } else {
@@ -37,6 +40,9 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
     if args.vm {
         command += " --vm";
     }
+    if let Some(bin) = &args.guest_bin {
+        command += &format!(" --guest-bin {}", bin.display());
+    }
     Ok(ReportConfig {
         quick: args.sampling.quick,
         seed: args.sampling.seed,
@@ -44,6 +50,7 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
         emulate_trap: global.emulate_trap,
         workloads: !args.no_workloads,
         vm: args.vm,
+        guest_bin: args.guest_bin.clone(),
         command,
     })
 }
@@ -58,8 +65,13 @@ pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }
-    let written = ReportDocument(&report).write(&args.out)?;
-    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    // Written whole: a temporary sibling renamed into place (an earlier report is replaced).
+    let files = ReportDocument(&report).files()?;
+    export::file::write_dir(&args.out, &files)?;
+    let names: Vec<String> = files
+        .iter()
+        .map(|(name, _)| args.out.join(name).display().to_string())
+        .collect();
     export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
     Ok(0)
 }

@@ -154,7 +154,7 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
 
     let dir = a.dir.clone().unwrap_or_else(|| defaults.dir.clone());
     if w.uses_dir() && !dir.is_dir() {
-        return Err(ConfigError::BadDir(dir));
+        return Err(crate::workload::config::bad_dir(&dir, a.dir.is_some()));
     }
 
     let available = mem_available();

@@ -7,7 +7,7 @@ use crate::error::ConfigError;
 use crate::export::{table::Align, table::Table, Block, Render, Style};
 use crate::kernel::explain::{explain, Explanation};
 use crate::kernel::{model::model_names_help, Family, ModelSpec};
-use crate::sim::config::{bad, key_value, number, param, parse_implied, parse_sweep};
+use crate::sim::config::{bad, parse_implied, parse_set, parse_sweep};
 use crate::sim::{self, Input, SimulateConfig};
 use crate::trace::FsKind;
 
@@ -56,17 +56,12 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
             a.validate_secs
         ));
     }
-    let mut overrides = Vec::new();
-    for s in &a.set {
-        let (k, v) = key_value(s, "--set")?;
-        let p = param(k, "--set")?;
-        overrides.push((p, number(p, v, "--set")?));
-    }
     let sweep = a
         .sweep
         .as_deref()
         .map(|s| parse_sweep(s, a.sweep_points))
         .transpose()?;
+    let overrides = parse_set(&a.set, sweep.as_ref())?;
     if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
         return bad(format!(
             "--break-even must be a speedup above 1 (e.g. 1.05), got {}",

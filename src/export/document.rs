@@ -200,10 +200,10 @@ impl ReportDocument<'_> {
                 t.row(vec![
                     run.tasks.to_string(),
                     run.mode.as_str().to_string(),
-                    format!("{:.0}", run.ops_per_sec.median),
-                    format!("{:.0}", run.ops_per_sec.min),
-                    format!("{:.0}", run.ops_per_sec.max),
-                    ns(run.ns_per_iteration),
+                    crate::fmt::opt(run.ops_per_sec, |s| format!("{:.0}", s.median)),
+                    crate::fmt::opt(run.ops_per_sec, |s| format!("{:.0}", s.min)),
+                    crate::fmt::opt(run.ops_per_sec, |s| format!("{:.0}", s.max)),
+                    crate::fmt::opt(run.ns_per_iteration, ns),
                 ]);
             }
             out += &t.markdown();

@@ -130,17 +130,149 @@ fn replace(path: &Path, bytes: &[u8], old: Option<&Metadata>) -> std::io::Result
 
 /// A new file `.tscope-<pid>-<n>.tmp` in `dir` (short, whatever the target's name length).
 fn temporary(dir: &Path) -> std::io::Result<(PathBuf, File)> {
-    let pid = std::process::id();
-    let mut last = None;
-    for n in 0..100u32 {
-        let tmp = dir.join(format!(".tscope-{pid}-{n}.tmp"));
-        match OpenOptions::new()
+    temporary_in(dir, "tmp", |p| {
+        OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o666)
-            .open(&tmp)
+            .open(p)
+    })
+}
+
+/// Whether a directory's entry is one a report writes (so a directory holding only these, or
+/// nothing, may be replaced by a new report).
+fn is_report_file(name: &str) -> bool {
+    matches!(name, "report.md" | "report.json" | "commit-message.txt") || name.ends_with(".svg")
+}
+
+/// Checks a report directory before anything is measured; returns the directory to replace
+/// (`dir`, or a symbolic link's target directory). A new path needs its nearest existing
+/// ancestor to be a directory tscope may create entries in; an existing directory must be
+/// empty or hold only report files (tscope never deletes anything else); a symbolic link to
+/// anything but such a directory, or a path that is not a directory, is refused.
+pub fn check_dir(dir: &Path) -> Result<PathBuf, String> {
+    let resolved = match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => dir.to_path_buf(),
+        Err(e) => return Err(format!("cannot inspect it: {e}")),
+        Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(dir) {
+            Ok(t) if t.is_dir() => std::fs::canonicalize(dir)
+                .map_err(|e| format!("cannot resolve the symbolic link: {e}"))?,
+            _ => return Err("it is a symbolic link to something that is not a directory".into()),
+        },
+        Ok(m) if m.is_dir() => {
+            std::fs::canonicalize(dir).map_err(|e| format!("cannot resolve the directory: {e}"))?
+        }
+        Ok(_) => return Err("it exists and is not a directory".into()),
+    };
+    if resolved.is_dir() {
+        // Replacing it would leave whoever sits in it (the user's shell) in a removed one.
+        if std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .is_ok_and(|cwd| cwd == resolved)
         {
-            Ok(f) => return Ok((tmp, f)),
+            return Err("it is the current directory; name it from its parent".into());
+        }
+        for e in std::fs::read_dir(&resolved).map_err(|e| format!("cannot list it: {e}"))? {
+            let e = e.map_err(|e| format!("cannot list it: {e}"))?;
+            let plain = e.file_type().is_ok_and(|t| t.is_file());
+            let name = e.file_name();
+            if !plain || !is_report_file(&name.to_string_lossy()) {
+                return Err(format!(
+                    "it is a directory holding '{}', which is not a report file; tscope \
+                     replaces only an empty directory or an earlier report: name another one",
+                    name.to_string_lossy()
+                ));
+            }
+        }
+    }
+    // The directory that will hold the temporary sibling: the nearest one that exists.
+    let mut parent = parent_of(&resolved).to_path_buf();
+    while !parent.exists() {
+        match parent.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => parent = p.to_path_buf(),
+            None => parent = PathBuf::from("."),
+        }
+    }
+    if !parent.is_dir() {
+        return Err(format!("'{}' is not a directory", parent.display()));
+    }
+    let (probe, _) = temporary_in(&parent, "probe", |p| std::fs::create_dir(p))
+        .map_err(|e| format!("cannot create entries in '{}': {e}", parent.display()))?;
+    let _ = std::fs::remove_dir(probe);
+    Ok(resolved)
+}
+
+/// Writes a whole directory of `files` at `dir` (checked by [`check_dir`] first): into a
+/// temporary sibling, then renamed into place; an earlier directory there is renamed aside
+/// and removed only once the new one is in place. On any failure the temporary sibling is
+/// removed and what was at `dir` stays as it was; files of an earlier report that the new
+/// one lacks do not survive.
+pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)]) -> crate::error::Result<PathBuf> {
+    let fail = |source: std::io::Error| FileError::Write {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let dir = check_dir(dir).map_err(|why| fail(std::io::Error::other(why)))?;
+    let parent = parent_of(&dir);
+    std::fs::create_dir_all(parent).map_err(fail)?;
+    let (tmp, ()) = temporary_in(parent, "new", |p| std::fs::create_dir(p)).map_err(fail)?;
+    let result = (|| -> std::io::Result<()> {
+        for (name, bytes) in files {
+            let path = tmp.join(name);
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            f.write_all(bytes)?;
+            f.flush()?;
+        }
+        if let Some(m) = std::fs::metadata(&dir).ok().filter(|m| m.is_dir()) {
+            // The earlier directory's mode and (best effort: only root may) owner carry over.
+            let _ = std::os::unix::fs::chown(&tmp, Some(m.uid()), Some(m.gid()));
+            std::fs::set_permissions(&tmp, m.permissions())?;
+            // rename(2) would replace an empty directory of that name: take only a free one.
+            let (old, ()) = temporary_in(parent, "old", |p| {
+                if std::fs::symlink_metadata(p).is_ok() {
+                    return Err(std::io::ErrorKind::AlreadyExists.into());
+                }
+                std::fs::rename(&dir, p)
+            })?;
+            if let Err(e) = std::fs::rename(&tmp, &dir) {
+                let _ = std::fs::rename(&old, &dir);
+                return Err(e);
+            }
+            let _ = std::fs::remove_dir_all(old);
+            Ok(())
+        } else {
+            std::fs::rename(&tmp, &dir)
+        }
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(fail(e).into());
+    }
+    Ok(dir)
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// `.tscope-<pid>-<n>.<what>` in `dir`, made by `make` (which must fail with `AlreadyExists`
+/// when the name is taken).
+fn temporary_in<T>(
+    dir: &Path,
+    what: &str,
+    make: impl Fn(&Path) -> std::io::Result<T>,
+) -> std::io::Result<(PathBuf, T)> {
+    let pid = std::process::id();
+    let mut last = None;
+    for n in 0..100u32 {
+        let tmp = dir.join(format!(".tscope-{pid}-{n}.{what}"));
+        match make(&tmp) {
+            Ok(t) => return Ok((tmp, t)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),
         }
@@ -191,5 +323,76 @@ mod tests {
         symlink(d.path().join("nowhere"), &dangling).unwrap();
         assert!(write(&dangling, b"x").is_err());
         assert!(!d.path().join("nowhere").exists());
+    }
+
+    fn files(names: &[&str]) -> Vec<(String, Vec<u8>)> {
+        names
+            .iter()
+            .map(|n| (n.to_string(), n.as_bytes().to_vec()))
+            .collect()
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_report_directory_is_written_whole_and_replaces_an_earlier_one() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("a/b/r");
+        write_dir(&r, &files(&["report.md", "workload-pipe1.svg"])).unwrap();
+        assert_eq!(entries(&r), ["report.md", "workload-pipe1.svg"]);
+        // An earlier report is replaced (its mode kept); its stale file does not survive; no
+        // sibling is left.
+        std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o750)).unwrap();
+        write_dir(&r, &files(&["report.md", "report.json"])).unwrap();
+        assert_eq!(entries(&r), ["report.json", "report.md"]);
+        assert_eq!(std::fs::metadata(&r).unwrap().mode() & 0o777, 0o750);
+        assert_eq!(entries(&d.path().join("a/b")), ["r"]);
+        // Through a symbolic link to it: the link stays, its target is replaced.
+        let l = d.path().join("l");
+        symlink(&r, &l).unwrap();
+        write_dir(&l, &files(&["costs.svg"])).unwrap();
+        assert!(std::fs::symlink_metadata(&l)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(entries(&r), ["costs.svg"]);
+        // A failure half-way (a name that cannot be created) leaves the earlier report as it
+        // was and no temporary sibling.
+        assert!(write_dir(&r, &files(&["report.md", "no/such/dir"])).is_err());
+        assert_eq!(entries(&r), ["costs.svg"]);
+        assert_eq!(entries(&d.path().join("a/b")), ["r"]);
+    }
+
+    #[test]
+    fn a_report_directory_never_replaces_what_is_not_a_report() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("f");
+        std::fs::write(&file, "keep").unwrap();
+        let to_file = d.path().join("to-file");
+        symlink(&file, &to_file).unwrap();
+        let dangling = d.path().join("dangling");
+        symlink(d.path().join("nowhere"), &dangling).unwrap();
+        let home = d.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        std::fs::write(home.join("notes.txt"), "mine").unwrap();
+        std::fs::create_dir(home.join("sub")).unwrap();
+        for p in [&file, &to_file, &dangling, &home, &file.join("r")] {
+            assert!(check_dir(p).is_err(), "{} accepted", p.display());
+            assert!(write_dir(p, &files(&["report.md"])).is_err());
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), b"keep");
+        assert_eq!(entries(&home), ["notes.txt", "sub"]);
+        assert_eq!(
+            entries(d.path()),
+            ["dangling", "f", "home", "to-file"],
+            "nothing created beside them"
+        );
     }
 }

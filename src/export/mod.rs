@@ -163,14 +163,21 @@ pub fn json<T: Serialize>(v: &T) -> crate::error::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Why output meant for a standard output closed at start (`>&-`) is refused (exit 2).
+pub const STDOUT_CLOSED: &str = "standard output is closed (>&-), so the output would be \
+    lost; redirect it (> FILE, or > /dev/null to discard it) or write to a file with -o";
+
 /// Writes `bytes` to `out` ([`file::write`]: whole or not at all for a regular file, in place
 /// for a device or FIFO, never replacing what is not a plain file) or to stdout. A closed
-/// stdout is not an error for `tscope probe | head` (a broken pipe). (A stdout closed with
-/// `>&-` cannot be seen: Rust's runtime reopens a closed descriptor 1 on /dev/null at start.)
+/// stdout is not an error for `tscope probe | head` (a broken pipe); a stdout closed at start
+/// (`>&-`, which Rust's runtime hides behind /dev/null; [`crate::sys::stdio`] sees it) is.
 pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
     match out {
         Some(path) => file::write(path, bytes),
         None => {
+            if crate::sys::stdio::stdout_closed_at_start() {
+                crate::fail!("{STDOUT_CLOSED}");
+            }
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
-use crate::fmt::{bytes, rate};
+use crate::fmt::{bytes, csv_num, opt, rate};
 use crate::workload::result::{MemReport, PagezeroReport, RunReport, RunResult};
 use crate::workload::Placement;
 
@@ -121,12 +121,12 @@ fn runs(report: &RunReport) -> Table {
         }
         let (lo, hi) = per_task_range(r);
         row.extend([
-            rate(r.ops_per_sec.median),
-            rate(r.ops_per_sec.min),
-            rate(r.ops_per_sec.max),
-            if lo.is_finite() { rate(lo) } else { "-".into() },
-            rate(hi),
-            format!("{:.1}", r.ns_per_iteration),
+            opt(r.ops_per_sec, |s| rate(s.median)),
+            opt(r.ops_per_sec, |s| rate(s.min)),
+            opt(r.ops_per_sec, |s| rate(s.max)),
+            opt(lo, rate),
+            opt(hi, rate),
+            opt(r.ns_per_iteration, |v| format!("{v:.1}")),
         ]);
         if let Some(m) = &r.mtimes {
             row.push(format!(
@@ -144,11 +144,19 @@ fn runs(report: &RunReport) -> Table {
     t
 }
 
-/// The slowest task's lowest and the fastest task's highest ops/s (∞ when no task sampled).
-fn per_task_range(r: &RunResult) -> (f64, f64) {
+/// The slowest task's lowest and the fastest task's highest ops/s (each `None` when no task
+/// sampled).
+fn per_task_range(r: &RunResult) -> (Option<f64>, Option<f64>) {
     let lo = r.per_task_min.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = r.per_task_max.iter().copied().fold(0.0, f64::max);
-    (lo, hi)
+    let hi = r
+        .per_task_max
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    (
+        Some(lo).filter(|v| v.is_finite()),
+        Some(hi).filter(|v| v.is_finite()),
+    )
 }
 
 /// How mtimes were read, the sched_yield checks, a partial run, the warnings.
@@ -368,16 +376,12 @@ fn runs_csv(r: &RunReport) -> Table {
                 Some(Placement::DifferentCpus) => "different_cpus".into(),
                 None => String::new(),
             },
-            x.ops_per_sec.median.to_string(),
-            x.ops_per_sec.min.to_string(),
-            x.ops_per_sec.max.to_string(),
-            if lo.is_finite() {
-                lo.to_string()
-            } else {
-                String::new()
-            },
-            hi.to_string(),
-            x.ns_per_iteration.to_string(),
+            csv_num(x.ops_per_sec.map(|s| s.median)),
+            csv_num(x.ops_per_sec.map(|s| s.min)),
+            csv_num(x.ops_per_sec.map(|s| s.max)),
+            csv_num(lo),
+            csv_num(hi),
+            csv_num(x.ns_per_iteration),
             x.partial.to_string(),
             x.mtimes
                 .as_ref()

@@ -38,6 +38,9 @@ pub struct ReportConfig {
     pub workloads: bool,
     /// Boot the guest matrix too (`tscope vm guest --no-host`).
     pub vm: bool,
+    /// The static tscope for the guest (`--guest-bin`); `None`: as `vm guest` finds or builds
+    /// one.
+    pub guest_bin: Option<std::path::PathBuf>,
 }
 
 /// The detect part of a report: facts and verdicts (the timings are the report's profile).
@@ -142,7 +145,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     };
     let vm = if cfg.vm {
         progress.step("booting a guest per clocksource");
-        match guest_matrix(progress) {
+        match guest_matrix(cfg.guest_bin.clone(), progress) {
             Ok(m) => Some(m),
             Err(e) => {
                 skipped.push(format!("vm guest: {e:#}"));
@@ -168,9 +171,13 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
 }
 
 /// `tscope vm guest --no-host` with its defaults (every clocksource; KVM if usable, else TCG).
-fn guest_matrix(progress: &dyn Progress) -> crate::error::Result<crate::vm::matrix::GuestMatrix> {
+fn guest_matrix(
+    guest_bin: Option<std::path::PathBuf>,
+    progress: &dyn Progress,
+) -> crate::error::Result<crate::vm::matrix::GuestMatrix> {
     let cfg = crate::vm::guest::GuestConfig {
         measure_host: false,
+        guest_bin,
         ..Default::default()
     };
     crate::vm::guest::run(&cfg, progress)

@@ -81,6 +81,36 @@ pub fn bad<T>(msg: String) -> Result<T, ConfigError> {
     Err(ConfigError::Invalid(msg))
 }
 
+/// The `--set KEY=VALUE` list, each value range-checked. A key given twice, or a key the
+/// `sweep` also varies, is refused (naming the key) rather than resolved silently.
+pub fn parse_set(
+    list: &[String],
+    sweep: Option<&SweepSpec>,
+) -> Result<Vec<(Param, f64)>, ConfigError> {
+    let mut overrides: Vec<(Param, f64)> = Vec::new();
+    for s in list {
+        let (k, v) = key_value(s, "--set")?;
+        let p = param(k, "--set")?;
+        let value = number(p, v, "--set")?;
+        if overrides.iter().any(|&(q, _)| q == p) {
+            return bad(format!(
+                "--set {} is given more than once; give each setting once",
+                p.name()
+            ));
+        }
+        if sweep.is_some_and(|sw| sw.param == p) {
+            return bad(format!(
+                "--set {} and --sweep {} name the same setting; the sweep gives its values, \
+                 drop the --set",
+                p.name(),
+                p.name()
+            ));
+        }
+        overrides.push((p, value));
+    }
+    Ok(overrides)
+}
+
 /// A log-spaced sweep of one setting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepSpec {
@@ -345,6 +375,19 @@ mod tests {
             number(Param::PreciseReadNs, "2000", "--set").unwrap(),
             2000.0
         );
+    }
+
+    #[test]
+    fn a_setting_given_twice_or_also_swept_is_refused() {
+        let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ok = parse_set(&list(&["tick_ns=1e6", "base_ns=400"]), None).unwrap();
+        assert_eq!(ok.len(), 2);
+        let twice = parse_set(&list(&["tick_ns=1e6", "tick_ns=2e6"]), None).unwrap_err();
+        assert!(twice.to_string().contains("tick_ns"), "{twice}");
+        let sweep = parse_sweep("precise_read_ns=10..100", 3).unwrap();
+        let both = parse_set(&list(&["precise_read_ns=5"]), Some(&sweep)).unwrap_err();
+        assert!(both.to_string().contains("precise_read_ns"), "{both}");
+        assert!(parse_set(&list(&["tick_ns=1e6"]), Some(&sweep)).is_ok());
     }
 
     #[test]

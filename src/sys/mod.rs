@@ -14,6 +14,7 @@ pub mod guest;
 pub mod kvm;
 pub mod mem;
 pub mod signal;
+pub mod stdio;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]

@@ -168,8 +168,16 @@ pub fn guest_binary(given: Option<&Path>, progress: &dyn Progress) -> Result<Pat
         bail!("this tscope is dynamically linked and its source tree is gone: pass --guest-bin PATH to a static build (see docs/vm.md)");
     }
     let target_dir = src.join("target/guest");
-    progress.note("building the static guest binary (cargo, +crt-static, into target/guest)");
-    let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    // Said before it starts: it writes into the source tree and takes minutes the first time.
+    progress.note(&format!(
+        "no --guest-bin: building the static guest binary with cargo build --release \
+         (+crt-static) in the source tree {}, into {} (minutes the first time); pass \
+         --guest-bin PATH to use a static tscope instead",
+        src.display(),
+        target_dir.display()
+    ));
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
         .current_dir(src)
         .args(["build", "--release", "--locked", "--bin", "tscope"])
         .args(["--target", "x86_64-unknown-linux-gnu", "--target-dir"])
@@ -177,9 +185,9 @@ pub fn guest_binary(given: Option<&Path>, progress: &dyn Progress) -> Result<Pat
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env("RUSTFLAGS", "-C target-feature=+crt-static")
         .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
-        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols")
-        .status()
-        .context("running cargo to build the static guest binary")?;
+        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
+    // Dies with tscope, and a stop signal kills it and its rustc children (its own group).
+    let st = super::child::status(&mut cargo, "cargo to build the static guest binary")?;
     if !st.success() {
         bail!("building the static guest binary failed ({st}); pass --guest-bin PATH");
     }
@@ -305,9 +313,10 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     if accel.emulation {
         progress.note(&crate::warnings::Warning::TcgEmulation.to_string());
     }
+    // The cache first: an unusable one (HOME empty, read-only) fails before any build.
+    let cache = kernel::cache_dir()?;
     let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
-    let cache = kernel::cache_dir()?;
     super::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;

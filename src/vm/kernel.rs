@@ -43,17 +43,7 @@ pub struct Kernel {
     pub hz: Option<u32>,
 }
 
-/// `$XDG_CACHE_HOME/tscope`, else `$HOME/.cache/tscope`.
-pub fn cache_dir() -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x),
-        None => PathBuf::from(
-            std::env::var_os("HOME").context("neither XDG_CACHE_HOME nor HOME is set")?,
-        )
-        .join(".cache"),
-    };
-    Ok(base.join("tscope"))
-}
+pub use super::cache::cache_dir;
 
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
 pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {

@@ -12,6 +12,7 @@
 //! paths cost relative to each other, not what a KVM guest pays. The output says which it is.
 
 pub mod apt;
+pub mod cache;
 pub mod child;
 pub mod count;
 pub mod count_guest;

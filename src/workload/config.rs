@@ -3,7 +3,7 @@
 //! workloads never see an absurd value); `report` and `simulate --validate` start from
 //! [`RunConfig::new`] and set the few fields they change.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::ConfigError;
@@ -93,6 +93,27 @@ impl RunConfig {
         self.warmup = warmup;
         self.interval = interval;
         self
+    }
+}
+
+/// The error for a scratch parent that is not an existing directory: it names `--dir` when
+/// the user gave one (`given`), else `TMPDIR`, where the default came from.
+pub fn bad_dir(dir: &Path, given: bool) -> ConfigError {
+    if given {
+        return ConfigError::BadDir(dir.to_path_buf());
+    }
+    ConfigError::Invalid(format!(
+        "the scratch directory defaults to {}, which is not an existing directory; set TMPDIR \
+         to one (or unset it for /tmp), or pass --dir",
+        default_dir_origin(dir)
+    ))
+}
+
+/// Where the default scratch parent `dir` came from, for messages.
+pub fn default_dir_origin(dir: &Path) -> String {
+    match std::env::var_os("TMPDIR").filter(|v| !v.is_empty()) {
+        Some(_) => format!("TMPDIR '{}'", dir.display()),
+        None => format!("'{}' (TMPDIR is not set)", dir.display()),
     }
 }
 

@@ -134,19 +134,12 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The summary of `xs`; all zero when empty.
-    pub fn of(xs: &[f64]) -> Summary {
-        let median = crate::stats::median(xs).unwrap_or(0.0);
+    /// The summary of `xs`; `None` when there is no sample (no rate, rather than 0 ops/s).
+    pub fn of(xs: &[f64]) -> Option<Summary> {
+        let median = crate::stats::median(xs)?;
         let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if xs.is_empty() {
-            return Summary {
-                median: 0.0,
-                min: 0.0,
-                max: 0.0,
-            };
-        }
-        Summary { median, min, max }
+        Some(Summary { median, min, max })
     }
 }
 
@@ -159,8 +152,8 @@ pub struct TaskResult {
     /// The responder's CPU of a pingpong pair.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_cpu: Option<usize>,
-    /// The task's rate over the samples.
-    pub ops_per_sec: Summary,
+    /// The task's rate over the samples; `null` when it has none (an interrupted run).
+    pub ops_per_sec: Option<Summary>,
     /// Iterations completed, warm-up included.
     pub iterations: u64,
     /// `write-only` / `write-stat`: successive modifications observed, and how many had an
@@ -222,15 +215,17 @@ pub struct RunResult {
     pub placement: Option<Placement>,
     /// Stopped by a signal before all samples were taken.
     pub partial: bool,
-    /// Median, min and max of the per-second totals.
-    pub ops_per_sec: Summary,
+    /// Median, min and max of the per-second totals; `null` when no sample was taken (a run
+    /// interrupted before its first interval ended), never 0.
+    pub ops_per_sec: Option<Summary>,
     /// Per-second totals over all tasks (ops/s), one per sample interval.
     pub samples: Vec<f64>,
     /// The slowest and fastest task in each sample (will-it-scale's `min:` and `max:`), ops/s.
     pub per_task_min: Vec<f64>,
     pub per_task_max: Vec<f64>,
-    /// Nanoseconds per iteration of one task at the median rate (`tasks · 1e9 / median`).
-    pub ns_per_iteration: f64,
+    /// Nanoseconds per iteration of one task at the median rate (`tasks · 1e9 / median`);
+    /// `null` without a positive rate.
+    pub ns_per_iteration: Option<f64>,
     pub per_task: Vec<TaskResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtimes: Option<MtimeCheck>,

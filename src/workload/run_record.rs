@@ -69,8 +69,9 @@ pub struct RunRate {
     pub mode: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
-    pub ops_per_sec: f64,
-    pub ns_per_iteration: f64,
+    /// `null` when the run took no sample.
+    pub ops_per_sec: Option<f64>,
+    pub ns_per_iteration: Option<f64>,
     pub partial: bool,
 }
 
@@ -96,10 +97,11 @@ impl RunRecord {
             kind: RUN_RECORD_KIND.into(),
             workload: r.workload.as_str().into(),
             fs_type: Some(fs.clone()),
-            ops_per_sec: chosen.map_or(0.0, |x| x.ops_per_sec.median),
+            // No sample: 0, which reading the record refuses ("a partial or empty run?").
+            ops_per_sec: chosen.and_then(|x| x.ops_per_sec).map_or(0.0, |s| s.median),
             tasks: Some(chosen.map_or(0, |x| u32::try_from(x.tasks).unwrap_or(u32::MAX))),
             mode: chosen.map_or("processes", |x| x.mode.as_str()).into(),
-            ns_per_iteration: Some(chosen.map_or(0.0, |x| x.ns_per_iteration)),
+            ns_per_iteration: chosen.and_then(|x| x.ns_per_iteration),
             syscalls_per_iteration: r.syscalls_per_iteration,
             kernel_release: r.machine.kernel_release.clone(),
             partial: r.partial,
@@ -117,7 +119,7 @@ impl RunRecord {
                             .and_then(|v| v.as_str().map(str::to_string))
                             .unwrap_or_default()
                     }),
-                    ops_per_sec: x.ops_per_sec.median,
+                    ops_per_sec: x.ops_per_sec.map(|s| s.median),
                     ns_per_iteration: x.ns_per_iteration,
                     partial: x.partial,
                 })

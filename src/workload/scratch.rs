@@ -25,12 +25,21 @@ impl ScratchDir {
                 Ok(()) => return Ok(ScratchDir { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
+                    let hint = if parent == std::env::temp_dir() {
+                        format!(
+                            "it is the default, {}: set TMPDIR to a writable directory or \
+                             pass --dir",
+                            super::config::default_dir_origin(parent)
+                        )
+                    } else {
+                        "pick a writable --dir".to_string()
+                    };
                     return Err(e).with_context(|| {
                         format!(
-                            "creating a scratch directory in '{}'; pick a writable --dir",
+                            "creating a scratch directory in '{}'; {hint}",
                             parent.display()
                         )
-                    })
+                    });
                 }
             }
         }

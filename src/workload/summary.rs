@@ -20,11 +20,9 @@ pub fn assemble(
     let per_task_min = column(f64::min, f64::INFINITY);
     let per_task_max = column(f64::max, f64::NEG_INFINITY);
     let ops = Summary::of(&totals);
-    let ns = if ops.median > 0.0 {
-        plan.tasks as f64 * 1e9 / ops.median
-    } else {
-        0.0
-    };
+    let ns = ops
+        .filter(|o| o.median > 0.0)
+        .map(|o| plan.tasks as f64 * 1e9 / o.median);
     let per_task = (0..plan.tasks)
         .map(|t| TaskResult {
             task: t,
@@ -73,14 +71,14 @@ mod tests {
         assert_eq!(r.per_task_max, vec![20.0, 30.0, 25.0]);
         assert_eq!(
             r.ops_per_sec,
-            Summary {
+            Some(Summary {
                 median: 40.0,
                 min: 30.0,
                 max: 50.0
-            }
+            })
         );
-        assert_eq!(r.per_task[1].ops_per_sec.max, 30.0);
-        assert!((r.ns_per_iteration - 2e9 / 40.0).abs() < 1e-6);
+        assert_eq!(r.per_task[1].ops_per_sec.unwrap().max, 30.0);
+        assert!((r.ns_per_iteration.unwrap() - 2e9 / 40.0).abs() < 1e-6);
         assert!(!r.partial);
     }
 
@@ -90,7 +88,16 @@ mod tests {
         let r = assemble(&p, 1, vec![5.0], vec![vec![5.0]], false);
         assert!(r.partial);
         let empty = assemble(&p, 1, vec![], vec![vec![]], true);
-        assert_eq!(empty.ops_per_sec.median, 0.0);
-        assert_eq!(empty.ns_per_iteration, 0.0);
+        // No sample: no rate (JSON null), not 0 ops/s.
+        assert_eq!(empty.ops_per_sec, None);
+        assert_eq!(empty.ns_per_iteration, None);
+        assert_eq!(empty.per_task[0].ops_per_sec, None);
+        let v = serde_json::to_value(&empty).unwrap();
+        assert!(
+            v["ops_per_sec"].is_null() && v["ns_per_iteration"].is_null(),
+            "{v}"
+        );
+        let back: RunResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back.ops_per_sec, None);
     }
 }

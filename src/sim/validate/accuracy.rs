@@ -48,7 +48,9 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
             };
             let fs = super::fs_kind(report.fs_type.as_deref());
             let scenario = scenario_on(w, Some(fs))?;
-            let measured_ns = run.ns_per_iteration;
+            let Some(measured_ns) = run.ns_per_iteration else {
+                crate::fail!("{w} took no sample: no measured rate");
+            };
             let base = base_from_measured(model, &policy, c, &scenario, measured_ns, 20_000);
             let iterations = ((m.pairs + 1).clamp(1_000, MAX_ITERATIONS)).max(1);
             let st = replay(&table, &policy, c, &scenario, base, iterations);

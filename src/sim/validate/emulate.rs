@@ -46,7 +46,9 @@ fn measure(
     inject::set((!reads.is_empty()).then(|| Inject::new(reads)));
     let r = super::run_workload(name, secs, dir);
     inject::set(None);
-    Ok(r?.runs[0].ns_per_iteration)
+    r?.runs[0]
+        .ns_per_iteration
+        .ok_or_else(|| crate::failure!("{name} took no sample: no measured rate"))
 }
 
 /// Runs the emulation validation of `name` (pipe1 or vfsmix).
@@ -67,7 +69,9 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
     let coarse = ReadSource::VdsoRealtimeCoarse;
     let coarse_ns = cost(coarse.probe_id())?;
     let first = super::run_workload(name, secs, dir.as_deref())?;
-    let t0 = first.runs[0].ns_per_iteration;
+    let t0 = first.runs[0]
+        .ns_per_iteration
+        .ok_or_else(|| crate::failure!("{name} took no sample: no measured rate"))?;
     let fs = super::fs_kind(first.fs_type.as_deref());
     let scenario = scenario_on(name, (fs != FsKind::Pipefs).then_some(fs))?;
     // Per distinct injection: (baseline ns, injected ns, baseline drift).
