@@ -190,6 +190,10 @@ pub struct Derived {
     /// clocksource read (both pay the same entry and exit; only the first reads the
     /// clocksource). What `simulate` charges for a precise timestamp.
     pub precise_read_ns: Option<Estimate>,
+    /// How many `syscall:realtime`/`syscall:realtime_coarse` batch pairs `precise_read_ns` is
+    /// the median of (null in profiles written before the pairing, or when not derived).
+    #[serde(default)]
+    pub precise_read_pairs: Option<usize>,
     /// `syscall:getppid`: the cost of entering and leaving the kernel.
     pub syscall_floor_ns: Option<Estimate>,
     /// The TSC frequency used for tick conversions (calibrated, else CPUID).
