@@ -118,8 +118,8 @@ where
     difference_of_pairs(&deltas, cfg, k)
 }
 
-/// The median of `deltas` with its bootstrap interval (pure; the statistics of
-/// [`paired_difference`]).
+/// The median of `deltas` with its bootstrap interval, widened by half the smallest step
+/// between distinct differences (pure; the statistics of [`paired_difference`]).
 fn difference_of_pairs(deltas: &[f64], cfg: &PairedConfig, k: u64) -> Option<PairedDifference> {
     if deltas.len() < 3 {
         return None;
@@ -128,9 +128,24 @@ fn difference_of_pairs(deltas: &[f64], cfg: &PairedConfig, k: u64) -> Option<Pai
     let reps = stats::bootstrap(deltas, cfg.resamples, cfg.seed, |v| {
         stats::quantile_in_place(v, 0.5)
     });
+    // The differences come in steps of the timer's resolution over `k`: many pairs can give
+    // the very same median in every resample, an interval of zero width. Half a step on each
+    // side is what the data cannot resolve.
+    let mut sorted: Vec<f64> = deltas.iter().copied().filter(|d| !d.is_nan()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let step = sorted
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&g| g > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let half = if step.is_finite() { step / 2.0 } else { 0.0 };
+    let interval = stats::percentile_interval(&reps, point, cfg.level).map(|e| Estimate {
+        lower: e.lower - half,
+        upper: e.upper + half,
+        ..e
+    });
     Some(PairedDifference {
-        diff_ns: stats::percentile_interval(&reps, point, cfg.level)
-            .unwrap_or(Estimate::exact(point)),
+        diff_ns: interval.unwrap_or(Estimate::exact(point)),
         pairs: deltas.len(),
         batch_calls: k,
     })
@@ -197,7 +212,8 @@ mod tests {
         deltas[30] = 21.0;
         let d = difference_of_pairs(&deltas, &c, 80).unwrap();
         assert_eq!(d.diff_ns.point, 20.0);
-        assert!(d.diff_ns.lower >= 20.0 && d.diff_ns.upper <= 21.0, "{d:?}");
+        // The bootstrap interval [20, 20] or [20, 21], widened by half the 1 ns step.
+        assert!(d.diff_ns.lower == 19.5 && d.diff_ns.upper <= 21.5, "{d:?}");
         assert_eq!(d, difference_of_pairs(&deltas, &c, 80).unwrap());
         assert_eq!((d.pairs, d.batch_calls), (40, 80));
         assert!(difference_of_pairs(&[1.0, 2.0], &c, 1).is_none());
