@@ -1,8 +1,10 @@
 //! `tscope probe`: what every timestamp source costs here, its resolution, and whether it goes
 //! backwards.
 //!
-//! Each source is measured by the [`crate::measure`] sampler (cost per call, regression over
-//! batch sizes, seeded bootstrap interval) and then watched by [`resolution::watch`]. The TSC is
+//! Each source is measured by the [`crate::measure`] sampler (cost per call: the lower quartile
+//! of its batches' per-call costs, seeded bootstrap interval, rounds until the interval is
+//! tight) and then watched by [`resolution::watch`]; `precise_read_ns` comes from its own
+//! paired run ([`crate::measure::paired_difference`]). The TSC is
 //! calibrated against `CLOCK_MONOTONIC_RAW` between the first and last source, so the whole
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
 
