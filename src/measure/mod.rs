@@ -2,21 +2,33 @@
 //!
 //! # Timing model
 //!
-//! One sample runs the operation `k` times back to back between two reads of the timer
+//! One batch runs the operation `k` times back to back between two reads of the timer
 //! (`std::time::Instant`, i.e. `CLOCK_MONOTONIC` through the vDSO):
 //!
 //! ```text
-//! t(k) = a + b·k + ε
+//! t(k) = a + b·k + ε,   ε ≥ 0 apart from the timer's own jitter
 //! ```
 //!
-//! `a` is the fixed cost of a sample (two timer reads, loop entry), `b` the cost of one call
-//! plus one loop iteration and one `black_box` (a fraction of a nanosecond), `ε` noise. The
-//! sampler takes `n` samples at `k = d, 2d, …, n·d` in a seeded random order (so that drift
-//! does not line up with `k`), fits the line with Theil–Sen (robust to the few batches a
-//! preemption or an interrupt inflates) and reports the slope `b` with a percentile-bootstrap
-//! interval over the `(k, t)` pairs. The intercept `a` is reported beside it as the overhead
-//! that was removed. `d` is chosen from a warm-up so that all samples together fill the time
-//! budget.
+//! `a` is the fixed cost of a batch (two timer reads, loop entry: measured directly by
+//! [`timer_overhead_ns`] and passed in as [`SamplerConfig::overhead_ns`]), `b` the cost of one
+//! call plus one loop iteration and one `black_box`, `ε` interference: interrupts, preemption,
+//! a vCPU descheduled by the host, caches another task cooled. Interference only ever *adds*
+//! time, so the sampler estimates the undisturbed `b` from the low end of the batches, not
+//! their middle.
+//!
+//! A round takes `n` batches at `k = d, 2d, …, n·d` in a seeded random order (so drift does not
+//! line up with `k`); `d` comes from one warm-up per operation, so the smallest batch is long
+//! against `a` (tens of µs against tens of ns). Each batch gives a per-call cost
+//! `(t − a) / k`; the point is the lower quartile ([`SamplerConfig::quantile`]) of the per-call
+//! costs of all rounds, with a percentile-bootstrap interval over the batches, widened to hold
+//! every round's own quartile (rounds taken at different moments that disagree make the
+//! interval wide, not the point wrong). Sampling stops once the interval is tight
+//! ([`Measurement::settled`]) or after [`SamplerConfig::max_rounds`]. The Theil–Sen intercept
+//! of `t` on `k` is reported beside it.
+
+mod paired;
+
+pub use paired::{paired_difference, PairedConfig, PairedDifference};
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -27,46 +39,63 @@ use crate::sys;
 /// How long and how densely to sample one operation.
 #[derive(Debug, Clone, Copy)]
 pub struct SamplerConfig {
-    /// Number of samples (batch sizes `d..=n·d`).
+    /// Batches per round (batch sizes `d..=n·d`).
     pub samples: usize,
-    /// Time to spend in the samples of one round, warm-up excluded.
+    /// Time to spend in the batches of one round, warm-up excluded.
     pub budget: Duration,
     /// Time to spend warming up (caches, branch predictors, frequency) and estimating `d`.
     pub warmup: Duration,
     /// Bootstrap resamples for the interval.
     pub resamples: usize,
-    /// Rounds: each operation is sampled this many times, interleaved with the others.
+    /// Rounds every operation gets before sequential stopping may end its sampling.
     pub rounds: usize,
-    /// Seed of the bootstrap and of the sample order.
+    /// Rounds an operation gets at most while its interval stays wide.
+    pub max_rounds: usize,
+    /// Sampling stops when the interval is at most this wide relative to the point (or
+    /// [`SETTLED_NS`] wide in absolute terms).
+    pub settle_width: f64,
+    /// The quantile of the per-call costs that is the point (0.25: the lower quartile).
+    pub quantile: f64,
+    /// Fixed cost of one batch (two timer reads), subtracted before dividing by `k`.
+    pub overhead_ns: f64,
+    /// Seed of the bootstrap and of the batch order.
     pub seed: u64,
     /// Confidence level of the interval.
     pub level: f64,
 }
 
+/// An interval narrower than this many ns is as good as a loop can resolve: settled.
+pub const SETTLED_NS: f64 = 0.5;
+
 impl SamplerConfig {
-    /// Defaults for a full probe (three rounds of about 30 ms per operation).
+    /// Defaults for a full probe: rounds of about 8 ms per operation, 2 to 5 of them.
     pub fn full(seed: u64) -> Self {
         SamplerConfig {
-            samples: 30,
-            budget: Duration::from_millis(27),
-            warmup: Duration::from_millis(4),
-            resamples: 400,
-            rounds: 3,
+            samples: 16,
+            budget: Duration::from_millis(8),
+            warmup: Duration::from_millis(1),
+            resamples: 300,
+            rounds: 2,
+            max_rounds: 5,
+            settle_width: 0.03,
+            quantile: 0.25,
+            overhead_ns: 0.0,
             seed,
             level: 0.95,
         }
     }
 
-    /// Defaults for `--quick` (about 15 ms per operation).
+    /// Defaults for `--quick`: rounds of about 2 ms per operation, 2 or 3 of them.
     pub fn quick(seed: u64) -> Self {
         SamplerConfig {
-            samples: 30,
-            budget: Duration::from_millis(12),
-            warmup: Duration::from_millis(2),
-            resamples: 300,
-            rounds: 1,
-            seed,
-            level: 0.95,
+            samples: 12,
+            budget: Duration::from_micros(2000),
+            warmup: Duration::from_micros(300),
+            resamples: 200,
+            rounds: 2,
+            max_rounds: 3,
+            settle_width: 0.06,
+            ..SamplerConfig::full(seed)
         }
     }
 }
@@ -74,15 +103,16 @@ impl SamplerConfig {
 /// What the sampler found for one operation.
 #[derive(Debug, Clone)]
 pub struct Measurement {
-    /// Cost of one call in nanoseconds (regression slope) with its interval.
+    /// Cost of one call in nanoseconds (low quantile of the batches' per-call costs) with its
+    /// interval.
     pub cost_ns: Estimate,
-    /// Intercept of the fit, in nanoseconds. Poorly determined (slope error × the largest
-    /// batch), so it is reported for transparency, not as the overhead; see
+    /// Theil–Sen intercept of `t` on `k`, in nanoseconds. Poorly determined (slope error × the
+    /// largest batch), so it is reported for transparency, not as the overhead; see
     /// [`timer_overhead_ns`].
     pub intercept_ns: f64,
-    /// The batch unit `d`: samples ran `d, 2d, …, n·d` iterations.
+    /// The batch unit `d`: batches ran `d, 2d, …, n·d` iterations.
     pub batch_unit: u64,
-    /// Number of samples taken.
+    /// Number of batches taken.
     pub samples: usize,
     /// Total calls made while sampling (warm-up excluded).
     pub iterations: u64,
@@ -92,10 +122,31 @@ pub struct Measurement {
     /// The bootstrap gave no interval: `cost_ns` is the bare point (zero width), which must not
     /// pass for a confident figure.
     pub interval_failed: bool,
-    /// The slope of each round, when rounds were combined (see [`combine`]).
+    /// The point of each round on its own.
     pub round_points: Vec<f64>,
-    /// Bootstrap replicates of the slope, for intervals of derived quantities.
+    /// Bootstrap replicates of the point.
     pub replicates: Vec<f64>,
+}
+
+impl Measurement {
+    /// Whether sampling may stop: the interval is at most `settle_width` of the point wide (or
+    /// under [`SETTLED_NS`]) and came from a real bootstrap.
+    pub fn settled(&self, settle_width: f64) -> bool {
+        let c = self.cost_ns;
+        !self.interval_failed
+            && (c.relative_width() <= settle_width || c.upper - c.lower <= SETTLED_NS)
+    }
+}
+
+/// One round of batches of one operation.
+#[derive(Debug, Clone, Default)]
+pub struct Round {
+    /// Calls per batch.
+    pub ks: Vec<f64>,
+    /// Elapsed ns per batch.
+    pub ts: Vec<f64>,
+    /// Involuntary context switches during the round (`None`: unknown).
+    pub involuntary_switches: Option<u64>,
 }
 
 /// Runs `f` `k` times between two timer reads and returns the elapsed nanoseconds.
@@ -108,19 +159,14 @@ fn batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
     start.elapsed().as_nanos() as f64
 }
 
-/// Measures the cost of one call of `f` under `cfg`.
-///
-/// Returns `None` only if the regression is impossible (fewer than two samples), which a
-/// valid configuration never produces.
-pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Measurement> {
-    let n = cfg.samples.max(2);
-    // Warm-up: double the batch until the warm-up time is spent; the last batch gives a first
-    // per-call estimate.
+/// Warms `f` up for `cfg.warmup` (doubling batches) and returns the batch unit `d` that makes
+/// one round of `cfg.samples` batches fill `cfg.budget`.
+pub fn warm_up<R, F: FnMut() -> R>(cfg: &SamplerConfig, f: &mut F) -> u64 {
     let warm_start = Instant::now();
     let mut k = 1u64;
     let mut per_call_ns;
     loop {
-        let t = batch(&mut f, k);
+        let t = batch(f, k);
         per_call_ns = t / k as f64;
         if warm_start.elapsed() >= cfg.warmup || k >= 1 << 40 {
             break;
@@ -128,131 +174,194 @@ pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Meas
         k *= 2;
     }
     let per_call_ns = per_call_ns.max(0.1);
+    let n = cfg.samples.max(2);
     let units = (n * (n + 1) / 2) as f64;
-    let d = ((cfg.budget.as_nanos() as f64 / (per_call_ns * units)) as u64).max(1);
+    ((cfg.budget.as_nanos() as f64 / (per_call_ns * units)) as u64).max(1)
+}
 
-    let mut rng = SplitMix64::new(cfg.seed ^ 0x005E_ED0F_0DE5);
+/// Takes one round: `cfg.samples` batches of `d, 2d, …, n·d` calls in an order drawn from `seed`.
+pub fn sample_round<R, F: FnMut() -> R>(
+    cfg: &SamplerConfig,
+    d: u64,
+    seed: u64,
+    f: &mut F,
+) -> Round {
+    let n = cfg.samples.max(2);
+    let mut rng = SplitMix64::new(seed ^ 0x005E_ED0F_0DE5);
     let mut order: Vec<u64> = (1..=n as u64).collect();
     for i in (1..order.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         order.swap(i, j);
     }
-    let switches_before = sys::cpu::context_switches().map(|s| s.1).ok();
-    let mut xs = Vec::with_capacity(n);
-    let mut ys = Vec::with_capacity(n);
+    let before = sys::cpu::context_switches().map(|s| s.1).ok();
+    let mut round = Round {
+        ks: Vec::with_capacity(n),
+        ts: Vec::with_capacity(n),
+        involuntary_switches: None,
+    };
     for i in order {
         let k = i * d;
-        ys.push(batch(&mut f, k));
-        xs.push(k as f64);
+        round.ts.push(batch(f, k));
+        round.ks.push(k as f64);
     }
-    let switches_after = sys::cpu::context_switches().map(|s| s.1).ok();
+    let after = sys::cpu::context_switches().map(|s| s.1).ok();
+    round.involuntary_switches = after.zip(before).map(|(a, b)| a.saturating_sub(b));
+    round
+}
 
-    let (intercept, slope) = stats::theil_sen(&xs, &ys)?;
-    let mut scratch = Vec::new();
-    let replicates = stats::bootstrap_pairs(&xs, &ys, cfg.resamples, cfg.seed, |x, y| {
-        stats::theil_sen_with(x, y, &mut scratch).map(|(_, s)| s)
+/// The per-call costs `(t − overhead) / k` of a round's batches.
+fn per_call(r: &Round, overhead_ns: f64) -> impl Iterator<Item = f64> + '_ {
+    r.ks.iter()
+        .zip(&r.ts)
+        .map(move |(k, t)| (t - overhead_ns) / k)
+}
+
+/// The estimate from the rounds taken so far (see the module doc); `None` for no batches.
+pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measurement> {
+    let costs: Vec<f64> = rounds
+        .iter()
+        .flat_map(|r| per_call(r, cfg.overhead_ns))
+        .collect();
+    let point = stats::quantile(&costs, cfg.quantile)?;
+    let round_points: Vec<f64> = rounds
+        .iter()
+        .filter_map(|r| {
+            stats::quantile(
+                &per_call(r, cfg.overhead_ns).collect::<Vec<_>>(),
+                cfg.quantile,
+            )
+        })
+        .collect();
+    let replicates = stats::bootstrap(&costs, cfg.resamples, cfg.seed, |v| {
+        stats::quantile_in_place(v, cfg.quantile)
     });
-    let interval = stats::percentile_interval(&replicates, slope, cfg.level);
+    let interval = stats::percentile_interval(&replicates, point, cfg.level).map(|e| Estimate {
+        lower: round_points.iter().copied().fold(e.lower, f64::min),
+        upper: round_points.iter().copied().fold(e.upper, f64::max),
+        ..e
+    });
+    let ks: Vec<f64> = rounds.iter().flat_map(|r| r.ks.iter().copied()).collect();
+    let ts: Vec<f64> = rounds.iter().flat_map(|r| r.ts.iter().copied()).collect();
+    let intercept_ns = stats::theil_sen(&ks, &ts).map_or(f64::NAN, |(a, _)| a);
     Some(Measurement {
         interval_failed: interval.is_none(),
-        cost_ns: interval.unwrap_or(Estimate::exact(slope)),
-        intercept_ns: intercept,
+        cost_ns: interval.unwrap_or(Estimate::exact(point)),
+        intercept_ns,
         batch_unit: d,
-        samples: n,
-        iterations: d * (n * (n + 1) / 2) as u64,
-        involuntary_switches: switches_after
-            .zip(switches_before)
-            .map(|(a, b)| a.saturating_sub(b)),
-        round_points: vec![slope],
+        samples: costs.len(),
+        iterations: ks.iter().sum::<f64>() as u64,
+        involuntary_switches: rounds.iter().map(|r| r.involuntary_switches).sum(),
+        round_points,
         replicates,
     })
 }
 
-/// The cost of an empty sample (two timer reads around a zero-iteration loop), median of
-/// `reps` tries, in nanoseconds: the fixed overhead that the regression removes.
+/// Measures the cost of one call of `f` under `cfg`: one warm-up, then rounds until the
+/// estimate is settled or `cfg.max_rounds` were taken.
+///
+/// Returns `None` only if no batch could be taken, which a valid configuration never produces.
+pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Measurement> {
+    let d = warm_up(cfg, &mut f);
+    let mut rounds = Vec::new();
+    loop {
+        let seed = cfg.seed.wrapping_add(rounds.len() as u64);
+        rounds.push(sample_round(cfg, d, seed, &mut f));
+        let m = estimate(cfg, d, &rounds)?;
+        let enough = rounds.len() >= cfg.rounds.max(1);
+        if (enough && m.settled(cfg.settle_width)) || rounds.len() >= cfg.max_rounds.max(1) {
+            return Some(m);
+        }
+    }
+}
+
+/// The cost of an empty batch (two timer reads around a zero-iteration loop), median of
+/// `reps` tries, in nanoseconds: the fixed overhead removed from every batch.
 pub fn timer_overhead_ns(reps: usize) -> f64 {
     let mut nop = || ();
     let ts: Vec<f64> = (0..reps.max(1)).map(|_| batch(&mut nop, 0)).collect();
     stats::median(&ts).unwrap_or(0.0)
 }
 
-/// Combines the measurements of one operation taken in several rounds (interleaved with other
-/// operations, so a transient disturbance hits one round, not all): the point is the median of
-/// the rounds' slopes, the interval is taken over the union of their bootstrap replicates, so
-/// disagreement between rounds widens it. `None` for no rounds.
-pub fn combine(rounds: &[Measurement], level: f64) -> Option<Measurement> {
-    let first = rounds.first()?;
-    let slopes: Vec<f64> = rounds.iter().map(|m| m.cost_ns.point).collect();
-    let point = stats::median(&slopes)?;
-    let replicates: Vec<f64> = rounds
-        .iter()
-        .flat_map(|m| m.replicates.iter().copied())
-        .collect();
-    let intercepts: Vec<f64> = rounds.iter().map(|m| m.intercept_ns).collect();
-    let interval = stats::percentile_interval(&replicates, point, level);
-    Some(Measurement {
-        interval_failed: interval.is_none(),
-        cost_ns: interval.unwrap_or(Estimate::exact(point)),
-        intercept_ns: stats::median(&intercepts).unwrap_or(first.intercept_ns),
-        batch_unit: first.batch_unit,
-        samples: rounds.iter().map(|m| m.samples).sum(),
-        iterations: rounds.iter().map(|m| m.iterations).sum(),
-        involuntary_switches: rounds.iter().map(|m| m.involuntary_switches).sum(),
-        round_points: slopes,
-        replicates,
-    })
-}
-
-/// The interval of `a − b` from two independent measurements' bootstrap replicates (a bare
-/// point when there are none). The point may be ≤ 0 when the measurements were disturbed: it is
-/// returned as measured, for the caller to warn about, never clamped.
-pub fn difference(a: &Measurement, b: &Measurement, level: f64) -> Estimate {
-    let point = a.cost_ns.point - b.cost_ns.point;
-    let reps: Vec<f64> = a
-        .replicates
-        .iter()
-        .zip(&b.replicates)
-        .map(|(x, y)| x - y)
-        .collect();
-    stats::percentile_interval(&reps, point, level).unwrap_or(Estimate::exact(point))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Rounds without bootstrap replicates give a bare point that says so, and switch counts
-    /// that one round could not read make the total unknown, not a smaller number.
-    #[test]
-    fn a_failed_bootstrap_and_unknown_switches_are_marked() {
-        let round = |p: f64, switches: Option<u64>| Measurement {
-            cost_ns: Estimate::exact(p),
-            intercept_ns: 0.0,
-            batch_unit: 1,
-            samples: 3,
-            iterations: 6,
+    fn round(ks: &[f64], ts: &[f64], switches: Option<u64>) -> Round {
+        Round {
+            ks: ks.to_vec(),
+            ts: ts.to_vec(),
             involuntary_switches: switches,
-            interval_failed: true,
-            round_points: vec![p],
-            replicates: Vec::new(),
+        }
+    }
+
+    /// Interference only adds time: batches inflated by bursts move the mean, not the lower
+    /// quartile, which stays on the undisturbed cost (10 ns/call, 50 ns fixed overhead).
+    #[test]
+    fn the_point_tracks_the_undisturbed_batches() {
+        let cfg = SamplerConfig {
+            overhead_ns: 50.0,
+            ..SamplerConfig::full(1)
         };
-        let m = combine(&[round(10.0, Some(1)), round(12.0, None)], 0.95).unwrap();
-        assert!(m.interval_failed);
-        assert_eq!(m.cost_ns, Estimate::exact(11.0));
-        assert_eq!(m.involuntary_switches, None);
-        let m = combine(&[round(10.0, Some(1)), round(12.0, Some(2))], 0.95).unwrap();
-        assert_eq!(m.involuntary_switches, Some(3));
-        let d = difference(&round(3.0, None), &round(5.0, None), 0.95);
+        let ks: Vec<f64> = (1..=16).map(|i| f64::from(i) * 1000.0).collect();
+        let clean: Vec<f64> = ks.iter().map(|k| 50.0 + 10.0 * k).collect();
+        // Half the batches of the second round ran 8–30% slow.
+        let slow: Vec<f64> = clean
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i % 2 == 0 {
+                    t * (1.08 + 0.03 * (i % 8) as f64)
+                } else {
+                    *t
+                }
+            })
+            .collect();
+        let m = estimate(
+            &cfg,
+            1000,
+            &[round(&ks, &clean, Some(0)), round(&ks, &slow, Some(3))],
+        )
+        .unwrap();
+        assert!((m.cost_ns.point - 10.0).abs() < 1e-9, "{m:?}");
+        let mean = stats::mean(&slow.iter().zip(&ks).map(|(t, k)| t / k).collect::<Vec<_>>());
+        assert!(mean.unwrap() > 10.5, "the mean would have moved");
+        assert!(m.cost_ns.lower <= 10.0 && m.cost_ns.upper >= 10.0);
+        assert_eq!(m.round_points.len(), 2);
         assert_eq!(
-            d.point, -2.0,
-            "a negative difference is returned as measured"
+            (m.samples, m.batch_unit, m.involuntary_switches),
+            (32, 1000, Some(3))
         );
+        assert!((m.intercept_ns - 50.0).abs() < 1e-6, "{}", m.intercept_ns);
+        assert!(m.settled(cfg.settle_width), "{m:?}");
+    }
+
+    /// Rounds that disagree widen the interval to hold each round's own point; a round whose
+    /// switch count is unknown makes the total unknown, not smaller; no batches, no estimate.
+    #[test]
+    fn disagreeing_rounds_widen_and_unknowns_stay_unknown() {
+        let cfg = SamplerConfig::full(2);
+        let ks = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let a = round(&ks, &[10.0, 20.0, 30.0, 40.0, 50.0], Some(1));
+        let b = round(&ks, &[20.0, 40.0, 60.0, 80.0, 100.0], None);
+        let m = estimate(&cfg, 1, &[a.clone(), b]).unwrap();
+        assert!(m.cost_ns.lower <= 10.0 && m.cost_ns.upper >= 20.0, "{m:?}");
+        assert!(!m.settled(cfg.settle_width));
+        assert_eq!(m.involuntary_switches, None);
+        assert!(estimate(&cfg, 1, &[]).is_none());
+        assert!(estimate(&cfg, 1, &[Round::default()]).is_none());
+        let one = estimate(&cfg, 1, &[a]).unwrap();
+        assert_eq!(
+            one.cost_ns,
+            Estimate::exact(10.0),
+            "zero spread, zero width"
+        );
+        assert!(one.settled(cfg.settle_width));
     }
 
     /// A spin of known relative cost: the sampler must order them correctly and see the
     /// larger one cost more per call, whatever this machine's speed.
     #[test]
-    fn slope_scales_with_work() {
+    fn cost_scales_with_work() {
         let cfg = SamplerConfig::quick(7);
         let spin = |n: u64| {
             move || {
@@ -268,6 +377,7 @@ mod tests {
         for m in [&small, &large] {
             assert!(m.cost_ns.lower <= m.cost_ns.point && m.cost_ns.point <= m.cost_ns.upper);
             assert!(m.cost_ns.point > 0.0);
+            assert!(m.round_points.len() >= cfg.rounds && m.round_points.len() <= cfg.max_rounds);
         }
         assert!(
             large.cost_ns.point > 3.0 * small.cost_ns.point,

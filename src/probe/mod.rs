@@ -1,8 +1,10 @@
 //! `tscope probe`: what every timestamp source costs here, its resolution, and whether it goes
 //! backwards.
 //!
-//! Each source is measured by the [`crate::measure`] sampler (cost per call, regression over
-//! batch sizes, seeded bootstrap interval) and then watched by [`resolution::watch`]. The TSC is
+//! Each source is measured by the [`crate::measure`] sampler (cost per call: the lower quartile
+//! of its batches' per-call costs, seeded bootstrap interval, rounds until the interval is
+//! tight) and then watched by [`resolution::watch`]; `precise_read_ns` comes from its own
+//! paired run ([`crate::measure::paired_difference`]). The TSC is
 //! calibrated against `CLOCK_MONOTONIC_RAW` between the first and last source, so the whole
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
 
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 pub use profile::{Derived, Notice, Profile, SourceResult, Timer, PROFILE_SCHEMA_VERSION};
 pub use source::{Clock, Kind, Source};
 
-use crate::measure::{self, SamplerConfig};
+use crate::measure::{self, PairedConfig, SamplerConfig};
 use crate::stats::Estimate;
 use crate::sys;
 use crate::warnings::Warning;
@@ -31,6 +33,10 @@ pub struct ProbeConfig {
     pub sampler: SamplerConfig,
     pub watch_fine: WatchConfig,
     pub watch_coarse: WatchConfig,
+    /// The pairing that derives `precise_read_ns`.
+    pub paired: PairedConfig,
+    /// Rounds past the minimum stop once sampling has taken this long.
+    pub sampling_cap: Duration,
     pub quick: bool,
     pub seed: u64,
     pub pin: bool,
@@ -46,9 +52,11 @@ impl ProbeConfig {
         } else {
             sources
         };
-        let (sampler, fine, coarse) = if quick {
+        let (sampler, paired, sampling_cap, fine, coarse) = if quick {
             (
                 SamplerConfig::quick(seed),
+                PairedConfig::quick(seed),
+                Duration::from_millis(150),
                 WatchConfig {
                     min_reads: 2_000,
                     min_changes: 3,
@@ -63,6 +71,8 @@ impl ProbeConfig {
         } else {
             (
                 SamplerConfig::full(seed),
+                PairedConfig::full(seed),
+                Duration::from_millis(1200),
                 WatchConfig {
                     min_reads: 20_000,
                     min_changes: 5,
@@ -70,7 +80,7 @@ impl ProbeConfig {
                 },
                 WatchConfig {
                     min_reads: 100,
-                    min_changes: 9,
+                    min_changes: 6,
                     budget: Duration::from_millis(60),
                 },
             )
@@ -78,6 +88,8 @@ impl ProbeConfig {
         ProbeConfig {
             sources,
             sampler,
+            paired,
+            sampling_cap,
             watch_fine: fine,
             watch_coarse: coarse,
             quick,
@@ -105,58 +117,24 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     #[cfg(target_arch = "x86_64")]
     let cal_start = machine::calibration_point();
 
+    let overhead_ns = measure::timer_overhead_ns(if cfg.quick { 200 } else { 2000 });
     let timer = Timer {
         name: "std::time::Instant (CLOCK_MONOTONIC via the vDSO)".into(),
-        overhead_ns: measure::timer_overhead_ns(if cfg.quick { 200 } else { 2000 }),
+        overhead_ns,
     };
     let ctx = readers::Context::new(&cfg.sources, &machine);
     let cpu_before = sys::cpu::thread_cpu_s().ok();
     let switches_before = sys::cpu::context_switches().map(|s| s.1);
     let sampling_started = Instant::now();
-    // Rounds run every source once before any source runs again, so a disturbance that lasts
-    // a moment lands in one round of a few sources instead of all rounds of one.
-    let rounds = cfg.sampler.rounds.max(1);
-    let mut per_source: Vec<Vec<measure::Measurement>> = vec![Vec::new(); cfg.sources.len()];
-    for round in 0..rounds {
-        for (i, &src) in cfg.sources.iter().enumerate() {
-            let seed = cfg.seed.wrapping_add((i * rounds + round) as u64);
-            let sampler = SamplerConfig {
-                seed,
-                ..cfg.sampler
-            };
-            if let Some(m) = readers::sample_one(src, &ctx, &sampler) {
-                per_source[i].push(m);
-            }
-        }
-    }
-    // Noise: a source whose interval is wide or whose rounds disagree gets extra rounds, while
-    // the run stays within 1.3× its planned sampling time; what is still noisy is flagged.
-    let sampling_time = started.elapsed();
-    let mut extra_rounds = vec![0usize; cfg.sources.len()];
-    for extra in 0..MAX_EXTRA_ROUNDS {
-        let noisy: Vec<usize> = (0..cfg.sources.len())
-            .filter(|&i| {
-                measure::combine(&per_source[i], cfg.sampler.level).is_some_and(|m| is_noisy(&m))
-            })
-            .collect();
-        if noisy.is_empty() || started.elapsed() > sampling_time.mul_f64(1.3) {
-            break;
-        }
-        for i in noisy {
-            let seed = cfg
-                .seed
-                .wrapping_add((1000 + i * MAX_EXTRA_ROUNDS + extra) as u64);
-            let sampler = SamplerConfig {
-                seed,
-                ..cfg.sampler
-            };
-            if let Some(m) = readers::sample_one(cfg.sources[i], &ctx, &sampler) {
-                per_source[i].push(m);
-                extra_rounds[i] += 1;
-            }
-        }
-    }
-
+    let (measurements, extra_rounds) = sample_all(cfg, &ctx, overhead_ns, sampling_started);
+    // Derived only when both of its sources were asked for (a `--source` subset derives
+    // nothing), and paired right after them, while the caches are as warm.
+    let both = [Clock::Realtime, Clock::RealtimeCoarse]
+        .iter()
+        .all(|&c| cfg.sources.contains(&Source::Syscall(c)));
+    let precise = both
+        .then(|| readers::precise_read(&ctx, &cfg.paired))
+        .flatten();
     let sampling_wall = sampling_started.elapsed().as_secs_f64();
     let cpu_share = match (cpu_before, sys::cpu::thread_cpu_s().ok()) {
         (Some(a), Some(b)) if sampling_wall > 0.0 => Some(((b - a) / sampling_wall).min(1.0)),
@@ -166,21 +144,21 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         switches_between(switches_before, sys::cpu::context_switches().map(|s| s.1));
     warnings.extend(unknown);
     let mut results = Vec::with_capacity(cfg.sources.len());
-    let mut measurements = Vec::with_capacity(cfg.sources.len());
     for (i, &src) in cfg.sources.iter().enumerate() {
-        let watch_cfg = if src.is_coarse() {
+        // time() ticks once a second: a short watch shows that it is coarse, a long one would
+        // not see its period either.
+        let watch_cfg = if src.is_coarse() && src != Source::VdsoTime {
             cfg.watch_coarse
         } else {
             cfg.watch_fine
         };
-        let m = measure::combine(&per_source[i], cfg.sampler.level);
-        let mut r = readers::describe(src, &ctx, m.as_ref(), &watch_cfg);
+        let m = measurements[i].as_ref();
+        let mut r = readers::describe(src, &ctx, m, &watch_cfg);
         r.extra_rounds = extra_rounds[i];
         // A bare point (no bootstrap interval) is not a confident figure: flag it.
-        r.noisy = m.as_ref().is_some_and(|m| is_noisy(m) || m.interval_failed);
-        warnings.extend(no_interval(&r.id, m.as_ref()));
+        r.noisy = m.is_some_and(|m| is_noisy(m) || m.interval_failed);
+        warnings.extend(no_interval(&r.id, m));
         results.push(r);
-        measurements.push(m);
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -205,18 +183,13 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
             .position(|&s| s == id)
             .and_then(|i| measurements[i].as_ref())
     };
-    let precise_read_ns = match (
-        find(Source::Syscall(Clock::Realtime)),
-        find(Source::Syscall(Clock::RealtimeCoarse)),
-    ) {
-        (Some(a), Some(b)) => Some(measure::difference(a, b, cfg.sampler.level)),
-        _ => None,
-    };
+    let precise_read_ns = precise.as_ref().map(|p| p.diff_ns);
     // A precise read cheaper than a coarse one is a disturbed measurement: shown as measured,
     // with a warning, never clamped (`simulate` refuses to charge it unless --set gives one).
     warnings.extend(not_positive("precise_read_ns", precise_read_ns));
     let derived = Derived {
         precise_read_ns,
+        precise_read_pairs: precise.as_ref().map(|p| p.pairs),
         syscall_floor_ns: find(Source::SyscallGetppid).map(|m| m.cost_ns),
         tsc_hz: hz,
     };
@@ -254,11 +227,73 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     }
 }
 
+/// Samples every source: one warm-up each, then rounds, round-robin over the sources still
+/// sampling (so a disturbance that lasts a moment lands in one round of a few sources instead
+/// of every batch of one). After `sampler.rounds` rounds a source stops as soon as its estimate
+/// is settled; the others get rounds up to `sampler.max_rounds` while the sampling has taken
+/// less than `cfg.sampling_cap`. Returns each source's measurement and its rounds beyond the
+/// minimum.
+fn sample_all(
+    cfg: &ProbeConfig,
+    ctx: &readers::Context,
+    overhead_ns: f64,
+    started: Instant,
+) -> (Vec<Option<measure::Measurement>>, Vec<usize>) {
+    let n = cfg.sources.len();
+    let sampler_of = |i: usize| SamplerConfig {
+        seed: cfg.seed.wrapping_add(i as u64),
+        overhead_ns,
+        ..cfg.sampler
+    };
+    let units: Vec<Option<u64>> = cfg
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, &src)| readers::warm_up(src, ctx, &sampler_of(i)))
+        .collect();
+    let mut rounds: Vec<Vec<measure::Round>> = vec![Vec::new(); n];
+    let mut out: Vec<Option<measure::Measurement>> = vec![None; n];
+    let mut settled = vec![false; n];
+    let (min_rounds, max_rounds) = (cfg.sampler.rounds.max(1), cfg.sampler.max_rounds.max(1));
+    for r in 0..max_rounds.max(min_rounds) {
+        if r >= min_rounds && started.elapsed() >= cfg.sampling_cap {
+            break;
+        }
+        let mut any = false;
+        for (i, &src) in cfg.sources.iter().enumerate() {
+            let Some(d) = units[i].filter(|_| !settled[i]) else {
+                continue;
+            };
+            let seed = cfg.seed.wrapping_add((1000 * (r + 1) + i) as u64);
+            if let Some(round) = readers::round(src, ctx, &sampler_of(i), d, seed) {
+                rounds[i].push(round);
+                any = true;
+            }
+        }
+        for i in 0..n {
+            if settled[i] || rounds[i].is_empty() {
+                continue;
+            }
+            let sampler = sampler_of(i);
+            out[i] = measure::estimate(&sampler, units[i].unwrap_or(1), &rounds[i]);
+            settled[i] = r + 1 >= min_rounds
+                && out[i]
+                    .as_ref()
+                    .is_some_and(|m| m.settled(sampler.settle_width));
+        }
+        if !any {
+            break;
+        }
+    }
+    let extra = rounds
+        .iter()
+        .map(|r| r.len().saturating_sub(min_rounds))
+        .collect();
+    (out, extra)
+}
+
 /// Below this share of CPU time during sampling, the run shared its CPU: warn.
 pub const CPU_SHARE_WARN: f64 = 0.8;
-
-/// Extra rounds a noisy source may get.
-pub const MAX_EXTRA_ROUNDS: usize = 2;
 
 /// Involuntary switches between two counter reads: unknown (`None`, with a warning) when
 /// either read failed, never a made-up 0.

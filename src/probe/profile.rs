@@ -190,6 +190,11 @@ pub struct Derived {
     /// clocksource read (both pay the same entry and exit; only the first reads the
     /// clocksource). What `simulate` charges for a precise timestamp.
     pub precise_read_ns: Option<Estimate>,
+    /// How many `syscall:realtime`/`syscall:realtime_coarse` batch pairs `precise_read_ns` is
+    /// the median of. Absent when not derived, and in profiles written before the pairing (so
+    /// those round-trip through `show` byte for byte).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precise_read_pairs: Option<usize>,
     /// `syscall:getppid`: the cost of entering and leaving the kernel.
     pub syscall_floor_ns: Option<Estimate>,
     /// The TSC frequency used for tick conversions (calibrated, else CPUID).

@@ -8,7 +8,7 @@ use super::machine::Machine;
 use super::profile::SourceResult;
 use super::resolution::{self, WatchConfig};
 use super::source::{Clock, Source};
-use crate::measure::{self, Measurement, SamplerConfig};
+use crate::measure::{self, Measurement, PairedConfig, PairedDifference, Round, SamplerConfig};
 use crate::sys::clock;
 
 /// State shared by all sources of a run.
@@ -59,46 +59,88 @@ fn unsupported_reason(src: Source, ctx: &Context) -> Option<String> {
     }
 }
 
-/// Measures one source's cost with the sampler.
-fn sample(src: Source, ctx: &Context, cfg: &SamplerConfig) -> Option<Measurement> {
+/// One step of the sampler on one source: its warm-up, or one round of batches.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step {
+    /// Warm the source up and return its batch unit.
+    Warmup,
+    /// One round of batches of `d` units, in the order drawn from `seed`.
+    Round { d: u64, seed: u64 },
+}
+
+/// What a [`Step`] returned.
+pub(crate) enum Stepped {
+    Unit(u64),
+    Round(Round),
+}
+
+/// Runs `step` on the closure `f` (generic, so the call is inlined into the batch loop).
+fn step_with<R, F: FnMut() -> R>(cfg: &SamplerConfig, step: Step, mut f: F) -> Stepped {
+    match step {
+        Step::Warmup => Stepped::Unit(measure::warm_up(cfg, &mut f)),
+        Step::Round { d, seed } => Stepped::Round(measure::sample_round(cfg, d, seed, &mut f)),
+    }
+}
+
+/// Runs one sampler step on one source.
+fn sample(src: Source, ctx: &Context, cfg: &SamplerConfig, step: Step) -> Option<Stepped> {
     #[cfg(target_arch = "x86_64")]
     use crate::sys::tsc;
-    match src {
+    let s = match src {
         #[cfg(target_arch = "x86_64")]
-        Source::Rdtsc => measure::measure(cfg, tsc::rdtsc),
+        Source::Rdtsc => step_with(cfg, step, tsc::rdtsc),
         #[cfg(target_arch = "x86_64")]
-        Source::LfenceRdtsc => measure::measure(cfg, tsc::lfence_rdtsc),
+        Source::LfenceRdtsc => step_with(cfg, step, tsc::lfence_rdtsc),
         #[cfg(target_arch = "x86_64")]
-        Source::Rdtscp => measure::measure(cfg, tsc::rdtscp),
+        Source::Rdtscp => step_with(cfg, step, tsc::rdtscp),
         #[cfg(target_arch = "x86_64")]
-        Source::Rdpid => measure::measure(cfg, tsc::rdpid),
+        Source::Rdpid => step_with(cfg, step, tsc::rdpid),
         #[cfg(target_arch = "x86_64")]
-        Source::Cpuid => measure::measure(cfg, || tsc::cpuid(black_box(0))),
+        Source::Cpuid => step_with(cfg, step, || tsc::cpuid(black_box(0))),
         Source::Vdso(c) => {
             let id = c.id();
-            measure::measure(cfg, || clock::vdso_clock_gettime(black_box(id)))
+            step_with(cfg, step, || clock::vdso_clock_gettime(black_box(id)))
         }
         Source::Syscall(c) => {
             let id = c.id();
-            measure::measure(cfg, || clock::syscall_clock_gettime(black_box(id)))
+            step_with(cfg, step, || clock::syscall_clock_gettime(black_box(id)))
         }
-        Source::VdsoGettimeofday => measure::measure(cfg, clock::vdso_gettimeofday),
-        Source::SyscallGettimeofday => measure::measure(cfg, clock::syscall_gettimeofday),
-        Source::VdsoTime => measure::measure(cfg, clock::vdso_time),
-        Source::StdInstant => measure::measure(cfg, Instant::now),
-        Source::StdSystemTime => measure::measure(cfg, SystemTime::now),
-        Source::QuantaNow => ctx
-            .quanta
-            .as_ref()
-            .and_then(|q| measure::measure(cfg, || q.now())),
-        Source::QuantaRaw => ctx
-            .quanta
-            .as_ref()
-            .and_then(|q| measure::measure(cfg, || q.raw())),
-        Source::SyscallGetppid => measure::measure(cfg, clock::syscall_getppid),
+        Source::VdsoGettimeofday => step_with(cfg, step, clock::vdso_gettimeofday),
+        Source::SyscallGettimeofday => step_with(cfg, step, clock::syscall_gettimeofday),
+        Source::VdsoTime => step_with(cfg, step, clock::vdso_time),
+        Source::StdInstant => step_with(cfg, step, Instant::now),
+        Source::StdSystemTime => step_with(cfg, step, SystemTime::now),
+        Source::QuantaNow => {
+            let q = ctx.quanta.as_ref()?;
+            step_with(cfg, step, || q.now())
+        }
+        Source::QuantaRaw => {
+            let q = ctx.quanta.as_ref()?;
+            step_with(cfg, step, || q.raw())
+        }
+        Source::SyscallGetppid => step_with(cfg, step, clock::syscall_getppid),
         #[cfg(not(target_arch = "x86_64"))]
-        _ => None,
+        _ => return None,
+    };
+    Some(s)
+}
+
+/// `precise_read_ns`: `syscall:realtime` paired against `syscall:realtime_coarse` (see
+/// [`measure::paired_difference`]), or `None` if either cannot be measured here.
+pub(crate) fn precise_read(ctx: &Context, cfg: &PairedConfig) -> Option<PairedDifference> {
+    let (a, b) = (
+        Source::Syscall(Clock::Realtime),
+        Source::Syscall(Clock::RealtimeCoarse),
+    );
+    if unsupported_reason(a, ctx).is_some() || unsupported_reason(b, ctx).is_some() {
+        return None;
     }
+    let (ida, idb) = (Clock::Realtime.id(), Clock::RealtimeCoarse.id());
+    measure::paired_difference(
+        cfg,
+        || clock::syscall_clock_gettime(black_box(ida)),
+        || clock::syscall_clock_gettime(black_box(idb)),
+    )
 }
 
 /// Watches one source's values (native unit: ticks for counters, ns for everything else).
@@ -167,16 +209,29 @@ fn claimed_resolution_ns(src: Source) -> Option<f64> {
     }
 }
 
-/// Samples one source's cost once, or `None` if the machine lacks it.
-pub(crate) fn sample_one(
-    src: Source,
-    ctx: &Context,
-    sampler: &SamplerConfig,
-) -> Option<Measurement> {
+/// Warms one source up and returns its batch unit, or `None` if the machine lacks it.
+pub(crate) fn warm_up(src: Source, ctx: &Context, sampler: &SamplerConfig) -> Option<u64> {
     if unsupported_reason(src, ctx).is_some() {
         return None;
     }
-    sample(src, ctx, sampler)
+    match sample(src, ctx, sampler, Step::Warmup)? {
+        Stepped::Unit(d) => Some(d),
+        Stepped::Round(_) => None,
+    }
+}
+
+/// Takes one round of batches of one supported source.
+pub(crate) fn round(
+    src: Source,
+    ctx: &Context,
+    sampler: &SamplerConfig,
+    d: u64,
+    seed: u64,
+) -> Option<Round> {
+    match sample(src, ctx, sampler, Step::Round { d, seed })? {
+        Stepped::Round(r) => Some(r),
+        Stepped::Unit(_) => None,
+    }
 }
 
 /// Builds one source's result from its combined measurement, watching its values.

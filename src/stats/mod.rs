@@ -197,6 +197,39 @@ where
     out
 }
 
+/// Percentile bootstrap of a statistic over one sample: draws `resamples` resamples of `xs`
+/// with replacement from a [`SplitMix64`] seeded with `seed` and returns the replicates of
+/// `stat` (those where it returned `None` are dropped). Empty input gives no replicates.
+pub fn bootstrap<F>(xs: &[f64], resamples: usize, seed: u64, mut stat: F) -> Vec<f64>
+where
+    F: FnMut(&mut [f64]) -> Option<f64>,
+{
+    if xs.is_empty() {
+        return Vec::new();
+    }
+    let mut rng = SplitMix64::new(seed);
+    let mut buf = vec![0.0; xs.len()];
+    let mut out = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        for b in buf.iter_mut() {
+            *b = xs[rng.below(xs.len() as u64) as usize];
+        }
+        if let Some(s) = stat(&mut buf) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// [`quantile`] that sorts `v` in place (the bootstrap's scratch buffer) instead of copying.
+pub fn quantile_in_place(v: &mut [f64], q: f64) -> Option<f64> {
+    if v.iter().any(|x| x.is_nan()) {
+        return quantile(v, q);
+    }
+    v.sort_unstable_by(f64::total_cmp);
+    quantile_sorted(v, q)
+}
+
 /// The central `level` interval (e.g. 0.95) of bootstrap replicates around `point`; the bounds
 /// are widened to contain `point` if the replicate distribution is skewed past it. `None` for
 /// no replicates or `level` outside `(0, 1)`.

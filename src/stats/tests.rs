@@ -101,3 +101,17 @@ fn below_stays_in_range() {
     assert!((0..10_000).all(|_| r.below(7) < 7));
     assert_eq!(r.below(0), 0);
 }
+
+#[test]
+fn one_sample_bootstrap_is_seeded_and_brackets_the_quantile() {
+    let xs: Vec<f64> = (0..50).map(f64::from).collect();
+    let a = bootstrap(&xs, 200, 3, |v| quantile_in_place(v, 0.25));
+    let b = bootstrap(&xs, 200, 3, |v| quantile_in_place(v, 0.25));
+    assert_eq!(a, b, "same seed, same replicates");
+    assert_eq!(a.len(), 200);
+    let q = quantile(&xs, 0.25).unwrap();
+    let ci = percentile_interval(&a, q, 0.95).unwrap();
+    assert!(ci.lower < q && q < ci.upper, "{ci:?}");
+    assert!(bootstrap(&[], 10, 1, |v| median(v)).is_empty());
+    assert_eq!(quantile_in_place(&mut [3.0, f64::NAN, 1.0], 0.5), Some(2.0));
+}
