@@ -162,7 +162,13 @@ impl SourceResult {
         self.forward_jumps_over_1ms = w.forward_jumps;
         self.reads_watched = w.reads;
         if self.update_period_ns.is_none() {
-            if let Some(period) = w.median_step.filter(|_| self.is_coarse_kind()) {
+            // The smallest repeated step (robust to a preempted reader); the median of all steps
+            // when no step repeated (a short watch).
+            if let Some(period) = w
+                .tick_step
+                .or(w.median_step)
+                .filter(|_| self.is_coarse_kind())
+            {
                 let ns = period * to_ns;
                 self.update_period_ns = Some(ns);
                 self.implied_hz = Some(1e9 / ns);
