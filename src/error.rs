@@ -46,6 +46,23 @@ pub enum Error {
     /// workload that stopped early).
     #[error("{0}")]
     Failed(String),
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) cut the work short: the command removes its
+    /// scratch and exits 130.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// Whether this error, or any error it wraps as context, is [`Error::Interrupted`].
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            Error::Interrupted => true,
+            Error::Context { source, .. } => source
+                .downcast_ref::<Error>()
+                .is_some_and(Error::is_interrupted),
+            _ => false,
+        }
+    }
 }
 
 impl Error {

@@ -227,6 +227,9 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     assert_eq!(v["schema_version"], 1);
     let k = &v["kernels"][0];
     assert!(k["error"].is_null(), "{k}");
+    // CONFIG_HZ from the package's /boot/config-*, not assumed.
+    assert_eq!(k["hz_source"], "config", "{k}");
+    assert_eq!(k["hz"], 250, "{k}");
     assert!(k["kprobe_profile"]
         .as_str()
         .unwrap()

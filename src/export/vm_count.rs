@@ -25,7 +25,11 @@ impl Render for CountReport {
         )];
         for k in &self.kernels {
             let rel = k.kernel_release.as_deref().unwrap_or("?");
-            let hz = if k.hz_known { "" } else { " (assumed)" };
+            let hz = match k.hz_source.as_str() {
+                _ if !k.hz_known => " (assumed)".to_string(),
+                "" | "config" => String::new(),
+                from => format!(" from the {from}"),
+            };
             let state = match &k.error {
                 Some(e) => format!("failed: {e}"),
                 None => format!("{:.1} s", k.wall_s),

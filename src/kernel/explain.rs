@@ -64,7 +64,18 @@ fn describe(e: Effect) -> Option<String> {
         Effect::LinuxUpdateIfChanged { modify: false, .. } => "touch_atime".into(),
         Effect::LinuxSetCtime { target: t } => format!("inode_set_ctime_current({})", target(t)),
         Effect::LinuxCopyCtimeToDir => "dir m/ctime = inode ctime".into(),
-        Effect::LinuxCurrentTime { target: t } => format!("current_time({})", target(t)),
+        Effect::LinuxNotifyChange { target: t } => format!(
+            "notify_change: current_time({}); setattr_copy_mgtime: inode_set_ctime_current on \
+             FS_MGTIME",
+            target(t)
+        ),
+        Effect::LinuxTruncateIfNonEmpty { target: t } => {
+            format!(
+                "setattr ATTR_SIZE: ctime read({}) if the size changes",
+                target(t)
+            )
+        }
+        Effect::LinuxEvict => "evict: shmem_truncate_range ctime read".into(),
         Effect::LinuxQuery { .. } => "mark ctime queried".into(),
     })
 }
@@ -77,11 +88,14 @@ fn reads(e: Effect) -> (u32, u32) {
         }
         Effect::LinuxQuery { .. } => (0, 0),
         Effect::Flush { .. } => (0, 1),
-        Effect::LinuxUpdateIfChanged { .. } => (1, 2),
-        Effect::VfsTimestamp { .. }
+        Effect::LinuxUpdateIfChanged { reread: true, .. } => (1, 2),
+        Effect::LinuxNotifyChange { .. } => (1, 2),
+        Effect::LinuxTruncateIfNonEmpty { .. } => (0, 1),
+        Effect::LinuxUpdateIfChanged { reread: false, .. }
+        | Effect::VfsTimestamp { .. }
         | Effect::Fixed { .. }
         | Effect::LinuxSetCtime { .. }
-        | Effect::LinuxCurrentTime { .. } => (1, 1),
+        | Effect::LinuxEvict => (1, 1),
     }
 }
 
@@ -147,6 +161,9 @@ pub fn explain(model: ModelId) -> Explanation {
 pub fn stock_clock(model: ModelId) -> &'static str {
     match model.policies()[0].kind {
         super::PolicyKind::Bsd { vfs_clock } => vfs_clock.kernel_name(),
+        super::PolicyKind::Linux {
+            mg_clock_fns: true, ..
+        } => ClockFn::LinuxCoarseMg.kernel_name(),
         super::PolicyKind::Linux { .. } => ClockFn::LinuxCoarse.kernel_name(),
     }
 }

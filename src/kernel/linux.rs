@@ -18,7 +18,7 @@
 //!
 //! See docs/kernel-models.md for the per-syscall table and which counts are uncertain.
 
-use super::model::LINUX_NO_ANON_PIPE_TIME;
+use super::model::{LINUX_NO_ANON_PIPE_TIME, LINUX_UPDATE_TIME_REREAD};
 use super::{act, Effect, Rule, Source, Target, Version};
 use crate::trace::{FsKind, Syscall};
 
@@ -43,9 +43,15 @@ const fn src(file: &'static str, function: &'static str, at: &'static str, read:
 pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
     use Effect::*;
     use Target::*;
-    let update = |modify| LinuxUpdateIfChanged {
+    // Before 6.6 file_update_time() stored the current_time() it had read (v6.1.55
+    // fs/inode.c file_modified_flags: `__file_update_time(file, &now, ret)`); from 6.6
+    // inode_update_timestamps() reads again through inode_set_ctime_current(). An atime
+    // update always reads twice (atime_needs_update, then touch_atime / the update).
+    let reread_ctime = version >= LINUX_UPDATE_TIME_REREAD;
+    let update = |modify: bool| LinuxUpdateIfChanged {
         target: Inode,
         modify,
+        reread: reread_ctime || !modify,
     };
     let r = |effects: &[Effect], source: Source| Rule {
         action: act(effects),
@@ -105,14 +111,19 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
                 "write_iter -> file_modified -> file_update_time",
             ),
         ),
-        // tmpfs has no page_mkwrite: a store through a shared mapping changes no timestamp.
-        Syscall::MmapStore if fs == FsKind::Tmpfs => r(
-            &[],
-            recalled("mm/shmem.c", "shmem_vm_ops (no page_mkwrite)"),
-        ),
+        // A store through a shared mapping dirties the page on its first write fault:
+        // fault_dirty_shared_page() calls file_update_time() itself when the vma has no
+        // page_mkwrite (tmpfs), and ext4_page_mkwrite() calls it otherwise. Counted on 6.1,
+        // 6.12 and 7.2 (vfsmix: file_update_time 2 per op, write and store).
         Syscall::MmapStore => r(
             &[update(true)],
-            recalled("fs/ext4/inode.c", "ext4_page_mkwrite -> file_update_time"),
+            src(
+                "mm/memory.c, fs/ext4/inode.c",
+                "fault_dirty_shared_page (if !page_mkwrite) / ext4_page_mkwrite -> \
+                 file_update_time",
+                "v6.1-v7.2 (read; counted by tscope vm count)",
+                true,
+            ),
         ),
         Syscall::Create | Syscall::Mkdir => r(
             &[
@@ -126,10 +137,21 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
             ),
         ),
         // shmem_unlink(): dir mtime = dir ctime = inode_set_ctime_current(inode) — one read
-        // applied to both; other filesystems call inode_set_ctime_current() on each.
+        // applied to both; then the last iput evicts the inode: shmem_evict_inode() ->
+        // shmem_truncate_range() reads once more (current_time() before 6.6,
+        // inode_set_ctime_current() after). Counted: vfsmix on 6.1, 6.12, 7.2.
         Syscall::Unlink | Syscall::Rmdir if fs == FsKind::Tmpfs => r(
-            &[LinuxSetCtime { target: Inode }, LinuxCopyCtimeToDir],
-            recalled("mm/shmem.c", "shmem_unlink"),
+            &[
+                LinuxSetCtime { target: Inode },
+                LinuxCopyCtimeToDir,
+                LinuxEvict,
+            ],
+            src(
+                "mm/shmem.c",
+                "shmem_unlink; shmem_evict_inode -> shmem_truncate_range",
+                "v6.1-v7.2 (read; counted by tscope vm count)",
+                true,
+            ),
         ),
         Syscall::Unlink | Syscall::Rmdir | Syscall::Rename | Syscall::Link => r(
             &[
@@ -138,15 +160,36 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
             ],
             recalled("fs/ext4/namei.c", "ext4_unlink -> inode_set_ctime_current"),
         ),
-        Syscall::OpenTrunc | Syscall::Truncate | Syscall::Setattr | Syscall::Utimens => r(
+        // do_truncate() -> notify_change(): current_time() into ia_ctime/ia_mtime; the
+        // filesystem's setattr reads again only when the size changes (shmem_setattr:
+        // `if (newsize != oldsize)`), and from 6.13 setattr_copy_mgtime() takes
+        // inode_set_ctime_current() on FS_MGTIME filesystems. Counted: vfsmix's O_TRUNC of
+        // an empty file takes 1 read on 6.1/6.12 and 2 on 7.2.
+        Syscall::OpenTrunc => r(
             &[
-                LinuxCurrentTime { target: Inode },
+                LinuxNotifyChange { target: Inode },
+                LinuxTruncateIfNonEmpty { target: Inode },
+            ],
+            src(
+                "fs/attr.c, mm/shmem.c",
+                "notify_change, setattr_copy_mgtime, shmem_setattr",
+                "v6.1-v7.2 (read; counted by tscope vm count)",
+                true,
+            ),
+        ),
+        Syscall::Truncate => r(
+            &[
+                LinuxNotifyChange { target: Inode },
                 LinuxSetCtime { target: Inode },
             ],
             recalled(
-                "fs/attr.c, fs/open.c",
-                "do_truncate -> notify_change, setattr_copy",
+                "fs/attr.c, mm/shmem.c",
+                "notify_change, shmem_setattr (size changes)",
             ),
+        ),
+        Syscall::Setattr | Syscall::Utimens => r(
+            &[LinuxNotifyChange { target: Inode }],
+            recalled("fs/attr.c", "notify_change, setattr_copy(_mgtime)"),
         ),
         Syscall::Stat => r(
             &[LinuxQuery { target: Inode }],
@@ -179,10 +222,31 @@ mod tests {
             action((6, 14), Syscall::Read, FsKind::Pipefs)[0],
             Effect::LinuxUpdateIfChanged { modify: false, .. }
         ));
-        assert_eq!(
+        // tmpfs has no page_mkwrite: fault_dirty_shared_page() calls file_update_time().
+        assert!(matches!(
             action((6, 18), Syscall::MmapStore, FsKind::Tmpfs)[0],
-            Effect::None
-        );
+            Effect::LinuxUpdateIfChanged { modify: true, .. }
+        ));
+    }
+
+    #[test]
+    fn a_changed_mtime_is_read_again_from_6_6_and_atime_always() {
+        let reread = |v, s| match action(v, s, FsKind::Tmpfs)[0] {
+            Effect::LinuxUpdateIfChanged { reread, .. } => reread,
+            e => panic!("{e:?}"),
+        };
+        assert!(!reread((6, 1), Syscall::Write));
+        assert!(reread((6, 6), Syscall::Write));
+        assert!(reread((6, 1), Syscall::Read));
+    }
+
+    #[test]
+    fn tmpfs_unlink_evicts_and_o_trunc_reads_only_for_a_size_change() {
+        let u = action((6, 1), Syscall::Unlink, FsKind::Tmpfs);
+        assert_eq!(u[2], Effect::LinuxEvict);
+        let t = action((6, 12), Syscall::OpenTrunc, FsKind::Tmpfs);
+        assert!(matches!(t[0], Effect::LinuxNotifyChange { .. }));
+        assert!(matches!(t[1], Effect::LinuxTruncateIfNonEmpty { .. }));
     }
 
     #[test]

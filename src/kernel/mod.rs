@@ -108,8 +108,11 @@ impl Policy {
 pub enum PolicyKind {
     /// The clock function `vfs_timestamp()` uses.
     Bsd { vfs_clock: ClockFn },
-    /// How Linux `current_time()` / `inode_set_ctime_current()` read the clock.
-    Linux { mode: LinuxMode },
+    /// How Linux `current_time()` / `inode_set_ctime_current()` read the clock, and whether
+    /// they read it through the multigrain functions (`mg_clock_fns`, Linux ≥ 6.13: every
+    /// coarse read is `ktime_get_coarse_real_ts64_mg()`, the fine read of
+    /// `inode_set_ctime_current()` is `ktime_get_real_ts64_mg()`, whatever the policy).
+    Linux { mode: LinuxMode, mg_clock_fns: bool },
 }
 
 /// Linux timestamp granularity.
@@ -127,10 +130,18 @@ pub enum LinuxMode {
 /// A kernel clock function, as the kernel names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClockFn {
-    /// Linux `ktime_get_coarse_real_ts64()` (or its `_mg` variant): copies the tick's time.
+    /// Linux `ktime_get_coarse_real_ts64()`: copies the tick's time (`current_time()` before
+    /// 6.13).
     LinuxCoarse,
-    /// Linux `ktime_get_real_ts64()` (or `_mg`): reads the clocksource.
+    /// Linux `ktime_get_real_ts64()`: reads the clocksource (the precise what-if; from 6.13
+    /// the fine read of a multigrain `current_time()`).
     LinuxFine,
+    /// Linux ≥ 6.13 `ktime_get_coarse_real_ts64_mg()`: the later of the tick's time and the
+    /// multigrain floor (every coarse read of `current_time()` / `inode_set_ctime_current()`).
+    LinuxCoarseMg,
+    /// Linux ≥ 6.13 `ktime_get_real_ts64_mg()`: reads the clocksource and raises the floor
+    /// (the fine read of a multigrain `inode_set_ctime_current()`).
+    LinuxFineMg,
     /// BSD `time_second`: a global read.
     TimeSecond,
     /// BSD `getnanotime()`: the time at the last `tc_windup()`, no counter read.
@@ -142,9 +153,11 @@ pub enum ClockFn {
 }
 
 impl ClockFn {
-    pub const ALL: [ClockFn; 6] = [
+    pub const ALL: [ClockFn; 8] = [
         ClockFn::LinuxCoarse,
         ClockFn::LinuxFine,
+        ClockFn::LinuxCoarseMg,
+        ClockFn::LinuxFineMg,
         ClockFn::TimeSecond,
         ClockFn::Getnanotime,
         ClockFn::Microtime,
@@ -156,6 +169,8 @@ impl ClockFn {
         match self {
             ClockFn::LinuxCoarse => "ktime_get_coarse_real_ts64",
             ClockFn::LinuxFine => "ktime_get_real_ts64",
+            ClockFn::LinuxCoarseMg => "ktime_get_coarse_real_ts64_mg",
+            ClockFn::LinuxFineMg => "ktime_get_real_ts64_mg",
             ClockFn::TimeSecond => "time_second",
             ClockFn::Getnanotime => "getnanotime",
             ClockFn::Microtime => "microtime",
@@ -167,7 +182,7 @@ impl ClockFn {
     pub fn is_counter(self) -> bool {
         matches!(
             self,
-            ClockFn::LinuxFine | ClockFn::Microtime | ClockFn::Nanotime
+            ClockFn::LinuxFine | ClockFn::LinuxFineMg | ClockFn::Microtime | ClockFn::Nanotime
         )
     }
 
@@ -175,8 +190,10 @@ impl ClockFn {
     #[inline]
     pub fn value(self, t_ns: f64, tick_ns: f64) -> f64 {
         match self {
-            ClockFn::LinuxCoarse | ClockFn::Getnanotime => (t_ns / tick_ns).floor() * tick_ns,
-            ClockFn::LinuxFine => t_ns,
+            ClockFn::LinuxCoarse | ClockFn::LinuxCoarseMg | ClockFn::Getnanotime => {
+                (t_ns / tick_ns).floor() * tick_ns
+            }
+            ClockFn::LinuxFine | ClockFn::LinuxFineMg => t_ns,
             ClockFn::TimeSecond => (t_ns / 1e9).floor() * 1e9,
             ClockFn::Microtime => (t_ns / 1e3).floor() * 1e3,
             ClockFn::Nanotime => t_ns.floor(),
@@ -186,8 +203,8 @@ impl ClockFn {
     /// The granularity of the values it returns.
     pub fn resolution_ns(self, tick_ns: f64) -> f64 {
         match self {
-            ClockFn::LinuxCoarse | ClockFn::Getnanotime => tick_ns,
-            ClockFn::LinuxFine | ClockFn::Nanotime => 1.0,
+            ClockFn::LinuxCoarse | ClockFn::LinuxCoarseMg | ClockFn::Getnanotime => tick_ns,
+            ClockFn::LinuxFine | ClockFn::LinuxFineMg | ClockFn::Nanotime => 1.0,
             ClockFn::TimeSecond => 1e9,
             ClockFn::Microtime => 1e3,
         }
@@ -223,15 +240,35 @@ pub enum Effect {
     /// BSD: `ufs_itimes()` / `tmpfs_itimes()`: one `vfs_timestamp()` if anything is pending.
     Flush { target: Target },
     /// Linux `file_update_time()` (modify) / `touch_atime()`: `current_time()`, and the
-    /// update (another read, `mark_inode_dirty`) only when the time moved.
-    LinuxUpdateIfChanged { target: Target, modify: bool },
+    /// update (`mark_inode_dirty`) only when the time moved. `reread`: the update reads the
+    /// clock again — always for atime (`touch_atime()` before 6.6,
+    /// `inode_update_timestamps()` → `current_time()` after); for m/ctime from 6.6 on
+    /// (`inode_update_timestamps()` → `inode_set_ctime_current()`), while 6.1's
+    /// `file_update_time()` stores the time it already read.
+    LinuxUpdateIfChanged {
+        target: Target,
+        modify: bool,
+        reread: bool,
+    },
     /// Linux `inode_set_ctime_current()` (+ mtime = ctime): create, unlink, setattr.
     LinuxSetCtime { target: Target },
     /// Linux `shmem_unlink()`: the directory's mtime and ctime are set to the inode's new
     /// ctime (no further read).
     LinuxCopyCtimeToDir,
-    /// Linux `current_time()` whose value only fills `ia_ctime` (`notify_change()`).
-    LinuxCurrentTime { target: Target },
+    /// Linux `notify_change()`: `current_time()` fills `ia_ctime`/`ia_mtime`, which
+    /// `setattr_copy()` stores — except on `FS_MGTIME` filesystems from 6.13, where
+    /// `setattr_copy_mgtime()` takes `inode_set_ctime_current()` instead (a second read).
+    LinuxNotifyChange { target: Target },
+    /// Linux `shmem_setattr()`/`ext4_setattr()` with `ATTR_SIZE`: a ctime read
+    /// (`current_time()` on 6.1, `inode_set_ctime_current()` from 6.6) only when the size
+    /// changes — an `O_TRUNC` open of an empty file takes none. The replay tracks whether a
+    /// file was written since it was created or truncated.
+    LinuxTruncateIfNonEmpty { target: Target },
+    /// Linux tmpfs eviction when the last link and reference go (unlink of a closed file):
+    /// `shmem_evict_inode()` → `shmem_truncate_range()` reads the ctime once more
+    /// (`current_time()` on 6.1, `inode_set_ctime_current()` from 6.6) for an inode nobody
+    /// sees again.
+    LinuxEvict,
     /// Linux `generic_fillattr()` → `fill_mg_cmtime()`: marks the ctime queried.
     LinuxQuery { target: Target },
 }

@@ -59,6 +59,7 @@ impl Family {
         match self {
             Family::Linux => vec![
                 Version::new(6, 1),
+                LINUX_UPDATE_TIME_REREAD,
                 LINUX_MULTIGRAIN,
                 LINUX_NO_ANON_PIPE_TIME,
             ],
@@ -72,6 +73,11 @@ impl Family {
     }
 }
 
+/// Linux 6.6: `update_time` lost its timespec argument (torvalds/linux 913e99287b98, "fs:
+/// drop the timespec64 argument from update_time"), so a changed m/ctime is stored by
+/// `inode_update_timestamps()` → `inode_set_ctime_current()`, a second clock read; before,
+/// `file_update_time()` stored the `current_time()` it had read.
+pub const LINUX_UPDATE_TIME_REREAD: Version = Version::new(6, 6);
 /// Linux 6.13: multigrain timestamps on `FS_MGTIME` filesystems (tmpfs, ext4, xfs, btrfs).
 pub const LINUX_MULTIGRAIN: Version = Version::new(6, 13);
 /// Linux 6.15: anonymous pipes take no timestamps (`anon_pipe_read`/`anon_pipe_write`).
@@ -227,7 +233,10 @@ impl ModelId {
         let linux = |value: &str, mode, stock| Policy {
             model: self,
             value: value.into(),
-            kind: PolicyKind::Linux { mode },
+            kind: PolicyKind::Linux {
+                mode,
+                mg_clock_fns: self.version >= LINUX_MULTIGRAIN,
+            },
             stock,
         };
         match self.family {

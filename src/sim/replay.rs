@@ -6,8 +6,11 @@
 //! coarse tick moves as it would while the loop runs. Every timestamp of an op is taken at the
 //! op's start. Memory is one small record per inode id, whatever the trace length.
 
-use crate::kernel::{table_index, Action, ClockFn, Effect, LinuxMode, PolicyKind, Target};
-use crate::trace::{FsKind, InodeId, Op, NO_INODE};
+use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
+use crate::trace::{InodeId, Op, NO_INODE};
+
+#[path = "replay_linux.rs"]
+mod linux;
 
 /// What each kind of work costs, in ns, and the tick of the coarse clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,7 +43,7 @@ pub struct Stats {
     /// Ops that end an iteration (will-it-scale "ops").
     pub iterations: u64,
     /// Reads per clock function, indexed by `ClockFn as usize`.
-    pub reads: [u64; 6],
+    pub reads: [u64; ClockFn::ALL.len()],
     /// Timestamp stores (Linux: only when the time moved, each dirtying the inode).
     pub updates: u64,
     pub total_ns: f64,
@@ -92,6 +95,8 @@ struct Inode {
     last_stamp: f64,
     has_stamp: bool,
     queried: bool,
+    /// Linux: written since created or truncated (an `O_TRUNC` open changes its size).
+    nonempty: bool,
     pending_mod: bool,
     pending_access: bool,
     pending_since: f64,
@@ -104,6 +109,7 @@ const FRESH: Inode = Inode {
     last_stamp: 0.0,
     has_stamp: false,
     queried: false,
+    nonempty: false,
     pending_mod: false,
     pending_access: false,
     pending_since: 0.0,
@@ -306,75 +312,7 @@ impl<'a> Replay<'a> {
                     self.record_mod(id, v, since, vfs_clock);
                 }
             }
-            Effect::LinuxUpdateIfChanged { target, modify } => {
-                let id = Self::target(op, target);
-                if id == NO_INODE {
-                    return;
-                }
-                let mg = self.multigrain(op.fs);
-                let now_v = self.current_time(id, mg).0;
-                let ino = self.inodes[id as usize];
-                if modify {
-                    if now_v != ino.mtime || now_v != ino.ctime {
-                        let (v, clock) = self.set_ctime_current(id, mg);
-                        self.inodes[id as usize].mtime = v;
-                        self.update();
-                        self.record_mod(id, v, self.now, clock);
-                    } else {
-                        let clock = self.coarse_clock();
-                        self.record_mod(id, ino.mtime, self.now, clock);
-                    }
-                } else {
-                    let relatime_ok =
-                        op.fs == FsKind::Pipefs || ino.atime <= ino.mtime || ino.atime <= ino.ctime;
-                    if relatime_ok && now_v != ino.atime {
-                        let v = self.current_time(id, mg).0;
-                        self.inodes[id as usize].atime = v;
-                        self.update();
-                    }
-                }
-            }
-            Effect::LinuxSetCtime { target } => {
-                let id = Self::target(op, target);
-                if id == NO_INODE {
-                    return;
-                }
-                let mg = self.multigrain(op.fs);
-                let (v, clock) = self.set_ctime_current(id, mg);
-                let ino = &mut self.inodes[id as usize];
-                ino.mtime = v;
-                if ino.atime == f64::NEG_INFINITY {
-                    // A new inode: simple_inode_init_ts() sets atime too.
-                    ino.atime = v;
-                }
-                self.update();
-                self.record_mod(id, v, self.now, clock);
-            }
-            Effect::LinuxCopyCtimeToDir => {
-                if op.dir == NO_INODE || op.inode == NO_INODE {
-                    return;
-                }
-                let v = self.inodes[op.inode as usize].ctime;
-                let dir = &mut self.inodes[op.dir as usize];
-                dir.mtime = v;
-                dir.ctime = v;
-                self.update();
-                let clock = self.coarse_clock();
-                self.record_mod(op.dir, v, self.now, clock);
-            }
-            Effect::LinuxCurrentTime { target } => {
-                let id = Self::target(op, target);
-                if id != NO_INODE {
-                    let mg = self.multigrain(op.fs);
-                    self.current_time(id, mg);
-                }
-            }
-            Effect::LinuxQuery { target } => {
-                let id = Self::target(op, target);
-                if id != NO_INODE && self.multigrain(op.fs) {
-                    self.inodes[id as usize].queried = true;
-                }
-            }
+            _ => self.apply_linux(effect, op),
         }
     }
 
@@ -394,82 +332,5 @@ impl<'a> Replay<'a> {
         } else {
             ino.atime = v;
         }
-    }
-
-    fn linux_mode(&self) -> LinuxMode {
-        match self.policy {
-            PolicyKind::Linux { mode } => mode,
-            PolicyKind::Bsd { .. } => LinuxMode::Coarse,
-        }
-    }
-
-    fn multigrain(&self, fs: FsKind) -> bool {
-        self.linux_mode() == LinuxMode::Multigrain && fs.linux_multigrain()
-    }
-
-    fn coarse_clock(&self) -> ClockFn {
-        if self.linux_mode() == LinuxMode::Precise {
-            ClockFn::LinuxFine
-        } else {
-            ClockFn::LinuxCoarse
-        }
-    }
-
-    /// A coarse read; on a multigrain kernel the later of the tick and the floor.
-    #[inline]
-    fn coarse_mg(&mut self) -> f64 {
-        let coarse = self.read(ClockFn::LinuxCoarse);
-        if self.linux_mode() == LinuxMode::Multigrain {
-            coarse.max(self.floor)
-        } else {
-            coarse
-        }
-    }
-
-    /// fs/inode.c `current_time()`.
-    #[inline]
-    fn current_time(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
-        if self.linux_mode() == LinuxMode::Precise {
-            return (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine);
-        }
-        // ktime_get_coarse_real_ts64_mg(): on a multigrain kernel, never behind the floor,
-        // whatever the filesystem.
-        let c = self.coarse_mg();
-        if !mg {
-            return (c, ClockFn::LinuxCoarse);
-        }
-        let ino = self.inodes[id as usize];
-        if ino.queried && c == ino.ctime {
-            // "If there is no apparent change, then get a fine-grained timestamp."
-            return (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine);
-        }
-        (c, ClockFn::LinuxCoarse)
-    }
-
-    /// fs/inode.c `inode_set_ctime_current()`.
-    #[inline]
-    fn set_ctime_current(&mut self, id: InodeId, mg: bool) -> (f64, ClockFn) {
-        let (v, clock) = if self.linux_mode() == LinuxMode::Precise {
-            (self.read(ClockFn::LinuxFine), ClockFn::LinuxFine)
-        } else {
-            let c = self.coarse_mg();
-            if mg {
-                let ino = self.inodes[id as usize];
-                if ino.queried && c <= ino.ctime {
-                    // ktime_get_real_ts64_mg(): fine-grained, and raises the floor.
-                    let f = self.read(ClockFn::LinuxFine);
-                    self.floor = self.floor.max(f);
-                    (f, ClockFn::LinuxFine)
-                } else {
-                    (c, ClockFn::LinuxCoarse)
-                }
-            } else {
-                (c, ClockFn::LinuxCoarse)
-            }
-        };
-        let ino = &mut self.inodes[id as usize];
-        ino.ctime = v;
-        ino.queried = false;
-        (v, clock)
     }
 }

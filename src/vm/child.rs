@@ -9,17 +9,15 @@ use std::time::Duration;
 use crate::error::{Context, Error, Result};
 use crate::sys;
 
-/// The text of the error a stop signal turns into (the command maps it to exit 130).
-pub const INTERRUPTED: &str = "interrupted";
-
-/// The error for an interrupted run.
+/// The error for an interrupted run ([`Error::Interrupted`]; the command maps it to exit 130).
 pub fn interrupted() -> Error {
-    crate::failure!("{INTERRUPTED}")
+    Error::Interrupted
 }
 
-/// Whether `e` is the error [`interrupted`] returned.
+/// Whether `e` is (or wraps) the error [`interrupted`] returned: a variant check, so a
+/// `.context(..)` around it or a message that happens to read "interrupted" does not mislead.
 pub fn is_interrupted(e: &Error) -> bool {
-    e.to_string() == INTERRUPTED
+    e.is_interrupted()
 }
 
 /// Fails with [`interrupted`] when a stop signal arrived.

@@ -18,7 +18,7 @@ use super::count_rows::{self, AccuracyRow, CountRow};
 use super::guest::{self, RequestedAccel};
 use super::matrix::AccelChoice;
 use super::qemu::{self, QemuSpec};
-use super::{child, kernel, serial};
+use super::{child, kconfig, kernel, serial};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 
@@ -31,6 +31,9 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
     "linux-image-cloud-amd64@trixie",
     "linux-image-cloud-amd64@sid",
 ];
+
+/// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
+pub const ASSUMED_HZ: u32 = 250;
 
 /// The workloads and file systems run by default.
 pub const DEFAULT_WORKLOADS: [&str; 5] =
@@ -91,9 +94,14 @@ impl Default for CountConfig {
 pub struct KernelRun {
     pub kernel_package: String,
     pub kernel_release: Option<String>,
-    /// `CONFIG_HZ` from the package's configuration (250 assumed when unknown).
+    /// `CONFIG_HZ`: from the package's configuration, else the guest's coarse-clock
+    /// resolution; 250 assumed when neither is known (`hz_source` says which).
     pub hz: u32,
     pub hz_known: bool,
+    /// Where `hz` comes from: `config` (the package's or the `/boot` `config-REL` beside
+    /// `--kernel`), `guest clock_getres(CLOCK_REALTIME_COARSE)`, or `assumed`.
+    #[serde(default)]
+    pub hz_source: String,
     pub ok: bool,
     pub error: Option<String>,
     pub wall_s: f64,
@@ -212,12 +220,12 @@ fn count_one(
         report.accel.used.name()
     ));
     let out = qemu::run(&spec)?;
-    let hz = k.hz.unwrap_or(250);
     let mut run = KernelRun {
         kernel_package: label.clone(),
         kernel_release: k.release.clone(),
-        hz,
+        hz: k.hz.unwrap_or(ASSUMED_HZ),
         hz_known: k.hz.is_some(),
+        hz_source: if k.hz.is_some() { "config" } else { "assumed" }.into(),
         ok: false,
         error: None,
         wall_s: out.wall.as_secs_f64(),
@@ -247,6 +255,18 @@ fn count_one(
     };
     match parsed {
         Ok(g) => {
+            if let (None, Some(hz)) = (k.hz, g.coarse_res_ns.and_then(kconfig::hz_from_tick_ns)) {
+                run.hz = hz;
+                run.hz_known = true;
+                run.hz_source = "guest clock_getres(CLOCK_REALTIME_COARSE)".into();
+            }
+            if !run.hz_known {
+                progress.note(&format!(
+                    "{label}: CONFIG_HZ unknown (no config-* beside the kernel, no coarse clock \
+                     resolution from the guest): the model assumes HZ={ASSUMED_HZ}"
+                ));
+            }
+            let hz = run.hz;
             run.ok = g.errors.is_empty();
             run.kernel_release = Some(g.release.clone());
             run.guest_errors = g.errors.clone();

@@ -41,6 +41,11 @@ pub struct GuestCount {
     /// `kprobe_profile` as read at the end (the raw evidence behind the counts).
     #[serde(default)]
     pub kprobe_profile: String,
+    /// `clock_getres(CLOCK_REALTIME_COARSE)` in the guest: the kernel's `TICK_NSEC`
+    /// (`posix_get_coarse_res()` in kernel/time/posix-timers.c returns `KTIME_LOW_RES`), from
+    /// which the host derives `CONFIG_HZ` when the kernel's configuration is not at hand.
+    #[serde(default)]
+    pub coarse_res_ns: Option<u64>,
     /// The `raw_syscalls:sys_enter` histogram as read at the end.
     #[serde(default)]
     pub syscall_hist_text: String,
@@ -107,6 +112,7 @@ pub fn run(cmdline: &str) -> GuestCount {
             .unwrap_or_default()
             .trim()
             .to_string(),
+        coarse_res_ns: sys::clock::clock_getres(sys::clock::id::REALTIME_COARSE).ok(),
         ..GuestCount::default()
     };
     if let Err(e) = count(cmdline, &mut out) {

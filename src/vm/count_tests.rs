@@ -168,3 +168,15 @@ fn stale_scratch_of_dead_processes_is_swept() {
     assert!(exists(format!("vmlinux/v.elf.tmp{me}")));
     assert!(exists("kernels/k/vmlinuz".into()));
 }
+
+#[test]
+fn interruption_is_a_variant_even_under_context() {
+    use crate::error::Context;
+    let e: crate::error::Result<()> = Err(super::child::interrupted());
+    let wrapped = e.context("fetching a kernel").unwrap_err();
+    assert!(super::child::is_interrupted(&wrapped));
+    // A failure that merely says the word is not an interruption.
+    assert!(!super::child::is_interrupted(&crate::failure!(
+        "interrupted"
+    )));
+}

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::apt::{self, Apt};
-use super::child;
+use super::{child, kconfig};
 
 use crate::error::{Context, Result};
 use crate::fail as bail;
@@ -62,11 +62,15 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
     };
     let package = fetched.as_ref().map(|f| f.package.clone());
     let release = fetched.as_ref().and_then(|f| f.release.clone());
-    let hz = fetched
+    let config = match (&fetched, path) {
+        (Some(f), _) => f.config.clone(),
+        (None, Some(p)) => kconfig::sibling_config(p),
+        (None, None) => None,
+    };
+    let hz = config
         .as_ref()
-        .and_then(|f| f.config.as_ref())
         .and_then(|c| fs::read_to_string(c).ok())
-        .and_then(|c| config_hz(&c));
+        .and_then(|c| kconfig::config_hz(&c));
     let bytes =
         fs::read(&image).with_context(|| format!("reading kernel '{}'", image.display()))?;
     if bytes.starts_with(b"\x7fELF") {
@@ -282,14 +286,6 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
     let _ = fs::remove_dir_all(&work);
     result?;
     Ok(cached(&dir, &pkg))
-}
-
-/// `CONFIG_HZ` from a kernel configuration.
-pub fn config_hz(config: &str) -> Option<u32> {
-    config
-        .lines()
-        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The cached kernel with the greatest package name, if any.

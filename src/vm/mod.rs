@@ -23,6 +23,7 @@ pub mod cpio;
 pub mod exits;
 pub mod guest;
 pub mod init;
+pub mod kconfig;
 pub mod kernel;
 pub mod kprobe;
 pub mod matrix;

@@ -1,0 +1,68 @@
+//! What a kernel's build configuration says that `vm count` needs: `CONFIG_HZ`, from the
+//! package's `/boot/config-REL`, the `config-REL` beside a `--kernel vmlinuz-REL`, or — when no
+//! configuration is at hand — the guest's own coarse-clock resolution (`TICK_NSEC`).
+
+use std::path::{Path, PathBuf};
+
+/// The `/boot` layout's configuration beside a kernel given by path: `vmlinuz-REL` (or
+/// `vmlinux-REL`) → `config-REL` in the same directory, if it exists.
+pub fn sibling_config(kernel: &Path) -> Option<PathBuf> {
+    let name = kernel.file_name()?.to_str()?;
+    let release = name
+        .strip_prefix("vmlinuz-")
+        .or_else(|| name.strip_prefix("vmlinux-"))?;
+    let config = kernel.with_file_name(format!("config-{release}"));
+    config.is_file().then_some(config)
+}
+
+/// `CONFIG_HZ` from a tick period in ns (`TICK_NSEC`, what `clock_getres` says of the coarse
+/// clocks): 4,000,000 → 250; `None` for 0 or a period no kernel has.
+pub fn hz_from_tick_ns(tick_ns: u64) -> Option<u32> {
+    if tick_ns == 0 || tick_ns > 1_000_000_000 {
+        return None;
+    }
+    u32::try_from((1_000_000_000 + tick_ns / 2) / tick_ns).ok()
+}
+
+/// `CONFIG_HZ` from a kernel configuration.
+pub fn config_hz(config: &str) -> Option<u32> {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hz_from_the_config_line_or_the_tick() {
+        assert_eq!(
+            config_hz("# x\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"),
+            Some(250)
+        );
+        assert_eq!(config_hz("CONFIG_HZ_1000=y\n"), None);
+        assert_eq!(hz_from_tick_ns(4_000_000), Some(250));
+        // TICK_NSEC rounds: HZ=300 gives 3,333,333 ns.
+        assert_eq!(hz_from_tick_ns(3_333_333), Some(300));
+        assert_eq!(hz_from_tick_ns(1_000_000), Some(1000));
+        assert_eq!(hz_from_tick_ns(0), None);
+        assert_eq!(hz_from_tick_ns(2_000_000_000), None);
+    }
+
+    #[test]
+    fn finds_the_boot_config_beside_a_kernel() {
+        let dir = std::env::temp_dir().join(format!("tscope-kconfig-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kernel = dir.join("vmlinuz-6.1.0-9-cloud-amd64");
+        assert_eq!(sibling_config(&kernel), None);
+        std::fs::write(dir.join("config-6.1.0-9-cloud-amd64"), "CONFIG_HZ=100\n").unwrap();
+        assert_eq!(
+            sibling_config(&kernel),
+            Some(dir.join("config-6.1.0-9-cloud-amd64"))
+        );
+        assert_eq!(sibling_config(&dir.join("bzImage")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
