@@ -12,6 +12,7 @@
 //! 8329  14:12:33.740200 openat(AT_FDCWD, "/nope", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000009>
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// A parsed line.
@@ -79,16 +80,113 @@ impl fmt::Display for LineError {
     }
 }
 
-fn split_word(s: &str) -> (&str, &str) {
-    let s = s.trim_start();
-    match s.find(char::is_whitespace) {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
+/// ASCII whitespace as `char::is_whitespace` sees it (U+0009..U+000D and the space).
+#[inline]
+fn ascii_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// `s.trim_start()`, byte by byte while the text is ASCII (every strace line is).
+#[inline]
+fn trim_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && ascii_ws(b[i]) {
+        i += 1;
     }
+    if b.get(i).is_some_and(|&c| c >= 0x80) {
+        return s[i..].trim_start();
+    }
+    &s[i..]
+}
+
+/// `s.trim_end()`, byte by byte while the text is ASCII.
+#[inline]
+pub(crate) fn trim_end(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut i = b.len();
+    while i > 0 && ascii_ws(b[i - 1]) {
+        i -= 1;
+    }
+    if i > 0 && b[i - 1] >= 0x80 {
+        return s[..i].trim_end();
+    }
+    &s[..i]
+}
+
+/// `s.trim()`, byte by byte while the text is ASCII.
+#[inline]
+fn trim(s: &str) -> &str {
+    trim_end(trim_start(s))
+}
+
+/// The first word of `s` (after leading whitespace) and the rest, from its first whitespace.
+fn split_word(s: &str) -> (&str, &str) {
+    let s = trim_start(s);
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && !ascii_ws(b[i]) {
+        if b[i] >= 0x80 {
+            // Unicode whitespace is whitespace too: the general search.
+            return match s.find(char::is_whitespace) {
+                Some(i) => (&s[..i], &s[i..]),
+                None => (s, ""),
+            };
+        }
+        i += 1;
+    }
+    (&s[..i], &s[i..])
+}
+
+/// `10^k` for the `k` digits a fraction may have in [`decimal`].
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// `DIGITS[.DIGITS]` (at most 15 digits in all) as the same `f64` `str::parse` gives: the
+/// digits form an integer below 2^53 and `10^k` is exact, so one IEEE division rounds
+/// correctly, as `parse` does. `None` for anything else (callers then use `parse`).
+#[inline]
+fn decimal(w: &str) -> Option<f64> {
+    let (mut n, mut digits, mut frac, mut dot) = (0u64, 0usize, 0usize, false);
+    for &c in w.as_bytes() {
+        match c {
+            b'0'..=b'9' => {
+                n = n * 10 + u64::from(c - b'0');
+                digits += 1;
+                frac += usize::from(dot);
+                if digits > 15 {
+                    return None;
+                }
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+    }
+    (digits > 0).then(|| n as f64 / POW10[frac])
+}
+
+/// `w.parse::<f64>()`, through [`decimal`] when it can.
+#[inline]
+fn parse_f64(w: &str) -> Option<f64> {
+    decimal(w).or_else(|| w.parse().ok())
 }
 
 /// `HH:MM:SS.ffffff` or `SSSSSSSSSS.ffffff`, as seconds.
 fn parse_time(w: &str) -> Option<f64> {
+    let b = w.as_bytes();
+    // The common `-tt` shape, `HH:MM:SS.ffffff`, digit by digit (the general path below
+    // gives the same value: each part is the same f64, summed the same way).
+    if b.len() > 6
+        && b[2] == b':'
+        && b[5] == b':'
+        && b[..2].iter().chain(&b[3..5]).all(u8::is_ascii_digit)
+    {
+        if let Some(sec) = decimal(&w[6..]) {
+            let two = |i: usize| f64::from((b[i] - b'0') * 10 + (b[i + 1] - b'0'));
+            return Some(two(0) * 3600.0 + two(3) * 60.0 + sec);
+        }
+    }
     if w.contains(':') {
         let mut parts = w.split(':');
         let h: f64 = parts.next()?.parse().ok()?;
@@ -99,7 +197,7 @@ fn parse_time(w: &str) -> Option<f64> {
         }
         Some(h * 3600.0 + m * 60.0 + s)
     } else if w.contains('.') && w.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        w.parse().ok()
+        parse_f64(w)
     } else {
         None
     }
@@ -107,12 +205,41 @@ fn parse_time(w: &str) -> Option<f64> {
 
 /// Index of the `"` closing the string whose opening quote is at `b[open]` (or `b.len()` if
 /// the line ends first); backslash escapes are skipped.
+#[inline]
 fn string_end(b: &[u8], open: usize) -> usize {
     let mut i = open + 1;
-    while i < b.len() && b[i] != b'"' {
-        if b[i] == b'\\' {
-            i += 1;
+    while i < b.len() {
+        match memchr::memchr2(b'"', b'\\', &b[i..]) {
+            None => return b.len(),
+            Some(k) if b[i + k] == b'"' => return i + k,
+            Some(k) => i += k + 2,
         }
+    }
+    i
+}
+
+/// The bytes the argument scanners stop at: quotes and brackets, and with `comma` the comma.
+const fn stops(comma: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let s = b"\"()[]{}";
+    let mut i = 0;
+    while i < s.len() {
+        t[s[i] as usize] = true;
+        i += 1;
+    }
+    t[b',' as usize] = comma;
+    t
+}
+
+/// Where [`closing_paren`] stops.
+static PAREN_STOPS: [bool; 256] = stops(false);
+/// Where [`Args`] stops.
+static ARG_STOPS: [bool; 256] = stops(true);
+
+/// The index of the next byte of `b` from `i` that `table` marks, or `b.len()`.
+#[inline]
+fn skip_to(b: &[u8], mut i: usize, table: &[bool; 256]) -> usize {
+    while i < b.len() && !table[b[i] as usize] {
         i += 1;
     }
     i
@@ -124,7 +251,11 @@ pub fn closing_paren(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     let mut depth = 0i32;
     let mut i = 0;
-    while i < b.len() {
+    loop {
+        i = skip_to(b, i, &PAREN_STOPS);
+        if i >= b.len() {
+            return None;
+        }
         match b[i] {
             b'"' => i = string_end(b, i),
             b'(' | b'[' | b'{' => depth += 1,
@@ -134,21 +265,34 @@ pub fn closing_paren(s: &str) -> Option<usize> {
         }
         i += 1;
     }
-    None
+}
+
+/// `r.rfind("> <")`, searching back from each `<`.
+#[inline]
+fn last_gap(r: &str) -> Option<usize> {
+    let b = r.as_bytes();
+    memchr::memrchr_iter(b'<', b).find_map(|i| (i >= 2 && &b[i - 2..i] == b"> ").then(|| i - 2))
 }
 
 /// Parses what follows the closing paren: ` = RET[<path>] [ERRNO (text)] [<dur>]`.
 fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
-    let t = t.trim();
+    let t = trim(t);
     let Some(rest) = t.strip_prefix('=') else {
         return Err(LineError("no '=' after the argument list"));
     };
-    let rest = rest.trim_start();
+    let rest = trim_start(rest);
     let mut ret = Ret::default();
     // The value ends at whitespace or at the '<' of an fd annotation.
-    let end = rest
-        .find(|c: char| c.is_whitespace() || c == '<')
-        .unwrap_or(rest.len());
+    let end = match rest
+        .bytes()
+        .position(|c| ascii_ws(c) || c == b'<' || c >= 0x80)
+    {
+        Some(i) if rest.as_bytes()[i] >= 0x80 => rest
+            .find(|c: char| c.is_whitespace() || c == '<')
+            .unwrap_or(rest.len()),
+        Some(i) => i,
+        None => rest.len(),
+    };
     let (value, mut rest) = rest.split_at(end);
     ret.value = if value == "?" {
         None
@@ -160,22 +304,21 @@ fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
     if let Some(r) = rest.strip_prefix('<') {
         // `3</tmp/x.txt>`: the path may itself contain '>' only in odd cases; take the
         // annotation up to the last '>' before whitespace + '<' (the duration) or the end.
-        let close = match r.rfind("> <") {
+        let close = match last_gap(r) {
             Some(i) => i,
-            None => r
-                .rfind('>')
+            None => memchr::memrchr(b'>', r.as_bytes())
                 .ok_or(LineError("unterminated fd annotation"))?,
         };
         ret.path = Some(&r[..close]);
         rest = &r[close + 1..];
     }
-    let mut rest = rest.trim_start();
+    let mut rest = trim_start(rest);
     let mut duration = None;
-    if let Some(open) = rest.rfind('<') {
-        if rest.ends_with('>') {
-            duration = rest[open + 1..rest.len() - 1].parse().ok();
+    if rest.ends_with('>') {
+        if let Some(open) = memchr::memrchr(b'<', rest.as_bytes()) {
+            duration = parse_f64(&rest[open + 1..rest.len() - 1]);
             if duration.is_some() {
-                rest = rest[..open].trim_end();
+                rest = trim_end(&rest[..open]);
             }
         }
     }
@@ -188,33 +331,43 @@ fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
     Ok((ret, duration))
 }
 
+/// `line.trim_end_matches(['\n', '\r'])`.
+#[inline]
+fn trim_newlines(line: &str) -> &str {
+    let b = line.as_bytes();
+    let mut i = b.len();
+    while i > 0 && matches!(b[i - 1], b'\n' | b'\r') {
+        i -= 1;
+    }
+    &line[..i]
+}
+
 /// Parses one line.
 pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
-    let mut s = line.trim_end_matches(['\n', '\r']).trim_start();
+    let mut s = trim_start(trim_newlines(line));
     let mut pid = None;
     if let Some(r) = s.strip_prefix("[pid") {
         let close = r
             .find(']')
             .ok_or(LineError("unterminated [pid N] prefix"))?;
         pid = Some(
-            r[..close]
-                .trim()
+            trim(&r[..close])
                 .parse()
                 .map_err(|_| LineError("bad pid"))?,
         );
-        s = r[close + 1..].trim_start();
+        s = trim_start(&r[close + 1..]);
     } else {
         let (w, rest) = split_word(s);
         if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) {
             pid = Some(w.parse().map_err(|_| LineError("bad pid"))?);
-            s = rest.trim_start();
+            s = trim_start(rest);
         }
     }
     let mut time_s = None;
     let (w, rest) = split_word(s);
     if let Some(t) = parse_time(w) {
         time_s = Some(t);
-        s = rest.trim_start();
+        s = trim_start(rest);
     }
     if let Some(r) = s.strip_prefix("---") {
         return Ok(Line::Signal {
@@ -232,7 +385,7 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
     }
     if let Some(r) = s.strip_prefix("<...") {
         let (name, rest) = split_word(r);
-        let rest = rest.trim_start();
+        let rest = trim_start(rest);
         let Some(rest) = rest.strip_prefix("resumed>") else {
             return Err(LineError("'<...' without 'resumed>'"));
         };
@@ -247,9 +400,8 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
             duration_s,
         }));
     }
-    let open = s
-        .find('(')
-        .ok_or(LineError("no '(' after the syscall name"))?;
+    let open =
+        memchr::memchr(b'(', s.as_bytes()).ok_or(LineError("no '(' after the syscall name"))?;
     let name = &s[..open];
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(LineError("the syscall name is not an identifier"));
@@ -260,7 +412,7 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
             pid,
             time_s,
             name,
-            args: args.trim_end().trim_end_matches(','),
+            args: trim_end(args).trim_end_matches(','),
         });
     }
     let close = closing_paren(body).ok_or(LineError("no ')' closing the argument list"))?;
@@ -291,7 +443,7 @@ pub struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub fn new(args: &'a str) -> Self {
-        let done = args.trim().is_empty();
+        let done = trim(args).is_empty();
         Args {
             s: args,
             pos: 0,
@@ -310,29 +462,25 @@ impl<'a> Iterator for Args<'a> {
         let b = self.s.as_bytes();
         let start = self.pos;
         let (mut depth, mut i) = (0i32, start);
-        while i < b.len() {
+        loop {
+            i = skip_to(b, i, &ARG_STOPS);
+            if i >= b.len() {
+                break;
+            }
             match b[i] {
-                b'"' => {
-                    i += 1;
-                    while i < b.len() && b[i] != b'"' {
-                        if b[i] == b'\\' {
-                            i += 1;
-                        }
-                        i += 1;
-                    }
-                }
+                b'"' => i = string_end(b, i),
                 b'(' | b'[' | b'{' => depth += 1,
                 b')' | b']' | b'}' => depth -= 1,
                 b',' if depth == 0 => {
                     self.pos = i + 1;
-                    return Some(self.s[start..i].trim());
+                    return Some(trim(&self.s[start..i]));
                 }
                 _ => {}
             }
             i += 1;
         }
         self.done = true;
-        Some(self.s[start.min(self.s.len())..].trim())
+        Some(trim(&self.s[start.min(self.s.len())..]))
     }
 }
 
@@ -351,11 +499,15 @@ pub fn fd_arg(arg: &str) -> Option<(i32, Option<&str>)> {
     Some((fd, path))
 }
 
-/// A quoted string argument, unescaped as far as paths need (`\"`, `\\`, `\n`, `\t`, octal
+/// A quoted string argument (borrowed when it has no escapes), unescaped as far as paths need (`\"`, `\\`, `\n`, `\t`, octal
 /// and hex escapes); `None` if `arg` is not a string. A trailing `...` (truncated) is kept out.
-pub fn string_arg(arg: &str) -> Option<String> {
+pub fn string_arg(arg: &str) -> Option<Cow<'_, str>> {
     let arg = arg.strip_suffix("...").unwrap_or(arg);
     let inner = arg.strip_prefix('"')?.strip_suffix('"')?;
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        // Nothing to unescape (nearly every path): the text itself.
+        return Some(Cow::Borrowed(inner));
+    }
     let mut out = Vec::with_capacity(inner.len());
     let b = inner.as_bytes();
     let mut i = 0;
@@ -390,7 +542,7 @@ pub fn string_arg(arg: &str) -> Option<String> {
         }
         i += 1;
     }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    Some(Cow::Owned(String::from_utf8_lossy(&out).into_owned()))
 }
 
 /// The longest strace line read whole: 1 MiB. strace abbreviates strings to 32 bytes unless
