@@ -232,7 +232,10 @@ impl<R: BufRead> StraceImport<R> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.st.read_error(e)),
             };
-            if let Some(i) = memchr::memchr(b'\n', chunk) {
+            // A reader over memory hands out everything at once: a line over the cap still
+            // goes through `read_line_capped` below, which cuts it.
+            let whole = memchr::memchr(b'\n', chunk).filter(|&i| i < super::parse::MAX_LINE_BYTES);
+            if let Some(i) = whole {
                 // The whole line is in the buffer: parsed in place.
                 let n = i + 1;
                 let out = self.st.take(&chunk[..n], n, false);
