@@ -305,7 +305,19 @@ fn emulation_validation_runs_each_injection() {
     for r in rows {
         assert!(r["predicted"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["measured"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(r["error_pct"].as_f64().unwrap().is_finite(), "{r}");
+        // Every row has its error's point and noise; the error itself only when the noise is
+        // within the goal (0.3 s runs on a busy machine are often too noisy: undecided).
+        let point = r["point_error_pct"].as_f64().unwrap();
+        let noise = r["noise_pct"].as_f64().unwrap();
+        assert!(point.is_finite() && noise >= 0.0, "{r}");
+        if r["undecided"].as_bool().unwrap() {
+            assert!(noise > 5.0 && r["error_pct"].is_null(), "{r}");
+            assert_eq!(r["within_goal"], false, "{r}");
+        } else {
+            assert!(noise <= 5.0, "{r}");
+            assert_eq!(r["error_pct"].as_f64(), Some(point), "{r}");
+            assert_eq!(r["within_goal"], point.abs() <= 5.0, "{r}");
+        }
     }
 }
 

@@ -275,11 +275,20 @@ fn validation(v: &ValidationReport, style: Style) -> Vec<Block> {
             if share {
                 format!("{:+.4} pp", r.abs_error * 100.0)
             } else {
-                r.error_pct
-                    .map(|e| format!("{e:+.1}%"))
-                    .unwrap_or_else(|| "n/a".into())
+                match (r.error_pct.or(r.point_error_pct), r.noise_pct) {
+                    (Some(e), Some(n)) => format!("{e:+.1}% ±{n:.1}%"),
+                    (Some(e), None) => format!("{e:+.1}%"),
+                    (None, _) => "n/a".into(),
+                }
             },
-            if r.within_goal { "ok" } else { "MISS" }.into(),
+            match (r.undecided, r.within_goal) {
+                (true, _) => format!(
+                    "undecided (noise ±{:.1}%)",
+                    r.noise_pct.unwrap_or(f64::INFINITY)
+                ),
+                (false, true) => "ok".into(),
+                (false, false) => "MISS".into(),
+            },
         ]);
     }
     let mut lines: Vec<String> = v
@@ -414,6 +423,8 @@ fn validation_csv(v: &ValidationReport) -> Table {
         "abs_error",
         "within_goal",
         "detail",
+        "noise_pct",
+        "undecided",
     ]);
     for r in &v.rows {
         t.row(vec![
@@ -427,6 +438,8 @@ fn validation_csv(v: &ValidationReport) -> Table {
             r.abs_error.to_string(),
             r.within_goal.to_string(),
             r.detail.clone(),
+            csv_num(r.noise_pct),
+            r.undecided.to_string(),
         ]);
     }
     t

@@ -169,10 +169,22 @@ impl<'a> Replay<'a> {
         if let Some(t) = op.time_ns {
             self.now = t as f64;
         }
+        let action = self.table[table_index(op.syscall, op.fs)];
+        if action[0] == Effect::None {
+            // No timestamp work (most of an strace log): the same totals, without the
+            // per-inode state (ids are sized on first use, so skipping `ensure` changes nothing).
+            let total = self.base_ns_per_op;
+            self.stats.total_ns += total;
+            self.stats.ops += 1;
+            self.stats.iterations += op.ends_iteration as u64;
+            if op.time_ns.is_none() {
+                self.now += total;
+            }
+            return;
+        }
         self.ensure(op.inode);
         self.ensure(op.dir);
         self.op_cost = 0.0;
-        let action = self.table[table_index(op.syscall, op.fs)];
         for effect in action {
             if effect == Effect::None {
                 break;

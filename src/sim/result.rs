@@ -159,10 +159,22 @@ pub struct Row {
     pub error_pct: Option<f64>,
     /// `predicted − measured` (for shares: in share units, 0.01 = one percentage point).
     pub abs_error: f64,
-    /// Relative error within the goal, or for shares within 0.05 absolute.
+    /// Relative error within the goal, or for shares within 0.05 absolute; `false` when
+    /// undecided.
     pub within_goal: bool,
     /// How the prediction was made (costs, counts).
     pub detail: String,
+    /// Half-width, in percent, of the 95% interval of the error (repeated measurements only,
+    /// such as the emulation's interleaved runs); `null` for a single figure.
+    #[serde(default)]
+    pub noise_pct: Option<f64>,
+    /// The error's point estimate even when the row is undecided (then `error_pct` is null).
+    #[serde(default)]
+    pub point_error_pct: Option<f64>,
+    /// The noise interval is wider than the goal: the machine was too noisy to tell whether
+    /// the prediction is within it; `error_pct` is null.
+    #[serde(default)]
+    pub undecided: bool,
 }
 
 impl Row {
@@ -184,7 +196,28 @@ impl Row {
             abs_error,
             within_goal,
             detail,
+            noise_pct: None,
+            point_error_pct: None,
+            undecided: false,
         }
+    }
+
+    /// A relative-error row whose error was measured repeatedly: `error` is the point estimate
+    /// and `noise` the half-width of its 95% interval, both in percent. When the noise is wider
+    /// than the goal the row is undecided: `error_pct` is null and `within_goal` false.
+    pub fn with_noise(mut self, error: f64, noise: f64) -> Row {
+        self.point_error_pct = Some(error);
+        self.noise_pct = Some(noise);
+        // NaN noise is undecided too.
+        self.undecided = noise.is_nan() || noise > GOAL_PCT;
+        if self.undecided {
+            self.error_pct = None;
+            self.within_goal = false;
+        } else {
+            self.error_pct = Some(error);
+            self.within_goal = error.abs() <= GOAL_PCT;
+        }
+        self
     }
 }
 

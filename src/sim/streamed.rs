@@ -1,6 +1,7 @@
 //! `simulate --strace FILE`: one streaming pass over an strace log, every op fed to one
 //! [`Replay`] per policy of every model, so memory stays flat in the log's length and the log
-//! is parsed once.
+//! is parsed once. The import runs on the calling thread and the replays on a second one, fed
+//! in batches (docs/methodology.md, "Ingestion").
 //!
 //! Costs: the timestamp work is priced as for scenarios. The base cost of an op (the syscall
 //! without timestamp work) is `--set base_ns`, else the median `-T` time of the log's calls — an
@@ -18,6 +19,7 @@ use super::replay::{Replay, Stats};
 use super::result::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
 use super::{costs, estimate};
 use crate::trace::strace::import::{ImportOptions, ImportSummary, StraceImport};
+use crate::trace::Op;
 
 /// Base cost per op used while replaying when none is given (only matters for a log without
 /// `-tt` times, whose virtual clock advances by the cost).
@@ -27,7 +29,7 @@ const PROVISIONAL_BASE_NS: f64 = 1000.0;
 pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Output> {
     let file =
         File::open(path).with_context(|| format!("opening strace file '{}'", path.display()))?;
-    let reader = BufReader::with_capacity(1 << 16, file);
+    let reader = BufReader::with_capacity(1 << 18, file);
     let (profile, note) = super::profile(cfg)?;
     let profile = profile.as_ref();
     let mut resolved = Vec::new();
@@ -46,13 +48,7 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
         .collect();
     let origin = path.display().to_string();
     let import = StraceImport::new(reader, &origin, ImportOptions::system(cfg.strict, cfg.fs));
-    let summary = import
-        .for_each(|op| {
-            for r in replays.iter_mut() {
-                r.step(op);
-            }
-        })
-        .map_err(|e| crate::error::Error::Other(Box::new(e)))?;
+    let summary = pipelined(import, &mut replays)?;
     crate::ensure!(
         summary.calls > 0,
         "no syscalls in strace file '{}' ({} lines, {} malformed): record one with \
@@ -103,6 +99,66 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
         });
     }
     Ok(Output::Models(reports))
+}
+
+/// Ops per batch handed from the importer to the replays.
+const BATCH: usize = 8192;
+
+/// Batches in flight between the two threads (with the one filling and the one replaying, at
+/// most four exist: memory stays flat).
+const IN_FLIGHT: usize = 2;
+
+/// Imports on this thread and replays on a second one, in batches of [`BATCH`] ops, so that
+/// parsing and the per-policy replays overlap on two cores. Each replay sees every op in trace
+/// order, as in a single loop: the totals are the same to the bit.
+fn pipelined<R: std::io::BufRead>(
+    import: StraceImport<R>,
+    replays: &mut [Replay],
+) -> crate::error::Result<ImportSummary> {
+    use std::sync::mpsc::{channel, sync_channel};
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = sync_channel::<Vec<Op>>(IN_FLIGHT);
+        let (empty_tx, empty_rx) = channel::<Vec<Op>>();
+        let worker = std::thread::Builder::new()
+            .name("tscope-replay".into())
+            .spawn_scoped(scope, move || {
+                for batch in full_rx {
+                    // Replay by replay: each one's state stays in cache across the batch.
+                    for r in replays.iter_mut() {
+                        for &op in &batch {
+                            r.step(op);
+                        }
+                    }
+                    // The importer may be gone (it failed): then the batch is simply dropped.
+                    let _ = empty_tx.send(batch);
+                }
+            })
+            .context("starting the replay thread")?;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut sent_all = true;
+        let imported = import.for_each(|op| {
+            if !sent_all {
+                return;
+            }
+            batch.push(op);
+            if batch.len() == BATCH {
+                let mut next = empty_rx
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                next.clear();
+                // Only fails if the worker is gone (it panicked): reported at the join.
+                sent_all = full_tx.send(std::mem::replace(&mut batch, next)).is_ok();
+            }
+        });
+        if sent_all && !batch.is_empty() {
+            let _ = full_tx.send(batch);
+        }
+        drop(full_tx);
+        worker
+            .join()
+            .map_err(|_| crate::failure!("the replay thread panicked"))?;
+        imported.map_err(|e| crate::error::Error::Other(Box::new(e)))
+    })
 }
 
 /// The totals with every op's base cost set to `base`.

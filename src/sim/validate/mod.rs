@@ -13,6 +13,7 @@
 
 pub mod accuracy;
 pub mod emulate;
+pub mod noise;
 pub mod seed;
 
 use super::config::SimulateConfig;
@@ -47,7 +48,8 @@ pub(crate) fn run_workload(
     use std::time::Duration;
     let workload = WorkloadName::parse(name)
         .ok_or_else(|| crate::failure!("running {name}: no workload of that name"))?;
-    let interval = Duration::from_millis(((secs * 1000.0 / 4.0).round() as u64).clamp(50, 1000));
+    // Ten samples a run (the emulation takes a quantile of them), at least 50 ms each.
+    let interval = Duration::from_millis(((secs * 1000.0 / 10.0).round() as u64).clamp(50, 1000));
     let mut cfg = RunConfig {
         tasks: vec![1],
         ..RunConfig::new(workload).timed(Duration::from_secs_f64(secs), interval, interval)

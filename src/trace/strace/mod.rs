@@ -7,11 +7,12 @@
 //!
 //! Not to be confused with [`record`], which runs a command under strace to write such a log.
 
+mod fxhash;
 pub mod import;
 pub mod parse;
 pub mod record;
 
-use std::collections::HashMap;
+use fxhash::FxHashMap;
 
 pub use parse::{Call, Ret};
 use parse::{Line, LineError};
@@ -45,7 +46,7 @@ pub struct JoinError {
 #[derive(Debug, Default)]
 pub struct Joiner {
     /// The `<unfinished ...>` line of each task with a call in flight.
-    pending: HashMap<Option<u32>, String>,
+    pending: FxHashMap<Option<u32>, String>,
     /// Line buffers no longer pending, for the next unfinished line.
     spare: Vec<String>,
     /// The joined arguments of the last resumed call ([`Joiner::feed`] lends them).
@@ -91,7 +92,10 @@ impl Joiner {
                 Ok(Event::Pending { pid, name })
             }
             Line::Resumed(mut call) => {
-                let second = call.args.trim().trim_start_matches(',').trim();
+                let second = call.args.trim();
+                let second = second
+                    .strip_prefix(',')
+                    .map_or(second, |s| s.trim_start_matches(',').trim());
                 self.joined.clear();
                 let first = self.pending.remove(&call.pid);
                 match first.as_deref().map(parse::parse_line) {

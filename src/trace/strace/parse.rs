@@ -12,7 +12,16 @@
 //! 8329  14:12:33.740200 openat(AT_FDCWD, "/nope", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000009>
 //! ```
 
+mod scan;
+
+use std::borrow::Cow;
 use std::fmt;
+
+pub(crate) use scan::trim_end;
+use scan::{
+    ascii_ws, last_gap, parse_f64, parse_time, skip_to, split_word, string_end, trim,
+    trim_newlines, trim_start, ARG_STOPS, PAREN_STOPS,
+};
 
 /// A parsed line.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,52 +88,17 @@ impl fmt::Display for LineError {
     }
 }
 
-fn split_word(s: &str) -> (&str, &str) {
-    let s = s.trim_start();
-    match s.find(char::is_whitespace) {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
-    }
-}
-
-/// `HH:MM:SS.ffffff` or `SSSSSSSSSS.ffffff`, as seconds.
-fn parse_time(w: &str) -> Option<f64> {
-    if w.contains(':') {
-        let mut parts = w.split(':');
-        let h: f64 = parts.next()?.parse().ok()?;
-        let m: f64 = parts.next()?.parse().ok()?;
-        let s: f64 = parts.next()?.parse().ok()?;
-        if parts.next().is_some() {
-            return None;
-        }
-        Some(h * 3600.0 + m * 60.0 + s)
-    } else if w.contains('.') && w.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        w.parse().ok()
-    } else {
-        None
-    }
-}
-
-/// Index of the `"` closing the string whose opening quote is at `b[open]` (or `b.len()` if
-/// the line ends first); backslash escapes are skipped.
-fn string_end(b: &[u8], open: usize) -> usize {
-    let mut i = open + 1;
-    while i < b.len() && b[i] != b'"' {
-        if b[i] == b'\\' {
-            i += 1;
-        }
-        i += 1;
-    }
-    i
-}
-
 /// Index of the `)` closing the argument list that starts at `s[0]` (just after `(`), skipping
 /// strings, nested brackets and `-y` annotations; `None` if the line ends first.
 pub fn closing_paren(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     let mut depth = 0i32;
     let mut i = 0;
-    while i < b.len() {
+    loop {
+        i = skip_to(b, i, &PAREN_STOPS);
+        if i >= b.len() {
+            return None;
+        }
         match b[i] {
             b'"' => i = string_end(b, i),
             b'(' | b'[' | b'{' => depth += 1,
@@ -134,21 +108,27 @@ pub fn closing_paren(s: &str) -> Option<usize> {
         }
         i += 1;
     }
-    None
 }
 
 /// Parses what follows the closing paren: ` = RET[<path>] [ERRNO (text)] [<dur>]`.
 fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
-    let t = t.trim();
+    let t = trim(t);
     let Some(rest) = t.strip_prefix('=') else {
         return Err(LineError("no '=' after the argument list"));
     };
-    let rest = rest.trim_start();
+    let rest = trim_start(rest);
     let mut ret = Ret::default();
     // The value ends at whitespace or at the '<' of an fd annotation.
-    let end = rest
-        .find(|c: char| c.is_whitespace() || c == '<')
-        .unwrap_or(rest.len());
+    let end = match rest
+        .bytes()
+        .position(|c| ascii_ws(c) || c == b'<' || c >= 0x80)
+    {
+        Some(i) if rest.as_bytes()[i] >= 0x80 => rest
+            .find(|c: char| c.is_whitespace() || c == '<')
+            .unwrap_or(rest.len()),
+        Some(i) => i,
+        None => rest.len(),
+    };
     let (value, mut rest) = rest.split_at(end);
     ret.value = if value == "?" {
         None
@@ -160,22 +140,21 @@ fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
     if let Some(r) = rest.strip_prefix('<') {
         // `3</tmp/x.txt>`: the path may itself contain '>' only in odd cases; take the
         // annotation up to the last '>' before whitespace + '<' (the duration) or the end.
-        let close = match r.rfind("> <") {
+        let close = match last_gap(r) {
             Some(i) => i,
-            None => r
-                .rfind('>')
+            None => memchr::memrchr(b'>', r.as_bytes())
                 .ok_or(LineError("unterminated fd annotation"))?,
         };
         ret.path = Some(&r[..close]);
         rest = &r[close + 1..];
     }
-    let mut rest = rest.trim_start();
+    let mut rest = trim_start(rest);
     let mut duration = None;
-    if let Some(open) = rest.rfind('<') {
-        if rest.ends_with('>') {
-            duration = rest[open + 1..rest.len() - 1].parse().ok();
+    if rest.ends_with('>') {
+        if let Some(open) = memchr::memrchr(b'<', rest.as_bytes()) {
+            duration = parse_f64(&rest[open + 1..rest.len() - 1]);
             if duration.is_some() {
-                rest = rest[..open].trim_end();
+                rest = trim_end(&rest[..open]);
             }
         }
     }
@@ -190,31 +169,30 @@ fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
 
 /// Parses one line.
 pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
-    let mut s = line.trim_end_matches(['\n', '\r']).trim_start();
+    let mut s = trim_start(trim_newlines(line));
     let mut pid = None;
     if let Some(r) = s.strip_prefix("[pid") {
         let close = r
             .find(']')
             .ok_or(LineError("unterminated [pid N] prefix"))?;
         pid = Some(
-            r[..close]
-                .trim()
+            trim(&r[..close])
                 .parse()
                 .map_err(|_| LineError("bad pid"))?,
         );
-        s = r[close + 1..].trim_start();
+        s = trim_start(&r[close + 1..]);
     } else {
         let (w, rest) = split_word(s);
         if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) {
             pid = Some(w.parse().map_err(|_| LineError("bad pid"))?);
-            s = rest.trim_start();
+            s = trim_start(rest);
         }
     }
     let mut time_s = None;
     let (w, rest) = split_word(s);
     if let Some(t) = parse_time(w) {
         time_s = Some(t);
-        s = rest.trim_start();
+        s = trim_start(rest);
     }
     if let Some(r) = s.strip_prefix("---") {
         return Ok(Line::Signal {
@@ -232,7 +210,7 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
     }
     if let Some(r) = s.strip_prefix("<...") {
         let (name, rest) = split_word(r);
-        let rest = rest.trim_start();
+        let rest = trim_start(rest);
         let Some(rest) = rest.strip_prefix("resumed>") else {
             return Err(LineError("'<...' without 'resumed>'"));
         };
@@ -247,9 +225,8 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
             duration_s,
         }));
     }
-    let open = s
-        .find('(')
-        .ok_or(LineError("no '(' after the syscall name"))?;
+    let open =
+        memchr::memchr(b'(', s.as_bytes()).ok_or(LineError("no '(' after the syscall name"))?;
     let name = &s[..open];
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(LineError("the syscall name is not an identifier"));
@@ -260,7 +237,7 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
             pid,
             time_s,
             name,
-            args: args.trim_end().trim_end_matches(','),
+            args: trim_end(args).trim_end_matches(','),
         });
     }
     let close = closing_paren(body).ok_or(LineError("no ')' closing the argument list"))?;
@@ -291,7 +268,7 @@ pub struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub fn new(args: &'a str) -> Self {
-        let done = args.trim().is_empty();
+        let done = trim(args).is_empty();
         Args {
             s: args,
             pos: 0,
@@ -310,29 +287,25 @@ impl<'a> Iterator for Args<'a> {
         let b = self.s.as_bytes();
         let start = self.pos;
         let (mut depth, mut i) = (0i32, start);
-        while i < b.len() {
+        loop {
+            i = skip_to(b, i, &ARG_STOPS);
+            if i >= b.len() {
+                break;
+            }
             match b[i] {
-                b'"' => {
-                    i += 1;
-                    while i < b.len() && b[i] != b'"' {
-                        if b[i] == b'\\' {
-                            i += 1;
-                        }
-                        i += 1;
-                    }
-                }
+                b'"' => i = string_end(b, i),
                 b'(' | b'[' | b'{' => depth += 1,
                 b')' | b']' | b'}' => depth -= 1,
                 b',' if depth == 0 => {
                     self.pos = i + 1;
-                    return Some(self.s[start..i].trim());
+                    return Some(trim(&self.s[start..i]));
                 }
                 _ => {}
             }
             i += 1;
         }
         self.done = true;
-        Some(self.s[start.min(self.s.len())..].trim())
+        Some(trim(&self.s[start.min(self.s.len())..]))
     }
 }
 
@@ -351,11 +324,15 @@ pub fn fd_arg(arg: &str) -> Option<(i32, Option<&str>)> {
     Some((fd, path))
 }
 
-/// A quoted string argument, unescaped as far as paths need (`\"`, `\\`, `\n`, `\t`, octal
+/// A quoted string argument (borrowed when it has no escapes), unescaped as far as paths need (`\"`, `\\`, `\n`, `\t`, octal
 /// and hex escapes); `None` if `arg` is not a string. A trailing `...` (truncated) is kept out.
-pub fn string_arg(arg: &str) -> Option<String> {
+pub fn string_arg(arg: &str) -> Option<Cow<'_, str>> {
     let arg = arg.strip_suffix("...").unwrap_or(arg);
     let inner = arg.strip_prefix('"')?.strip_suffix('"')?;
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        // Nothing to unescape (nearly every path): the text itself.
+        return Some(Cow::Borrowed(inner));
+    }
     let mut out = Vec::with_capacity(inner.len());
     let b = inner.as_bytes();
     let mut i = 0;
@@ -390,7 +367,7 @@ pub fn string_arg(arg: &str) -> Option<String> {
         }
         i += 1;
     }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    Some(Cow::Owned(String::from_utf8_lossy(&out).into_owned()))
 }
 
 /// The longest strace line read whole: 1 MiB. strace abbreviates strings to 32 bytes unless

@@ -1,9 +1,10 @@
 //! One complete syscall → (model operation, inode, parent directory), updating the fd tables
 //! and the path → inode map on the way.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::state::{normalize, parent, Fd, FdTables, Inodes};
+use super::state::{is_normal, normalize, parent, Fd, FdTables, Inodes};
 use crate::trace::strace::parse::{fd_arg, string_arg, Args};
 use crate::trace::strace::Call;
 use crate::trace::{InodeId, Syscall, NO_INODE};
@@ -29,7 +30,7 @@ const NO_TIMESTAMP: &str = "\
     fadvise64 sync restart_syscall sched_getattr io_uring_setup";
 
 fn no_timestamp(name: &str) -> bool {
-    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+    static SET: std::sync::OnceLock<crate::trace::strace::fxhash::FxHashSet<&'static str>> =
         std::sync::OnceLock::new();
     SET.get_or_init(|| NO_TIMESTAMP.split_whitespace().collect())
         .contains(name)
@@ -95,28 +96,33 @@ impl Ctx<'_> {
         Some(inode)
     }
 
-    /// The path a (dirfd, path) pair names; `None` for NULL, or an empty path.
-    fn path(&mut self, pid: u32, dirfd: Option<&str>, path: &str) -> Option<String> {
+    /// The path a (dirfd, path) pair names; `None` for NULL, or an empty path. An absolute
+    /// path already normal is the argument's own text.
+    fn path<'c>(&mut self, pid: u32, dirfd: Option<&str>, path: &'c str) -> Option<Cow<'c, str>> {
         let p = string_arg(path)?;
         if p.is_empty() {
             return None;
         }
         if p.starts_with('/') {
-            return Some(normalize(None, &p));
+            return Some(if is_normal(&p) {
+                p
+            } else {
+                Cow::Owned(normalize(None, &p))
+            });
         }
-        let base: Option<String> = match dirfd.and_then(fd_arg) {
+        let joined = match dirfd.and_then(fd_arg) {
             Some((libc::AT_FDCWD, Some(cwd))) => {
                 self.fds.set_cwd(pid, cwd);
-                Some(cwd.to_string())
+                normalize(Some(cwd), &p)
             }
-            Some((libc::AT_FDCWD, None)) | None => self.fds.cwd(pid).map(str::to_string),
-            Some((_, Some(dir))) => Some(dir.to_string()),
-            Some((fd, None)) => self
-                .fds
-                .get(pid, fd)
-                .map(|e| self.inodes.info(e.inode).name.to_string()),
+            Some((libc::AT_FDCWD, None)) | None => normalize(self.fds.cwd(pid), &p),
+            Some((_, Some(dir))) => normalize(Some(dir), &p),
+            Some((fd, None)) => {
+                let inode = self.fds.get(pid, fd).map(|e| e.inode);
+                normalize(inode.map(|i| &*self.inodes.info(i).name), &p)
+            }
         };
-        Some(normalize(base.as_deref(), &p))
+        Some(Cow::Owned(joined))
     }
 
     /// A call on the fd in argument 0.
@@ -157,11 +163,11 @@ impl Ctx<'_> {
     }
 
     fn open(&mut self, pid: u32, c: &Call) -> Out {
-        let args: Vec<&str> = Args::new(c.args).take(3).collect();
+        let args: [Option<&str>; 3] = first(c.args);
         let (dirfd, path, flags) = match c.name {
-            "open" => (None, args.first(), args.get(1).copied()),
-            "creat" => (None, args.first(), Some("O_CREAT|O_WRONLY|O_TRUNC")),
-            _ => (args.first().copied(), args.get(1), args.get(2).copied()),
+            "open" => (None, args[0], args[1]),
+            "creat" => (None, args[0], Some("O_CREAT|O_WRONLY|O_TRUNC")),
+            _ => (args[0], args[1], args[2]),
         };
         let flags = flags.unwrap_or("");
         let Some(resolved) = path.and_then(|p| self.path(pid, dirfd, p)) else {
@@ -204,14 +210,14 @@ impl Ctx<'_> {
 
     /// unlink, unlinkat, rmdir.
     fn unlink(&mut self, pid: u32, c: &Call) -> Out {
-        let args: Vec<&str> = Args::new(c.args).take(3).collect();
+        let args: [Option<&str>; 3] = first(c.args);
         let (dirfd, path, rmdir) = match c.name {
             "unlinkat" => (
-                args.first().copied(),
-                args.get(1),
-                args.get(2).is_some_and(|f| has_flag(f, "AT_REMOVEDIR")),
+                args[0],
+                args[1],
+                args[2].is_some_and(|f| has_flag(f, "AT_REMOVEDIR")),
             ),
-            n => (None, args.first(), n == "rmdir"),
+            n => (None, args[0], n == "rmdir"),
         };
         let Some(p) = path.and_then(|p| self.path(pid, dirfd, p)) else {
             return OTHER;
@@ -232,20 +238,24 @@ impl Ctx<'_> {
     }
 
     /// Two paths: rename*, link*, symlink* (`(old, new)` with optional dirfds).
-    fn two_paths(&mut self, pid: u32, c: &Call) -> Option<(Option<String>, String)> {
-        let a: Vec<&str> = Args::new(c.args).take(4).collect();
+    fn two_paths<'c>(
+        &mut self,
+        pid: u32,
+        c: &Call<'c>,
+    ) -> Option<(Option<Cow<'c, str>>, Cow<'c, str>)> {
+        let a: [Option<&'c str>; 4] = first(c.args);
         let (old, new) = match c.name {
-            "rename" | "link" => (self.path(pid, None, a.first()?), a.get(1)),
-            "symlink" => (string_arg(a.first()?), a.get(1)),
+            "rename" | "link" => (self.path(pid, None, a[0]?), a[1]),
+            "symlink" => (string_arg(a[0]?), a[1]),
             "symlinkat" => {
-                let new = self.path(pid, a.get(1).copied(), a.get(2)?)?;
-                return Some((string_arg(a.first()?), new));
+                let new = self.path(pid, a[1], a[2]?)?;
+                return Some((string_arg(a[0]?), new));
             }
-            _ => (self.path(pid, a.first().copied(), a.get(1)?), a.get(3)),
+            _ => (self.path(pid, a[0], a[1]?), a[3]),
         };
         let new_dirfd = match c.name {
             "rename" | "link" | "symlink" => None,
-            _ => a.get(2).copied(),
+            _ => a[2],
         };
         let new = self.path(pid, new_dirfd, new?)?;
         Some((old, new))
@@ -308,20 +318,20 @@ impl Ctx<'_> {
 
     /// dup, dup2, dup3, fcntl(F_DUPFD*, F_SETFD).
     fn dup(&mut self, pid: u32, c: &Call) -> Out {
-        let a: Vec<&str> = Args::new(c.args).take(3).collect();
-        let Some(&old) = a.first() else {
+        let a: [Option<&str>; 3] = first(c.args);
+        let Some(old) = a[0] else {
             return OTHER;
         };
         let cloexec = match c.name {
             "dup" | "dup2" => false,
-            "dup3" => a.get(2).is_some_and(|f| has_flag(f, "O_CLOEXEC")),
-            _ => match a.get(1).copied() {
+            "dup3" => a[2].is_some_and(|f| has_flag(f, "O_CLOEXEC")),
+            _ => match a[1] {
                 Some("F_DUPFD") => false,
                 Some("F_DUPFD_CLOEXEC") => true,
                 Some("F_SETFD") => {
                     if let (Some((fd, _)), true) = (fd_arg(old), ok(c)) {
                         if let Some(mut e) = self.fds.get(pid, fd) {
-                            e.cloexec = a.get(2).is_some_and(|f| has_flag(f, "FD_CLOEXEC"));
+                            e.cloexec = a[2].is_some_and(|f| has_flag(f, "FD_CLOEXEC"));
                             self.fds.set(pid, fd, e);
                         }
                     }
@@ -338,6 +348,15 @@ impl Ctx<'_> {
         }
         OTHER
     }
+}
+
+/// The first `N` arguments (`None` past the last), without allocating.
+fn first<const N: usize>(args: &str) -> [Option<&str>; N] {
+    let mut out = [None; N];
+    for (slot, a) in out.iter_mut().zip(Args::new(args)) {
+        *slot = Some(a);
+    }
+    out
 }
 
 /// Whether the call succeeded.
@@ -410,7 +429,7 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call) -> Out {
         "chdir" | "fchdir" => {
             let a = Args::new(c.args).next().unwrap_or("");
             let dir = if c.name == "chdir" {
-                ctx.path(pid, None, a)
+                ctx.path(pid, None, a).map(Cow::into_owned)
             } else {
                 fd_arg(a).and_then(|(fd, ann)| {
                     ann.map(str::to_string).or_else(|| {

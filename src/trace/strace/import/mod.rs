@@ -11,11 +11,12 @@ mod calls;
 pub mod mounts;
 pub mod state;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::BufRead;
 
 use serde::Serialize;
 
+use crate::trace::strace::fxhash::FxHashSet;
 use crate::trace::strace::{Event, Joiner};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 use mounts::{Kind, Mounts};
@@ -161,17 +162,27 @@ impl Histogram {
 }
 
 /// A streaming importer over a buffered reader.
+///
+/// A line that lies whole in the reader's buffer is parsed where it lies (no copy); only a line
+/// running past the end of the buffer is gathered into `buf`, capped at
+/// [`MAX_LINE_BYTES`](super::parse::MAX_LINE_BYTES).
 #[derive(Debug)]
 pub struct StraceImport<R> {
     reader: R,
     buf: Vec<u8>,
+    st: State,
+}
+
+/// Everything the importer keeps between lines.
+#[derive(Debug)]
+struct State {
     joiner: Joiner,
     inodes: Inodes,
     fds: FdTables,
     /// Tasks with a fork-like call in flight, latest last.
     forking: Vec<u32>,
     /// Every task seen (for the count).
-    seen: HashSet<u32>,
+    seen: FxHashSet<u32>,
     strict: bool,
     clock: Clock,
     duration_sum_s: f64,
@@ -187,28 +198,91 @@ impl<R: BufRead> StraceImport<R> {
         StraceImport {
             reader,
             buf: Vec::with_capacity(512),
-            joiner: Joiner::new(),
-            inodes: Inodes::new(options.mounts),
-            fds: FdTables::default(),
-            forking: Vec::new(),
-            seen: HashSet::new(),
-            strict: options.strict,
-            clock: Clock::default(),
-            duration_sum_s: 0.0,
-            durations: 0,
-            histogram: Histogram::default(),
-            by_syscall: [0; Syscall::ALL.len()],
-            summary: ImportSummary {
-                file: origin.to_string(),
-                fs_source: options.fs_source,
-                ..Default::default()
+            st: State {
+                joiner: Joiner::new(),
+                inodes: Inodes::new(options.mounts),
+                fds: FdTables::default(),
+                forking: Vec::new(),
+                seen: FxHashSet::default(),
+                strict: options.strict,
+                clock: Clock::default(),
+                duration_sum_s: 0.0,
+                durations: 0,
+                histogram: Histogram::default(),
+                by_syscall: [0; Syscall::ALL.len()],
+                summary: ImportSummary {
+                    file: origin.to_string(),
+                    fs_source: options.fs_source,
+                    ..Default::default()
+                },
             },
         }
     }
 
     /// The summary so far (complete once [`StraceImport::next_op`] returned `None`).
     pub fn summary(&self) -> &ImportSummary {
-        &self.summary
+        &self.st.summary
+    }
+
+    /// The next op, `None` at the end of the trace.
+    pub fn next_op(&mut self) -> Result<Option<Op>, ImportError> {
+        loop {
+            let chunk = match self.reader.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.st.read_error(e)),
+            };
+            // A reader over memory hands out everything at once: a line over the cap still
+            // goes through `read_line_capped` below, which cuts it.
+            let whole = memchr::memchr(b'\n', chunk).filter(|&i| i < super::parse::MAX_LINE_BYTES);
+            if let Some(i) = whole {
+                // The whole line is in the buffer: parsed in place.
+                let n = i + 1;
+                let out = self.st.take(&chunk[..n], n, false);
+                self.reader.consume(n);
+                match out? {
+                    Some(op) => return Ok(Some(op)),
+                    None => continue,
+                }
+            }
+            // The line runs past the buffer, or the file ends without a newline.
+            self.buf.clear();
+            let (n, cut) = super::parse::read_line_capped(
+                &mut self.reader,
+                &mut self.buf,
+                super::parse::MAX_LINE_BYTES,
+            )
+            .map_err(|e| self.st.read_error(e))?;
+            if n == 0 {
+                self.st.finish();
+                return Ok(None);
+            }
+            if let Some(op) = self.st.take(&self.buf, n, cut)? {
+                return Ok(Some(op));
+            }
+        }
+    }
+}
+
+impl State {
+    fn read_error(&self, cause: std::io::Error) -> ImportError {
+        ImportError::Read {
+            path: self.summary.file.clone(),
+            cause,
+        }
+    }
+
+    /// Counts a line of `n` bytes (`bytes`, cut to the cap when `cut`) and handles it.
+    fn take(&mut self, bytes: &[u8], n: usize, cut: bool) -> Result<Option<Op>, ImportError> {
+        self.summary.bytes += n as u64;
+        self.summary.lines += 1;
+        if cut {
+            let line = self.summary.lines;
+            self.joiner_skip();
+            self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))?;
+            return Ok(None);
+        }
+        self.line(bytes)
     }
 
     fn malformed(&mut self, line: u64, what: String) -> Result<(), ImportError> {
@@ -255,49 +329,17 @@ impl<R: BufRead> StraceImport<R> {
         s.inodes_by_fs = by_fs;
     }
 
-    /// The next op, `None` at the end of the trace.
-    pub fn next_op(&mut self) -> Result<Option<Op>, ImportError> {
-        loop {
-            self.buf.clear();
-            let (n, cut) = super::parse::read_line_capped(
-                &mut self.reader,
-                &mut self.buf,
-                super::parse::MAX_LINE_BYTES,
-            )
-            .map_err(|e| ImportError::Read {
-                path: self.summary.file.clone(),
-                cause: e,
-            })?;
-            if n == 0 {
-                self.finish();
-                return Ok(None);
-            }
-            self.summary.bytes += n as u64;
-            self.summary.lines += 1;
-            if cut {
-                let line = self.summary.lines;
-                self.joiner_skip();
-                self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))?;
-                continue;
-            }
-            match self.line()? {
-                Some(op) => return Ok(Some(op)),
-                None => continue,
-            }
-        }
-    }
-
-    /// Handles the line in `buf`.
-    fn line(&mut self) -> Result<Option<Op>, ImportError> {
+    /// Handles one line.
+    fn line(&mut self, bytes: &[u8]) -> Result<Option<Op>, ImportError> {
         let lossy;
-        let text = match std::str::from_utf8(&self.buf) {
+        let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
-                lossy = String::from_utf8_lossy(&self.buf).into_owned();
+                lossy = String::from_utf8_lossy(bytes).into_owned();
                 &lossy
             }
         };
-        let trimmed = text.trim_end();
+        let trimmed = super::parse::trim_end(text);
         if trimmed.is_empty() || trimmed.starts_with("strace: ") {
             // Blank lines, and strace's own notes when stderr was captured with the trace.
             self.joiner_skip();
@@ -408,7 +450,7 @@ impl<R: BufRead> StraceImport<R> {
         while let Some(op) = self.next_op()? {
             f(op);
         }
-        Ok(self.summary)
+        Ok(self.st.summary)
     }
 }
 

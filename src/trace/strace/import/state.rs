@@ -3,7 +3,7 @@
 //! `O_CLOEXEC` entries dropped on exec). Memory grows with the live fds and the distinct paths
 //! and inodes seen, never with the number of lines.
 
-use std::collections::HashMap;
+use crate::trace::strace::fxhash::FxHashMap as HashMap;
 
 use super::mounts::{Kind, Mounts};
 use crate::trace::InodeId;
@@ -173,7 +173,7 @@ impl FdTables {
             return t;
         }
         let t = self.new_table(Table {
-            fds: HashMap::new(),
+            fds: HashMap::default(),
             users: 1,
         });
         self.of_pid.insert(pid, t);
@@ -236,7 +236,7 @@ impl FdTables {
             let table = &mut self.tables[t];
             table.users = table.users.saturating_sub(1);
             if table.users == 0 {
-                table.fds = HashMap::new();
+                table.fds = HashMap::default();
                 self.free.push(t);
             }
         }
@@ -261,33 +261,54 @@ impl FdTables {
 /// Joins `rel` to `base` and removes `.`, `..` and repeated slashes (lexically, as the trace
 /// cannot tell symlinks).
 pub fn normalize(base: Option<&str>, rel: &str) -> String {
-    let mut out = String::with_capacity(rel.len() + base.map_or(0, str::len) + 1);
     let joined_base = if rel.starts_with('/') { None } else { base };
-    let mut parts: Vec<&str> = Vec::new();
     let absolute = rel.starts_with('/') || joined_base.is_some_and(|b| b.starts_with('/'));
+    let mut out = String::with_capacity(rel.len() + joined_base.map_or(0, str::len) + 1);
+    if absolute {
+        out.push('/');
+    }
+    // `out[root..]` is the components joined by '/': pushing one adds a separator, popping
+    // one truncates at the last separator.
+    let root = out.len();
     for p in joined_base.into_iter().chain([rel]) {
         for c in p.split('/') {
             match c {
                 "" | "." => {}
                 ".." => {
-                    if parts.last().is_some_and(|l| *l != "..") {
-                        parts.pop();
+                    let sep = out[root..].rfind('/').map(|i| root + i);
+                    let last = &out[sep.map_or(root, |i| i + 1)..];
+                    if !last.is_empty() && last != ".." {
+                        out.truncate(sep.unwrap_or(root));
                     } else if !absolute {
-                        parts.push("..");
+                        if out.len() > root {
+                            out.push('/');
+                        }
+                        out.push_str("..");
                     }
                 }
-                c => parts.push(c),
+                c => {
+                    if out.len() > root {
+                        out.push('/');
+                    }
+                    out.push_str(c);
+                }
             }
         }
     }
-    if absolute {
-        out.push('/');
-    }
-    out.push_str(&parts.join("/"));
     if out.is_empty() {
         out.push('.');
     }
     out
+}
+
+/// Whether `path` is absolute and already what [`normalize`] makes of it (no empty, `.` or
+/// `..` component, no trailing slash), so it can be used as it is.
+pub fn is_normal(path: &str) -> bool {
+    path.len() > 1
+        && path.starts_with('/')
+        && path[1..]
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 /// The directory holding `path` (`/` for a top-level name, `.` for a bare relative one).
@@ -310,6 +331,18 @@ mod tests {
         assert_eq!(normalize(None, "x/y"), "x/y");
         assert_eq!(normalize(None, "../x"), "../x");
         assert_eq!(normalize(Some("/"), ".."), "/");
+        assert_eq!(normalize(None, "a/../../b/./c/.."), "../b");
+        assert_eq!(normalize(None, "a/.."), ".");
+        assert_eq!(normalize(Some("x/.."), "../../y"), "../../y");
+        assert_eq!(normalize(Some("/a/b/c"), "../../.."), "/");
+        assert_eq!(normalize(Some("/a"), "b/"), "/a/b");
+        for p in ["/a/b", "/a", "/.x/..y"] {
+            assert!(is_normal(p), "{p}");
+            assert_eq!(normalize(None, p), p);
+        }
+        for p in ["/", "/a/", "/a//b", "/a/./b", "/a/../b", "a/b", "/a/."] {
+            assert!(!is_normal(p), "{p}");
+        }
         assert_eq!(parent("/a/b"), "/a");
         assert_eq!(parent("/a"), "/");
         assert_eq!(parent("a"), ".");

@@ -150,3 +150,22 @@ fn a_child_printing_before_clone_returns_inherits_fds() {
     assert_eq!(ops[1].inode, ops[0].inode);
     assert_eq!(ops[4].inode, ops[0].inode);
 }
+
+#[test]
+fn a_line_over_the_cap_in_memory_is_cut_and_counted_with_its_number() {
+    // A reader over memory hands the importer the whole text at once: the cap still holds.
+    let long = format!(
+        "1 write(1, \"{}\", 9) = 9\n",
+        "x".repeat(crate::trace::strace::parse::MAX_LINE_BYTES)
+    );
+    let text = format!("1 getpid() = 1\n{long}1 getpid() = 1\n1 bad(\n");
+    let (ops, s) = import(&text);
+    assert_eq!(ops.len(), 2);
+    assert_eq!((s.lines, s.malformed_lines), (4, 2), "{s:?}");
+    assert!(
+        s.malformed_examples[0].starts_with("line 2: a line of"),
+        "{s:?}"
+    );
+    assert!(s.malformed_examples[1].starts_with("line 4: "), "{s:?}");
+    assert_eq!(s.bytes, text.len() as u64);
+}
