@@ -41,10 +41,16 @@ fn check_runs(v: &Value, workload: &str, expect: &[(u64, &str)]) {
         assert_eq!(r["partial"], false);
         let o = &r["ops_per_sec"];
         let (med, lo, hi) = (f(&o["median"]), f(&o["min"]), f(&o["max"]));
-        assert!(lo > 0.0 && lo <= med && med <= hi, "{workload}: {o}");
+        // A 100 ms interval can complete no op at all when the disk stalls (vfsmix on the root
+        // filesystem while other tests write): ordered, never negative, and not all zero.
+        assert!(
+            lo >= 0.0 && lo <= med && med <= hi && hi > 0.0,
+            "{workload}: {o}"
+        );
         let samples = r["samples"].as_array().unwrap();
         assert_eq!(samples.len(), 3);
-        assert!(samples.iter().all(|s| f(s) > 0.0));
+        assert!(samples.iter().all(|s| f(s) >= 0.0), "{workload}: {r}");
+        assert!(samples.iter().any(|s| f(s) > 0.0), "{workload}: {r}");
         let per_task = r["per_task"].as_array().unwrap();
         assert_eq!(per_task.len() as u64, *tasks);
         for t in per_task {

@@ -17,7 +17,7 @@ impl Render for Exits {
 
     fn blocks(&self, _: Style) -> Vec<Block> {
         let head = format!(
-            "/dev/kvm: {}\n{} iterations × {} runs (median), TSC {:.3} MHz, empty loop {:.1} ticks subtracted\n",
+            "/dev/kvm: {}\n{} iterations × {} runs (fastest of each kind), TSC {:.3} MHz, empty loop {:.1} ticks subtracted\n",
             self.backend,
             self.iterations,
             self.runs,
