@@ -57,6 +57,19 @@ pub fn empty(dir: &std::path::Path) -> bool {
     std::fs::read_dir(dir).unwrap().next().is_none()
 }
 
+/// The suite's CPU lock. Tests that boot a TCG guest or build the static guest (a CPU hog for
+/// seconds to minutes) and tests whose assertions need every pinned task to make progress (the
+/// workload runs, the report's measured workloads, the micro-VM's timings) hold it for their
+/// whole body, so the suite never starves itself: with two TCG guests busy on a 2-vCPU machine,
+/// a pinned pipe1 task completed 80 ops/s where its twin did 450 000. Not reentrant: take it
+/// once per test, at the top.
+pub fn cpu_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that panicked while holding it poisoned nothing the lock protects.
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Writes `text` to `dir/name` and returns the path.
 pub fn write_tmp(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);
@@ -67,6 +80,7 @@ pub fn write_tmp(dir: &std::path::Path, name: &str, text: &str) -> std::path::Pa
 /// `tscope [GLOBAL…] report --quick --no-workloads --sync-ms 20 --out OUT`: a short report
 /// without workload runs, into `out`; asserts it succeeded.
 pub fn quick_report(global: &[&str], out: &std::path::Path) {
+    let _cpu = cpu_lock();
     tscope()
         .args(global)
         .args([

@@ -45,6 +45,7 @@ fn sigint(pid: u32) {
 
 #[test]
 fn sigint_stops_mem_promptly_and_marks_it_partial() {
+    let _cpu = crate::common::cpu_lock();
     let bin = tscope().get_program().to_owned();
     let child = Command::new(bin)
         .args([
@@ -79,6 +80,7 @@ fn sigint_stops_mem_promptly_and_marks_it_partial() {
 
 #[test]
 fn sigint_during_a_guest_leaves_no_qemu_behind() {
+    let _cpu = crate::common::cpu_lock();
     if crate::skip::without("qemu") {
         return;
     }
@@ -144,6 +146,7 @@ fn sigint_during_a_guest_leaves_no_qemu_behind() {
 
 #[test]
 fn sigterm_stops_cleans_up_and_prints_a_partial_result() {
+    let _cpu = crate::common::cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("tscope");
     let child = std::process::Command::new(bin)
@@ -258,6 +261,7 @@ fn sigterm_during_record_kills_strace_and_the_traced_command() {
 
 #[test]
 fn sigterm_during_validate_exits_130_and_leaves_no_scratch() {
+    let _cpu = crate::common::cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let bin = tscope().get_program().to_owned();
     let child = Command::new(bin)
@@ -353,6 +357,7 @@ fn a_run_stopped_before_its_first_sample_has_no_rate_not_zero() {
 
 #[test]
 fn sigint_while_building_the_guest_kills_cargo_and_says_so_first() {
+    let _cpu = crate::common::cpu_lock();
     // A stand-in for cargo that would run for 5 minutes: the build tscope starts when it has
     // no --guest-bin and is not static itself (as under `cargo test`).
     let dir = tempfile::tempdir().unwrap();

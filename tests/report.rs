@@ -19,6 +19,7 @@ fn non_blank_png(path: &Path) -> bool {
 
 #[test]
 fn quick_report_writes_parseable_files() {
+    let _cpu = crate::common::cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
     tscope()

@@ -101,6 +101,7 @@ fn recorded(args: &[&str]) -> (Value, Value) {
 
 #[test]
 fn pipe1_honours_the_contract_in_both_modes() {
+    let _cpu = crate::common::cpu_lock();
     let v = run(&["pipe1", "--tasks", "1,2", "--mode", "processes,threads"]);
     check_runs(
         &v,
@@ -118,6 +119,7 @@ fn pipe1_honours_the_contract_in_both_modes() {
 
 #[test]
 fn pipe1_record_has_one_pipe_inode() {
+    let _cpu = crate::common::cpu_lock();
     let (_, rec) = recorded(&["pipe1", "--tasks", "1"]);
     assert_eq!(rec["fs_type"], "pipefs");
     assert_eq!(
@@ -133,6 +135,7 @@ fn pipe1_record_has_one_pipe_inode() {
 
 #[test]
 fn pingpong_runs_on_one_and_on_two_cpus() {
+    let _cpu = crate::common::cpu_lock();
     let (v, rec) = recorded(&["pingpong", "--mode", "processes,threads"]);
     let runs = v["runs"].as_array().unwrap();
     let placements: Vec<&str> = runs
@@ -177,6 +180,7 @@ fn pingpong_runs_on_one_and_on_two_cpus() {
 
 #[test]
 fn vfsmix_records_its_definition_and_cleans_up() {
+    let _cpu = crate::common::cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let (v, rec) = recorded(&["vfsmix", "--tasks", "1,2", "--mode", "threads", "--dir", d]);
@@ -211,6 +215,7 @@ fn vfsmix_records_its_definition_and_cleans_up() {
 
 #[test]
 fn vfsmix_on_tmpfs_in_processes() {
+    let _cpu = crate::common::cpu_lock();
     if crate::skip::without("tmpfs") {
         return;
     }
@@ -229,6 +234,7 @@ fn vfsmix_on_tmpfs_in_processes() {
 
 #[test]
 fn write_stat_sees_no_equal_mtimes_where_write_only_sees_many() {
+    let _cpu = crate::common::cpu_lock();
     let mut dirs = vec![tempfile::tempdir().unwrap()];
     if !crate::skip::without("tmpfs") {
         dirs.push(tempfile::tempdir_in("/dev/shm").unwrap());
@@ -269,6 +275,7 @@ fn write_stat_sees_no_equal_mtimes_where_write_only_sees_many() {
 
 #[test]
 fn getppid_and_sched_yield() {
+    let _cpu = crate::common::cpu_lock();
     let (g, rec) = recorded(&["getppid", "--tasks", "1"]);
     check_runs(&g, "getppid", &[(1, "processes")]);
     assert_eq!(ops(&rec), seq(&[("getppid", None)]));
@@ -285,6 +292,7 @@ fn getppid_and_sched_yield() {
 
 #[test]
 fn mem_reports_prefault_and_copy_per_thread() {
+    let _cpu = crate::common::cpu_lock();
     for op in ["wr", "rd", "rw"] {
         let v = json(&[
             "run",
@@ -331,6 +339,7 @@ fn mem_reports_prefault_and_copy_per_thread() {
 
 #[test]
 fn pagezero_runs_every_variant_hot_and_cold() {
+    let _cpu = crate::common::cpu_lock();
     let v = json(&["run", "pagezero", "--size", "4m", "--json"]);
     let z = &v["pagezero"];
     assert!(z["erms"].is_boolean());
@@ -354,6 +363,7 @@ fn pagezero_runs_every_variant_hot_and_cold() {
 
 #[test]
 fn tables_render() {
+    let _cpu = crate::common::cpu_lock();
     let out = tscope()
         .args(["run", "getppid", "--tasks", "1", "--markdown"])
         .args(QUICK)
@@ -456,6 +466,7 @@ fn bad_arguments_are_clear_errors() {
 
 #[test]
 fn recorded_runs_feed_the_simulator() {
+    let _cpu = crate::common::cpu_lock();
     for args in [&["pipe1", "--tasks", "1"][..], &["vfsmix", "--tasks", "1"]] {
         let dir = tempfile::tempdir().unwrap();
         let rec = dir.path().join("rec.json");

@@ -9,6 +9,7 @@ use predicates::str::contains;
 
 #[test]
 fn tcg_guest_with_acpi_pm_falls_back_to_the_syscall() {
+    let _cpu = crate::common::cpu_lock();
     if skip::without("qemu") {
         return;
     }
@@ -62,6 +63,7 @@ fn tcg_guest_with_acpi_pm_falls_back_to_the_syscall() {
 
 #[test]
 fn hung_guest_is_killed_and_reported() {
+    let _cpu = crate::common::cpu_lock();
     if skip::without("qemu") {
         return;
     }
@@ -111,6 +113,7 @@ fn bad_arguments_are_clear_errors() {
 
 #[test]
 fn micro_vm_times_every_exit_kind_or_says_why_not() {
+    let _cpu = crate::common::cpu_lock();
     if skip::without("kvm-device") {
         return;
     }
@@ -152,6 +155,7 @@ fn micro_vm_times_every_exit_kind_or_says_why_not() {
 
 #[test]
 fn report_with_vm_adds_the_guest_matrix() {
+    let _cpu = crate::common::cpu_lock();
     if skip::without("qemu") {
         return;
     }
@@ -203,6 +207,7 @@ fn report_with_vm_adds_the_guest_matrix() {
 /// fine-grained one; each issues exactly its syscalls; and the Linux model agrees on every row.
 #[test]
 fn count_holds_the_6_1_model_to_the_kernel() {
+    let _cpu = crate::common::cpu_lock();
     if skip::without("qemu") {
         return;
     }
@@ -318,6 +323,7 @@ fn count_bad_arguments_are_clear_errors() {
 /// apt-get, dpkg-deb or tar, no `fetch-PID`, `run-PID` or `*.tmpPID` is left behind.
 #[test]
 fn count_interrupted_during_the_fetch_leaves_nothing() {
+    let _cpu = crate::common::cpu_lock();
     if skip::without("qemu") {
         return;
     }
