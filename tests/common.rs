@@ -70,6 +70,17 @@ pub fn cpu_lock() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Runs `tscope ARGS`, expecting success; its stdout.
+pub fn run_ok(args: &[&str]) -> Vec<u8> {
+    let out = tscope().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Writes `text` to `dir/name` and returns the path.
 pub fn write_tmp(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);

@@ -3,18 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{tscope, PROFILE};
-
-/// Runs `tscope ARGS`, expecting success; stdout.
-fn run_ok(args: &[&str]) -> Vec<u8> {
-    let out = tscope().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use crate::common::{run_ok, tscope, PROFILE};
 
 /// The three `--export-*` options into `dir` (x.json, x.md, x.csv).
 fn exports(dir: &Path) -> Vec<String> {

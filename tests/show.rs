@@ -1,17 +1,7 @@
 //! `tscope show FILE`: a saved result renders again in every format, and its JSON comes back
 //! byte for byte (the file is read with the types that wrote it).
 
-use crate::common::tscope;
-
-fn run_ok(args: &[&str]) -> Vec<u8> {
-    let out = tscope().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use crate::common::{run_ok, tscope};
 
 #[test]
 fn saved_results_render_again_in_every_format() {

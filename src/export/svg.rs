@@ -15,18 +15,6 @@ pub(super) const SERIES: [RGBColor; 4] = [
 /// buys nothing sits on the floor instead of off the chart.
 const GAIN_FLOOR_PCT: f64 = 0.1;
 
-/// An SI-style axis label for nanoseconds: `10 ns`, `1 µs`, `100 µs`.
-pub(super) fn ns_axis(v: f64) -> String {
-    let (x, unit) = if v >= 1e6 {
-        (v / 1e6, "ms")
-    } else if v >= 1e3 {
-        (v / 1e3, "µs")
-    } else {
-        (v, "ns")
-    };
-    format!("{} {unit}", crate::fmt::ns(x))
-}
-
 /// A percentage axis label: `0.1%`, `5%`, `1,000%`.
 fn pct_axis(v: f64) -> String {
     if v < 1.0 {
@@ -133,7 +121,7 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
             .configure_mesh()
             .x_desc("cost of one precise read (clocksource / counter)")
             .y_desc("gain over the stock setting")
-            .x_label_formatter(&|v| ns_axis(*v))
+            .x_label_formatter(&|v| super::bars::si_ns(*v))
             .y_label_formatter(&|v| pct_axis(*v))
             .draw()
             .map_err(|e| err(&e))?;
