@@ -127,6 +127,20 @@ fn export_paths_are_checked_before_measuring() {
         "{err}"
     );
     assert!(!Path::new(&same).exists(), "nothing written");
+    // A run's --record is a third writer: refused before the 60 s run starts.
+    let out = tscope()
+        .args(["run", "getppid", "--tasks", "1", "--duration", "60"])
+        .args(["--export-json", &same, "--record", &same])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--record") && err.contains("names it too"),
+        "{err}"
+    );
+    assert!(!Path::new(&same).exists(), "nothing written");
 
     let out = tscope()
         .args(["probe", "--list", "--export-json", &same])

@@ -129,6 +129,20 @@ impl Output {
         Ok(self)
     }
 
+    /// Refuses `path` for another output option (`--record`) when `-o` or an `--export-*`
+    /// already names it: two writers of one file would leave only the last.
+    pub fn refuse_shared(&self, path: &std::path::Path, option: &str) -> Result<(), ConfigError> {
+        let taken =
+            self.out.as_deref() == Some(path) || self.exports.iter().any(|(_, p)| p == path);
+        if taken {
+            return Err(ConfigError::Output {
+                path: path.to_path_buf(),
+                why: format!("another output option names it too (--{option})"),
+            });
+        }
+        Ok(())
+    }
+
     /// Writes `bytes` to the `-o` file (whole or not at all) or stdout.
     pub fn emit(&self, bytes: &[u8]) -> anyhow::Result<()> {
         Ok(export::emit(bytes, self.out.as_deref())?)

@@ -231,6 +231,7 @@ pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
     let record: Option<PathBuf> = args.record.clone();
     if let Some(path) = &record {
         super::check_output_file(path, "record")?;
+        output.refuse_shared(path, "record")?;
     }
     super::stop_on_signal()?;
     let progress = super::StderrProgress::new(job(&cfg));
