@@ -25,6 +25,7 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     ("strace", || runs("strace", "-V")),
     ("cpio", || runs("cpio", "--version")),
     ("gzip", || runs("gzip", "--version")),
+    ("mkfs.ext4", || runs("mkfs.ext4", "-V")),
     ("rsvg-convert", || runs("rsvg-convert", "--version")),
     ("tmpfs", tmpfs),
     ("multigrain", multigrain),

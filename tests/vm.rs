@@ -299,7 +299,7 @@ fn count_bad_arguments_are_clear_errors() {
             &["--workload", "pipe2"][..],
             "--workload: 'pipe2' is not one of",
         ),
-        (&["--fs", "ext4"][..], "--fs: 'ext4' is not supported yet"),
+        (&["--fs", "xfs"][..], "--fs: 'xfs' is not supported yet"),
         (&["--iterations", "0"][..], "--iterations must be"),
         (
             &["--kernel-package", "linux@"][..],

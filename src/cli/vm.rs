@@ -128,7 +128,8 @@ pub struct CountArgs {
         value_name = "NAME"
     )]
     pub workload: Vec<String>,
-    /// File systems to run the workloads on (tmpfs so far).
+    /// File systems to run the workloads on: tmpfs, ext4 (an image made with mkfs.ext4 on the
+    /// host, attached as an NVMe disk).
     #[arg(
         long,
         value_delimiter = ',',

@@ -149,14 +149,15 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
     }
     cfg.filesystems.clear();
     for f in &a.fs {
-        if f.trim() != "tmpfs" {
+        let f = f.trim();
+        if !crate::vm::disk::FILESYSTEMS.contains(&f) {
             return bad(format!(
-                "--fs: '{}' is not supported yet (tmpfs only; ext4/xfs/btrfs images are planned)",
-                f.trim()
+                "--fs: '{f}' is not supported yet (one of {}; xfs and btrfs are planned)",
+                crate::vm::disk::FILESYSTEMS.join(", ")
             ));
         }
-        if cfg.filesystems.is_empty() {
-            cfg.filesystems.push("tmpfs".into());
+        if !cfg.filesystems.iter().any(|x| x == f) {
+            cfg.filesystems.push(f.to_string());
         }
     }
     if cfg.workloads.is_empty() || cfg.filesystems.is_empty() {

@@ -27,6 +27,9 @@ const LINUX: &str = "torvalds/linux";
 /// and timekeeping.c of the multigrain code).
 const AT_613: &str = "v6.13-v6.14";
 const RECALLED_AT: &str = "v6.13-v6.18 (recalled, not re-read)";
+/// Where the ext4 counts were read: Debian's `linux-source-6.1` 6.1.172-1 (v6.1.172), and
+/// counted on 6.1, 6.12 and 7.2 by `tscope vm count --fs ext4`.
+const EXT4_READ_AT: &str = "v6.1.172 (read; counted by tscope vm count --fs ext4 on 6.1-7.2)";
 
 const fn src(file: &'static str, function: &'static str, at: &'static str, read: bool) -> Source {
     Source {
@@ -153,6 +156,26 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
                 true,
             ),
         ),
+        // ext4: __ext4_unlink() reads for the directory and for the inode; the last iput
+        // then evicts it, and ext4_evict_inode() calls ext4_truncate() when the inode has
+        // blocks — which ends with `i_mtime = i_ctime = current_time()` (one more read). A file
+        // truncated to size 0 and then written has its blocks allocated at close
+        // (auto_da_alloc: ext4_truncate() sets EXT4_STATE_DA_ALLOC_CLOSE, ext4_release_file()
+        // calls ext4_alloc_da_blocks()), so vfsmix's file has them. Counted: vfsmix on ext4,
+        // 6.1, 6.12 and 7.2 (+2 per op with the O_TRUNC read below).
+        Syscall::Unlink if fs == FsKind::Ext4 => r(
+            &[
+                LinuxSetCtime { target: Dir },
+                LinuxSetCtime { target: Inode },
+                LinuxEvict,
+            ],
+            src(
+                "fs/ext4/namei.c, fs/ext4/inode.c",
+                "__ext4_unlink; ext4_evict_inode -> ext4_truncate (i_blocks != 0)",
+                EXT4_READ_AT,
+                true,
+            ),
+        ),
         Syscall::Unlink | Syscall::Rmdir | Syscall::Rename | Syscall::Link => r(
             &[
                 LinuxSetCtime { target: Dir },
@@ -165,6 +188,23 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
         // `if (newsize != oldsize)`), and from 6.13 setattr_copy_mgtime() takes
         // inode_set_ctime_current() on FS_MGTIME filesystems. Counted: vfsmix's O_TRUNC of
         // an empty file takes 1 read on 6.1/6.12 and 2 on 7.2.
+        // ext4_setattr() calls ext4_truncate() whenever the new size is <= the old one ("even
+        // if i_size didn't change, to truncate possible preallocated blocks"), and
+        // ext4_truncate() always ends with `i_mtime = i_ctime = current_time()`: one read after
+        // notify_change()'s, empty file or not (the size-change branch reads only when the
+        // file grows). Counted: vfsmix on ext4, 6.1, 6.12 and 7.2.
+        Syscall::OpenTrunc if fs == FsKind::Ext4 => r(
+            &[
+                LinuxNotifyChange { target: Inode },
+                LinuxSetCtime { target: Inode },
+            ],
+            src(
+                "fs/attr.c, fs/ext4/inode.c",
+                "notify_change; ext4_setattr -> ext4_truncate",
+                EXT4_READ_AT,
+                true,
+            ),
+        ),
         Syscall::OpenTrunc => r(
             &[
                 LinuxNotifyChange { target: Inode },

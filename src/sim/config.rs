@@ -175,7 +175,8 @@ pub struct SimulateConfig {
     pub emulate_trap: bool,
     /// `--strict`: a malformed strace line is an error naming its number.
     pub strict: bool,
-    /// `--fs`: the filesystem of every regular path of an strace log.
+    /// `--fs`: the filesystem of every regular path of an strace log; for a scenario (set by
+    /// `vm count --fs`, not the command line), the filesystem its tmpfs files move to.
     pub fs: Option<FsKind>,
     /// `--validate`: the validation to run (the SCENARIO argument names it).
     pub validate: Option<String>,

@@ -31,7 +31,7 @@ use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_S
 
 use crate::kernel::{Family, ModelId, Policy, Version};
 use crate::probe::Profile;
-use crate::trace::{bundled, CompiledScenario, Scenario};
+use crate::trace::{bundled, CompiledScenario, FsKind, Scenario};
 use crate::workload::run_record::RunRecord;
 
 /// Iterations used when deriving a base cost from a measured figure.
@@ -231,7 +231,16 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
     if let Input::Strace(path) = &cfg.input {
         return streamed::simulate(cfg, path);
     }
-    let loaded = load_input(&cfg.input)?;
+    let mut loaded = load_input(&cfg.input)?;
+    if let Some(fs) = cfg.fs {
+        // `vm count --fs ext4`: the scenario's files live on `fs` instead of tmpfs (the CLI
+        // allows --fs with --strace only).
+        for op in &mut loaded.scenario.iteration {
+            if op.fs == FsKind::Tmpfs.name() {
+                op.fs = fs.name().to_string();
+            }
+        }
+    }
     let compiled = loaded.scenario.compile();
     let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
     let (profile, note) = profile(cfg)?;

@@ -18,7 +18,7 @@ use super::count_rows::{self, AccuracyRow, CountRow};
 use super::guest::{self, RequestedAccel};
 use super::matrix::AccelChoice;
 use super::qemu::{self, QemuSpec};
-use super::{child, kconfig, kernel, serial};
+use super::{child, disk, kconfig, kernel, serial};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 
@@ -205,6 +205,13 @@ fn count_one(
     };
     let k = kernel::resolve(path, package, progress)?;
     let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
+    // A fresh image per kernel, in the run's scratch directory (removed with it).
+    let scratch = initrd.parent().unwrap_or(initrd);
+    let tag = report.kernels.len().to_string();
+    let disks = disk::disk_filesystems(&cfg.filesystems)
+        .into_iter()
+        .map(|fs| disk::make_image(scratch, fs, &tag))
+        .collect::<Result<Vec<_>>>()?;
     let spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel: report.accel.used,
@@ -214,6 +221,7 @@ fn count_one(
         memory_mb: cfg.memory_mb,
         smp: 1,
         timeout: cfg.timeout,
+        disks,
     };
     progress.note(&format!(
         "{label}: counting in a {} guest",

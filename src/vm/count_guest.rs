@@ -163,16 +163,20 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         SYSCALL_TRIGGER,
     )
     .is_ok();
+    let mut disk_index = 0;
     for fs_name in filesystems {
         let dir = format!("/mnt/{fs_name}");
-        if fs_name == "tmpfs" {
-            if let Err(e) = sys::guest::mount("tmpfs", &dir, "tmpfs") {
-                out.errors.push(format!("mount tmpfs on {dir}: {e}"));
-                continue;
-            }
-        } else if !Path::new(&dir).exists() {
-            out.errors
-                .push(format!("{fs_name}: not mounted in this guest"));
+        let source = if super::disk::needs_disk(fs_name) {
+            disk_index += 1;
+            super::disk::guest_device(disk_index - 1)
+        } else {
+            fs_name.to_string()
+        };
+        if let Err(e) = wait_for(&source).and_then(|()| {
+            sys::guest::mount(&source, &dir, fs_name)
+                .with_context(|| format!("mount {source} ({fs_name}) on {dir}"))
+        }) {
+            out.errors.push(format!("{e:#}"));
             continue;
         }
         for &w in &workloads {
@@ -196,6 +200,22 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 equal_mtime_share: equal,
             });
         }
+    }
+    Ok(())
+}
+
+/// Waits up to 20 s for a disk's device node: the NVMe driver scans namespaces from a work
+/// queue, so `/dev/nvme0n1` may appear after `/init` starts. Other sources return at once.
+fn wait_for(source: &str) -> Result<()> {
+    if !source.starts_with("/dev/") {
+        return Ok(());
+    }
+    let started = Instant::now();
+    while !Path::new(source).exists() {
+        if started.elapsed().as_secs() >= 20 {
+            crate::fail!("{source} did not appear within 20 s (no NVMe disk attached?)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
     Ok(())
 }

@@ -93,9 +93,10 @@ pub fn model_estimate(
     fs: &str,
     guest_ns_per_op: f64,
 ) -> Option<(String, PolicyEstimate)> {
-    let _ = fs; // the bundled scenarios are on tmpfs
     let model = model_for(kernel_release);
     let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
+    // The bundled scenarios' files are on tmpfs: move them to the guest's file system.
+    cfg.fs = crate::trace::FsKind::parse(fs).filter(|f| *f != crate::trace::FsKind::Tmpfs);
     cfg.models = vec![crate::kernel::ModelSpec {
         family: model.family,
         version: Some(model.version),

@@ -370,6 +370,7 @@ fn boot_all(
             memory_mb: cfg.memory_mb,
             smp: cfg.smp,
             timeout: cfg.timeout,
+            disks: Vec::new(),
         };
         let label = format!("guest clocksource={cs} ({})", accel.used.name());
         let mut out = None;

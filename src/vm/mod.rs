@@ -20,6 +20,7 @@ pub mod count_rows;
 #[cfg(test)]
 mod count_tests;
 pub mod cpio;
+pub mod disk;
 pub mod exits;
 pub mod guest;
 pub mod init;

@@ -44,6 +44,10 @@ pub struct QemuSpec {
     pub memory_mb: u32,
     pub smp: u32,
     pub timeout: Duration,
+    /// Raw disk images, each attached as an NVMe controller (built into Debian's cloud kernels,
+    /// unlike `virtio_blk`, so the guest needs no modules): the guest sees the i-th as
+    /// `/dev/nvme{i}n1`.
+    pub disks: Vec<PathBuf>,
 }
 
 impl QemuSpec {
@@ -84,6 +88,18 @@ impl QemuSpec {
             "-append".into(),
             self.append.clone(),
         ]);
+        for (i, d) in self.disks.iter().enumerate() {
+            a.extend([
+                "-drive".into(),
+                // qemu's option syntax: a comma inside a value is written twice.
+                format!(
+                    "file={},if=none,id=disk{i},format=raw",
+                    d.display().to_string().replace(',', ",,")
+                ),
+                "-device".into(),
+                format!("nvme,drive=disk{i},serial=tscope{i}"),
+            ]);
+        }
         a
     }
 }
