@@ -115,32 +115,50 @@ fn export_paths_are_checked_before_measuring() {
     assert!(err.contains("--export-csv"), "{err}");
 
     let same = dir.path().join("same").display().to_string();
-    let out = tscope()
-        .args(["probe", "--quick", "--source", "rdtsc", "-o", &same])
-        .args(["--export-json", &same])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--export-json") && err.contains("names it too"),
-        "{err}"
+    // Two outputs naming one file: exit 2 naming the second option, nothing written, before
+    // anything is measured (the run would take 60 s).
+    let refused = |args: &[&str], option: &str| {
+        let out = tscope()
+            .args(args)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(option) && err.contains("names it too"),
+            "{err}"
+        );
+        assert!(!Path::new(&same).exists(), "nothing written");
+    };
+    refused(
+        &[
+            "probe",
+            "--quick",
+            "--source",
+            "rdtsc",
+            "-o",
+            &same,
+            "--export-json",
+            &same,
+        ],
+        "--export-json",
     );
-    assert!(!Path::new(&same).exists(), "nothing written");
-    // A run's --record is a third writer: refused before the 60 s run starts.
-    let out = tscope()
-        .args(["run", "getppid", "--tasks", "1", "--duration", "60"])
-        .args(["--export-json", &same, "--record", &same])
-        .timeout(std::time::Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--record") && err.contains("names it too"),
-        "{err}"
+    refused(
+        &[
+            "run",
+            "getppid",
+            "--tasks",
+            "1",
+            "--duration",
+            "60",
+            "--export-json",
+            &same,
+            "--record",
+            &same,
+        ],
+        "--record",
     );
-    assert!(!Path::new(&same).exists(), "nothing written");
 
     let out = tscope()
         .args(["probe", "--list", "--export-json", &same])

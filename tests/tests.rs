@@ -15,6 +15,7 @@ mod probe;
 mod report;
 mod report_document;
 mod run;
+mod run_errors;
 mod run_syscalls;
 mod show;
 mod simulate;

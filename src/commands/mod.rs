@@ -116,14 +116,7 @@ impl Output {
         for (format, path, option) in asked {
             let Some(path) = path else { continue };
             check_output_file(path, option)?;
-            let taken =
-                self.out.as_ref() == Some(path) || self.exports.iter().any(|(_, p)| p == path);
-            if taken {
-                return Err(ConfigError::Output {
-                    path: path.clone(),
-                    why: format!("another output option names it too (--{option})"),
-                });
-            }
+            self.refuse_shared(path, option)?;
             self.exports.push((format, path.clone()));
         }
         Ok(self)
