@@ -156,8 +156,9 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     if let Some(n) = &accel.note {
         progress.note(n);
     }
-    let bin = guest::guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
+    let bin = guest::guest_binary(cfg.guest_bin.as_deref(), progress)?;
     super::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
