@@ -70,6 +70,19 @@ pub fn cpu_lock() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// `tscope run getppid` for 0.2 s in 50 ms intervals, one task: the shortest real run whose
+/// output has every part (samples, per-task figures).
+pub const SHORT_RUN: [&str; 8] = [
+    "run",
+    "getppid",
+    "--tasks",
+    "1",
+    "--duration",
+    "0.2",
+    "--interval-ms",
+    "50",
+];
+
 /// Runs `tscope ARGS`, expecting success; its stdout.
 pub fn run_ok(args: &[&str]) -> Vec<u8> {
     let out = tscope().args(args).output().unwrap();

@@ -3,7 +3,17 @@
 
 use std::path::Path;
 
-use crate::common::{run_ok, tscope, PROFILE};
+use crate::common::{run_ok, tscope, PROFILE, SHORT_RUN};
+
+/// A simulation that needs no probe: pipe1 under FreeBSD, priced by the recorded profile.
+const FREEBSD_PIPE1: [&str; 6] = [
+    "simulate",
+    "pipe1",
+    "--model",
+    "freebsd",
+    "--profile",
+    PROFILE,
+];
 
 /// The three `--export-*` options into `dir` (x.json, x.md, x.csv).
 fn exports(dir: &Path) -> Vec<String> {
@@ -38,14 +48,7 @@ fn read_exports(dir: &Path) -> [Vec<u8>; 3] {
 #[test]
 fn a_simulation_exports_what_each_format_flag_prints() {
     let dir = tempfile::tempdir().unwrap();
-    let base = [
-        "simulate",
-        "pipe1",
-        "--model",
-        "freebsd",
-        "--profile",
-        PROFILE,
-    ];
+    let base = FREEBSD_PIPE1;
     let ex = exports(dir.path());
     let with: Vec<&str> = base
         .iter()
@@ -70,16 +73,7 @@ fn measurements_export_one_result_in_three_formats() {
     let dir = tempfile::tempdir().unwrap();
     let measurements: [&[&str]; 2] = [
         &["probe", "--quick", "--source", "rdtsc,vdso:monotonic"],
-        &[
-            "run",
-            "getppid",
-            "--tasks",
-            "1",
-            "--duration",
-            "0.2",
-            "--interval-ms",
-            "50",
-        ],
+        &SHORT_RUN,
     ];
     for args in measurements {
         let ex = exports(dir.path());
@@ -174,16 +168,10 @@ fn an_export_through_a_symbolic_link_keeps_the_link() {
     std::fs::write(&target, "old").unwrap();
     let link = dir.path().join("link.md");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    run_ok(&[
-        "simulate",
-        "pipe1",
-        "--model",
-        "freebsd",
-        "--profile",
-        PROFILE,
-        "--export-markdown",
-        &link.display().to_string(),
-    ]);
+    let link_arg = link.display().to_string();
+    let mut args = FREEBSD_PIPE1.to_vec();
+    args.extend(["--export-markdown", &link_arg]);
+    run_ok(&args);
     let meta = std::fs::symlink_metadata(&link).unwrap();
     assert!(meta.file_type().is_symlink(), "the link is still a link");
     let text = std::fs::read_to_string(&target).unwrap();
@@ -209,14 +197,6 @@ fn a_model_that_takes_no_timestamps_says_so() {
         assert!(row.contains("no timestamps"), "{row}");
         assert!(!row.contains("0 ns |"), "no zero resolution: {row}");
     }
-    let freebsd = String::from_utf8(run_ok(&[
-        "simulate",
-        "pipe1",
-        "--model",
-        "freebsd",
-        "--profile",
-        PROFILE,
-    ]))
-    .unwrap();
+    let freebsd = String::from_utf8(run_ok(&FREEBSD_PIPE1)).unwrap();
     assert!(!freebsd.contains("no timestamps"), "{freebsd}");
 }

@@ -1,7 +1,7 @@
 //! `tscope show FILE`: a saved result renders again in every format, and its JSON comes back
 //! byte for byte (the file is read with the types that wrote it).
 
-use crate::common::{run_ok, tscope};
+use crate::common::{run_ok, tscope, SHORT_RUN};
 
 #[test]
 fn saved_results_render_again_in_every_format() {
@@ -18,29 +18,10 @@ fn saved_results_render_again_in_every_format() {
         &probe,
     ]);
     run_ok(&["detect", "--sync-ms", "20", "--json", "-o", &detect]);
-    run_ok(&[
-        "run",
-        "getppid",
-        "--tasks",
-        "1",
-        "--duration",
-        "0.2",
-        "--interval-ms",
-        "50",
-    ]);
-    run_ok(&[
-        "run",
-        "getppid",
-        "--tasks",
-        "1",
-        "--duration",
-        "0.2",
-        "--interval-ms",
-        "50",
-        "--json",
-        "-o",
-        &run,
-    ]);
+    run_ok(&SHORT_RUN);
+    let mut args = SHORT_RUN.to_vec();
+    args.extend(["--json", "-o", &run]);
+    run_ok(&args);
     for (file, marker) in [
         (&probe, "vdso:monotonic"),
         (&detect, "rdtsc_trapped"),
