@@ -16,6 +16,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
+use tscope::trace::strace::chunks::Chunker;
 use tscope::trace::strace::import::{mounts::Mounts, ImportOptions, StraceImport};
 
 const TARGET_BYTES: usize = 32 << 20;
@@ -65,18 +66,35 @@ fn ingest(c: &mut Criterion) {
     for name in ["make-cc.strace", "git-status.strace"] {
         let data = input(name);
         g.throughput(Throughput::Bytes(data.len() as u64));
-        g.bench_function(name, |b| {
+        // Both threads (parsing beside the importer), as `simulate --strace` runs; then the
+        // single-core rate (everything on this thread); then the parsing half alone.
+        for threads in [2, 1] {
+            g.bench_function(format!("{name}/threads={threads}"), |b| {
+                b.iter(|| {
+                    let opts = ImportOptions {
+                        strict: false,
+                        mounts: mounts.clone(),
+                        fs_source: String::new(),
+                    };
+                    let mut n = 0u64;
+                    let mut import = StraceImport::new(black_box(&data[..]), "bench", opts);
+                    if threads == 1 {
+                        import = import.on_one_thread();
+                    }
+                    let s = import.for_each(|op| n += op.inode as u64).unwrap();
+                    black_box((n, s.calls))
+                })
+            });
+        }
+        g.bench_function(format!("{name}/parse-only"), |b| {
             b.iter(|| {
-                let opts = ImportOptions {
-                    strict: false,
-                    mounts: mounts.clone(),
-                    fs_source: String::new(),
-                };
-                let mut n = 0u64;
-                let s = StraceImport::new(black_box(&data[..]), "bench", opts)
-                    .for_each(|op| n += op.inode as u64)
-                    .unwrap();
-                black_box((n, s.calls))
+                let mut c = Chunker::new(black_box(&data[..]));
+                let (mut lines, mut spare) = (0usize, None);
+                while let Some(p) = c.next_chunk(spare.take()).unwrap() {
+                    lines += p.items().count();
+                    spare = Some(p);
+                }
+                black_box(lines)
             })
         });
     }

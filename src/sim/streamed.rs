@@ -9,7 +9,6 @@
 //! so ticks, coarse reads and multigrain floors see the real pacing of the traced program.
 
 use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 
 use crate::error::Context;
@@ -29,7 +28,6 @@ const PROVISIONAL_BASE_NS: f64 = 1000.0;
 pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Output> {
     let file =
         File::open(path).with_context(|| format!("opening strace file '{}'", path.display()))?;
-    let reader = BufReader::with_capacity(1 << 18, file);
     let (profile, note) = super::profile(cfg)?;
     let profile = profile.as_ref();
     let mut resolved = Vec::new();
@@ -47,7 +45,7 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
         })
         .collect();
     let origin = path.display().to_string();
-    let import = StraceImport::new(reader, &origin, ImportOptions::system(cfg.strict, cfg.fs));
+    let import = StraceImport::new(file, &origin, ImportOptions::system(cfg.strict, cfg.fs));
     let summary = pipelined(import, &mut replays)?;
     crate::ensure!(
         summary.calls > 0,
@@ -111,7 +109,7 @@ const IN_FLIGHT: usize = 2;
 /// Imports on this thread and replays on a second one, in batches of [`BATCH`] ops, so that
 /// parsing and the per-policy replays overlap on two cores. Each replay sees every op in trace
 /// order, as in a single loop: the totals are the same to the bit.
-fn pipelined<R: std::io::BufRead>(
+fn pipelined<R: std::io::Read + Send>(
     import: StraceImport<R>,
     replays: &mut [Replay],
 ) -> crate::error::Result<ImportSummary> {

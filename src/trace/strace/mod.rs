@@ -7,6 +7,7 @@
 //!
 //! Not to be confused with [`record`], which runs a command under strace to write such a log.
 
+pub mod chunks;
 mod fxhash;
 pub mod import;
 pub mod parse;
@@ -74,13 +75,23 @@ impl Joiner {
     /// Feeds the next line (numbered from 1 in order of feeding). A complete call borrows from
     /// `text`, or for a resumed call from the joiner: the common case allocates nothing.
     pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Event<'a>, JoinError> {
+        self.feed_parsed(text, parse::parse_line(text))
+    }
+
+    /// [`Joiner::feed`] with the line already parsed (`parsed` is `parse_line(text)`, done
+    /// elsewhere: on the parsing thread of [`chunks`]).
+    pub fn feed_parsed<'a>(
+        &'a mut self,
+        text: &'a str,
+        parsed: Result<Line<'a>, LineError>,
+    ) -> Result<Event<'a>, JoinError> {
         self.line += 1;
         let line = self.line;
         let err = |e: LineError| JoinError {
             line,
             what: e.0.to_string(),
         };
-        match parse::parse_line(text).map_err(err)? {
+        match parsed.map_err(err)? {
             Line::Call(c) => Ok(Event::Call(c)),
             Line::Unfinished { pid, name, .. } => {
                 let mut kept = self.spare.pop().unwrap_or_default();

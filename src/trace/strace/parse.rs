@@ -20,7 +20,7 @@ use std::fmt;
 pub(crate) use scan::trim_end;
 use scan::{
     ascii_ws, last_gap, parse_f64, parse_time, skip_to, split_word, string_end, trim,
-    trim_newlines, trim_start, ARG_STOPS, PAREN_STOPS,
+    trim_newlines, trim_start, ARG_STOPS,
 };
 
 /// A parsed line.
@@ -89,24 +89,26 @@ impl fmt::Display for LineError {
 }
 
 /// Index of the `)` closing the argument list that starts at `s[0]` (just after `(`), skipping
-/// strings, nested brackets and `-y` annotations; `None` if the line ends first.
+/// strings and nested parentheses; `None` if the line ends first. Only `"`, `(` and `)` are
+/// looked at (a vectorised search jumps between them): in strace's output brackets and braces
+/// hold balanced parentheses (`{st_rdev=makedev(0x88, 0), ...}`), so they need no depth of
+/// their own here ([`Args`] does track them, for commas).
 pub fn closing_paren(s: &str) -> Option<usize> {
     let b = s.as_bytes();
-    let mut depth = 0i32;
+    let mut depth = 0u32;
     let mut i = 0;
     loop {
-        i = skip_to(b, i, &PAREN_STOPS);
+        i += memchr::memchr3(b'"', b'(', b')', &b[i..])?;
+        match b[i] {
+            b'"' => i = string_end(b, i),
+            b'(' => depth += 1,
+            _ if depth == 0 => return Some(i),
+            _ => depth -= 1,
+        }
+        i += 1;
         if i >= b.len() {
             return None;
         }
-        match b[i] {
-            b'"' => i = string_end(b, i),
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' if depth == 0 => return Some(i),
-            b')' | b']' | b'}' => depth -= 1,
-            _ => {}
-        }
-        i += 1;
     }
 }
 
@@ -170,8 +172,11 @@ fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
 /// Parses one line.
 pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
     let mut s = trim_start(trim_newlines(line));
-    let mut pid = None;
-    if let Some(r) = s.strip_prefix("[pid") {
+    let (mut pid, mut time_s) = (None, None);
+    if let Some((p, t, rest)) = scan::pid_and_time(s) {
+        // The usual `PID  HH:MM:SS.ffffff ` of `strace -f -tt -o FILE`, in one pass.
+        (pid, time_s, s) = (Some(p), Some(t), rest);
+    } else if let Some(r) = s.strip_prefix("[pid") {
         let close = r
             .find(']')
             .ok_or(LineError("unterminated [pid N] prefix"))?;
@@ -188,11 +193,12 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
             s = trim_start(rest);
         }
     }
-    let mut time_s = None;
-    let (w, rest) = split_word(s);
-    if let Some(t) = parse_time(w) {
-        time_s = Some(t);
-        s = trim_start(rest);
+    if time_s.is_none() {
+        let (w, rest) = split_word(s);
+        if let Some(t) = parse_time(w) {
+            time_s = Some(t);
+            s = trim_start(rest);
+        }
     }
     if let Some(r) = s.strip_prefix("---") {
         return Ok(Line::Signal {
@@ -225,8 +231,17 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
             duration_s,
         }));
     }
-    let open =
-        memchr::memchr(b'(', s.as_bytes()).ok_or(LineError("no '(' after the syscall name"))?;
+    // The name: identifier bytes up to the `(` (one pass); anything else takes the general
+    // search, for its error.
+    let ident = s
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'));
+    let open = match ident {
+        Some(i) if i > 0 && s.as_bytes()[i] == b'(' => i,
+        _ => {
+            memchr::memchr(b'(', s.as_bytes()).ok_or(LineError("no '(' after the syscall name"))?
+        }
+    };
     let name = &s[..open];
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(LineError("the syscall name is not an identifier"));
@@ -312,7 +327,7 @@ impl<'a> Iterator for Args<'a> {
 /// An fd argument with its `-y` annotation: `3</tmp/x.txt>` → `(3, "/tmp/x.txt")`;
 /// `AT_FDCWD</tmp>` → `(-100, "/tmp")`.
 pub fn fd_arg(arg: &str) -> Option<(i32, Option<&str>)> {
-    let (num, path) = match arg.find('<') {
+    let (num, path) = match memchr::memchr(b'<', arg.as_bytes()) {
         Some(i) if arg.ends_with('>') => (&arg[..i], Some(&arg[i + 1..arg.len() - 1])),
         _ => (arg, None),
     };

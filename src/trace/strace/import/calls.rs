@@ -47,10 +47,20 @@ type Out = (Syscall, InodeId, InodeId);
 
 const OTHER: Out = (Syscall::Other, NO_INODE, NO_INODE);
 
+/// Whether `flag` is one of the words of `flags` (`O_RDONLY|O_CLOEXEC`, `{… flags=A|B …}`),
+/// split at `| , { } =` (ASCII: every split falls between characters) and trimmed.
 fn has_flag(flags: &str, flag: &str) -> bool {
-    flags
-        .split(['|', ',', '{', '}', '='])
-        .any(|f| f.trim() == flag)
+    let b = flags.as_bytes();
+    let mut start = 0;
+    for i in 0..=b.len() {
+        if i == b.len() || matches!(b[i], b'|' | b',' | b'{' | b'}' | b'=') {
+            if flags[start..i].trim() == flag {
+                return true;
+            }
+            start = i + 1;
+        }
+    }
+    false
 }
 
 impl Ctx<'_> {

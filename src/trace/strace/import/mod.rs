@@ -12,11 +12,13 @@ pub mod mounts;
 pub mod state;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::Read;
 
 use serde::Serialize;
 
+use crate::trace::strace::chunks::{Chunker, Item, Parsed};
 use crate::trace::strace::fxhash::FxHashSet;
+use crate::trace::strace::parse::{Line, LineError};
 use crate::trace::strace::{Event, Joiner};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 use mounts::{Kind, Mounts};
@@ -39,6 +41,8 @@ pub enum ImportError {
         line: u64,
         what: String,
     },
+    #[error("cannot start the strace parsing thread: {0}")]
+    Thread(std::io::Error),
 }
 
 /// What an import saw, for the output (`strace` in the simulate JSON).
@@ -161,16 +165,33 @@ impl Histogram {
     }
 }
 
-/// A streaming importer over a buffered reader.
-///
-/// A line that lies whole in the reader's buffer is parsed where it lies (no copy); only a line
-/// running past the end of the buffer is gathered into `buf`, capped at
-/// [`MAX_LINE_BYTES`](super::parse::MAX_LINE_BYTES).
+/// A streaming importer: the log is read and parsed in chunks of whole lines on a second
+/// thread ([`chunks`](super::chunks)) while this one joins, tracks fds and inodes and hands out
+/// ops, in the log's order.
 #[derive(Debug)]
 pub struct StraceImport<R> {
     reader: R,
-    buf: Vec<u8>,
     st: State,
+    parse_thread: bool,
+}
+
+/// The tasks seen.
+#[derive(Debug, Default)]
+struct Tasks {
+    seen: FxHashSet<u32>,
+    /// The task of the last line (consecutive lines are mostly one task's: a lookup saved).
+    last: Option<u32>,
+}
+
+impl Tasks {
+    /// Whether `pid` is seen for the first time.
+    fn first(&mut self, pid: u32) -> bool {
+        if self.last == Some(pid) {
+            return false;
+        }
+        self.last = Some(pid);
+        self.seen.insert(pid)
+    }
 }
 
 /// Everything the importer keeps between lines.
@@ -182,7 +203,7 @@ struct State {
     /// Tasks with a fork-like call in flight, latest last.
     forking: Vec<u32>,
     /// Every task seen (for the count).
-    seen: FxHashSet<u32>,
+    seen: Tasks,
     strict: bool,
     clock: Clock,
     duration_sum_s: f64,
@@ -192,18 +213,18 @@ struct State {
     summary: ImportSummary,
 }
 
-impl<R: BufRead> StraceImport<R> {
+impl<R: Read + Send> StraceImport<R> {
     /// `origin` names the file in errors and the summary.
     pub fn new(reader: R, origin: &str, options: ImportOptions) -> Self {
         StraceImport {
             reader,
-            buf: Vec::with_capacity(512),
+            parse_thread: true,
             st: State {
                 joiner: Joiner::new(),
                 inodes: Inodes::new(options.mounts),
                 fds: FdTables::default(),
                 forking: Vec::new(),
-                seen: FxHashSet::default(),
+                seen: Tasks::default(),
                 strict: options.strict,
                 clock: Clock::default(),
                 duration_sum_s: 0.0,
@@ -219,50 +240,71 @@ impl<R: BufRead> StraceImport<R> {
         }
     }
 
-    /// The summary so far (complete once [`StraceImport::next_op`] returned `None`).
-    pub fn summary(&self) -> &ImportSummary {
-        &self.st.summary
+    /// Parses on the calling thread as well: everything on one core (the single-core rate
+    /// of `benches/strace.rs`; the ops and the summary are the same).
+    pub fn on_one_thread(mut self) -> Self {
+        self.parse_thread = false;
+        self
     }
 
-    /// The next op, `None` at the end of the trace.
-    pub fn next_op(&mut self) -> Result<Option<Op>, ImportError> {
-        loop {
-            let chunk = match self.reader.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.st.read_error(e)),
-            };
-            // A reader over memory hands out everything at once: a line over the cap still
-            // goes through `read_line_capped` below, which cuts it.
-            let whole = memchr::memchr(b'\n', chunk).filter(|&i| i < super::parse::MAX_LINE_BYTES);
-            if let Some(i) = whole {
-                // The whole line is in the buffer: parsed in place.
-                let n = i + 1;
-                let out = self.st.take(&chunk[..n], n, false);
-                self.reader.consume(n);
-                match out? {
-                    Some(op) => return Ok(Some(op)),
-                    None => continue,
-                }
+    /// Reads the whole trace, calling `f` on each op in the log's order; returns the summary.
+    pub fn for_each(self, mut f: impl FnMut(Op)) -> Result<ImportSummary, ImportError> {
+        let StraceImport {
+            reader,
+            mut st,
+            parse_thread,
+        } = self;
+        let mut chunker = Chunker::new(reader);
+        if !parse_thread {
+            let mut spare = None;
+            while let Some(p) = chunker
+                .next_chunk(spare.take())
+                .map_err(|e| st.read_error(e))?
+            {
+                st.chunk(&p, &mut f)?;
+                spare = Some(p);
             }
-            // The line runs past the buffer, or the file ends without a newline.
-            self.buf.clear();
-            let (n, cut) = super::parse::read_line_capped(
-                &mut self.reader,
-                &mut self.buf,
-                super::parse::MAX_LINE_BYTES,
-            )
-            .map_err(|e| self.st.read_error(e))?;
-            if n == 0 {
-                self.st.finish();
-                return Ok(None);
-            }
-            if let Some(op) = self.st.take(&self.buf, n, cut)? {
-                return Ok(Some(op));
-            }
+            st.finish();
+            return Ok(st.summary);
         }
+        std::thread::scope(|scope| {
+            use std::sync::mpsc::{channel, sync_channel};
+            let (full_tx, full_rx) = sync_channel::<std::io::Result<Parsed>>(IN_FLIGHT);
+            let (empty_tx, empty_rx) = channel::<Parsed>();
+            std::thread::Builder::new()
+                .name("tscope-parse".into())
+                .spawn_scoped(scope, move || loop {
+                    let sent = match chunker.next_chunk(empty_rx.try_recv().ok()) {
+                        Ok(Some(p)) => full_tx.send(Ok(p)).is_ok(),
+                        Ok(None) => false,
+                        Err(e) => {
+                            // The error ends the log: the importer reports it.
+                            let _ = full_tx.send(Err(e));
+                            false
+                        }
+                    };
+                    if !sent {
+                        break;
+                    }
+                })
+                .map_err(ImportError::Thread)?;
+            // Ends when the parser is done (it drops its sender); on an error here the
+            // receiver goes, and the parser stops at its next send.
+            for parsed in full_rx {
+                let p = parsed.map_err(|e| st.read_error(e))?;
+                st.chunk(&p, &mut f)?;
+                // The parser may be done: then the chunk is simply dropped.
+                let _ = empty_tx.send(p);
+            }
+            st.finish();
+            Ok(st.summary)
+        })
     }
 }
+
+/// Parsed chunks in flight from the parsing thread (with the one being parsed and the one
+/// being imported, at most four exist: memory stays flat).
+const IN_FLIGHT: usize = 2;
 
 impl State {
     fn read_error(&self, cause: std::io::Error) -> ImportError {
@@ -272,17 +314,34 @@ impl State {
         }
     }
 
-    /// Counts a line of `n` bytes (`bytes`, cut to the cap when `cut`) and handles it.
-    fn take(&mut self, bytes: &[u8], n: usize, cut: bool) -> Result<Option<Op>, ImportError> {
-        self.summary.bytes += n as u64;
-        self.summary.lines += 1;
-        if cut {
-            let line = self.summary.lines;
-            self.joiner_skip();
-            self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))?;
-            return Ok(None);
+    /// Handles every line of a parsed chunk, handing out the ops.
+    fn chunk(&mut self, p: &Parsed, f: &mut impl FnMut(Op)) -> Result<(), ImportError> {
+        for (bytes, item) in p.items() {
+            if let Some(op) = self.take(bytes, item)? {
+                f(op);
+            }
         }
-        self.line(bytes)
+        Ok(())
+    }
+
+    /// Counts a line of `n` bytes and handles it.
+    fn take(&mut self, n: u64, item: Item<'_>) -> Result<Option<Op>, ImportError> {
+        self.summary.bytes += n;
+        self.summary.lines += 1;
+        match item {
+            Item::Skip => {
+                // Blank lines, and strace's own notes when stderr was captured with the trace.
+                self.joiner_skip();
+                Ok(None)
+            }
+            Item::Cut(n) => {
+                let line = self.summary.lines;
+                self.joiner_skip();
+                self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))?;
+                Ok(None)
+            }
+            Item::Line(text, parsed) => self.line(text, parsed),
+        }
     }
 
     fn malformed(&mut self, line: u64, what: String) -> Result<(), ImportError> {
@@ -329,23 +388,13 @@ impl State {
         s.inodes_by_fs = by_fs;
     }
 
-    /// Handles one line.
-    fn line(&mut self, bytes: &[u8]) -> Result<Option<Op>, ImportError> {
-        let lossy;
-        let text = match std::str::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => {
-                lossy = String::from_utf8_lossy(bytes).into_owned();
-                &lossy
-            }
-        };
-        let trimmed = super::parse::trim_end(text);
-        if trimmed.is_empty() || trimmed.starts_with("strace: ") {
-            // Blank lines, and strace's own notes when stderr was captured with the trace.
-            self.joiner_skip();
-            return Ok(None);
-        }
-        let event = match self.joiner.feed(trimmed) {
+    /// Handles one line (its trimmed text and its parse).
+    fn line<'l>(
+        &mut self,
+        text: &'l str,
+        parsed: Result<Line<'l>, LineError>,
+    ) -> Result<Option<Op>, ImportError> {
+        let event = match self.joiner.feed_parsed(text, parsed) {
             Ok(e) => e,
             Err(e) => {
                 let (line, what) = (e.line, e.what);
@@ -357,7 +406,7 @@ impl State {
             Event::Call(c) => c,
             Event::Pending { pid, name } => {
                 let pid = pid.unwrap_or(0);
-                if self.seen.insert(pid) {
+                if self.seen.first(pid) {
                     self.summary.tasks += 1;
                 }
                 if !self.fds.known(pid) {
@@ -383,7 +432,7 @@ impl State {
             }
         };
         let pid = call.pid.unwrap_or(0);
-        if self.seen.insert(pid) {
+        if self.seen.first(pid) {
             self.summary.tasks += 1;
         }
         if !self.fds.known(pid) {
@@ -441,16 +490,6 @@ impl State {
     /// Keeps the joiner's line numbers equal to the file's for lines it never sees.
     fn joiner_skip(&mut self) {
         self.joiner.skip_line();
-    }
-}
-
-impl<R: BufRead> StraceImport<R> {
-    /// Reads the whole trace, calling `f` on each op; returns the summary.
-    pub fn for_each(mut self, mut f: impl FnMut(Op)) -> Result<ImportSummary, ImportError> {
-        while let Some(op) = self.next_op()? {
-            f(op);
-        }
-        Ok(self.st.summary)
     }
 }
 

@@ -125,6 +125,48 @@ pub(super) fn parse_time(w: &str) -> Option<f64> {
     }
 }
 
+/// `PID  HH:MM:SS.ffffff ` at the start of `s` (at most 9 pid digits, ASCII blanks), read in
+/// one pass: the pid, the time, and the rest after the blanks that follow it. `None` for any
+/// other shape (the general path then reads it, with the same results for this shape).
+#[inline]
+pub(super) fn pid_and_time(s: &str) -> Option<(u32, f64, &str)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut pid = 0u32;
+    while i < b.len() && b[i].is_ascii_digit() {
+        if i == 9 {
+            return None;
+        }
+        pid = pid * 10 + u32::from(b[i] - b'0');
+        i += 1;
+    }
+    if i == 0 || !b.get(i).is_some_and(|&c| ascii_ws(c)) {
+        return None;
+    }
+    while i < b.len() && ascii_ws(b[i]) {
+        i += 1;
+    }
+    let t = i;
+    if b.len() < t + 9 || b[t + 2] != b':' || b[t + 5] != b':' {
+        return None;
+    }
+    let mut j = t;
+    while j < b.len() && !ascii_ws(b[j]) {
+        if b[j] >= 0x80 {
+            return None;
+        }
+        j += 1;
+    }
+    let time = parse_time(&s[t..j])?;
+    while j < b.len() && ascii_ws(b[j]) {
+        j += 1;
+    }
+    if b.get(j).is_some_and(|&c| c >= 0x80) {
+        return None;
+    }
+    Some((pid, time, &s[j..]))
+}
+
 /// Index of the `"` closing the string whose opening quote is at `b[open]` (or `b.len()` if
 /// the line ends first); backslash escapes are skipped.
 #[inline]
@@ -140,8 +182,8 @@ pub(super) fn string_end(b: &[u8], open: usize) -> usize {
     i
 }
 
-/// The bytes the argument scanners stop at: quotes and brackets, and with `comma` the comma.
-const fn stops(comma: bool) -> [bool; 256] {
+/// The bytes the argument scanner stops at: quotes, brackets and commas.
+const fn stops() -> [bool; 256] {
     let mut t = [false; 256];
     let s = b"\"()[]{}";
     let mut i = 0;
@@ -149,14 +191,12 @@ const fn stops(comma: bool) -> [bool; 256] {
         t[s[i] as usize] = true;
         i += 1;
     }
-    t[b',' as usize] = comma;
+    t[b',' as usize] = true;
     t
 }
 
-/// Where [`super::closing_paren`] stops.
-pub(super) static PAREN_STOPS: [bool; 256] = stops(false);
 /// Where [`super::Args`] stops.
-pub(super) static ARG_STOPS: [bool; 256] = stops(true);
+pub(super) static ARG_STOPS: [bool; 256] = stops();
 
 /// The index of the next byte of `b` from `i` that `table` marks, or `b.len()`.
 #[inline]
@@ -266,5 +306,40 @@ mod tests {
         assert_eq!(last_gap("/x> <0.1>"), "/x> <0.1>".rfind("> <"));
         assert_eq!(last_gap("a> <b> <c"), Some(5));
         assert_eq!(last_gap("<a>"), None);
+    }
+
+    #[test]
+    fn pid_and_time_is_the_general_path_for_its_shape() {
+        // The general path: a pid word of digits, then a time word, each followed by blanks.
+        let general = |s: &str| -> Option<(u32, f64, String)> {
+            let (w, rest) = split_word(s);
+            let pid: u32 = w.parse().ok()?;
+            let (w, rest) = split_word(trim_start(rest));
+            Some((pid, parse_time(w)?, trim_start(rest).to_string()))
+        };
+        for s in [
+            "8329  14:12:33.737933 openat(AT_FDCWD, \"/x\")",
+            "1 00:00:00.000001 getpid()",
+            "123456789\t23:59:59.999999\tx",
+            "42 14:12:33.7 y",
+            "42 14:12:33.737933",
+        ] {
+            let fast = pid_and_time(s).map(|(p, t, r)| (p, t, r.to_string()));
+            assert!(fast.is_some(), "{s:?}");
+            assert_eq!(fast, general(s), "{s:?}");
+        }
+        // Other shapes go to the general path.
+        for s in [
+            "1234567890 14:12:33.737933 x",
+            "[pid 3] 14:12:33.737933 x",
+            "8329 1700000000.737933 x",
+            "8329 14:12:33.7379\u{e9} x",
+            "8329 14:12:33.737933 \u{a0}x",
+            "8329x 14:12:33.737933 x",
+            "8329",
+            "14:12:33.737933 x",
+        ] {
+            assert_eq!(pid_and_time(s), None, "{s:?}");
+        }
     }
 }
