@@ -131,6 +131,8 @@ impl Clock {
 struct Histogram {
     counts: Vec<u64>,
     n: u64,
+    /// The last duration added (its bits) and its bucket.
+    last: (u64, usize),
 }
 
 impl Default for Histogram {
@@ -138,6 +140,7 @@ impl Default for Histogram {
         Histogram {
             counts: vec![0; Self::BUCKETS],
             n: 0,
+            last: (1f64.to_bits(), 0),
         }
     }
 }
@@ -147,8 +150,12 @@ impl Histogram {
     const BUCKETS: usize = 40 * 16;
 
     fn add(&mut self, ns: f64) {
-        let b = (ns.max(1.0).log2() * Self::PER_OCTAVE) as usize;
-        self.counts[b.min(Self::BUCKETS - 1)] += 1;
+        // `-T` durations repeat (microseconds): the last value's bucket is kept.
+        if ns.to_bits() != self.last.0 {
+            let b = (ns.max(1.0).log2() * Self::PER_OCTAVE) as usize;
+            self.last = (ns.to_bits(), b.min(Self::BUCKETS - 1));
+        }
+        self.counts[self.last.1] += 1;
         self.n += 1;
     }
 

@@ -304,11 +304,21 @@ pub fn normalize(base: Option<&str>, rel: &str) -> String {
 /// Whether `path` is absolute and already what [`normalize`] makes of it (no empty, `.` or
 /// `..` component, no trailing slash), so it can be used as it is.
 pub fn is_normal(path: &str) -> bool {
-    path.len() > 1
-        && path.starts_with('/')
-        && path[1..]
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..")
+    let b = path.as_bytes();
+    if b.len() < 2 || b[0] != b'/' {
+        return false;
+    }
+    // Component by component, bytewise ('/' is ASCII: no character is split).
+    let mut start = 1;
+    for i in 1..=b.len() {
+        if i == b.len() || b[i] == b'/' {
+            if matches!(&b[start..i], b"" | b"." | b"..") {
+                return false;
+            }
+            start = i + 1;
+        }
+    }
+    true
 }
 
 /// The directory holding `path` (`/` for a top-level name, `.` for a bare relative one).
