@@ -6,7 +6,7 @@
 //!
 //! Memory stays flat: a chunk holds about [`CHUNK_BYTES`] of whole lines (one line longer than
 //! that is gathered up to [`MAX_LINE_BYTES`]; a longer one is never held: it is counted as
-//! [`Kind::Cut`] and skipped), and only a few chunks are in flight.
+//! a cut line and skipped), and only a few chunks are in flight.
 
 use std::io::Read;
 
