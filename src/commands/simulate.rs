@@ -121,6 +121,7 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         emulate_trap: global.emulate_trap,
         strict: a.strict,
         fs,
+        op_weights: None,
         validate,
         validate_secs: a.validate_secs,
         validate_dirs: a.validate_dir.clone(),

@@ -178,6 +178,10 @@ pub struct SimulateConfig {
     /// `--fs`: the filesystem of every regular path of an strace log; for a scenario (set by
     /// `vm count --fs`, not the command line), the filesystem its tmpfs files move to.
     pub fs: Option<FsKind>,
+    /// `vm count`: the relative time of each op of the scenario's loop (the guest's measured
+    /// ns per syscall), over which the base cost per iteration is spread instead of evenly;
+    /// not on the command line.
+    pub op_weights: Option<Vec<f64>>,
     /// `--validate`: the validation to run (the SCENARIO argument names it).
     pub validate: Option<String>,
     /// Seconds each live run of a validation samples.
@@ -211,6 +215,7 @@ impl SimulateConfig {
             emulate_trap: false,
             strict: false,
             fs: None,
+            op_weights: None,
             validate: None,
             validate_secs: 2.0,
             validate_dirs: Vec::new(),

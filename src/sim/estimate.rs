@@ -45,7 +45,8 @@ pub struct PolicyEstimate {
     pub accuracy: Accuracy,
 }
 
-/// Replays `iterations` loops of `scenario` under `policy`.
+/// Replays `iterations` loops of `scenario` under `policy`: the base cost of an iteration
+/// spread evenly over its ops, or in proportion to the scenario's `op_weights`.
 pub fn replay(
     table: &[crate::kernel::Action],
     policy: &Policy,
@@ -55,7 +56,26 @@ pub fn replay(
     iterations: u64,
 ) -> Stats {
     let per_op = base_ns_per_iteration / scenario.ops.len().max(1) as f64;
-    Replay::new(table, policy.kind, costs, per_op, scenario.inodes).run(scenario.stream(iterations))
+    let by_position = scenario
+        .op_weights
+        .as_deref()
+        .map(|w| spread(base_ns_per_iteration, w))
+        .filter(|b| b.len() == scenario.ops.len())
+        .unwrap_or_default();
+    Replay::new(table, policy.kind, costs, per_op, scenario.inodes)
+        .with_base_by_position(by_position)
+        .run(scenario.stream(iterations))
+}
+
+/// `total` spread over positions in proportion to `weights` (negative or non-finite weights
+/// count as 0); empty when no weight is positive.
+pub fn spread(total: f64, weights: &[f64]) -> Vec<f64> {
+    let clean = |w: f64| if w.is_finite() && w > 0.0 { w } else { 0.0 };
+    let sum: f64 = weights.iter().map(|&w| clean(w)).sum();
+    if sum <= 0.0 {
+        return Vec::new();
+    }
+    weights.iter().map(|&w| total * clean(w) / sum).collect()
 }
 
 /// The base cost per iteration for which `measured_ns` per iteration is what `policy`

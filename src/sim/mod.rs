@@ -241,7 +241,17 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             }
         }
     }
-    let compiled = loaded.scenario.compile();
+    let mut compiled = loaded.scenario.compile();
+    if let Some(w) = &cfg.op_weights {
+        crate::ensure!(
+            w.len() == compiled.ops.len() && w.iter().any(|&x| x.is_finite() && x > 0.0),
+            "{} op weights for the {} ops of scenario '{}' (one positive weight per op wanted)",
+            w.len(),
+            compiled.ops.len(),
+            compiled.name
+        );
+        compiled.op_weights = Some(w.clone());
+    }
     let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
     let (profile, note) = profile(cfg)?;
     let profile = profile.as_ref();

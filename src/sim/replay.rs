@@ -3,8 +3,11 @@
 //!
 //! Time model: a single virtual clock. An op with a recorded `time_ns` sets it; otherwise the
 //! clock advances by the op's modelled cost (base cost per op plus its timestamp work), so the
-//! coarse tick moves as it would while the loop runs. Every timestamp of an op is taken at the
-//! op's start. Memory is one small record per inode id, whatever the trace length.
+//! coarse tick moves as it would while the loop runs. The base cost is the same for every op,
+//! or, given [`Replay::with_base_by_position`], each position of the loop has its own (`vm
+//! count` measures where a guest's time goes), so the tick moves mostly inside the slow ops.
+//! Every timestamp of an op is taken at the op's start. Memory is one small record per inode
+//! id, whatever the trace length.
 
 use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
 use crate::trace::{InodeId, Op, NO_INODE};
@@ -122,6 +125,10 @@ pub struct Replay<'a> {
     policy: PolicyKind,
     costs: Costs,
     base_ns_per_op: f64,
+    /// Base cost of each position of the loop (empty: `base_ns_per_op` for every op).
+    base_by_position: Vec<f64>,
+    /// The position of the next op in its iteration.
+    position: usize,
     inodes: Vec<Inode>,
     now: f64,
     /// Linux multigrain floor (`mg_floor`): the latest fine-grained time handed out.
@@ -146,6 +153,8 @@ impl<'a> Replay<'a> {
             policy,
             costs,
             base_ns_per_op,
+            base_by_position: Vec::new(),
+            position: 0,
             inodes: vec![FRESH; inodes],
             now: 0.0,
             floor: f64::NEG_INFINITY,
@@ -153,6 +162,29 @@ impl<'a> Replay<'a> {
             op_cost: 0.0,
             stats: Stats::default(),
         }
+    }
+
+    /// The same replay with a base cost per position of the loop instead of one for every
+    /// op: the op after one that `ends_iteration` is position 0, and positions wrap around
+    /// `base_ns.len()` (an empty list keeps the single base cost).
+    pub fn with_base_by_position(mut self, base_ns: Vec<f64>) -> Self {
+        self.base_by_position = base_ns;
+        self
+    }
+
+    /// The base cost of the next op, `op`, and the position after it.
+    #[inline]
+    fn base_of(&mut self, op: &Op) -> f64 {
+        if self.base_by_position.is_empty() {
+            return self.base_ns_per_op;
+        }
+        let b = self.base_by_position[self.position];
+        self.position = if op.ends_iteration {
+            0
+        } else {
+            (self.position + 1) % self.base_by_position.len()
+        };
+        b
     }
 
     /// Replays every op of `ops` and returns the totals.
@@ -170,10 +202,11 @@ impl<'a> Replay<'a> {
             self.now = t as f64;
         }
         let action = self.table[table_index(op.syscall, op.fs)];
+        let base = self.base_of(&op);
         if action[0] == Effect::None {
             // No timestamp work (most of an strace log): the same totals, without the
             // per-inode state (ids are sized on first use, so skipping `ensure` changes nothing).
-            let total = self.base_ns_per_op;
+            let total = base;
             self.stats.total_ns += total;
             self.stats.ops += 1;
             self.stats.iterations += op.ends_iteration as u64;
@@ -191,7 +224,7 @@ impl<'a> Replay<'a> {
             }
             self.apply(effect, &op);
         }
-        let total = self.base_ns_per_op + self.op_cost;
+        let total = base + self.op_cost;
         self.stats.total_ns += total;
         self.stats.timestamp_ns += self.op_cost;
         self.stats.ops += 1;

@@ -88,3 +88,87 @@ fn multigrain_floor_keeps_a_later_coarse_stamp_from_going_backwards() {
         "linux:coarse"
     );
 }
+
+#[test]
+fn a_base_cost_per_position_sets_each_ops_time() {
+    // FreeBSD tmpfs stamps three deferred writes at the close: the staleness of the first is
+    // the time of the three writes, 10 + 20 + 30 ns by position.
+    let mut w = op(Syscall::Write, 0);
+    w.ends_iteration = false;
+    let ops = [w, w, w, op(Syscall::Close, 0)];
+    let p = Policy::parse("freebsd:3").unwrap();
+    let table = p.model.table();
+    let replay = |ops: &[Op]| {
+        Replay::new(&table, p.kind, COSTS, 1000.0, 2)
+            .with_base_by_position(vec![10.0, 20.0, 30.0, 940.0])
+            .run(ops.iter().copied())
+    };
+    let s = replay(&ops);
+    assert_eq!(s.max_staleness_ns, 60.0);
+    assert_eq!(s.total_ns, 1000.0 + COSTS.precise_read_ns);
+    // An op that ends an iteration sends the next back to position 0: ops that each end one
+    // all cost position 0's 10 ns.
+    let s = replay(&[
+        op(Syscall::Write, 0),
+        op(Syscall::Write, 0),
+        op(Syscall::Close, 0),
+    ]);
+    assert_eq!(s.max_staleness_ns, 20.0);
+}
+
+/// vfsmix on a multigrain kernel (linux@6.15) at 2 ms per iteration and a 4 ms tick,
+/// its base cost spread by `weights` (`None`: evenly): the fine reads per op.
+fn vfsmix_fine_reads(weights: Option<Vec<f64>>) -> f64 {
+    let text = crate::trace::bundled::get("vfsmix").unwrap();
+    let mut s = crate::trace::Scenario::from_json(text, "t")
+        .unwrap()
+        .compile();
+    s.op_weights = weights;
+    let model = ModelId::parse("linux@6.15").unwrap();
+    let policy = &model.policies()[0];
+    let costs = Costs {
+        tick_ns: 4e6,
+        ..COSTS
+    };
+    let st = super::estimate::replay(&model.table(), policy, costs, &s, 2e6, 20_000);
+    let e = super::estimate::estimate(policy, &st, 1.0, 1, &costs);
+    e.reads_per_op_by_function
+        .get("ktime_get_real_ts64_mg")
+        .copied()
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn the_tick_moves_inside_the_slow_syscalls() {
+    // O_TRUNC (op 5) reads a fine time when the file's ctime was queried (lstat) and the
+    // coarse clock has not moved since create (op 1) stamped it: one minus the chance that
+    // the tick moves between the two, which is the time from create's start to O_TRUNC's
+    // start over the tick.
+    let fast_first = [
+        1.0, 1.0, 1.0, 1.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0,
+    ];
+    let slow_first = [
+        100.0, 100.0, 100.0, 100.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+    ];
+    let expect = |w: &[f64]| {
+        let share: f64 = w[..4].iter().sum::<f64>() / w.iter().sum::<f64>();
+        1.0 - share * 2e6 / 4e6
+    };
+    let even = vfsmix_fine_reads(None);
+    let fast = vfsmix_fine_reads(Some(fast_first.to_vec()));
+    let slow = vfsmix_fine_reads(Some(slow_first.to_vec()));
+    assert!((even - expect(&[1.0; 11])).abs() < 0.02, "{even}");
+    assert!((fast - expect(&fast_first)).abs() < 0.02, "{fast}");
+    assert!((slow - expect(&slow_first)).abs() < 0.02, "{slow}");
+    // Equal weights are the even spread (to rounding of the op's time).
+    assert!((vfsmix_fine_reads(Some(vec![3.0; 11])) - even).abs() < 1e-3);
+}
+
+#[test]
+fn spread_ignores_weights_that_are_not_positive() {
+    use super::estimate::spread;
+    assert_eq!(spread(100.0, &[1.0, 3.0]), [25.0, 75.0]);
+    assert_eq!(spread(100.0, &[-1.0, f64::NAN, 2.0]), [0.0, 0.0, 100.0]);
+    assert!(spread(100.0, &[0.0, -1.0]).is_empty());
+    assert!(spread(100.0, &[]).is_empty());
+}

@@ -143,13 +143,27 @@ impl Drop for SharedBlock {
 /// fault through the file's page cache), `munmap`. The file must be at least 1 byte long.
 #[inline(always)]
 pub fn store_through_shared_mapping(fd: BorrowedFd<'_>, len: usize) -> io::Result<()> {
+    store_through_shared_mapping_marked(fd, len, &mut || {})
+}
+
+/// [`store_through_shared_mapping`], calling `mark` after each of its three steps (the mmap,
+/// the store, the munmap): `vm count` times each.
+#[inline(always)]
+pub fn store_through_shared_mapping_marked(
+    fd: BorrowedFd<'_>,
+    len: usize,
+    mark: &mut dyn FnMut(),
+) -> io::Result<()> {
     let p = map(len, libc::MAP_SHARED, fd.as_raw_fd())?;
+    mark();
     // SAFETY: `p` maps at least one writable byte of a file that is at least one byte long,
     // so the store neither faults with SIGBUS nor aliases any Rust reference.
     unsafe { std::ptr::write_volatile(p, 1u8) };
+    mark();
     // SAFETY: `p`/`len` are what mmap returned; nothing refers to the mapping any more.
     if unsafe { libc::munmap(p.cast(), len) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    mark();
     Ok(())
 }

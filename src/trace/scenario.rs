@@ -298,6 +298,7 @@ impl Scenario {
             published: self.published.clone(),
             ops,
             inodes: interner.len(),
+            op_weights: None,
         }
     }
 }
@@ -341,6 +342,9 @@ pub struct CompiledScenario {
     pub ops: Vec<Op>,
     /// Number of distinct inodes (ids are `0..inodes`).
     pub inodes: usize,
+    /// How the base cost of an iteration spreads over its ops, one relative weight per op of
+    /// [`Self::ops`] (`vm count`: the guest's measured time of each syscall); `None`: evenly.
+    pub op_weights: Option<Vec<f64>>,
 }
 
 impl CompiledScenario {

@@ -5,8 +5,9 @@
 //!
 //! Counts do not depend on speed, so TCG serves as well as KVM, except for the coarse-clock
 //! counts that depend on the tick moving inside an op: those come out fractional, and the
-//! model is evaluated at the guest's measured time per op and the kernel's `CONFIG_HZ` so that
-//! it predicts the fraction too.
+//! model is evaluated at the guest's measured time per op, spread over the op's syscalls as
+//! the guest's timing pass found it, and the kernel's `CONFIG_HZ`, so that it predicts the
+//! fraction too.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -114,6 +115,10 @@ pub struct KernelRun {
     pub kprobe_profile: String,
     /// The `raw_syscalls:sys_enter` `hist:keys=id` histogram at the end.
     pub syscall_hist: String,
+    /// What one `clock_gettime(CLOCK_MONOTONIC)` cost in the guest, taken off each op of the
+    /// timing passes (`rows[].guest_ns_by_syscall`); `null` when nothing was timed.
+    #[serde(default)]
+    pub timing_clock_read_ns: Option<f64>,
 }
 
 /// What `vm count` prints.
@@ -243,6 +248,7 @@ fn count_one(
         probes: Vec::new(),
         kprobe_profile: String::new(),
         syscall_hist: String::new(),
+        timing_clock_read_ns: None,
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -282,6 +288,7 @@ fn count_one(
             run.probes = g.probes.clone();
             run.kprobe_profile = g.kprobe_profile.clone();
             run.syscall_hist = g.syscall_hist_text.clone();
+            run.timing_clock_read_ns = g.timing_clock_read_ns;
             report.rows.extend(count_rows::rows(&label, hz, &g));
             report
                 .accuracy

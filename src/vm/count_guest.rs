@@ -7,6 +7,14 @@
 //!
 //! Each workload issues exactly the system calls its definition names (one syscall per
 //! `crate::sys` call), so the syscall counts per op show a loop that does more than it should.
+//!
+//! After each counted run, outside the snapshots that bracket it, a timing pass runs the same
+//! loop again ([`TIMING_ITERATIONS`] at most) and times each of its syscalls ([`super::count_timing`]): the
+//! model spreads the op's time as the guest spent it, so it puts the tick's moves where the
+//! kernel sees them (a vfsmix op's time goes mostly into some of its syscalls). The timing
+//! reads `CLOCK_MONOTONIC` (`Instant`), through the vDSO or, when the guest's clocksource has
+//! no vDSO mode, a syscall — which is why it is a pass of its own: the counted runs stay free
+//! of it. One clock read's cost, measured, is taken off every position.
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -17,6 +25,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::count_timing::{clock_read_ns, positions, OpTimer, TIMING_ITERATIONS};
 use super::kprobe::{self, Probe};
 use crate::error::{Context, Result};
 use crate::sys::{self, fs, worker};
@@ -49,6 +58,11 @@ pub struct GuestCount {
     /// The `raw_syscalls:sys_enter` histogram as read at the end.
     #[serde(default)]
     pub syscall_hist_text: String,
+    /// What the timing pass's reads at the end of each op cost in the guest (`Instant::now()`,
+    /// i.e. `clock_gettime(CLOCK_MONOTONIC)`, and `CLOCK_REALTIME_COARSE`, both vDSO where
+    /// the clocksource allows): taken off every position. `None` before the first timing pass.
+    #[serde(default)]
+    pub timing_clock_read_ns: Option<f64>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -67,6 +81,17 @@ pub struct WorkloadCount {
     /// write-stat: share of successive writes whose fstat mtime equals the previous one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub equal_mtime_share: Option<f64>,
+    /// The timing pass: mean ns of each op of the loop, in the order of [`positions`] (one
+    /// clock read taken off); empty for a workload not timed (pingpong).
+    #[serde(default)]
+    pub ns_by_position: Vec<f64>,
+    /// Iterations of the timing pass.
+    #[serde(default)]
+    pub timing_iterations: u64,
+    /// The timing pass: how often the coarse clock moved during each op, in total (same
+    /// order as `ns_by_position`).
+    #[serde(default)]
+    pub tick_moves_by_position: Vec<u64>,
 }
 
 fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
@@ -182,12 +207,21 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         for &w in &workloads {
             let dir = Path::new(&dir);
             let (b_hits, b_calls) = snapshot(&registered, out.syscall_hist)?;
-            run_workload(w, dir, 0)?;
+            run_workload(w, dir, 0, &mut OpTimer::off())?;
             let (m_hits, m_calls) = snapshot(&registered, out.syscall_hist)?;
             let started = Instant::now();
-            let equal = run_workload(w, dir, iterations)?;
+            let equal = run_workload(w, dir, iterations, &mut OpTimer::off())?;
             let ns = started.elapsed().as_nanos() as f64;
             let (e_hits, e_calls) = snapshot(&registered, out.syscall_hist)?;
+            // The timing pass, outside the snapshots.
+            let timing_iterations = iterations.min(TIMING_ITERATIONS);
+            let mut timer = OpTimer::on(positions(w).len());
+            let mut ns_by_position = Vec::new();
+            if !positions(w).is_empty() && timing_iterations > 0 {
+                run_workload(w, dir, timing_iterations, &mut timer)?;
+                let read_ns = *out.timing_clock_read_ns.get_or_insert_with(clock_read_ns);
+                ns_by_position = timer.means(read_ns);
+            }
             out.runs.push(WorkloadCount {
                 workload: w.to_string(),
                 fs: fs_name.to_string(),
@@ -198,6 +232,13 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 baseline_syscalls: diff(&b_calls, &m_calls),
                 syscalls: diff(&m_calls, &e_calls),
                 equal_mtime_share: equal,
+                ns_by_position,
+                timing_iterations: timer.iterations,
+                tick_moves_by_position: if timer.iterations > 0 {
+                    timer.tick_moves.clone()
+                } else {
+                    Vec::new()
+                },
             });
         }
     }
@@ -232,16 +273,21 @@ fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeM
         .collect()
 }
 
-/// One workload, `n` iterations, setup and teardown included (the baseline is `n` = 0).
-/// Returns write-stat's share of equal successive mtimes.
-pub fn run_workload(name: &str, dir: &Path, n: u64) -> Result<Option<f64>> {
+/// One workload, `n` iterations, setup and teardown included (the baseline is `n` = 0),
+/// `timer` told the end of every op ([`positions`]). Returns write-stat's share of equal
+/// successive mtimes.
+pub fn run_workload(name: &str, dir: &Path, n: u64, timer: &mut OpTimer) -> Result<Option<f64>> {
     let io = |what: &str| format!("{name}: {what}");
     match name {
         "pipe1" => {
             let (r, w) = worker::pipe().with_context(|| io("pipe"))?;
+            timer.begin();
             for _ in 0..n {
                 worker::write_byte(w.as_fd(), 1).with_context(|| io("write"))?;
+                timer.op();
                 worker::read_byte(r.as_fd()).with_context(|| io("read"))?;
+                timer.op();
+                timer.end_iteration();
             }
         }
         "pingpong" => pingpong(n).with_context(|| io("pingpong"))?,
@@ -252,16 +298,20 @@ pub fn run_workload(name: &str, dir: &Path, n: u64) -> Result<Option<f64>> {
             let fd = fs::open(&path, flags, 0o600).with_context(|| io("open"))?;
             let stat = name == "write-stat";
             let (mut prev, mut equal, mut pairs) = (None, 0u64, 0u64);
+            timer.begin();
             for _ in 0..n {
                 fs::pwrite_byte(fd.as_fd(), 1, 0).with_context(|| io("pwrite"))?;
+                timer.op();
                 if stat {
                     let m = fs::fstat_mtime(fd.as_fd()).with_context(|| io("fstat"))?;
+                    timer.op();
                     if let Some(p) = prev {
                         pairs += 1;
                         equal += u64::from(p == m);
                     }
                     prev = Some(m);
                 }
+                timer.end_iteration();
             }
             fs::close(fd).with_context(|| io("close"))?;
             fs::unlink(&path).with_context(|| io("unlink"))?;
@@ -270,20 +320,30 @@ pub fn run_workload(name: &str, dir: &Path, n: u64) -> Result<Option<f64>> {
         "vfsmix" => {
             let page = sys::mem::page_size();
             let mut names = crate::workload::vfsmix::NameBuf::new(dir, "vfsmix", 0);
+            timer.begin();
             for seq in 0..n {
                 let path = names.set(seq);
                 let excl = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
                 let fd = fs::open(path, excl, 0o600).with_context(|| io("open"))?;
+                timer.op();
                 fs::lstat(path).with_context(|| io("lstat"))?;
+                timer.op();
                 fs::lseek(fd.as_fd(), page as i64 - 1).with_context(|| io("lseek"))?;
+                timer.op();
                 fs::close(fd).with_context(|| io("close"))?;
+                timer.op();
                 let trunc = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
                 let fd = fs::open(path, trunc, 0o600).with_context(|| io("open"))?;
+                timer.op();
                 worker::write_byte(fd.as_fd(), 1).with_context(|| io("write"))?;
-                sys::mem::store_through_shared_mapping(fd.as_fd(), page)
+                timer.op();
+                sys::mem::store_through_shared_mapping_marked(fd.as_fd(), page, &mut || timer.op())
                     .with_context(|| io("mmap"))?;
                 fs::close(fd).with_context(|| io("close"))?;
+                timer.op();
                 fs::unlink(path).with_context(|| io("unlink"))?;
+                timer.op();
+                timer.end_iteration();
             }
         }
         other => crate::fail!("unknown workload '{other}'"),

@@ -36,6 +36,10 @@ pub struct CountRow {
     /// `null` where the model names no such function (context rows).
     pub model_per_op: Option<f64>,
     pub guest_ns_per_op: f64,
+    /// The guest's timing pass: mean ns of each op of the loop, in the scenario's order, over
+    /// which the model spreads `guest_ns_per_op`; empty when not timed (pingpong: evenly).
+    #[serde(default)]
+    pub guest_ns_by_syscall: Vec<SyscallTime>,
     /// kernel − model, when both exist.
     pub difference: Option<f64>,
     /// The tolerance this row is held to.
@@ -44,6 +48,41 @@ pub struct CountRow {
     pub agrees: Option<bool>,
     /// The symbols probed for the function (`inode_needs_update_time.part.0`).
     pub symbols: Vec<String>,
+}
+
+/// One op of a workload's loop and its mean time in the guest's timing pass.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SyscallTime {
+    /// The scenario's name of the op (`create`, `stat`, `open_trunc`, `mmap_store`, …).
+    pub syscall: String,
+    pub ns: f64,
+    /// How often the coarse clock moved during this op, per iteration (`null`: not counted).
+    #[serde(default)]
+    pub tick_moves_per_op: Option<f64>,
+}
+
+/// The timing pass of `run`, named by op; empty when it has none or its length is not the
+/// loop's.
+pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
+    let names = super::count_timing::positions(&run.workload);
+    if names.len() != run.ns_by_position.len() {
+        return Vec::new();
+    }
+    let moves = |i: usize| {
+        let n = run.tick_moves_by_position.get(i)?;
+        (run.tick_moves_by_position.len() == names.len() && run.timing_iterations > 0)
+            .then(|| *n as f64 / run.timing_iterations as f64)
+    };
+    names
+        .iter()
+        .zip(&run.ns_by_position)
+        .enumerate()
+        .map(|(i, (s, &ns))| SyscallTime {
+            syscall: s.to_string(),
+            ns,
+            tick_moves_per_op: moves(i),
+        })
+        .collect()
 }
 
 /// The syscalls each workload issues per iteration (glibc 2.36 on x86_64: `fstat` and `lstat`
@@ -81,17 +120,19 @@ pub fn model_for(kernel_release: &str) -> ModelId {
 }
 
 /// The Linux model's estimate for `workload` on `fs` on the kernel `kernel_release`, run at
-/// the guest's speed (`base_ns` = the guest's ns per op) and tick (`hz`), so that it predicts
-/// the fraction of ops in which the coarse clock moves; fixed costs (`--set` style), so no
-/// probe runs. Returns the model's name and its stock policy's estimate. The one place that
-/// picks and runs the model: the versioned models (`linux@6.1`, `linux@6.13`, `linux@6.15`)
-/// plug in here.
+/// the guest's speed (`base_ns` = the guest's ns per op, spread over the loop's ops as the
+/// guest's timing pass found it, `ns_by_syscall`, else evenly) and tick (`hz`), so that it
+/// predicts the fraction of ops in which the coarse clock moves, and between which syscalls;
+/// fixed costs (`--set` style), so no probe runs. Returns the model's name and its stock
+/// policy's estimate. The one place that picks and runs the model: the versioned models
+/// (`linux@6.1`, `linux@6.13`, `linux@6.15`) plug in here.
 pub fn model_estimate(
     kernel_release: &str,
     hz: u32,
     workload: &str,
     fs: &str,
     guest_ns_per_op: f64,
+    ns_by_syscall: &[SyscallTime],
 ) -> Option<(String, PolicyEstimate)> {
     let model = model_for(kernel_release);
     let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
@@ -103,6 +144,9 @@ pub fn model_estimate(
         alias: false,
     }];
     cfg.iterations = Some(20_000);
+    if ns_by_syscall.iter().any(|t| t.ns > 0.0) {
+        cfg.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
+    }
     cfg.overrides = vec![
         (Param::PreciseReadNs, 20.0),
         (Param::CoarseReadNs, 2.0),
@@ -152,6 +196,9 @@ pub struct AccuracyRow {
     pub model: String,
     pub model_equal_successive_share: Option<f64>,
     pub guest_ns_per_op: f64,
+    /// As in [`CountRow`]: the timing pass the model's time spread follows.
+    #[serde(default)]
+    pub guest_ns_by_syscall: Vec<SyscallTime>,
 }
 
 /// The accuracy rows of one guest's count.
@@ -160,7 +207,15 @@ pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow>
         .iter()
         .filter_map(|run| {
             let share = run.equal_mtime_share?;
-            let est = model_estimate(&g.release, hz, &run.workload, &run.fs, run.ns_per_op);
+            let timing = ns_by_syscall(run);
+            let est = model_estimate(
+                &g.release,
+                hz,
+                &run.workload,
+                &run.fs,
+                run.ns_per_op,
+                &timing,
+            );
             Some(AccuracyRow {
                 kernel_release: g.release.clone(),
                 kernel_package: package.to_string(),
@@ -170,6 +225,7 @@ pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow>
                 model: model_for(&g.release).label(),
                 model_equal_successive_share: est.map(|e| e.1.accuracy.equal_successive_share),
                 guest_ns_per_op: run.ns_per_op,
+                guest_ns_by_syscall: timing,
             })
         })
         .collect()
@@ -194,6 +250,7 @@ fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<b
 pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
     let mut out = Vec::new();
     for run in &g.runs {
+        let timing = ns_by_syscall(run);
         let per = |n: u64, b: u64| (n as f64 - b as f64) / run.iterations.max(1) as f64;
         let row = |function: String, kind: &str, k: Option<f64>, model: Option<(String, f64)>| {
             let (difference, tolerance, agrees) = judge(k, model.as_ref().map(|m| m.1));
@@ -216,13 +273,21 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
                     .map_or_else(|| model_for(&g.release).name().to_string(), |m| m.0.clone()),
                 model_per_op: model.map(|m| m.1),
                 guest_ns_per_op: run.ns_per_op,
+                guest_ns_by_syscall: timing.clone(),
                 difference,
                 tolerance,
                 agrees,
                 symbols,
             }
         };
-        let est = model_estimate(&g.release, hz, &run.workload, &run.fs, run.ns_per_op);
+        let est = model_estimate(
+            &g.release,
+            hz,
+            &run.workload,
+            &run.fs,
+            run.ns_per_op,
+            &timing,
+        );
         for f in kprobe::FUNCTIONS {
             let present = g.probes.iter().any(|(func, _)| func == f);
             let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));

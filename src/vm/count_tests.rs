@@ -48,6 +48,7 @@ fn pipe1_6_1() -> GuestCount {
                 ("getpid", 700),
             ]),
             equal_mtime_share: None,
+            ..WorkloadCount::default()
         }],
         ..GuestCount::default()
     }
@@ -126,7 +127,7 @@ fn the_model_follows_the_kernel_release() {
         ModelId::newest(crate::kernel::Family::Linux)
     );
     // Context functions have no model count; clock reads do.
-    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0);
+    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[]);
     assert!(est.is_some());
     assert_eq!(count_rows::model_per_op(est.as_ref(), "touch_atime"), None);
     let (name, n) = count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64").unwrap();
@@ -179,4 +180,81 @@ fn interruption_is_a_variant_even_under_context() {
     assert!(!super::child::is_interrupted(&crate::failure!(
         "interrupted"
     )));
+}
+
+#[test]
+fn the_timing_pass_travels_from_guest_to_rows() {
+    // What a guest prints (its `count` section), timing fields included …
+    let json = r#"{"release":"7.2.13+deb14-cloud-amd64","probes":[],"syscall_hist":false,
+        "runs":[{"workload":"write-stat","fs":"tmpfs","iterations":100,"ns_per_op":3000000.0,
+          "baseline_hits":{},"hits":{},"baseline_syscalls":{},"syscalls":{},
+          "ns_by_position":[2900000.0,100000.0],"timing_iterations":100,
+          "tick_moves_by_position":[50,0]}],
+        "errors":[],"timing_clock_read_ns":850.0}"#;
+    let g: GuestCount = serde_json::from_str(json).unwrap();
+    assert_eq!(g.timing_clock_read_ns, Some(850.0));
+    assert_eq!(g.runs[0].ns_by_position, [2_900_000.0, 100_000.0]);
+    assert_eq!(g.runs[0].timing_iterations, 100);
+    // … named by the scenario's ops in every row.
+    let r = rows("p", 250, &g);
+    let want = [
+        count_rows::SyscallTime {
+            syscall: "write".into(),
+            ns: 2_900_000.0,
+            tick_moves_per_op: Some(0.5),
+        },
+        count_rows::SyscallTime {
+            syscall: "stat".into(),
+            ns: 100_000.0,
+            tick_moves_per_op: Some(0.0),
+        },
+    ];
+    assert!(!r.is_empty());
+    assert!(r.iter().all(|x| x.guest_ns_by_syscall == want));
+    // An older guest's count, without them, still parses: nothing timed, an even spread.
+    let old = json
+        .replace(
+            r#""ns_by_position":[2900000.0,100000.0],"timing_iterations":100,
+          "tick_moves_by_position":[50,0]"#,
+            r#""x":0"#,
+        )
+        .replace(r#","timing_clock_read_ns":850.0"#, "");
+    let g: GuestCount = serde_json::from_str(&old).unwrap();
+    assert_eq!(g.timing_clock_read_ns, None);
+    assert!(rows("p", 250, &g)
+        .iter()
+        .all(|x| x.guest_ns_by_syscall.is_empty()));
+    // A timing pass of the wrong length is not used.
+    let mut g = g;
+    g.runs[0].ns_by_position = vec![1.0; 3];
+    assert!(count_rows::ns_by_syscall(&g.runs[0]).is_empty());
+}
+
+#[test]
+fn the_model_spreads_the_op_as_the_guest_timed_it() {
+    // vfsmix on 7.2 at 3 ms per op, HZ 250: O_TRUNC's fine reads depend on whether the tick
+    // moves between create and O_TRUNC. Fast create..close (the ext4 guests' shape): nearly
+    // one; evenly: clearly fewer.
+    let t = |ns: [f64; 11]| -> Vec<count_rows::SyscallTime> {
+        super::count_timing::positions("vfsmix")
+            .iter()
+            .zip(ns)
+            .map(|(s, ns)| count_rows::SyscallTime {
+                syscall: s.to_string(),
+                ns,
+                tick_moves_per_op: None,
+            })
+            .collect()
+    };
+    let fine = |timing: &[count_rows::SyscallTime]| {
+        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing);
+        count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
+            .unwrap()
+            .1
+    };
+    let fast_first = t([2e4, 1e4, 1e4, 1e4, 4e5, 1e5, 1e5, 4e5, 1e5, 5e5, 1e6]);
+    let even = fine(&[]);
+    let weighted = fine(&fast_first);
+    assert!(weighted > 0.95, "{weighted}");
+    assert!(even < 0.8, "{even}");
 }

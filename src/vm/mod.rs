@@ -19,6 +19,7 @@ pub mod count_guest;
 pub mod count_rows;
 #[cfg(test)]
 mod count_tests;
+pub mod count_timing;
 pub mod cpio;
 pub mod disk;
 pub mod exits;

@@ -1,0 +1,185 @@
+//! The timing pass of `vm count`'s guest ([`super::count_guest`]): which ops make up one
+//! iteration of each workload ([`positions`], the bundled scenario's order) and a timer that
+//! sums the time of each ([`OpTimer`]), so that the model spreads an op's time over its
+//! syscalls as the guest spent it.
+
+use std::time::Instant;
+
+/// Iterations of a timing pass at most (vfsmix on ext4 under TCG: about 3 s).
+pub const TIMING_ITERATIONS: u64 = 1_000;
+
+/// The ops of one iteration of `workload` in the order its timing pass reports them: the ops
+/// of the bundled scenario of that name (`scenarios/NAME.json`), which the model replays.
+/// Empty for pingpong: its two processes split each op, and its counts do not depend on
+/// where the time goes (each pipe timestamp is compared with the same one an iteration
+/// earlier).
+pub fn positions(workload: &str) -> &'static [&'static str] {
+    match workload {
+        "pipe1" => &["write", "read"],
+        "write-only" => &["write"],
+        "write-stat" => &["write", "stat"],
+        "vfsmix" => &[
+            "create",
+            "stat",
+            "lseek",
+            "close",
+            "open_trunc",
+            "write",
+            "mmap",
+            "mmap_store",
+            "munmap",
+            "close",
+            "unlink",
+        ],
+        _ => &[],
+    }
+}
+
+/// Where a loop's time goes: the time from the end of one op to the end of the next, summed
+/// per position in the iteration, and how often the coarse clock (`CLOCK_REALTIME_COARSE`,
+/// the vDSO's copy of the kernel's tick time) moved in that span. Off, it does nothing (the
+/// counted runs).
+#[derive(Debug, Default)]
+pub struct OpTimer {
+    on: bool,
+    sums_ns: Vec<f64>,
+    /// Coarse-clock moves per position.
+    pub tick_moves: Vec<u64>,
+    position: usize,
+    last: Option<Instant>,
+    last_coarse: Option<u64>,
+    /// Iterations timed.
+    pub iterations: u64,
+}
+
+impl OpTimer {
+    /// A timer that times nothing.
+    pub fn off() -> Self {
+        OpTimer::default()
+    }
+
+    /// A timer for a loop of `ops` ops.
+    pub fn on(ops: usize) -> Self {
+        OpTimer {
+            on: true,
+            sums_ns: vec![0.0; ops],
+            tick_moves: vec![0; ops],
+            ..OpTimer::default()
+        }
+    }
+
+    /// The loop starts now.
+    pub fn begin(&mut self) {
+        if self.on {
+            self.last = Some(Instant::now());
+            self.last_coarse = coarse_now();
+        }
+    }
+
+    /// An op ended now.
+    #[inline]
+    pub fn op(&mut self) {
+        if !self.on {
+            return;
+        }
+        let now = Instant::now();
+        let coarse = coarse_now();
+        if let (Some(last), Some(sum)) = (self.last, self.sums_ns.get_mut(self.position)) {
+            *sum += now.duration_since(last).as_nanos() as f64;
+        }
+        if let (Some(a), Some(b), Some(n)) = (
+            self.last_coarse,
+            coarse,
+            self.tick_moves.get_mut(self.position),
+        ) {
+            *n += u64::from(a != b);
+        }
+        self.last = Some(now);
+        self.last_coarse = coarse;
+        self.position += 1;
+    }
+
+    /// An iteration ended (after its last op).
+    #[inline]
+    pub fn end_iteration(&mut self) {
+        if self.on {
+            self.position = 0;
+            self.iterations += 1;
+        }
+    }
+
+    /// Mean ns per position less `clock_read_ns` (at least 0); empty when nothing ran.
+    pub fn means(&self, clock_read_ns: f64) -> Vec<f64> {
+        if self.iterations == 0 {
+            return Vec::new();
+        }
+        let n = self.iterations as f64;
+        self.sums_ns
+            .iter()
+            .map(|s| (s / n - clock_read_ns).max(0.0))
+            .collect()
+    }
+}
+
+/// `CLOCK_REALTIME_COARSE` through the vDSO (which serves the coarse clocks whatever the
+/// clocksource: no syscall).
+fn coarse_now() -> Option<u64> {
+    crate::sys::clock::vdso_clock_gettime(crate::sys::clock::id::REALTIME_COARSE).ok()
+}
+
+/// The mean cost of what [`OpTimer`] reads per op (`Instant::now()` and the coarse clock),
+/// over 1,000 back-to-back pairs.
+pub fn clock_read_ns() -> f64 {
+    const N: u32 = 1_000;
+    let started = Instant::now();
+    for _ in 0..N {
+        std::hint::black_box(Instant::now());
+        std::hint::black_box(coarse_now());
+    }
+    started.elapsed().as_nanos() as f64 / f64::from(N)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_the_bundled_scenarios_ops() {
+        for w in super::super::count_guest::WORKLOADS {
+            let names = positions(w);
+            if w == "pingpong" {
+                assert!(names.is_empty());
+                continue;
+            }
+            let text = crate::trace::bundled::get(w).unwrap();
+            let s = crate::trace::Scenario::from_json(text, w).unwrap();
+            let ops: Vec<&str> = s.iteration.iter().map(|o| o.syscall.as_str()).collect();
+            assert_eq!(names, ops.as_slice(), "{w}");
+        }
+    }
+
+    #[test]
+    fn the_timer_sums_per_position_and_off_times_nothing() {
+        let mut t = OpTimer::on(2);
+        t.begin();
+        for _ in 0..3 {
+            t.op();
+            std::hint::black_box((0..1000).sum::<u64>());
+            t.op();
+            t.end_iteration();
+        }
+        assert_eq!(t.iterations, 3);
+        assert_eq!(t.tick_moves.len(), 2);
+        let m = t.means(0.0);
+        assert_eq!(m.len(), 2);
+        assert!(m.iter().all(|&x| x >= 0.0));
+        // A clock read dearer than the op leaves 0, not a negative time.
+        assert!(t.means(1e12).iter().all(|&x| x == 0.0));
+        let mut off = OpTimer::off();
+        off.begin();
+        off.op();
+        off.end_iteration();
+        assert_eq!(off.iterations, 0);
+        assert!(off.means(0.0).is_empty());
+    }
+}
