@@ -209,7 +209,8 @@ fn read_module(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Copies the modules of every [`FS_MODULES`] file system and their dependencies out of the
-/// unpacked package `tree` into `dest` (decompressed, as `NAME.ko`), and writes `dest/order`:
+/// unpacked package `tree` into `dest` (decompressed, as `NAME.ko`; `dest` on the same file
+/// system as `tree`'s parent, where it is assembled), and writes `dest/order`:
 /// `fs: mod mod …` a line, dependencies first (an empty list: the package has no such module,
 /// the file system is built in or not configured).
 pub fn extract(tree: &Path, dest: &Path) -> Result<()> {
@@ -231,7 +232,9 @@ pub fn extract(tree: &Path, dest: &Path) -> Result<()> {
         let mods = load_order(root, &mut info)?;
         order += &format!("{fs_name}: {}\n", mods.join(" "));
     }
-    let tmp = dest.with_extension(format!("tmp{}", std::process::id()));
+    // Written beside `tree` (in the fetch's scratch directory, swept if a run is killed), then
+    // renamed into place whole.
+    let tmp = tree.with_file_name("modules-out");
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).with_context(|| format!("creating '{}'", tmp.display()))?;
     for (name, elf) in &elves {
