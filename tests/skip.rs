@@ -26,6 +26,8 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     ("cpio", || runs("cpio", "--version")),
     ("gzip", || runs("gzip", "--version")),
     ("mkfs.ext4", || runs("mkfs.ext4", "-V")),
+    ("mkfs.xfs", || runs("mkfs.xfs", "-V")),
+    ("mkfs.btrfs", || runs("mkfs.btrfs", "-V")),
     ("rsvg-convert", || runs("rsvg-convert", "--version")),
     ("tmpfs", tmpfs),
     ("multigrain", multigrain),

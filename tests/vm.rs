@@ -302,7 +302,10 @@ fn count_bad_arguments_are_clear_errors() {
             &["--workload", "pipe2"][..],
             "--workload: 'pipe2' is not one of",
         ),
-        (&["--fs", "xfs"][..], "--fs: 'xfs' is not supported yet"),
+        (
+            &["--fs", "zfs"][..],
+            "--fs: 'zfs' is not supported (one of tmpfs, ext4, xfs, btrfs)",
+        ),
         (&["--iterations", "0"][..], "--iterations must be"),
         (
             &["--kernel-package", "linux@"][..],

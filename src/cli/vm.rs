@@ -128,8 +128,9 @@ pub struct CountArgs {
         value_name = "NAME"
     )]
     pub workload: Vec<String>,
-    /// File systems to run the workloads on: tmpfs, ext4 (an image made with mkfs.ext4 on the
-    /// host, attached as an NVMe disk).
+    /// File systems to run the workloads on: tmpfs, ext4, xfs, btrfs (each disk an image made
+    /// with mkfs.FS on the host, attached as an NVMe disk; xfs and btrfs modules are loaded
+    /// from the kernel package).
     #[arg(
         long,
         value_delimiter = ',',

@@ -152,7 +152,7 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
         let f = f.trim();
         if !crate::vm::disk::FILESYSTEMS.contains(&f) {
             return bad(format!(
-                "--fs: '{f}' is not supported yet (one of {}; xfs and btrfs are planned)",
+                "--fs: '{f}' is not supported (one of {})",
                 crate::vm::disk::FILESYSTEMS.join(", ")
             ));
         }

@@ -292,11 +292,11 @@ mod tests {
     fn netbsd_tmpfs_takes_no_time_at_a_same_size_truncate_or_chtimes() {
         assert_eq!(
             action(Os::NetBsd, Syscall::OpenTrunc, FsKind::Tmpfs),
-            [Effect::None; 3]
+            [Effect::None; 4]
         );
         assert_eq!(
             action(Os::NetBsd, Syscall::Utimens, FsKind::Tmpfs),
-            [Effect::None; 3]
+            [Effect::None; 4]
         );
         // FreeBSD tmpfs: no pending flag from the truncate, only setattr's flush.
         let a = action(NEW, Syscall::OpenTrunc, FsKind::Tmpfs);

@@ -77,15 +77,24 @@ fn describe(e: Effect) -> Option<String> {
         }
         Effect::LinuxEvict => "evict: shmem_truncate_range ctime read".into(),
         Effect::LinuxQuery { .. } => "mark ctime queried".into(),
+        Effect::LinuxRootTimes { reads } => {
+            format!("btrfs_update_root_times: ktime_get_real_ts64 x{reads}")
+        }
+        Effect::LinuxFlushOnClose => "btrfs flush on close: root times read if written".into(),
+        Effect::LinuxWritten(_) => return None,
     })
 }
 
 /// Reads one effect takes at least (and at most), at the stock setting.
 fn reads(e: Effect) -> (u32, u32) {
     match e {
-        Effect::None | Effect::NewInode | Effect::Defer { .. } | Effect::LinuxCopyCtimeToDir => {
-            (0, 0)
-        }
+        Effect::None
+        | Effect::NewInode
+        | Effect::Defer { .. }
+        | Effect::LinuxCopyCtimeToDir
+        | Effect::LinuxWritten(_) => (0, 0),
+        Effect::LinuxRootTimes { reads } => (u32::from(reads), u32::from(reads)),
+        Effect::LinuxFlushOnClose => (0, 1),
         Effect::LinuxQuery { .. } => (0, 0),
         Effect::Flush { .. } => (0, 1),
         Effect::LinuxUpdateIfChanged { reread: true, .. } => (1, 2),

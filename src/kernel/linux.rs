@@ -30,6 +30,11 @@ const RECALLED_AT: &str = "v6.13-v6.18 (recalled, not re-read)";
 /// Where the ext4 counts were read: Debian's `linux-source-6.1` 6.1.172-1 (v6.1.172), and
 /// counted on 6.1, 6.12 and 7.2 by `tscope vm count --fs ext4`.
 const EXT4_READ_AT: &str = "v6.1.172 (read; counted by tscope vm count --fs ext4 on 6.1-7.2)";
+/// Where the btrfs counts were read: Debian's `linux-source-6.1` 6.1.172-1,
+/// `linux-source-6.12` 6.12.117-1 and `linux-source-7.2` 7.2.13-1, and counted on the three
+/// kernels by `tscope vm count --fs btrfs`.
+const BTRFS_READ_AT: &str =
+    "v6.1.172, v6.12.117, v7.2.13 (read; counted by tscope vm count --fs btrfs on 6.1-7.2)";
 
 const fn src(file: &'static str, function: &'static str, at: &'static str, read: bool) -> Source {
     Source {
@@ -99,6 +104,11 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
         };
     }
     let recalled = |file, function| src(file, function, RECALLED_AT, false);
+    if fs == FsKind::Btrfs {
+        if let Some(rule) = btrfs(version, syscall) {
+            return rule;
+        }
+    }
     match syscall {
         Syscall::Read | Syscall::Mmap | Syscall::Readdir => r(
             &[update(false)],
@@ -244,6 +254,88 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
     }
 }
 
+/// The btrfs rules that differ from the generic ones; `None`: the generic rule holds. Every
+/// `btrfs_update_inode()` and every new inode also reads `ktime_get_real_ts64()` in
+/// `btrfs_update_root_times()` (fs/btrfs/root-tree.c) for the subvolume root item's ctime:
+/// vfsmix counts 7 such reads per op on 6.1, 6.12 and 7.2 — create 2, `O_TRUNC` 2, the flush at
+/// close 1, unlink 2.
+fn btrfs(version: Version, syscall: Syscall) -> Option<Rule> {
+    use Effect::*;
+    use Target::*;
+    let r = |effects: &[Effect], file, function| Rule {
+        action: act(effects),
+        source: src(file, function, BTRFS_READ_AT, true),
+    };
+    Some(match syscall {
+        // Before 6.13 btrfs_write_check() calls update_time_for_write(): one current_time(),
+        // stored in mtime and ctime when it differs, never read again (not
+        // file_update_time()). From 6.13 ("btrfs: convert to multigrain timestamps") it sets
+        // `inode_set_mtime_to_ts(inode, inode_set_ctime_current(inode))` unconditionally.
+        // Counted: write-stat on 7.2 takes 1 ktime_get_coarse_real_ts64_mg + 1
+        // ktime_get_real_ts64_mg per op, not file_update_time()'s 2 + 1 + 1.
+        Syscall::Write if version >= super::model::LINUX_MULTIGRAIN => r(
+            &[LinuxSetCtime { target: Inode }, LinuxWritten(true)],
+            "fs/btrfs/file.c",
+            "btrfs_write_check -> inode_set_ctime_current",
+        ),
+        Syscall::Write => r(
+            &[LinuxUpdateIfChanged {
+                target: Inode,
+                modify: true,
+                reread: false,
+            }],
+            "fs/btrfs/file.c",
+            "btrfs_write_check -> update_time_for_write -> current_time",
+        ),
+        // btrfs_create_new_inode(): current_time() for the inode and btrfs_update_root_times();
+        // btrfs_add_link(): the directory's m/ctime and btrfs_update_inode(dir).
+        Syscall::Create => r(
+            &[
+                NewInode,
+                LinuxSetCtime { target: Inode },
+                LinuxSetCtime { target: Dir },
+                LinuxRootTimes { reads: 2 },
+            ],
+            "fs/btrfs/inode.c, fs/btrfs/root-tree.c",
+            "btrfs_create_new_inode, btrfs_add_link -> btrfs_update_inode -> \
+             btrfs_update_root_times",
+        ),
+        // __btrfs_unlink_inode(): a ctime read for the inode and one for the directory (6.1.172
+        // reads the inode's twice and copies it to the directory: two reads all the same),
+        // btrfs_update_inode(dir); btrfs_unlink_inode(): btrfs_update_inode(inode).
+        Syscall::Unlink => r(
+            &[
+                LinuxSetCtime { target: Dir },
+                LinuxSetCtime { target: Inode },
+                LinuxRootTimes { reads: 2 },
+            ],
+            "fs/btrfs/inode.c",
+            "__btrfs_unlink_inode, btrfs_unlink_inode -> btrfs_update_inode",
+        ),
+        // notify_change() reads (and from 6.13 setattr_copy_mgtime() again); btrfs_setsize()
+        // reads only for a truncate() without ATTR_CTIME|ATTR_MTIME, which O_TRUNC sets, but
+        // sets BTRFS_INODE_FLUSH_ON_CLOSE for size 0 and calls btrfs_truncate() ->
+        // btrfs_update_inode(); btrfs_setattr() then btrfs_dirty_inode() -> btrfs_update_inode().
+        Syscall::OpenTrunc => r(
+            &[
+                LinuxNotifyChange { target: Inode },
+                LinuxWritten(false),
+                LinuxRootTimes { reads: 2 },
+            ],
+            "fs/attr.c, fs/btrfs/inode.c",
+            "notify_change; btrfs_setattr -> btrfs_setsize -> btrfs_truncate, btrfs_dirty_inode",
+        ),
+        // btrfs_release_file(): test_and_clear_bit(BTRFS_INODE_FLUSH_ON_CLOSE) -> filemap_flush:
+        // a small file is written back inline (cow_file_range_inline -> btrfs_update_inode).
+        Syscall::Close => r(
+            &[LinuxFlushOnClose],
+            "fs/btrfs/file.c, fs/btrfs/inode.c",
+            "btrfs_release_file -> filemap_flush -> cow_file_range_inline -> btrfs_update_inode",
+        ),
+        _ => return Option::None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,12 +382,48 @@ mod tests {
     }
 
     #[test]
+    fn btrfs_writes_without_file_update_time_and_reads_the_root_times() {
+        // Before 6.13 update_time_for_write(): one read, never reread (even from 6.6).
+        assert!(matches!(
+            action((6, 12), Syscall::Write, FsKind::Btrfs)[0],
+            Effect::LinuxUpdateIfChanged { reread: false, .. }
+        ));
+        assert!(matches!(
+            action((6, 13), Syscall::Write, FsKind::Btrfs)[0],
+            Effect::LinuxSetCtime {
+                target: Target::Inode
+            }
+        ));
+        let root_reads = |s| {
+            action((6, 1), s, FsKind::Btrfs)
+                .iter()
+                .map(|e| match e {
+                    Effect::LinuxRootTimes { reads } => *reads,
+                    Effect::LinuxFlushOnClose => 1,
+                    _ => 0,
+                })
+                .sum::<u8>()
+        };
+        let vfsmix = [
+            Syscall::Create,
+            Syscall::OpenTrunc,
+            Syscall::Close,
+            Syscall::Unlink,
+        ];
+        assert_eq!(vfsmix.map(root_reads), [2, 2, 1, 2]);
+        // xfs and ext4 keep their rules: no root item.
+        assert!(!action((6, 1), Syscall::Create, FsKind::Xfs)
+            .iter()
+            .any(|e| matches!(e, Effect::LinuxRootTimes { .. })));
+    }
+
+    #[test]
     fn anonymous_pipes_take_no_timestamp_from_6_15() {
         for v in [(6, 15), (6, 18), (7, 0)] {
             for s in [Syscall::Write, Syscall::Read] {
                 assert_eq!(
                     action(v, s, FsKind::Pipefs),
-                    [Effect::None; 3],
+                    [Effect::None; 4],
                     "{v:?} {s:?}"
                 );
             }

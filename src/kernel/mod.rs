@@ -271,14 +271,28 @@ pub enum Effect {
     LinuxEvict,
     /// Linux `generic_fillattr()` → `fill_mg_cmtime()`: marks the ctime queried.
     LinuxQuery { target: Target },
+    /// btrfs `btrfs_update_root_times()`: `ktime_get_real_ts64()` (a clocksource read, never
+    /// an inode timestamp) into the subvolume root item's ctime, on every
+    /// `btrfs_update_inode()` and for every new inode: `reads` of them.
+    LinuxRootTimes { reads: u8 },
+    /// btrfs `btrfs_release_file()`: a file truncated to size 0 (`BTRFS_INODE_FLUSH_ON_CLOSE`)
+    /// is flushed at close, and writing back its small data as an inline extent
+    /// (`cow_file_range_inline()` → `btrfs_update_inode()`) reads the root times once. The
+    /// replay reads once when the file was written since it was created or truncated.
+    LinuxFlushOnClose,
+    /// The file now holds data written since it was created or truncated (`true`), or was just
+    /// truncated (`false`): what [`Effect::LinuxTruncateIfNonEmpty`] and
+    /// [`Effect::LinuxFlushOnClose`] look at, for syscalls whose timestamp effect does not say
+    /// so itself (btrfs writes from 6.13, btrfs `O_TRUNC`).
+    LinuxWritten(bool),
 }
 
-/// Up to three effects of one syscall, in kernel order.
-pub type Action = [Effect; 3];
+/// Up to four effects of one syscall, in kernel order.
+pub type Action = [Effect; 4];
 
 /// An action from a slice of effects.
 pub(crate) fn act(effects: &[Effect]) -> Action {
-    let mut a = [Effect::None; 3];
+    let mut a = [Effect::None; 4];
     a[..effects.len()].copy_from_slice(effects);
     a
 }

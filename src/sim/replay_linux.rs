@@ -102,6 +102,20 @@ impl Replay<'_> {
                     self.inodes[id as usize].queried = true;
                 }
             }
+            // btrfs: fine reads into the root item, no inode timestamp (src/kernel/linux.rs).
+            Effect::LinuxRootTimes { reads } => {
+                for _ in 0..reads {
+                    self.read(ClockFn::LinuxFine);
+                }
+            }
+            Effect::LinuxFlushOnClose
+                if op.inode != NO_INODE && self.inodes[op.inode as usize].nonempty =>
+            {
+                self.read(ClockFn::LinuxFine);
+            }
+            Effect::LinuxWritten(written) if op.inode != NO_INODE => {
+                self.inodes[op.inode as usize].nonempty = written;
+            }
             _ => {}
         }
     }

@@ -28,3 +28,18 @@ pub fn power_off() -> io::Error {
     unsafe { libc::reboot(libc::RB_POWER_OFF) };
     io::Error::last_os_error()
 }
+
+/// `finit_module(fd, "", 0)`: loads the kernel module whose ELF `module` holds (decompressed;
+/// no parameters, no flags). Needs CAP_SYS_MODULE (PID 1 of a guest has it). `EEXIST` says the
+/// module is loaded already; the caller decides whether that is fine.
+pub fn finit_module(module: &std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: finit_module(2) takes a file descriptor that stays open for the call (borrowed
+    // from `module`), a valid NUL-terminated (empty) parameter string from a static C literal,
+    // and flags 0; it reads no other memory of ours.
+    let rc = unsafe { libc::syscall(libc::SYS_finit_module, module.as_raw_fd(), c"".as_ptr(), 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

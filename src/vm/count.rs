@@ -19,7 +19,7 @@ use super::count_rows::{self, AccuracyRow, CountRow};
 use super::guest::{self, RequestedAccel};
 use super::matrix::AccelChoice;
 use super::qemu::{self, QemuSpec};
-use super::{child, disk, kconfig, kernel, serial};
+use super::{child, disk, kconfig, kernel, modules, serial};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 
@@ -119,6 +119,10 @@ pub struct KernelRun {
     /// timing passes (`rows[].guest_ns_by_syscall`); `null` when nothing was timed.
     #[serde(default)]
     pub timing_clock_read_ns: Option<f64>,
+    /// The kernel modules the guest loaded before mounting (`--fs xfs,btrfs` on kernels that
+    /// build them as modules), dependencies first.
+    #[serde(default)]
+    pub modules: Vec<String>,
 }
 
 /// What `vm count` prints.
@@ -163,6 +167,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     }
     // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
+    disk::check_tools(&cfg.filesystems)?;
     let bin = guest::guest_binary(cfg.guest_bin.as_deref(), progress)?;
     super::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
@@ -198,6 +203,39 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     Ok(report)
 }
 
+/// The initramfs for kernel `k`: `base` alone, or, when a file system of the run is a module
+/// ([`super::modules`]), `base` with a second archive of the modules appended (the kernel
+/// unpacks concatenated archives in turn), written beside it.
+fn with_modules(
+    cfg: &CountConfig,
+    k: &kernel::Kernel,
+    base: &std::path::Path,
+    tag: &str,
+    progress: &dyn Progress,
+) -> Result<PathBuf> {
+    let disks = disk::disk_filesystems(&cfg.filesystems);
+    if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
+        return Ok(base.to_path_buf());
+    }
+    let Some(dir) = &k.modules else {
+        progress.note(&format!(
+            "{}: no modules at hand (--kernel PATH, or a cache entry from before tscope \
+             extracted them): {} must be built into the kernel",
+            k.origin,
+            disks.join(", ")
+        ));
+        return Ok(base.to_path_buf());
+    };
+    let names = modules::for_filesystems(dir, &disks)?;
+    let mut bytes = std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
+    bytes.extend(super::cpio::write(&modules::initramfs_entries(
+        dir, &names,
+    )?)?);
+    let path = base.with_file_name(format!("initramfs-{tag}.cpio"));
+    std::fs::write(&path, bytes).with_context(|| format!("writing '{}'", path.display()))?;
+    Ok(path)
+}
+
 fn count_one(
     cfg: &CountConfig,
     source: &KernelSource,
@@ -218,11 +256,12 @@ fn count_one(
         .into_iter()
         .map(|fs| disk::make_image(scratch, fs, &tag))
         .collect::<Result<Vec<_>>>()?;
+    let initrd = with_modules(cfg, &k, initrd, &tag, progress)?;
     let spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel: report.accel.used,
         kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
-        initrd: initrd.to_path_buf(),
+        initrd,
         append: cmdline(cfg),
         memory_mb: cfg.memory_mb,
         smp: 1,
@@ -249,6 +288,7 @@ fn count_one(
         kprobe_profile: String::new(),
         syscall_hist: String::new(),
         timing_clock_read_ns: None,
+        modules: Vec::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -289,6 +329,7 @@ fn count_one(
             run.kprobe_profile = g.kprobe_profile.clone();
             run.syscall_hist = g.syscall_hist_text.clone();
             run.timing_clock_read_ns = g.timing_clock_read_ns;
+            run.modules = g.modules.clone();
             report.rows.extend(count_rows::rows(&label, hz, &g));
             report
                 .accuracy

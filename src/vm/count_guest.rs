@@ -63,6 +63,9 @@ pub struct GuestCount {
     /// the clocksource allows): taken off every position. `None` before the first timing pass.
     #[serde(default)]
     pub timing_clock_read_ns: Option<f64>,
+    /// The kernel modules loaded before mounting (xfs, btrfs and their dependencies), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<String>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -188,18 +191,30 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         SYSCALL_TRIGGER,
     )
     .is_ok();
-    let mut disk_index = 0;
+    // xfs and btrfs are modules on Debian's kernels: load them (dependencies first) before
+    // mounting; an initramfs without modules loads nothing.
+    match super::modules::load_in_guest() {
+        Ok(loaded) => out.modules = loaded,
+        Err(e) => out.errors.push(format!("{e:#}")),
+    }
+    let disks = filesystems
+        .iter()
+        .filter(|f| super::disk::needs_disk(f))
+        .count();
     for fs_name in filesystems {
         let dir = format!("/mnt/{fs_name}");
-        let source = if super::disk::needs_disk(fs_name) {
-            disk_index += 1;
-            super::disk::guest_device(disk_index - 1)
+        let found = if super::disk::needs_disk(fs_name) {
+            find_disk(fs_name, disks)
         } else {
-            fs_name.to_string()
+            Ok(fs_name.to_string())
         };
-        if let Err(e) = wait_for(&source).and_then(|()| {
-            sys::guest::mount(&source, &dir, fs_name)
-                .with_context(|| format!("mount {source} ({fs_name}) on {dir}"))
+        if let Err(e) = found.and_then(|source| {
+            sys::guest::mount(&source, &dir, fs_name).map_err(|e| {
+                crate::failure!(
+                    "mount {source} ({fs_name}) on {dir}: {e}; the kernel said: {}",
+                    kmsg_tail(6)
+                )
+            })
         }) {
             out.errors.push(format!("{e:#}"));
             continue;
@@ -245,20 +260,70 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     Ok(())
 }
 
-/// Waits up to 20 s for a disk's device node: the NVMe driver scans namespaces from a work
-/// queue, so `/dev/nvme0n1` may appear after `/init` starts. Other sources return at once.
-fn wait_for(source: &str) -> Result<()> {
-    if !source.starts_with("/dev/") {
-        return Ok(());
-    }
+/// The device holding `fs`'s image: waits up to 20 s for all `disks` NVMe namespaces (the
+/// driver probes controllers and scans namespaces asynchronously, so they appear after `/init`
+/// starts, and not necessarily in `-device` order), then picks the one whose superblock is
+/// `fs`'s ([`super::disk::has_magic`]; each file system has one disk).
+fn find_disk(fs: &str, disks: usize) -> Result<String> {
     let started = Instant::now();
-    while !Path::new(source).exists() {
-        if started.elapsed().as_secs() >= 20 {
-            crate::fail!("{source} did not appear within 20 s (no NVMe disk attached?)");
+    loop {
+        let devices: Vec<String> = (0..disks.max(1) + 4)
+            .map(super::disk::guest_device)
+            .filter(|d| Path::new(d).exists())
+            .collect();
+        if devices.len() >= disks || started.elapsed().as_secs() >= 20 {
+            for d in &devices {
+                let mut head = vec![0u8; super::disk::MAGIC_BYTES];
+                let read = std::fs::File::open(d)
+                    .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+                if read.is_ok() && super::disk::has_magic(fs, &head) {
+                    return Ok(d.clone());
+                }
+            }
+            crate::fail!(
+                "no NVMe disk with a {fs} superblock within 20 s (found: {})",
+                if devices.is_empty() {
+                    "none".into()
+                } else {
+                    devices.join(", ")
+                }
+            );
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Ok(())
+}
+
+/// The kernel log's last `n` messages (`/dev/kmsg`, read without blocking; the console is
+/// silenced, so a failed mount's reason is only there), joined with ` | `.
+fn kmsg_tail(n: usize) -> String {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open("/dev/kmsg")
+    else {
+        return "(no /dev/kmsg)".into();
+    };
+    let mut lines = std::collections::VecDeque::new();
+    let mut buf = vec![0u8; 8192];
+    // One record per read; EAGAIN at the end, EPIPE for a record overwritten meanwhile.
+    for _ in 0..100_000 {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(len) => {
+                let rec = String::from_utf8_lossy(&buf[..len]);
+                let msg = rec.split_once(';').map_or(&*rec, |(_, m)| m);
+                lines.push_back(msg.lines().next().unwrap_or("").to_string());
+                if lines.len() > n {
+                    lines.pop_front();
+                }
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+            Err(_) => break,
+        }
+    }
+    Vec::from(lines).join(" | ")
 }
 
 fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {

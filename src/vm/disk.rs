@@ -1,11 +1,12 @@
-//! Disk file systems for `vm count`: an image made on the host (`mkfs.ext4` on a sparse file in
+//! Disk file systems for `vm count`: an image made on the host (`mkfs.FS` on a sparse file in
 //! the run's scratch directory, removed with it), attached as an NVMe disk and mounted by the
 //! guest.
 //!
 //! NVMe rather than virtio-blk or a loop device: Debian's cloud kernels build
 //! `CONFIG_BLK_DEV_NVME=y` (6.1, 6.12 and 7.2 alike) but `CONFIG_VIRTIO_BLK=m` and
 //! `CONFIG_BLK_DEV_LOOP=m` (and, on 6.1, the virtio core as modules too), and they build
-//! `CONFIG_EXT4_FS=y`, so an ext4 disk needs no kernel module in the guest at all.
+//! `CONFIG_EXT4_FS=y`, so an ext4 disk needs no kernel module in the guest at all. xfs and
+//! btrfs are modules there (`=m`): the guest loads them first ([`super::modules`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,20 +16,87 @@ use crate::error::{Context, Result};
 
 /// The file systems `vm count --fs` can run on: tmpfs (no disk) and those a disk image is made
 /// for.
-pub const FILESYSTEMS: [&str; 2] = ["tmpfs", "ext4"];
+pub const FILESYSTEMS: [&str; 4] = ["tmpfs", "ext4", "xfs", "btrfs"];
 
 /// Size of each image: room for the workloads' files (at most a page each, one at a time) and
-/// ext4's journal.
-pub const IMAGE_BYTES: u64 = 128 << 20;
+/// the journal; xfs needs 300 MiB (`mkfs.xfs` since xfsprogs 5.19 refuses less: "Filesystem
+/// must be larger than 300MB"). The files are sparse: ext4 and btrfs write under 5 MiB, xfs
+/// its 64 MiB log.
+pub fn image_bytes(fs: &str) -> u64 {
+    if fs == "xfs" {
+        300 << 20
+    } else {
+        128 << 20
+    }
+}
+
+/// The Debian package with `mkfs.FS`, for the error that says what to install.
+pub fn mkfs_package(fs: &str) -> &'static str {
+    match fs {
+        "xfs" => "xfsprogs",
+        "btrfs" => "btrfs-progs",
+        _ => "e2fsprogs",
+    }
+}
+
+/// The arguments of `mkfs.FS` for an image file: quiet, and forced (a regular file, not a block
+/// device: `-F` for mke2fs; `-f` overwrites for mkfs.xfs and mkfs.btrfs); the defaults
+/// otherwise (Debian's mke2fs.conf; xfsprogs' and btrfs-progs' built-in defaults).
+pub fn mkfs_args(fs: &str) -> &'static [&'static str] {
+    match fs {
+        "ext4" => &["-q", "-F"],
+        _ => &["-q", "-f"],
+    }
+}
+
+/// Checks that `mkfs.FS` runs for every disk file system of `filesystems`; the error names the
+/// package to install. Called before any guest boots.
+pub fn check_tools(filesystems: &[String]) -> Result<()> {
+    for fs in disk_filesystems(filesystems) {
+        let mkfs = format!("mkfs.{fs}");
+        let found = Command::new(&mkfs)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        crate::ensure!(
+            found,
+            "--fs {fs} needs {mkfs}, which is not installed: install {} (apt-get install {})",
+            mkfs_package(fs),
+            mkfs_package(fs)
+        );
+    }
+    Ok(())
+}
 
 /// Whether `fs` needs a disk image (every supported file system but tmpfs).
 pub fn needs_disk(fs: &str) -> bool {
     fs != "tmpfs"
 }
 
-/// The guest's device for the `index`-th disk ([`super::qemu::QemuSpec::disks`] order).
+/// The guest's device for the `index`-th disk ([`super::qemu::QemuSpec::disks`] order) when
+/// the controllers are probed in order. They need not be: the NVMe driver probes
+/// asynchronously, so with two disks `nvme0n1` may be the second. The guest therefore finds
+/// each file system's disk by its superblock ([`has_magic`]).
 pub fn guest_device(index: usize) -> String {
     format!("/dev/nvme{index}n1")
+}
+
+/// How many bytes from the start of a disk [`has_magic`] needs (btrfs's magic ends there).
+pub const MAGIC_BYTES: usize = 0x10048;
+
+/// Whether `head` (a disk's first bytes) holds `fs`'s superblock magic: ext4 `s_magic` 0xEF53
+/// at 1024 + 0x38 (little-endian), xfs `sb_magicnum` "XFSB" at 0, btrfs "_BHRfS_M" at
+/// 64 KiB + 0x40.
+pub fn has_magic(fs: &str, head: &[u8]) -> bool {
+    let at = |o: usize, m: &[u8]| head.get(o..o + m.len()) == Some(m);
+    match fs {
+        "ext4" => at(1024 + 0x38, &[0x53, 0xef]),
+        "xfs" => at(0, b"XFSB"),
+        "btrfs" => at(0x10040, b"_BHRfS_M"),
+        _ => false,
+    }
 }
 
 /// The disk file systems of `filesystems`, in order: the i-th is the guest's
@@ -46,19 +114,28 @@ pub fn make_image(dir: &Path, fs: &str, tag: &str) -> Result<PathBuf> {
     let path = dir.join(format!("{fs}-{tag}.img"));
     let f = std::fs::File::create(&path)
         .with_context(|| format!("creating image '{}'", path.display()))?;
-    f.set_len(IMAGE_BYTES)
+    f.set_len(image_bytes(fs))
         .with_context(|| format!("sizing image '{}'", path.display()))?;
     drop(f);
     let mkfs = format!("mkfs.{fs}");
+    let log = dir.join(format!("{fs}-{tag}.mkfs.log"));
+    let log_file =
+        std::fs::File::create(&log).with_context(|| format!("creating '{}'", log.display()))?;
     let mut cmd = Command::new(&mkfs);
-    // -F: a regular file, not a block device; the defaults otherwise (Debian's mke2fs.conf).
-    cmd.args(["-q", "-F"])
+    cmd.args(mkfs_args(fs))
         .arg(&path)
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(log_file);
     let st = child::status(&mut cmd, &mkfs)
-        .with_context(|| format!("{mkfs} (install e2fsprogs for ext4)"))?;
-    crate::ensure!(st.success(), "{mkfs} '{}' failed ({st})", path.display());
+        .with_context(|| format!("{mkfs} (install {})", mkfs_package(fs)))?;
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    crate::ensure!(
+        st.success(),
+        "{mkfs} '{}' failed ({st}): {}",
+        path.display(),
+        said.trim()
+    );
     Ok(path)
 }
 
@@ -68,8 +145,8 @@ mod tests {
 
     #[test]
     fn disks_follow_the_fs_order_without_tmpfs() {
-        let fs: Vec<String> = ["tmpfs", "ext4"].map(String::from).to_vec();
-        assert_eq!(disk_filesystems(&fs), vec!["ext4"]);
+        let fs: Vec<String> = ["tmpfs", "ext4", "xfs", "btrfs"].map(String::from).to_vec();
+        assert_eq!(disk_filesystems(&fs), vec!["ext4", "xfs", "btrfs"]);
         assert_eq!(guest_device(0), "/dev/nvme0n1");
         assert!(!needs_disk("tmpfs"));
     }
@@ -84,6 +161,50 @@ mod tests {
         let bytes = std::fs::read(&img).unwrap();
         // The ext4 superblock at 1024: s_magic 0xEF53 at offset 0x38.
         assert_eq!(&bytes[1024 + 0x38..1024 + 0x3a], &[0x53, 0xef]);
+        assert!(has_magic("ext4", &bytes[..MAGIC_BYTES]));
+        assert!(!has_magic("xfs", &bytes) && !has_magic("btrfs", &bytes));
+    }
+
+    #[test]
+    fn makes_an_xfs_image() {
+        if crate::skip::without("mkfs.xfs") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let img = make_image(dir.path(), "xfs", "t").unwrap();
+        let bytes = std::fs::read(&img).unwrap();
+        assert_eq!(bytes.len() as u64, 300 << 20);
+        // The xfs superblock at 0: sb_magicnum "XFSB" (XFS_SB_MAGIC 0x58465342, big-endian).
+        assert_eq!(&bytes[..4], b"XFSB");
+        assert!(has_magic("xfs", &bytes[..MAGIC_BYTES]));
+        assert!(!has_magic("ext4", &bytes) && !has_magic("btrfs", &bytes));
+    }
+
+    #[test]
+    fn makes_a_btrfs_image() {
+        if crate::skip::without("mkfs.btrfs") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let img = make_image(dir.path(), "btrfs", "t").unwrap();
+        let bytes = std::fs::read(&img).unwrap();
+        // The btrfs superblock at 64 KiB: magic "_BHRfS_M" at offset 0x40.
+        assert_eq!(&bytes[0x10040..0x10048], b"_BHRfS_M");
+        assert!(has_magic("btrfs", &bytes[..MAGIC_BYTES]));
+        assert!(!has_magic("ext4", &bytes) && !has_magic("xfs", &bytes));
+    }
+
+    #[test]
+    fn mkfs_arguments_and_packages() {
+        assert_eq!(mkfs_args("ext4"), ["-q", "-F"]);
+        assert_eq!(mkfs_args("xfs"), ["-q", "-f"]);
+        assert_eq!(mkfs_args("btrfs"), ["-q", "-f"]);
+        assert_eq!(mkfs_package("xfs"), "xfsprogs");
+        assert_eq!(mkfs_package("btrfs"), "btrfs-progs");
+        assert_eq!(image_bytes("xfs"), 300 << 20);
+        assert_eq!(image_bytes("btrfs"), 128 << 20);
+        let none = ["tmpfs".to_string()];
+        assert!(check_tools(&none).is_ok());
     }
 }
 

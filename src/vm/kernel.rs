@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::apt::{self, Apt};
-use super::{child, kconfig};
+use super::{child, kconfig, modules};
 
 use crate::error::{Context, Result};
 use crate::fail as bail;
@@ -41,6 +41,9 @@ pub struct Kernel {
     pub release: Option<String>,
     /// `CONFIG_HZ` from the package's configuration.
     pub hz: Option<u32>,
+    /// The modules extracted from the package ([`super::modules::CACHE_DIR`] of its cache
+    /// entry), when fetched.
+    pub modules: Option<PathBuf>,
 }
 
 pub use super::cache::cache_dir;
@@ -61,6 +64,7 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
         }
     };
     let package = fetched.as_ref().map(|f| f.package.clone());
+    let modules = fetched.as_ref().and_then(|f| f.modules.clone());
     let release = fetched.as_ref().and_then(|f| f.release.clone());
     let config = match (&fetched, path) {
         (Some(f), _) => f.config.clone(),
@@ -82,6 +86,7 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
             package,
             release,
             hz,
+            modules,
         });
     }
     let name = image.file_name().unwrap_or_default().to_string_lossy();
@@ -109,6 +114,7 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
         package,
         release,
         hz,
+        modules,
     })
 }
 
@@ -147,10 +153,14 @@ pub struct Fetched {
     /// The kernel's build configuration (`boot/config-REL`, or `config` in sid's
     /// `linux-base-REL`).
     pub config: Option<PathBuf>,
+    /// The xfs and btrfs modules with their dependencies ([`modules::extract`]); `None` for an
+    /// entry cached before modules were extracted (used offline only).
+    pub modules: Option<PathBuf>,
 }
 
 fn cached(dir: &Path, package: &str) -> Fetched {
     let config = dir.join("config");
+    let modules = dir.join(modules::CACHE_DIR);
     Fetched {
         image: dir.join("vmlinuz"),
         package: package.to_string(),
@@ -159,6 +169,7 @@ fn cached(dir: &Path, package: &str) -> Fetched {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty()),
         config: config.exists().then_some(config),
+        modules: modules.join("order").exists().then_some(modules),
     }
 }
 
@@ -237,8 +248,12 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
         },
     };
     let dir = cache.join("kernels").join(&pkg);
-    // `release` marks an entry this version wrote whole (older ones kept only the vmlinuz).
-    if dir.join("vmlinuz").exists() && dir.join("release").exists() {
+    // `release` marks an entry written whole (older ones kept only the vmlinuz); an entry
+    // without the extracted modules (written before tscope loaded any) is fetched again.
+    if dir.join("vmlinuz").exists()
+        && dir.join("release").exists()
+        && dir.join(modules::CACHE_DIR).join("order").exists()
+    {
         return Ok(cached(&dir, &pkg));
     }
     let work = cache.join(format!("fetch-{}", std::process::id()));
@@ -251,16 +266,20 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
         apt.download(std::slice::from_ref(&pkg), &work)?;
         unpack(&work)?;
         let (image, _, config) = find_kernel(&work.join("x"));
-        if image.is_none() || config.is_none() {
-            // sid: the image package only depends on linux-binary-REL (vmlinuz) and
-            // linux-base-REL (config, System.map).
+        if image.is_none() || config.is_none() || !modules::has_modules(&work.join("x")) {
+            // sid: the image package only depends on linux-binary-REL (vmlinuz),
+            // linux-base-REL (config, System.map) and linux-modules-REL (the modules).
+            let versioned = |d: &str, prefix: &str| {
+                d.starts_with(prefix) && d.chars().any(|c| c.is_ascii_digit())
+            };
             let parts: Vec<String> = apt
                 .depends(&pkg)?
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|d| {
                     d.starts_with("linux-binary-")
-                        || (d.starts_with("linux-base-") && d.chars().any(|c| c.is_ascii_digit()))
+                        || versioned(d, "linux-base-")
+                        || versioned(d, "linux-modules-")
                 })
                 .collect();
             if !parts.is_empty() {
@@ -280,6 +299,10 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
             write_atomic(&dir.join("config"), &fs::read(c)?)?;
         }
         write_atomic(&dir.join("vmlinuz"), &fs::read(image)?)?;
+        progress.note(&format!(
+            "{pkg}: extracting the xfs and btrfs modules and their dependencies"
+        ));
+        modules::extract(&work.join("x"), &dir.join(modules::CACHE_DIR))?;
         // Last: its presence marks the entry complete.
         write_atomic(&dir.join("release"), release.unwrap_or_default().as_bytes())
     })();

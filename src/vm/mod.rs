@@ -29,6 +29,9 @@ pub mod kconfig;
 pub mod kernel;
 pub mod kprobe;
 pub mod matrix;
+pub mod modules;
+#[cfg(test)]
+mod modules_tests;
 pub mod qemu;
 pub mod scratch;
 pub mod serial;
