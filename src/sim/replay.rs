@@ -187,6 +187,21 @@ impl<'a> Replay<'a> {
         b
     }
 
+    /// Whether an op of table index `index` (`kernel::table_index`) has no timestamp work
+    /// under this replay: stepping it only counts it and moves the clock to its time.
+    pub fn effectless_at(&self, index: usize) -> bool {
+        self.table.get(index).is_none_or(|a| a[0] == Effect::None)
+    }
+
+    /// Counts `n` ops without timestamp work that were not stepped (an strace replay leaves out
+    /// the ops that no policy stamps, `sim::streamed`): their number and base cost. For a
+    /// replay with a single base cost, where a skipped op only counts.
+    pub fn count_skipped(&mut self, n: u64) {
+        debug_assert!(self.base_by_position.is_empty());
+        self.stats.ops += n;
+        self.stats.total_ns += self.base_ns_per_op * n as f64;
+    }
+
     /// Replays every op of `ops` and returns the totals.
     pub fn run<I: IntoIterator<Item = Op>>(mut self, ops: I) -> Stats {
         for op in ops {

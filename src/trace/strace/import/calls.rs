@@ -29,11 +29,97 @@ const NO_TIMESTAMP: &str = "\
     inotify_rm_watch memfd_create pidfd_open pidfd_send_signal capget capset personality flock \
     fadvise64 sync restart_syscall sched_getattr io_uring_setup";
 
-fn no_timestamp(name: &str) -> bool {
-    static SET: std::sync::OnceLock<crate::trace::strace::fxhash::FxHashSet<&'static str>> =
+/// Which handler a syscall takes (its name, looked up once per call: a `match` on the name
+/// would compare it with every name before its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Read,
+    Write,
+    Close,
+    CloseRange,
+    Fstat,
+    Stat,
+    StatAt,
+    Open,
+    Lseek,
+    Mmap,
+    Munmap,
+    Unlink,
+    TwoPaths,
+    Mkdir,
+    Truncate,
+    Ftruncate,
+    Fsync,
+    Chmod,
+    Fchmod,
+    ChmodAt,
+    UtimensAt,
+    Utimes,
+    Getdents,
+    Pipe,
+    Dup,
+    /// Calls that create a task (their child may print before they return).
+    Fork,
+    Exec,
+    Chdir,
+    /// Known to take no file timestamps ([`NO_TIMESTAMP`]).
+    NoTimestamp,
+    /// Not known to the importer (counted in the summary).
+    Unknown,
+}
+
+/// The names of each handler.
+const HANDLED: &[(Kind, &str)] = &[
+    (Kind::Read, "read pread64 readv preadv preadv2"),
+    (Kind::Write, "write pwrite64 writev pwritev pwritev2"),
+    (Kind::Close, "close"),
+    (Kind::CloseRange, "close_range"),
+    (Kind::Fstat, "fstat fstat64"),
+    (Kind::Stat, "stat lstat stat64 lstat64"),
+    (Kind::StatAt, "newfstatat fstatat64 statx"),
+    (Kind::Open, "open openat openat2 creat"),
+    (Kind::Lseek, "lseek _llseek"),
+    (Kind::Mmap, "mmap mmap2"),
+    (Kind::Munmap, "munmap"),
+    (Kind::Unlink, "unlink unlinkat rmdir"),
+    (
+        Kind::TwoPaths,
+        "rename renameat renameat2 link linkat symlink symlinkat",
+    ),
+    (Kind::Mkdir, "mkdir mkdirat"),
+    (Kind::Truncate, "truncate truncate64"),
+    (Kind::Ftruncate, "ftruncate ftruncate64"),
+    (Kind::Fsync, "fsync fdatasync syncfs"),
+    (Kind::Chmod, "chmod chown lchown"),
+    (Kind::Fchmod, "fchmod fchown"),
+    (Kind::ChmodAt, "fchmodat fchownat fchmodat2"),
+    (Kind::UtimensAt, "utimensat futimesat"),
+    (Kind::Utimes, "utimes utime"),
+    (Kind::Getdents, "getdents getdents64"),
+    (Kind::Pipe, "pipe pipe2"),
+    (Kind::Dup, "dup dup2 dup3 fcntl fcntl64"),
+    (Kind::Fork, "clone clone3 fork vfork"),
+    (Kind::Exec, "execve execveat"),
+    (Kind::Chdir, "chdir fchdir"),
+];
+
+/// The handler of the syscall `name`.
+pub(super) fn kind(name: &str) -> Kind {
+    static MAP: std::sync::OnceLock<crate::trace::strace::fxhash::FxHashMap<&'static str, Kind>> =
         std::sync::OnceLock::new();
-    SET.get_or_init(|| NO_TIMESTAMP.split_whitespace().collect())
-        .contains(name)
+    MAP.get_or_init(|| {
+        let quiet = NO_TIMESTAMP
+            .split_whitespace()
+            .map(|n| (n, Kind::NoTimestamp));
+        // A handled name wins over the list of quiet ones.
+        let handled = HANDLED
+            .iter()
+            .flat_map(|&(k, names)| names.split_whitespace().map(move |n| (n, k)));
+        quiet.chain(handled).collect()
+    })
+    .get(name)
+    .copied()
+    .unwrap_or(Kind::Unknown)
 }
 
 /// What a handler needs.
@@ -374,20 +460,20 @@ fn ok(c: &Call) -> bool {
     c.ret.value.is_some_and(|v| v >= 0)
 }
 
-/// Handles one complete call of task `pid`.
-pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call) -> Out {
+/// Handles one complete call of task `pid`, whose name is of kind `k` ([`kind`]).
+pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Kind) -> Out {
     use Syscall as S;
-    match c.name {
-        "read" | "pread64" | "readv" | "preadv" | "preadv2" => ctx.on_fd(pid, c, S::Read),
-        "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => ctx.on_fd(pid, c, S::Write),
-        "close" => {
+    match k {
+        Kind::Read => ctx.on_fd(pid, c, S::Read),
+        Kind::Write => ctx.on_fd(pid, c, S::Write),
+        Kind::Close => {
             let out = ctx.on_fd(pid, c, S::Close);
             if let Some((fd, _)) = Args::new(c.args).next().and_then(fd_arg) {
                 ctx.fds.close(pid, fd);
             }
             out
         }
-        "close_range" => {
+        Kind::CloseRange => {
             let mut a = Args::new(c.args);
             let first = a.next().and_then(|f| f.parse::<i32>().ok());
             let last = a.next().map(|l| l.parse::<i64>().unwrap_or(i64::MAX));
@@ -397,46 +483,44 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call) -> Out {
             }
             OTHER
         }
-        "fstat" | "fstat64" => ctx.on_fd(pid, c, S::Stat),
-        "stat" | "lstat" | "stat64" | "lstat64" => ctx.on_path(pid, c, S::Stat, 0, false),
-        "newfstatat" | "fstatat64" | "statx" => ctx.on_path(pid, c, S::Stat, 1, true),
-        "open" | "openat" | "openat2" | "creat" => ctx.open(pid, c),
-        "lseek" | "_llseek" => ctx.on_fd(pid, c, S::Lseek),
-        "mmap" | "mmap2" => match Args::new(c.args).nth(4).and_then(|a| ctx.fd_inode(pid, a)) {
+        Kind::Fstat => ctx.on_fd(pid, c, S::Stat),
+        Kind::Stat => ctx.on_path(pid, c, S::Stat, 0, false),
+        Kind::StatAt => ctx.on_path(pid, c, S::Stat, 1, true),
+        Kind::Open => ctx.open(pid, c),
+        Kind::Lseek => ctx.on_fd(pid, c, S::Lseek),
+        Kind::Mmap => match Args::new(c.args).nth(4).and_then(|a| ctx.fd_inode(pid, a)) {
             Some(i) if ok(c) => (S::Mmap, i, NO_INODE),
             _ => OTHER,
         },
-        "munmap" => (S::Munmap, NO_INODE, NO_INODE),
-        "unlink" | "unlinkat" | "rmdir" => ctx.unlink(pid, c),
-        "rename" | "renameat" | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat" => {
-            ctx.rename_or_link(pid, c)
-        }
-        "mkdir" | "mkdirat" => ctx.mkdir(pid, c),
-        "truncate" | "truncate64" => ctx.on_path(pid, c, S::Truncate, 0, false),
-        "ftruncate" | "ftruncate64" => ctx.on_fd(pid, c, S::Truncate),
-        "fsync" | "fdatasync" | "syncfs" => ctx.on_fd(pid, c, S::Fsync),
-        "chmod" | "chown" | "lchown" => ctx.on_path(pid, c, S::Setattr, 0, false),
-        "fchmod" | "fchown" => ctx.on_fd(pid, c, S::Setattr),
-        "fchmodat" | "fchownat" | "fchmodat2" => ctx.on_path(pid, c, S::Setattr, 1, true),
-        "utimensat" | "futimesat" => ctx.on_path(pid, c, S::Utimens, 1, true),
-        "utimes" | "utime" => ctx.on_path(pid, c, S::Utimens, 0, false),
-        "getdents" | "getdents64" => ctx.on_fd(pid, c, S::Readdir),
-        "pipe" | "pipe2" => ctx.pipe(pid, c),
-        "dup" | "dup2" | "dup3" | "fcntl" | "fcntl64" => ctx.dup(pid, c),
-        "clone" | "clone3" | "fork" | "vfork" => {
+        Kind::Munmap => (S::Munmap, NO_INODE, NO_INODE),
+        Kind::Unlink => ctx.unlink(pid, c),
+        Kind::TwoPaths => ctx.rename_or_link(pid, c),
+        Kind::Mkdir => ctx.mkdir(pid, c),
+        Kind::Truncate => ctx.on_path(pid, c, S::Truncate, 0, false),
+        Kind::Ftruncate => ctx.on_fd(pid, c, S::Truncate),
+        Kind::Fsync => ctx.on_fd(pid, c, S::Fsync),
+        Kind::Chmod => ctx.on_path(pid, c, S::Setattr, 0, false),
+        Kind::Fchmod => ctx.on_fd(pid, c, S::Setattr),
+        Kind::ChmodAt => ctx.on_path(pid, c, S::Setattr, 1, true),
+        Kind::UtimensAt => ctx.on_path(pid, c, S::Utimens, 1, true),
+        Kind::Utimes => ctx.on_path(pid, c, S::Utimens, 0, false),
+        Kind::Getdents => ctx.on_fd(pid, c, S::Readdir),
+        Kind::Pipe => ctx.pipe(pid, c),
+        Kind::Dup => ctx.dup(pid, c),
+        Kind::Fork => {
             if let Some(child) = c.ret.value.filter(|&v| v > 0) {
                 let share = c.name.starts_with("clone") && has_flag(c.args, "CLONE_FILES");
                 ctx.fds.fork(pid, child as u32, share);
             }
             OTHER
         }
-        "execve" | "execveat" => {
+        Kind::Exec => {
             if c.ret.value == Some(0) {
                 ctx.fds.exec(pid);
             }
             OTHER
         }
-        "chdir" | "fchdir" => {
+        Kind::Chdir => {
             let a = Args::new(c.args).next().unwrap_or("");
             let dir = if c.name == "chdir" {
                 ctx.path(pid, None, a).map(Cow::into_owned)
@@ -454,12 +538,12 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call) -> Out {
             }
             OTHER
         }
-        name => {
-            if !no_timestamp(name) {
-                match ctx.unknown.get_mut(name) {
+        Kind::NoTimestamp | Kind::Unknown => {
+            if k == Kind::Unknown {
+                match ctx.unknown.get_mut(c.name) {
                     Some(n) => *n += 1,
                     None => {
-                        ctx.unknown.insert(name.to_string(), 1);
+                        ctx.unknown.insert(c.name.to_string(), 1);
                     }
                 }
             }

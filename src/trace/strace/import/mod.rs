@@ -29,9 +29,6 @@ use tally::{Clock, Histogram};
 /// How many malformed lines are quoted in the summary.
 const EXAMPLES: usize = 5;
 
-/// Calls that create a task (their child may print before they return).
-const FORKS: [&str; 4] = ["clone", "clone3", "fork", "vfork"];
-
 /// A line `--strict` refuses, or a read error.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -354,7 +351,7 @@ impl State {
                         self.fds.fork(parent, pid, false);
                     }
                 }
-                if FORKS.contains(&name) {
+                if calls::kind(name) == calls::Kind::Fork {
                     self.forking.push(pid);
                 }
                 return Ok(None);
@@ -380,7 +377,8 @@ impl State {
                 self.fds.fork(parent, pid, false);
             }
         }
-        if FORKS.contains(&call.name) {
+        let kind = calls::kind(call.name);
+        if kind == calls::Kind::Fork {
             if let Some(i) = self.forking.iter().rposition(|&p| p == pid) {
                 self.forking.remove(i);
             }
@@ -397,7 +395,7 @@ impl State {
             fds: &mut self.fds,
             unknown: &mut self.summary.unknown_syscalls,
         };
-        let (mut syscall, inode, dir) = calls::handle(&mut ctx, pid, &call);
+        let (mut syscall, inode, dir) = calls::handle(&mut ctx, pid, &call, kind);
         let fs = if inode == NO_INODE {
             FsKind::Other
         } else {
