@@ -1,5 +1,7 @@
 //! strace ingestion throughput: bytes of `strace -f -tt -T -y` output turned into trace ops per
-//! second on one core (parse, join unfinished/resumed halves, fd tables, path → inode).
+//! second (parse, join unfinished/resumed halves, fd tables, path → inode), with the parsing on
+//! its own thread as `simulate --strace` runs it (`threads=2`), on one core (`threads=1`), and
+//! the parsing half alone (`parse-only`).
 //! Criterion reports it in MB/s (`Throughput::Bytes`). Target (issue 17): `simulate --strace`
 //! at ≥ 500 MB/s with one model and ≥ 400 MB/s with all (`scripts/strace-figures` measures the
 //! whole command; docs/methodology.md, "Ingestion", has the figures). The input is the bundled real traces (`scenarios/traces/`: a
