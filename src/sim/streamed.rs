@@ -102,9 +102,12 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
 /// Ops per batch handed from the importer to the replays.
 const BATCH: usize = 8192;
 
-/// Batches in flight between the two threads (with the one filling and the one replaying, at
-/// most four exist: memory stays flat).
-const IN_FLIGHT: usize = 8;
+/// Batches in flight to each replay thread (with the one filling and the ones replaying, a
+/// handful exist: memory stays flat).
+const IN_FLIGHT: usize = 2;
+
+/// Threads the replays are split over.
+const REPLAY_THREADS: usize = 2;
 
 /// Imports on this thread and replays on a second one, in batches of [`BATCH`] ops, so that
 /// parsing and the per-policy replays overlap on two cores. Each replay sees every op in trace
@@ -114,30 +117,39 @@ fn pipelined<R: std::io::Read + Send>(
     import: StraceImport<R>,
     replays: &mut [Replay],
 ) -> crate::error::Result<ImportSummary> {
-    use std::sync::mpsc::{channel, sync_channel};
+    use std::sync::mpsc::sync_channel;
+    use std::sync::Arc;
     let slots = crate::trace::Syscall::ALL.len() * crate::trace::FsKind::ALL.len();
     let effectless: Vec<bool> = (0..slots)
         .map(|i| replays.iter().all(|r| r.effectless_at(i)))
         .collect();
     std::thread::scope(|scope| {
-        let (full_tx, full_rx) = sync_channel::<Vec<Op>>(IN_FLIGHT);
-        let (empty_tx, empty_rx) = channel::<Vec<Op>>();
-        let worker = std::thread::Builder::new()
-            .name("tscope-replay".into())
-            .spawn_scoped(scope, move || {
-                for batch in full_rx {
-                    // Replay by replay: each one's state stays in cache across the batch.
-                    for r in replays.iter_mut() {
-                        for &op in &batch {
-                            r.step(op);
+        // The replays on two threads (each replay on one, seeing every op in order), so that
+        // the scheduler can pair each half with the parsing or the importing thread on two
+        // cores: three unequal threads on two cores left one core idle part of the time.
+        let per = replays.len().div_ceil(REPLAY_THREADS).max(1);
+        let mut senders = Vec::new();
+        let mut workers = Vec::new();
+        for part in replays.chunks_mut(per) {
+            let (tx, rx) = sync_channel::<Arc<Vec<Op>>>(IN_FLIGHT);
+            senders.push(tx);
+            workers.push(
+                std::thread::Builder::new()
+                    .name("tscope-replay".into())
+                    .spawn_scoped(scope, move || {
+                        for batch in rx {
+                            // Replay by replay: each one's state stays in cache across the batch.
+                            for r in part.iter_mut() {
+                                for &op in batch.iter() {
+                                    r.step(op);
+                                }
+                            }
                         }
-                    }
-                    // The importer may be gone (it failed): then the batch is simply dropped.
-                    let _ = empty_tx.send(batch);
-                }
-                replays
-            })
-            .context("starting the replay thread")?;
+                        part
+                    })
+                    .context("starting the replay threads")?,
+            );
+        }
         let mut batch = Vec::with_capacity(BATCH);
         let mut sent_all = true;
         let mut push = |op: Op| {
@@ -146,12 +158,9 @@ fn pipelined<R: std::io::Read + Send>(
             }
             batch.push(op);
             if batch.len() == BATCH {
-                let mut next = empty_rx
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                next.clear();
-                // Only fails if the worker is gone (it panicked): reported at the join.
-                sent_all = full_tx.send(std::mem::replace(&mut batch, next)).is_ok();
+                let full = Arc::new(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+                // Only fails if a worker is gone (it panicked): reported at the join.
+                sent_all = senders.iter().all(|tx| tx.send(Arc::clone(&full)).is_ok());
             }
         };
         // Ops that no policy stamps, with a time of their own, are counted instead of sent
@@ -175,14 +184,19 @@ fn pipelined<R: std::io::Read + Send>(
         });
         skipped += u64::from(held.is_some());
         if sent_all && !batch.is_empty() {
-            let _ = full_tx.send(batch);
+            let last = Arc::new(batch);
+            for tx in &senders {
+                let _ = tx.send(Arc::clone(&last));
+            }
         }
-        drop(full_tx);
-        let replays = worker
-            .join()
-            .map_err(|_| crate::failure!("the replay thread panicked"))?;
-        for r in replays {
-            r.count_skipped(skipped);
+        drop(senders);
+        for w in workers {
+            let part = w
+                .join()
+                .map_err(|_| crate::failure!("a replay thread panicked"))?;
+            for r in part {
+                r.count_skipped(skipped);
+            }
         }
         imported.map_err(|e| crate::error::Error::Other(Box::new(e)))
     })

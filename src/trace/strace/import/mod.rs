@@ -8,6 +8,7 @@
 //! through shared mappings are invisible to strace.
 
 mod calls;
+mod kinds;
 pub mod mounts;
 pub mod state;
 mod tally;

@@ -1,0 +1,114 @@
+//! Which handler each syscall name takes: one hash lookup per call ([`kind`]).
+
+/// Calls the importer knows take no file timestamps (memory, signals, ids, time, waiting,
+/// sockets and other fds without timestamps worth modelling).
+const NO_TIMESTAMP: &str = "\
+    brk mprotect madvise mremap mlock munlock membarrier arch_prctl set_tid_address \
+    set_robust_list get_robust_list rseq prlimit64 getrlimit setrlimit rt_sigaction \
+    rt_sigprocmask rt_sigreturn rt_sigsuspend rt_sigtimedwait sigaltstack getpid getppid gettid \
+    getuid geteuid getgid getegid getgroups setuid setgid setgroups setresuid setresgid \
+    getresuid getresgid getpgrp getpgid setpgid setsid getsid uname sysinfo getrandom futex \
+    nanosleep clock_nanosleep clock_gettime clock_getres gettimeofday time wait4 waitid exit \
+    exit_group kill tgkill tkill sched_yield sched_getaffinity sched_setaffinity sched_getparam \
+    sched_getscheduler getcwd umask access faccessat faccessat2 readlink readlinkat poll ppoll \
+    select pselect6 epoll_wait epoll_pwait epoll_pwait2 epoll_ctl epoll_create epoll_create1 \
+    prctl getrusage times ioctl statfs fstatfs getxattr lgetxattr fgetxattr listxattr llistxattr \
+    flistxattr alarm setitimer getitimer pause socket socketpair connect bind listen accept \
+    accept4 getsockname getpeername setsockopt getsockopt sendto recvfrom sendmsg recvmsg \
+    sendmmsg recvmmsg shutdown eventfd eventfd2 signalfd signalfd4 timerfd_create \
+    timerfd_settime timerfd_gettime inotify_init inotify_init1 inotify_add_watch \
+    inotify_rm_watch memfd_create pidfd_open pidfd_send_signal capget capset personality flock \
+    fadvise64 sync restart_syscall sched_getattr io_uring_setup";
+
+/// Which handler a syscall takes (its name, looked up once per call: a `match` on the name
+/// would compare it with every name before its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Read,
+    Write,
+    Close,
+    CloseRange,
+    Fstat,
+    Stat,
+    StatAt,
+    Open,
+    Lseek,
+    Mmap,
+    Munmap,
+    Unlink,
+    TwoPaths,
+    Mkdir,
+    Truncate,
+    Ftruncate,
+    Fsync,
+    Chmod,
+    Fchmod,
+    ChmodAt,
+    UtimensAt,
+    Utimes,
+    Getdents,
+    Pipe,
+    Dup,
+    /// Calls that create a task (their child may print before they return).
+    Fork,
+    Exec,
+    Chdir,
+    /// Known to take no file timestamps ([`NO_TIMESTAMP`]).
+    NoTimestamp,
+    /// Not known to the importer (counted in the summary).
+    Unknown,
+}
+
+/// The names of each handler.
+const HANDLED: &[(Kind, &str)] = &[
+    (Kind::Read, "read pread64 readv preadv preadv2"),
+    (Kind::Write, "write pwrite64 writev pwritev pwritev2"),
+    (Kind::Close, "close"),
+    (Kind::CloseRange, "close_range"),
+    (Kind::Fstat, "fstat fstat64"),
+    (Kind::Stat, "stat lstat stat64 lstat64"),
+    (Kind::StatAt, "newfstatat fstatat64 statx"),
+    (Kind::Open, "open openat openat2 creat"),
+    (Kind::Lseek, "lseek _llseek"),
+    (Kind::Mmap, "mmap mmap2"),
+    (Kind::Munmap, "munmap"),
+    (Kind::Unlink, "unlink unlinkat rmdir"),
+    (
+        Kind::TwoPaths,
+        "rename renameat renameat2 link linkat symlink symlinkat",
+    ),
+    (Kind::Mkdir, "mkdir mkdirat"),
+    (Kind::Truncate, "truncate truncate64"),
+    (Kind::Ftruncate, "ftruncate ftruncate64"),
+    (Kind::Fsync, "fsync fdatasync syncfs"),
+    (Kind::Chmod, "chmod chown lchown"),
+    (Kind::Fchmod, "fchmod fchown"),
+    (Kind::ChmodAt, "fchmodat fchownat fchmodat2"),
+    (Kind::UtimensAt, "utimensat futimesat"),
+    (Kind::Utimes, "utimes utime"),
+    (Kind::Getdents, "getdents getdents64"),
+    (Kind::Pipe, "pipe pipe2"),
+    (Kind::Dup, "dup dup2 dup3 fcntl fcntl64"),
+    (Kind::Fork, "clone clone3 fork vfork"),
+    (Kind::Exec, "execve execveat"),
+    (Kind::Chdir, "chdir fchdir"),
+];
+
+/// The handler of the syscall `name`.
+pub(super) fn kind(name: &str) -> Kind {
+    static MAP: std::sync::OnceLock<crate::trace::strace::fxhash::FxHashMap<&'static str, Kind>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let quiet = NO_TIMESTAMP
+            .split_whitespace()
+            .map(|n| (n, Kind::NoTimestamp));
+        // A handled name wins over the list of quiet ones.
+        let handled = HANDLED
+            .iter()
+            .flat_map(|&(k, names)| names.split_whitespace().map(move |n| (n, k)));
+        quiet.chain(handled).collect()
+    })
+    .get(name)
+    .copied()
+    .unwrap_or(Kind::Unknown)
+}
