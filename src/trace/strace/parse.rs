@@ -136,6 +136,8 @@ fn parse_tail(t: &str) -> Result<(Ret<'_>, Option<f64>), LineError> {
         None
     } else if let Some(hex) = value.strip_prefix("0x") {
         Some(u64::from_str_radix(hex, 16).map_err(|_| LineError("bad hex return value"))? as i64)
+    } else if let Some(v) = scan::small_int(value) {
+        Some(v)
     } else {
         Some(value.parse().map_err(|_| LineError("bad return value"))?)
     };
@@ -239,13 +241,16 @@ pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
     let open = match ident {
         Some(i) if i > 0 && s.as_bytes()[i] == b'(' => i,
         _ => {
-            memchr::memchr(b'(', s.as_bytes()).ok_or(LineError("no '(' after the syscall name"))?
+            let open = memchr::memchr(b'(', s.as_bytes())
+                .ok_or(LineError("no '(' after the syscall name"))?;
+            let name = &s[..open];
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(LineError("the syscall name is not an identifier"));
+            }
+            open
         }
     };
     let name = &s[..open];
-    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(LineError("the syscall name is not an identifier"));
-    }
     let body = &s[open + 1..];
     if let Some(args) = body.strip_suffix("<unfinished ...>") {
         return Ok(Line::Unfinished {

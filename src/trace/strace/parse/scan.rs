@@ -150,7 +150,9 @@ pub(super) fn pid_and_time(s: &str) -> Option<(u32, f64, &str)> {
     if b.len() < t + 9 || b[t + 2] != b':' || b[t + 5] != b':' {
         return None;
     }
-    let mut j = t;
+    // The word ends at 15 bytes in the usual shape (`HH:MM:SS.ffffff `); else it is scanned.
+    let usual = b.len() > t + 15 && b[t + 8] == b'.' && ascii_ws(b[t + 15]);
+    let mut j = if usual { t + 15 } else { t };
     while j < b.len() && !ascii_ws(b[j]) {
         if b[j] >= 0x80 {
             return None;
@@ -165,6 +167,27 @@ pub(super) fn pid_and_time(s: &str) -> Option<(u32, f64, &str)> {
         return None;
     }
     Some((pid, time, &s[j..]))
+}
+
+/// `-?DIGITS` (at most 18 digits) as an `i64`, the value `str::parse` gives; `None` for any
+/// other shape (callers then use `parse`).
+#[inline]
+pub(super) fn small_int(w: &str) -> Option<i64> {
+    let (neg, digits) = match w.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut n = 0i64;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + i64::from(c - b'0');
+    }
+    Some(if neg { -n } else { n })
 }
 
 /// Index of the `"` closing the string whose opening quote is at `b[open]` (or `b.len()` if
@@ -340,6 +363,33 @@ mod tests {
             "14:12:33.737933 x",
         ] {
             assert_eq!(pid_and_time(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn small_int_is_the_integer_parser_where_it_answers() {
+        for w in [
+            "0",
+            "3",
+            "-1",
+            "-38",
+            "123456789012345678",
+            "-123456789012345678",
+        ] {
+            assert_eq!(small_int(w), w.parse::<i64>().ok(), "{w}");
+        }
+        for w in [
+            "",
+            "-",
+            "+5",
+            "1234567890123456789",
+            "3a",
+            "0x10",
+            "?",
+            "--1",
+            "٣",
+        ] {
+            assert_eq!(small_int(w), None, "{w}");
         }
     }
 }
