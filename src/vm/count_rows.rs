@@ -201,6 +201,23 @@ pub struct AccuracyRow {
     pub guest_ns_by_syscall: Vec<SyscallTime>,
 }
 
+/// [`model_estimate`] for one workload run of a guest, at its measured time per syscall.
+fn run_estimate(
+    g: &GuestCount,
+    hz: u32,
+    run: &WorkloadCount,
+    timing: &[SyscallTime],
+) -> Option<(String, PolicyEstimate)> {
+    model_estimate(
+        &g.release,
+        hz,
+        &run.workload,
+        &run.fs,
+        run.ns_per_op,
+        timing,
+    )
+}
+
 /// The accuracy rows of one guest's count.
 pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow> {
     g.runs
@@ -208,14 +225,7 @@ pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow>
         .filter_map(|run| {
             let share = run.equal_mtime_share?;
             let timing = ns_by_syscall(run);
-            let est = model_estimate(
-                &g.release,
-                hz,
-                &run.workload,
-                &run.fs,
-                run.ns_per_op,
-                &timing,
-            );
+            let est = run_estimate(g, hz, run, &timing);
             Some(AccuracyRow {
                 kernel_release: g.release.clone(),
                 kernel_package: package.to_string(),
@@ -280,14 +290,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
                 symbols,
             }
         };
-        let est = model_estimate(
-            &g.release,
-            hz,
-            &run.workload,
-            &run.fs,
-            run.ns_per_op,
-            &timing,
-        );
+        let est = run_estimate(g, hz, run, &timing);
         for f in kprobe::FUNCTIONS {
             let present = g.probes.iter().any(|(func, _)| func == f);
             let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
