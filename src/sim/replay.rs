@@ -190,7 +190,9 @@ impl<'a> Replay<'a> {
     /// Whether an op of table index `index` (`kernel::table_index`) has no timestamp work
     /// under this replay: stepping it only counts it and moves the clock to its time.
     pub fn effectless_at(&self, index: usize) -> bool {
-        self.table.get(index).is_none_or(|a| a[0] == Effect::None)
+        self.table
+            .get(index)
+            .is_none_or(|a| matches!(a[0], Effect::None))
     }
 
     /// Counts `n` ops without timestamp work that were not stepped (an strace replay leaves out
@@ -218,7 +220,7 @@ impl<'a> Replay<'a> {
         }
         let action = self.table[table_index(op.syscall, op.fs)];
         let base = self.base_of(&op);
-        if action[0] == Effect::None {
+        if matches!(action[0], Effect::None) {
             // No timestamp work (most of an strace log): the same totals, without the
             // per-inode state (ids are sized on first use, so skipping `ensure` changes nothing).
             let total = base;
@@ -234,7 +236,7 @@ impl<'a> Replay<'a> {
         self.ensure(op.dir);
         self.op_cost = 0.0;
         for effect in action {
-            if effect == Effect::None {
+            if matches!(effect, Effect::None) {
                 break;
             }
             self.apply(effect, &op);
