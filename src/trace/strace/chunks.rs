@@ -292,15 +292,15 @@ impl<R: Read> Chunker<R> {
         }
         self.carry.extend_from_slice(&buf[end..]);
         buf.truncate(end);
-        let lengths = match std::str::from_utf8(&buf) {
-            Ok(_) => None,
-            // The file's byte count of each line, before invalid bytes are replaced.
-            Err(_) => Some(line_lengths(&buf)),
+        // Checked once; where invalid bytes are replaced, each line keeps the file's byte count.
+        let (text, lengths) = match String::from_utf8(buf) {
+            Ok(s) => (s, None),
+            Err(e) => (
+                String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                Some(line_lengths(e.as_bytes())),
+            ),
         };
-        out.text = match String::from_utf8(buf) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
+        out.text = text;
         split(&out.text, lengths.as_deref(), &mut out.lines);
         Ok(Some(out))
     }
