@@ -7,6 +7,16 @@ use assert_cmd::Command;
 /// loaded machine can derive a precise read at or below 0, which `simulate` rightly refuses).
 pub const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
 
+/// A simulation that needs no probe: pipe1 under FreeBSD, priced by the recorded profile.
+pub const FREEBSD_PIPE1: [&str; 6] = [
+    "simulate",
+    "pipe1",
+    "--model",
+    "freebsd",
+    "--profile",
+    PROFILE,
+];
+
 /// The `tscope` binary built by cargo for these tests, with the tests' own cache directory.
 pub fn tscope() -> Command {
     let mut c = Command::cargo_bin("tscope").expect("tscope binary");

@@ -3,17 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{run_ok, tscope, PROFILE, SHORT_RUN};
-
-/// A simulation that needs no probe: pipe1 under FreeBSD, priced by the recorded profile.
-const FREEBSD_PIPE1: [&str; 6] = [
-    "simulate",
-    "pipe1",
-    "--model",
-    "freebsd",
-    "--profile",
-    PROFILE,
-];
+use crate::common::{run_ok, tscope, FREEBSD_PIPE1, PROFILE, SHORT_RUN};
 
 /// The three `--export-*` options into `dir` (x.json, x.md, x.csv).
 fn exports(dir: &Path) -> Vec<String> {

@@ -2,7 +2,7 @@
 //! traces worked out by hand, sweeps, back-solves and run records. Output forms, determinism
 //! and snapshots: `simulate_output.rs`; bad input: `simulate_errors.rs`.
 
-use crate::common::{est, json, write_tmp, PROFILE};
+use crate::common::{est, json, write_tmp, FREEBSD_PIPE1, PROFILE};
 use serde_json::Value;
 
 /// Costs that make the arithmetic easy: 100 ns per counter read, 10 ns per coarse read, a 1 ms
@@ -99,15 +99,7 @@ fn linux_6_15_and_later_take_no_anonymous_pipe_timestamps() {
 #[test]
 fn freebsd_ticks_at_100_hz_in_a_vm() {
     // The recorded profile is a KVM guest: subr_param.c HZ_VM (100), a 10 ms tick.
-    let v = json(&[
-        "simulate",
-        "pipe1",
-        "--model",
-        "freebsd",
-        "--profile",
-        PROFILE,
-        "--json",
-    ]);
+    let v = json(&[&FREEBSD_PIPE1[..], &["--json"]].concat());
     close(f(&v["costs"]["tick_ns"]), 1e7);
 }
 
