@@ -395,40 +395,5 @@ pub fn string_arg(arg: &str) -> Option<Cow<'_, str>> {
 /// and counted as malformed instead of being held in memory.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-/// Reads one line (through `\n`) into `buf`, keeping at most `cap` bytes of it; returns the
-/// bytes consumed (0 at the end) and whether the line was cut. Memory stays bounded by `cap`
-/// however long the line.
-pub fn read_line_capped<R: std::io::BufRead>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    cap: usize,
-) -> std::io::Result<(usize, bool)> {
-    let (mut consumed, mut cut) = (0usize, false);
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok((consumed, cut));
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let room = cap.saturating_sub(buf.len());
-        if take > room {
-            cut = true;
-        }
-        buf.extend_from_slice(&chunk[..take.min(room)]);
-        reader.consume(take);
-        consumed += take;
-        if done {
-            return Ok((consumed, cut));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests;

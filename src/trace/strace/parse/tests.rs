@@ -127,19 +127,3 @@ fn hex_escape_before_a_multibyte_char_is_not_a_panic() {
     assert_eq!(string_arg("\"\\x7\u{fffd}\""), None);
     assert_eq!(string_arg(r#""\x41\x42""#).as_deref(), Some("AB"));
 }
-
-#[test]
-fn a_line_over_the_cap_is_cut_and_the_next_one_read_whole() {
-    let text = format!("{}\nshort\nlast", "x".repeat(100));
-    let mut r = std::io::BufReader::with_capacity(7, text.as_bytes());
-    let mut buf = Vec::new();
-    assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), (101, true));
-    assert_eq!(buf.len(), 10);
-    buf.clear();
-    assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), (6, false));
-    assert_eq!(buf, b"short\n");
-    buf.clear();
-    assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), (4, false));
-    buf.clear();
-    assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), (0, false));
-}
