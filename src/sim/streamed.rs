@@ -14,9 +14,10 @@ use std::path::Path;
 use crate::error::Context;
 
 use super::config::{Param, SimulateConfig};
-use super::replay::{Replay, Stats};
+use super::replay::{Costs, Replay, Stats};
 use super::result::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
 use super::{costs, estimate};
+use crate::kernel::{Action, Policy, PolicyKind};
 use crate::trace::strace::import::{ImportOptions, ImportSummary, StraceImport};
 use crate::trace::Op;
 
@@ -36,13 +37,14 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
         resolved.push((m, m.table(), m.policies(), costs::resolve(m, profile, cfg)?));
     }
     let provisional = cfg.set(Param::BaseNs).unwrap_or(PROVISIONAL_BASE_NS);
-    let mut replays: Vec<Replay> = resolved
+    let (distinct, which) = distinct_replays(
+        resolved
+            .iter()
+            .map(|(_, table, policies, (c, _))| (table.as_slice(), policies.as_slice(), *c)),
+    );
+    let mut replays: Vec<Replay> = distinct
         .iter()
-        .flat_map(|(_, table, policies, (c, _))| {
-            policies
-                .iter()
-                .map(move |p| Replay::new(table, p.kind, *c, provisional, 0))
-        })
+        .map(|&(table, kind, c)| Replay::new(table, kind, c, provisional, 0))
         .collect();
     let origin = path.display().to_string();
     let import = StraceImport::new(file, &origin, ImportOptions::system(cfg.strict, cfg.fs));
@@ -73,7 +75,8 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| origin.clone());
-    let mut stats = replays.into_iter().map(|r| rebase(r.stats(), base));
+    let distinct_stats: Vec<Stats> = replays.iter().map(|r| rebase(r.stats(), base)).collect();
+    let mut stats = which.iter().map(|&i| distinct_stats[i].clone());
     let mut reports = Vec::new();
     for (model, _, policies, (costs, sources)) in &resolved {
         let all: Vec<Stats> = stats.by_ref().take(policies.len()).collect();
@@ -202,6 +205,34 @@ fn pipelined<R: std::io::Read + Send>(
     })
 }
 
+/// A replay's inputs: its model's table, the policy's kind and the model's costs.
+type ReplayKey<'t> = (&'t [Action], PolicyKind, Costs);
+
+/// The distinct replays among every policy of `models` (each a table, its policies and its
+/// costs), and for each policy in order the index of its replay. Policies whose replays are
+/// the same computation (the same table, policy kind and costs: dragonfly:3, :4 and :5 all
+/// stamp with `nanotime()`) give the same totals to the bit, so each distinct replay runs once
+/// and its totals serve every policy that shares it.
+fn distinct_replays<'t>(
+    models: impl Iterator<Item = (&'t [Action], &'t [Policy], Costs)>,
+) -> (Vec<ReplayKey<'t>>, Vec<usize>) {
+    let mut distinct: Vec<ReplayKey<'t>> = Vec::new();
+    let mut which = Vec::new();
+    for (table, policies, costs) in models {
+        for p in policies {
+            let key = (table, p.kind, costs);
+            which.push(match distinct.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    distinct.push(key);
+                    distinct.len() - 1
+                }
+            });
+        }
+    }
+    (distinct, which)
+}
+
 /// `kernel::table_index` of an op.
 fn index(op: &Op) -> usize {
     crate::kernel::table_index(op.syscall, op.fs)
@@ -253,4 +284,58 @@ fn notes(s: &ImportSummary) -> Vec<String> {
         ));
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ModelId;
+
+    #[test]
+    fn identical_replays_run_once_and_distinct_ones_apart() {
+        let costs = Costs {
+            precise_read_ns: 100.0,
+            coarse_read_ns: 10.0,
+            update_ns: 0.0,
+            tick_ns: 4e6,
+        };
+        let models: Vec<(ModelId, Vec<Action>, Vec<Policy>)> =
+            ["linux", "freebsd", "dragonfly", "netbsd", "netbsd-knob"]
+                .iter()
+                .map(|n| {
+                    let m = ModelId::parse(n).unwrap();
+                    (m, m.table(), m.policies())
+                })
+                .collect();
+        let (distinct, which) = distinct_replays(
+            models
+                .iter()
+                .map(|(_, t, p)| (t.as_slice(), p.as_slice(), costs)),
+        );
+        let names: Vec<String> = models
+            .iter()
+            .flat_map(|(_, _, p)| p.iter().map(Policy::name))
+            .collect();
+        assert_eq!(which.len(), names.len());
+        assert!(distinct.len() < names.len(), "{names:?}");
+        let at = |n: &str| which[names.iter().position(|x| x == n).unwrap()];
+        // nanotime() three times over.
+        assert_eq!(at("dragonfly:3"), at("dragonfly:4"));
+        assert_eq!(at("dragonfly:3"), at("dragonfly:5"));
+        // Different clocks, different models: apart.
+        assert_ne!(at("dragonfly:0"), at("dragonfly:3"));
+        assert_ne!(at("linux:coarse"), at("linux:precise"));
+        assert_ne!(at("linux:coarse"), at("freebsd:1"));
+        // Other costs make another replay.
+        let dearer = Costs {
+            precise_read_ns: 200.0,
+            ..costs
+        };
+        let (d2, _) = distinct_replays(
+            [(models[1].1.as_slice(), models[1].2.as_slice(), costs)]
+                .into_iter()
+                .chain([(models[1].1.as_slice(), models[1].2.as_slice(), dearer)]),
+        );
+        assert_eq!(d2.len(), 2 * models[1].2.len());
+    }
 }
