@@ -218,7 +218,10 @@ impl<'a> Replay<'a> {
         if let Some(t) = op.time_ns {
             self.now = t as f64;
         }
-        let action = self.table[table_index(op.syscall, op.fs)];
+        // By reference: each effect is loaded from the table where it lies (a copy of the
+        // 16-byte action on the stack, read back 4 bytes at a time, stalled store forwarding).
+        let table: &'a [Action] = self.table;
+        let action: &'a Action = &table[table_index(op.syscall, op.fs)];
         let base = self.base_of(&op);
         if matches!(action[0], Effect::None) {
             // No timestamp work (most of an strace log): the same totals, without the
@@ -235,7 +238,7 @@ impl<'a> Replay<'a> {
         self.ensure(op.inode);
         self.ensure(op.dir);
         self.op_cost = 0.0;
-        for effect in action {
+        for &effect in action {
             if matches!(effect, Effect::None) {
                 break;
             }
