@@ -132,9 +132,69 @@ pub struct Fd {
     pub cloexec: bool,
 }
 
+/// One task's fds: a vector indexed by fd for the small ones a process hands out (lowest
+/// free first, so they stay dense; at most 8 KiB a table, copied at each fork), a map for any
+/// other.
+#[derive(Debug, Default, Clone)]
+struct FdMap {
+    dense: Vec<Option<Fd>>,
+    other: HashMap<i32, Fd>,
+}
+
+impl FdMap {
+    /// Fds below this live in `dense`.
+    const DENSE: i32 = 1024;
+
+    #[inline]
+    fn slot(fd: i32) -> Option<usize> {
+        (0..Self::DENSE).contains(&fd).then_some(fd as usize)
+    }
+
+    #[inline]
+    fn get(&self, fd: i32) -> Option<Fd> {
+        match Self::slot(fd) {
+            Some(i) => self.dense.get(i).copied().flatten(),
+            None => self.other.get(&fd).copied(),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, fd: i32, entry: Fd) {
+        match Self::slot(fd) {
+            Some(i) => {
+                if i >= self.dense.len() {
+                    self.dense.resize(i + 1, None);
+                }
+                self.dense[i] = Some(entry);
+            }
+            None => {
+                self.other.insert(fd, entry);
+            }
+        }
+    }
+
+    #[inline]
+    fn remove(&mut self, fd: i32) -> Option<Fd> {
+        match Self::slot(fd) {
+            Some(i) => self.dense.get_mut(i).and_then(Option::take),
+            None => self.other.remove(&fd),
+        }
+    }
+
+    /// Keeps the fds for which `keep(fd, entry)` holds.
+    fn retain(&mut self, mut keep: impl FnMut(i32, &Fd) -> bool) {
+        for (i, e) in self.dense.iter_mut().enumerate() {
+            if e.is_some_and(|e| !keep(i as i32, &e)) {
+                *e = None;
+            }
+        }
+        self.other.retain(|&fd, e| keep(fd, e));
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct Table {
-    fds: HashMap<i32, Fd>,
+    fds: FdMap,
     /// Tasks using this table (threads share one).
     users: u32,
 }
@@ -173,7 +233,7 @@ impl FdTables {
             return t;
         }
         let t = self.new_table(Table {
-            fds: HashMap::default(),
+            fds: FdMap::default(),
             users: 1,
         });
         self.of_pid.insert(pid, t);
@@ -182,7 +242,7 @@ impl FdTables {
 
     pub fn get(&mut self, pid: u32, fd: i32) -> Option<Fd> {
         let t = self.table(pid);
-        self.tables[t].fds.get(&fd).copied()
+        self.tables[t].fds.get(fd)
     }
 
     pub fn set(&mut self, pid: u32, fd: i32, entry: Fd) {
@@ -192,13 +252,13 @@ impl FdTables {
 
     pub fn close(&mut self, pid: u32, fd: i32) -> Option<Fd> {
         let t = self.table(pid);
-        self.tables[t].fds.remove(&fd)
+        self.tables[t].fds.remove(fd)
     }
 
     /// `close_range(first, last)`.
     pub fn close_range(&mut self, pid: u32, first: i32, last: i32) {
         let t = self.table(pid);
-        self.tables[t].fds.retain(|&fd, _| fd < first || fd > last);
+        self.tables[t].fds.retain(|fd, _| fd < first || fd > last);
     }
 
     /// A successful exec: `O_CLOEXEC` fds are closed.
@@ -236,7 +296,7 @@ impl FdTables {
             let table = &mut self.tables[t];
             table.users = table.users.saturating_sub(1);
             if table.users == 0 {
-                table.fds = HashMap::default();
+                table.fds = FdMap::default();
                 self.free.push(t);
             }
         }
@@ -405,5 +465,34 @@ mod tests {
         t.exec(3);
         assert_eq!(t.get(3, 5), None);
         assert_eq!(t.get(3, 3), Some(e(7)));
+    }
+
+    #[test]
+    fn fd_maps_hold_small_large_and_negative_fds_alike() {
+        let e = |inode| Fd {
+            inode,
+            cloexec: inode % 2 == 1,
+        };
+        let mut m = FdMap::default();
+        let fds = [0, 3, FdMap::DENSE - 1, FdMap::DENSE, 1 << 20, -5];
+        for (k, &fd) in fds.iter().enumerate() {
+            assert_eq!(m.get(fd), None);
+            m.insert(fd, e(k as InodeId));
+        }
+        for (k, &fd) in fds.iter().enumerate() {
+            assert_eq!(m.get(fd), Some(e(k as InodeId)), "{fd}");
+        }
+        assert_eq!(m.get(4), None, "a gap in the dense part");
+        assert_eq!(m.remove(3), Some(e(1)));
+        assert_eq!(m.remove(3), None);
+        assert_eq!(m.remove(1 << 20), Some(e(4)));
+        assert_eq!(m.remove(7777), None);
+        m.retain(|fd, e| fd != 0 && !e.cloexec);
+        let left: Vec<i32> = fds
+            .iter()
+            .copied()
+            .filter(|&fd| m.get(fd).is_some())
+            .collect();
+        assert_eq!(left, [FdMap::DENSE - 1]);
     }
 }
