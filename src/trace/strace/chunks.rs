@@ -33,6 +33,7 @@ impl Span {
         })
     }
 
+    #[inline]
     fn get(self, base: &str) -> &str {
         &base[self.start as usize..self.end as usize]
     }
@@ -69,6 +70,7 @@ impl CallAt {
         })
     }
 
+    #[inline]
     fn get(self, base: &str) -> Call<'_> {
         Call {
             pid: self.pid,
@@ -139,6 +141,7 @@ impl LineAt {
         })
     }
 
+    #[inline]
     fn get(self, base: &str) -> Line<'_> {
         match self {
             LineAt::Call(c) => Line::Call(c.get(base)),

@@ -255,30 +255,30 @@ impl State {
     /// Handles every line of a parsed chunk, handing out the ops.
     fn chunk(&mut self, p: &Parsed, f: &mut impl FnMut(Op)) -> Result<(), ImportError> {
         for (bytes, item) in p.items() {
-            if let Some(op) = self.take(bytes, item)? {
-                f(op);
-            }
+            self.take(bytes, item, f)?;
         }
         Ok(())
     }
 
-    /// Counts a line of `n` bytes and handles it.
-    fn take(&mut self, n: u64, item: Item<'_>) -> Result<Option<Op>, ImportError> {
+    /// Counts a line of `n` bytes and handles it, handing its op to `f`. (Ops go to `f`
+    /// rather than back to the caller: an `Op` returned through memory was read back before
+    /// its stores had landed, a stall on every line.)
+    #[inline]
+    fn take(&mut self, n: u64, item: Item<'_>, f: &mut impl FnMut(Op)) -> Result<(), ImportError> {
         self.summary.bytes += n;
         self.summary.lines += 1;
         match item {
             Item::Skip => {
                 // Blank lines, and strace's own notes when stderr was captured with the trace.
                 self.joiner_skip();
-                Ok(None)
+                Ok(())
             }
             Item::Cut(n) => {
                 let line = self.summary.lines;
                 self.joiner_skip();
-                self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))?;
-                Ok(None)
+                self.malformed(line, format!("a line of {n} bytes, over the 1 MiB limit"))
             }
-            Item::Line(text, parsed) => self.line(text, parsed),
+            Item::Line(text, parsed) => self.line(text, parsed, f),
         }
     }
 
@@ -331,13 +331,13 @@ impl State {
         &mut self,
         text: &'l str,
         parsed: Result<Line<'l>, LineError>,
-    ) -> Result<Option<Op>, ImportError> {
+        f: &mut impl FnMut(Op),
+    ) -> Result<(), ImportError> {
         let event = match self.joiner.feed_parsed(text, parsed) {
             Ok(e) => e,
             Err(e) => {
                 let (line, what) = (e.line, e.what);
-                self.malformed(line, what)?;
-                return Ok(None);
+                return self.malformed(line, what);
             }
         };
         let call = match event {
@@ -355,18 +355,18 @@ impl State {
                 if calls::kind(name) == calls::Kind::Fork {
                     self.forking.push(pid);
                 }
-                return Ok(None);
+                return Ok(());
             }
             Event::Signal { .. } => {
                 self.summary.signals += 1;
-                return Ok(None);
+                return Ok(());
             }
             Event::Exit { pid } => {
                 self.summary.exits += 1;
                 let pid = pid.unwrap_or(0);
                 self.fds.exit(pid);
                 self.forking.retain(|&p| p != pid);
-                return Ok(None);
+                return Ok(());
             }
         };
         let pid = call.pid.unwrap_or(0);
@@ -415,7 +415,7 @@ impl State {
             (inode, dir)
         };
         self.by_syscall[syscall as usize] += 1;
-        Ok(Some(Op {
+        f(Op {
             syscall,
             fs,
             inode,
@@ -423,7 +423,8 @@ impl State {
             task: pid,
             time_ns,
             ends_iteration: false,
-        }))
+        });
+        Ok(())
     }
 
     /// Keeps the joiner's line numbers equal to the file's for lines it never sees.
