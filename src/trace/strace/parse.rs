@@ -306,6 +306,12 @@ impl<'a> Iterator for Args<'a> {
         }
         let b = self.s.as_bytes();
         let start = self.pos;
+        if let Some(end) = annotated_fd_end(b, start) {
+            // `3</path>` or `AT_FDCWD</dir>`: one search for its `>`.
+            self.pos = end + 1;
+            self.done = end >= b.len();
+            return Some(trim(&self.s[start..end.min(b.len())]));
+        }
         let (mut depth, mut i) = (0i32, start);
         loop {
             i = skip_to(b, i, &ARG_STOPS);
@@ -327,6 +333,40 @@ impl<'a> Iterator for Args<'a> {
         self.done = true;
         Some(trim(&self.s[start.min(self.s.len())..]))
     }
+}
+
+/// Where the argument at `b[start..]` ends (the index of its `,`, or `b.len()`) when it is
+/// an fd with its `-y` annotation, `N<…>` or `AT_FDCWD<…>` (after blanks), whose first `>`
+/// is followed by a comma or the end: strace escapes `<` and `>` in the paths it annotates
+/// (`\76`), though not commas, so the first `>` closes the path and a comma inside it is not
+/// a separator. `None` for anything else (sockets print `->` unescaped: `3<TCP:[a->b]>`),
+/// which the general scan reads.
+#[inline]
+fn annotated_fd_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    while b.get(i).is_some_and(|&c| c == b' ') {
+        i += 1;
+    }
+    let digits = b[i.min(b.len())..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    i += if digits > 0 {
+        digits
+    } else if b[i.min(b.len())..].starts_with(b"AT_FDCWD") {
+        8
+    } else {
+        return None;
+    };
+    if b.get(i) != Some(&b'<') {
+        return None;
+    }
+    let close = i + 1 + memchr::memchr(b'>', &b[i + 1..])?;
+    let mut end = close + 1;
+    while b.get(end).is_some_and(|&c| c == b' ') {
+        end += 1;
+    }
+    (end == b.len() || b[end] == b',').then_some(end)
 }
 
 /// An fd argument with its `-y` annotation: `3</tmp/x.txt>` → `(3, "/tmp/x.txt")`;

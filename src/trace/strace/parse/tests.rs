@@ -127,3 +127,32 @@ fn hex_escape_before_a_multibyte_char_is_not_a_panic() {
     assert_eq!(string_arg("\"\\x7\u{fffd}\""), None);
     assert_eq!(string_arg(r#""\x41\x42""#).as_deref(), Some("AB"));
 }
+
+#[test]
+fn annotated_fds_end_at_their_closing_bracket() {
+    let args = |s| Args::new(s).collect::<Vec<_>>();
+    // strace 6.1 escapes `>` in the path it annotates (`\76`) but not a comma: recorded with
+    // `strace -y cat '/tmp/q/n/a>,b'`.
+    assert_eq!(
+        args(r#"3</tmp/q/n/a\76,b>, "", 131072"#),
+        [r#"3</tmp/q/n/a\76,b>"#, r#""""#, "131072"]
+    );
+    assert_eq!(
+        args(r#"AT_FDCWD</tmp>, "/tmp/x", O_RDONLY"#),
+        ["AT_FDCWD</tmp>", r#""/tmp/x""#, "O_RDONLY"]
+    );
+    assert_eq!(args("4<pipe:[57334]>"), ["4<pipe:[57334]>"]);
+    assert_eq!(args(" 3</x> , 2"), ["3</x>", "2"]);
+    // Not an fd with a closed annotation, or a `>` not followed by a comma: the general scan.
+    assert_eq!(
+        args("3<TCP:[10.0.0.1:22->10.0.0.2:5000]>, 1"),
+        ["3<TCP:[10.0.0.1:22->10.0.0.2:5000]>", "1"]
+    );
+    assert_eq!(args("3<x, 1"), ["3<x", "1"]);
+    assert_eq!(args("x<y>, 1"), ["x<y>", "1"]);
+    assert_eq!(args("[1, 2], 3<a>"), ["[1, 2]", "3<a>"]);
+    assert_eq!(
+        fd_arg(&args(r#"3</tmp/q/n/a\76,b>, "", 1"#)[0]),
+        Some((3, Some(r#"/tmp/q/n/a\76,b"#)))
+    );
+}
