@@ -1,7 +1,9 @@
 //! strace ingestion throughput: bytes of `strace -f -tt -T -y` output turned into trace ops per
 //! second (parse, join unfinished/resumed halves, fd tables, path → inode), with the parsing on
 //! its own thread as `simulate --strace` runs it (`threads=2`), on one core (`threads=1`), and
-//! the parsing half alone (`parse-only`).
+//! the parsing half alone (`parse-only`); and the whole of `simulate --strace` on the same
+//! bytes written to a file (`strace_simulate`: import and replays, one model and all models,
+//! costs given with `--set` so that no probe runs).
 //! Criterion reports it in MB/s (`Throughput::Bytes`). Target (issue 17): `simulate --strace`
 //! at ≥ 500 MB/s with one model and ≥ 400 MB/s with all (`scripts/strace-figures` measures the
 //! whole command; docs/methodology.md, "Ingestion", has the figures). The input is the bundled real traces (`scenarios/traces/`: a
@@ -103,5 +105,35 @@ fn ingest(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, ingest);
+/// `simulate --strace FILE` as the command runs it: the import on its two threads and a replay
+/// per policy, with one model (`linux`) and all models (the default), on the varied make/cc
+/// input written to a file under Cargo's scratch directory for benches (removed at the end).
+fn simulate(c: &mut Criterion) {
+    use tscope::kernel::ModelSpec;
+    use tscope::sim::config::{Input, Param, SimulateConfig};
+    let data = input("make-cc.strace");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-simulate.strace");
+    std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut g = c.benchmark_group("strace_simulate");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    for (label, models) in [("linux", Some("linux")), ("all-models", None)] {
+        let mut cfg = SimulateConfig::new(Input::Strace(path.clone()));
+        if let Some(m) = models {
+            cfg.models = vec![ModelSpec::parse(m).unwrap()];
+        }
+        cfg.overrides = vec![
+            (Param::PreciseReadNs, 100.0),
+            (Param::CoarseReadNs, 10.0),
+            (Param::TickNs, 4e6),
+        ];
+        g.bench_function(label, |b| {
+            b.iter(|| black_box(tscope::sim::simulate(&cfg).unwrap()))
+        });
+    }
+    g.finish();
+    let _ = std::fs::remove_file(&path);
+}
+
+criterion_group!(benches, ingest, simulate);
 criterion_main!(benches);
