@@ -152,7 +152,7 @@ fn annotated_fds_end_at_their_closing_bracket() {
     assert_eq!(args("x<y>, 1"), ["x<y>", "1"]);
     assert_eq!(args("[1, 2], 3<a>"), ["[1, 2]", "3<a>"]);
     assert_eq!(
-        fd_arg(&args(r#"3</tmp/q/n/a\76,b>, "", 1"#)[0]),
+        fd_arg(args(r#"3</tmp/q/n/a\76,b>, "", 1"#)[0]),
         Some((3, Some(r#"/tmp/q/n/a\76,b"#)))
     );
 }
