@@ -182,6 +182,10 @@ pub struct SimulateConfig {
     /// ns per syscall), over which the base cost per iteration is spread instead of evenly;
     /// not on the command line.
     pub op_weights: Option<Vec<f64>>,
+    /// `vm count`: where in each op of the loop its timestamps are taken, a fraction of the
+    /// op's base cost (the guest's measured offset of the clock reads in each syscall);
+    /// applies with `op_weights` only; not on the command line. `None`: at each op's start.
+    pub op_stamp_at: Option<Vec<f64>>,
     /// `--validate`: the validation to run (the SCENARIO argument names it).
     pub validate: Option<String>,
     /// Seconds each live run of a validation samples.
@@ -216,6 +220,7 @@ impl SimulateConfig {
             strict: false,
             fs: None,
             op_weights: None,
+            op_stamp_at: None,
             validate: None,
             validate_secs: 2.0,
             validate_dirs: Vec::new(),

@@ -252,6 +252,16 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         );
         compiled.op_weights = Some(w.clone());
     }
+    if let Some(at) = &cfg.op_stamp_at {
+        crate::ensure!(
+            at.len() == compiled.ops.len() && at.iter().all(|f| (0.0..=1.0).contains(f)),
+            "{} stamp offsets for the {} ops of scenario '{}' (one fraction 0..1 per op wanted)",
+            at.len(),
+            compiled.ops.len(),
+            compiled.name
+        );
+        compiled.op_stamp_at = Some(at.clone());
+    }
     let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
     let (profile, note) = profile(cfg)?;
     let profile = profile.as_ref();

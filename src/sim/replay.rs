@@ -6,8 +6,10 @@
 //! coarse tick moves as it would while the loop runs. The base cost is the same for every op,
 //! or, given [`Replay::with_base_by_position`], each position of the loop has its own (`vm
 //! count` measures where a guest's time goes), so the tick moves mostly inside the slow ops.
-//! Every timestamp of an op is taken at the op's start. Memory is one small record per inode
-//! id, whatever the trace length.
+//! Every timestamp of an op is taken at the op's start, or, given
+//! [`Replay::with_stamp_at_by_position`], that far into the op's base cost (`vm count` measures
+//! where in each syscall the kernel reads its clocks); the clock still advances by the whole op
+//! afterwards. Memory is one small record per inode id, whatever the trace length.
 
 use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
 use crate::trace::{InodeId, Op, NO_INODE};
@@ -127,6 +129,9 @@ pub struct Replay<'a> {
     base_ns_per_op: f64,
     /// Base cost of each position of the loop (empty: `base_ns_per_op` for every op).
     base_by_position: Vec<f64>,
+    /// Where in each position's base cost its timestamps are taken (a fraction; empty: at
+    /// the op's start).
+    stamp_at_by_position: Vec<f64>,
     /// The position of the next op in its iteration.
     position: usize,
     inodes: Vec<Inode>,
@@ -154,6 +159,7 @@ impl<'a> Replay<'a> {
             costs,
             base_ns_per_op,
             base_by_position: Vec::new(),
+            stamp_at_by_position: Vec::new(),
             position: 0,
             inodes: vec![FRESH; inodes],
             now: 0.0,
@@ -172,19 +178,33 @@ impl<'a> Replay<'a> {
         self
     }
 
-    /// The base cost of the next op, `op`, and the position after it.
+    /// The same replay with each position's timestamps taken `at[position]` × that
+    /// position's base cost into the op instead of at its start (the clock still advances by
+    /// the whole op afterwards). Only with [`Self::with_base_by_position`], position for
+    /// position; a missing entry is 0 (the start), and an empty list changes nothing.
+    pub fn with_stamp_at_by_position(mut self, at: Vec<f64>) -> Self {
+        self.stamp_at_by_position = at;
+        self
+    }
+
+    /// The base cost of the next op, `op`, how far into it its timestamps are taken (ns), and
+    /// the position after it.
     #[inline]
-    fn base_of(&mut self, op: &Op) -> f64 {
+    fn base_of(&mut self, op: &Op) -> (f64, f64) {
         if self.base_by_position.is_empty() {
-            return self.base_ns_per_op;
+            return (self.base_ns_per_op, 0.0);
         }
         let b = self.base_by_position[self.position];
+        let at = self
+            .stamp_at_by_position
+            .get(self.position)
+            .map_or(0.0, |f| f * b);
         self.position = if op.ends_iteration {
             0
         } else {
             (self.position + 1) % self.base_by_position.len()
         };
-        b
+        (b, at)
     }
 
     /// Whether an op of table index `index` (`kernel::table_index`) has no timestamp work
@@ -219,7 +239,7 @@ impl<'a> Replay<'a> {
             self.now = t as f64;
         }
         let action = self.table[table_index(op.syscall, op.fs)];
-        let base = self.base_of(&op);
+        let (base, stamp_at) = self.base_of(&op);
         if matches!(action[0], Effect::None) {
             // No timestamp work (most of an strace log): the same totals, without the
             // per-inode state (ids are sized on first use, so skipping `ensure` changes nothing).
@@ -235,12 +255,15 @@ impl<'a> Replay<'a> {
         self.ensure(op.inode);
         self.ensure(op.dir);
         self.op_cost = 0.0;
+        let start = self.now;
+        self.now += stamp_at;
         for effect in action {
             if matches!(effect, Effect::None) {
                 break;
             }
             self.apply(effect, &op);
         }
+        self.now = start;
         let total = base + self.op_cost;
         self.stats.total_ns += total;
         self.stats.timestamp_ns += self.op_cost;

@@ -119,11 +119,17 @@ fn a_base_cost_per_position_sets_each_ops_time() {
 /// vfsmix on a multigrain kernel (linux@6.15) at 2 ms per iteration and a 4 ms tick,
 /// its base cost spread by `weights` (`None`: evenly): the fine reads per op.
 fn vfsmix_fine_reads(weights: Option<Vec<f64>>) -> f64 {
+    vfsmix_fine_reads_at(weights, None)
+}
+
+/// The same, each op's timestamps taken `stamp_at` into it.
+fn vfsmix_fine_reads_at(weights: Option<Vec<f64>>, stamp_at: Option<Vec<f64>>) -> f64 {
     let text = crate::trace::bundled::get("vfsmix").unwrap();
     let mut s = crate::trace::Scenario::from_json(text, "t")
         .unwrap()
         .compile();
     s.op_weights = weights;
+    s.op_stamp_at = stamp_at;
     let model = ModelId::parse("linux@6.15").unwrap();
     let policy = &model.policies()[0];
     let costs = Costs {
@@ -171,4 +177,60 @@ fn spread_ignores_weights_that_are_not_positive() {
     assert_eq!(spread(100.0, &[-1.0, f64::NAN, 2.0]), [0.0, 0.0, 100.0]);
     assert!(spread(100.0, &[0.0, -1.0]).is_empty());
     assert!(spread(100.0, &[]).is_empty());
+}
+
+#[test]
+fn a_stamp_offset_per_position_takes_the_timestamps_inside_the_op() {
+    // As above, the close's flush now half-way through the close's 940 ns: the first
+    // write's staleness is 60 + 470 ns; the loop's time is the same.
+    let mut w = op(Syscall::Write, 0);
+    w.ends_iteration = false;
+    let ops = [w, w, w, op(Syscall::Close, 0)];
+    let p = Policy::parse("freebsd:3").unwrap();
+    let table = p.model.table();
+    let replay = |at: Option<Vec<f64>>| {
+        let r = Replay::new(&table, p.kind, COSTS, 1000.0, 2)
+            .with_base_by_position(vec![10.0, 20.0, 30.0, 940.0]);
+        match at {
+            Some(at) => r.with_stamp_at_by_position(at),
+            None => r,
+        }
+        .run(ops.iter().copied())
+    };
+    let s = replay(Some(vec![0.0, 0.0, 0.0, 0.5]));
+    assert_eq!(s.max_staleness_ns, 530.0);
+    assert_eq!(s.total_ns, 1000.0 + COSTS.precise_read_ns);
+    // Offsets of 0, or none, are the op's start: the replay without the option.
+    let plain = replay(None);
+    assert_eq!(plain.max_staleness_ns, 60.0);
+    assert_eq!(replay(Some(vec![0.0; 4])), plain);
+    assert_eq!(replay(Some(Vec::new())), plain);
+    // Without a base cost per position there are no positions: nothing moves.
+    let even = |at: Vec<f64>| {
+        Replay::new(&table, p.kind, COSTS, 250.0, 2)
+            .with_stamp_at_by_position(at)
+            .run(ops.iter().copied())
+    };
+    assert_eq!(even(vec![1.0; 4]), even(Vec::new()));
+}
+
+#[test]
+fn a_create_that_stamps_later_leaves_less_time_for_the_tick_to_move() {
+    // The multigrain fine read of O_TRUNC (op 5) is taken when the tick has not moved since
+    // the create (op 1) stamped the ctime: the later in the create its stamp, the shorter the
+    // time in between, the more fine reads; at offset 0 it is the replay without offsets.
+    let slow_first = [
+        100.0, 100.0, 100.0, 100.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+    ];
+    let fine_at = |f: f64| {
+        let mut at = vec![0.0; 11];
+        at[0] = f;
+        vfsmix_fine_reads_at(Some(slow_first.to_vec()), Some(at))
+    };
+    let start = vfsmix_fine_reads_at(Some(slow_first.to_vec()), None);
+    assert_eq!(fine_at(0.0), start);
+    let (half, end) = (fine_at(0.5), fine_at(1.0));
+    assert!(start < half && half < end, "{start} {half} {end}");
+    // At most the whole create's share of a tick (100 of 407 of 2 ms, over 4 ms) more.
+    assert!(end - start > 0.05 && end - start <= 100.0 / 407.0 * 0.5 + 0.02);
 }

@@ -123,6 +123,13 @@ pub struct KernelRun {
     /// build them as modules), dependencies first.
     #[serde(default)]
     pub modules: Vec<String>,
+    /// The trace clock of the guest's traced passes (`x86-tsc`: the host's TSC under TCG),
+    /// which place each clock read in its syscall (`rows[].guest_ns_by_syscall[].stamp_offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_clock: Option<String>,
+    /// Traced passes that report nothing, and why (`FS/WORKLOAD: …`: the buffer dropped events).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace_errors: Vec<String>,
 }
 
 /// What `vm count` prints.
@@ -289,6 +296,8 @@ fn count_one(
         syscall_hist: String::new(),
         timing_clock_read_ns: None,
         modules: Vec::new(),
+        trace_clock: None,
+        trace_errors: Vec::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -330,6 +339,19 @@ fn count_one(
             run.syscall_hist = g.syscall_hist_text.clone();
             run.timing_clock_read_ns = g.timing_clock_read_ns;
             run.modules = g.modules.clone();
+            run.trace_clock = g.trace_clock.clone();
+            run.trace_errors = g
+                .runs
+                .iter()
+                .filter_map(|r| {
+                    Some(format!(
+                        "{}/{}: {}",
+                        r.fs,
+                        r.workload,
+                        r.trace_error.as_ref()?
+                    ))
+                })
+                .collect();
             report.rows.extend(count_rows::rows(&label, hz, &g));
             report
                 .accuracy

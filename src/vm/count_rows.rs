@@ -59,6 +59,18 @@ pub struct SyscallTime {
     /// How often the coarse clock moved during this op, per iteration (`null`: not counted).
     #[serde(default)]
     pub tick_moves_per_op: Option<f64>,
+    /// Where this op's first clock read falls in its syscall, a fraction of the syscall's
+    /// enter→exit span from the guest's traced pass ([`super::count_offsets`]); the model
+    /// takes the op's timestamps there. `null`: no syscall, no read, or not traced (the op's
+    /// start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_offset: Option<f64>,
+    /// The mean fraction of all the op's clock reads in its syscall (a diagnostic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_offset_mean: Option<f64>,
+    /// Clock reads per iteration inside the op's syscall in the traced pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_reads: Option<f64>,
 }
 
 /// The timing pass of `run`, named by op; empty when it has none or its length is not the
@@ -73,6 +85,11 @@ pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
         (run.tick_moves_by_position.len() == names.len() && run.timing_iterations > 0)
             .then(|| *n as f64 / run.timing_iterations as f64)
     };
+    let traced = |v: &[Option<f64>], i: usize| {
+        (v.len() == names.len() && run.traced_iterations > 0)
+            .then(|| v[i])
+            .flatten()
+    };
     names
         .iter()
         .zip(&run.ns_by_position)
@@ -81,6 +98,9 @@ pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
             syscall: s.to_string(),
             ns,
             tick_moves_per_op: moves(i),
+            stamp_offset: traced(&run.stamp_offset_by_position, i),
+            stamp_offset_mean: traced(&run.stamp_offset_mean_by_position, i),
+            stamp_reads: traced(&run.stamp_reads_by_position, i),
         })
         .collect()
 }
@@ -146,6 +166,10 @@ pub fn model_estimate(
     cfg.iterations = Some(20_000);
     if ns_by_syscall.iter().any(|t| t.ns > 0.0) {
         cfg.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
+        if ns_by_syscall.iter().any(|t| t.stamp_offset.is_some()) {
+            let at = ns_by_syscall.iter().map(|t| t.stamp_offset.unwrap_or(0.0));
+            cfg.op_stamp_at = Some(at.collect());
+        }
     }
     cfg.overrides = vec![
         (Param::PreciseReadNs, 20.0),

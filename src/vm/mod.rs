@@ -16,6 +16,7 @@ pub mod cache;
 pub mod child;
 pub mod count;
 pub mod count_guest;
+pub mod count_offsets;
 pub mod count_rows;
 #[cfg(test)]
 mod count_tests;
