@@ -123,6 +123,7 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         fs,
         op_weights: None,
         op_stamp_at: None,
+        coarse_lag_ns: None,
         validate,
         validate_secs: a.validate_secs,
         validate_dirs: a.validate_dir.clone(),

@@ -70,6 +70,7 @@ pub fn replay(
     Replay::new(table, policy.kind, costs, per_op, scenario.inodes)
         .with_base_by_position(by_position)
         .with_stamp_at_by_position(stamp_at)
+        .with_coarse_lag(scenario.coarse_lag_ns.unwrap_or(0.0))
         .run(scenario.stream(iterations))
 }
 

@@ -130,6 +130,10 @@ pub struct KernelRun {
     /// Traced passes that report nothing, and why (`FS/WORKLOAD: …`: the buffer dropped events).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace_errors: Vec<String>,
+    /// How late the guest's coarse clock showed each of 25 ticks (`CLOCK_REALTIME` − the new
+    /// `CLOCK_REALTIME_COARSE` at each move, sorted, ns): a diagnostic, not used by the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_ns: Vec<u64>,
 }
 
 /// What `vm count` prints.
@@ -298,6 +302,7 @@ fn count_one(
         modules: Vec::new(),
         trace_clock: None,
         trace_errors: Vec::new(),
+        coarse_lag_ns: Vec::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -340,6 +345,7 @@ fn count_one(
             run.timing_clock_read_ns = g.timing_clock_read_ns;
             run.modules = g.modules.clone();
             run.trace_clock = g.trace_clock.clone();
+            run.coarse_lag_ns = g.coarse_lag_ns.clone();
             run.trace_errors = g
                 .runs
                 .iter()

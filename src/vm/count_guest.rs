@@ -70,6 +70,9 @@ pub struct GuestCount {
     /// The trace clock of the traced passes (`x86-tsc` where offered; [`super::count_offsets`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_clock: Option<String>,
+    /// [`super::count_timing::coarse_lag_ns`] before the workloads (25 ticks), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_ns: Vec<u64>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -104,9 +107,10 @@ pub struct WorkloadCount {
     /// `null` for an op that is no syscall or reads no clock); empty when not traced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stamp_offset_by_position: Vec<Option<f64>>,
-    /// The same, the mean fraction of all the op's reads (a diagnostic).
+    /// The same, each timestamp of the op: the mean fraction of its syscall's k-th coarse
+    /// clock read (each kernel timestamp starts with one); the model takes its k-th stamp there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stamp_offset_mean_by_position: Vec<Option<f64>>,
+    pub stamp_offsets_by_position: Vec<Vec<f64>>,
     /// The same, clock reads per iteration inside the op's syscall.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stamp_reads_by_position: Vec<Option<f64>>,
@@ -214,6 +218,7 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     .is_ok();
     // xfs and btrfs are modules on Debian's kernels: load them (dependencies first) before
     // mounting; an initramfs without modules loads nothing.
+    out.coarse_lag_ns = super::count_timing::coarse_lag_ns(25, 1_000_000_000);
     let trace_setup = count_offsets::setup();
     out.trace_clock = trace_setup.as_ref().ok().cloned();
     match super::modules::load_in_guest() {
@@ -290,7 +295,11 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                     Vec::new()
                 },
                 stamp_offset_by_position: traced_by(&offsets.first),
-                stamp_offset_mean_by_position: traced_by(&offsets.mean),
+                stamp_offsets_by_position: if offsets.iterations > 0 {
+                    offsets.stamps.clone()
+                } else {
+                    Vec::new()
+                },
                 stamp_reads_by_position: traced_by(&offsets.reads),
                 traced_iterations: offsets.iterations,
                 trace_error,

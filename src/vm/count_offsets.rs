@@ -56,6 +56,10 @@ pub struct TracedSyscall {
     pub enter: f64,
     pub exit: f64,
     pub reads: Vec<f64>,
+    /// The coarse reads among them (`ktime_get_coarse_real_ts64[_mg]`): one starts each
+    /// timestamp the kernel takes (`current_time()`, `inode_set_ctime_current()`), a fine
+    /// read, when taken, follows it.
+    pub coarse: Vec<f64>,
 }
 
 /// The syscalls of task `pid` in `trace` text (the `trace` file's default format: `TASK-PID
@@ -65,8 +69,8 @@ pub struct TracedSyscall {
 /// whose exit is on another CPU, are left out.
 pub fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
     let mut out = Vec::new();
-    // The open syscall: (nr, cpu, enter, reads).
-    let mut open: Option<(u64, u32, f64, Vec<f64>)> = None;
+    // The open syscall: (nr, cpu, enter, reads, coarse reads).
+    let mut open: Option<(u64, u32, f64, Vec<f64>, Vec<f64>)> = None;
     for (i, line) in text.lines().enumerate() {
         if let Some(rest) = line.split("entries-in-buffer/entries-written:").nth(1) {
             let counts = rest.split_whitespace().next().unwrap_or("");
@@ -95,28 +99,32 @@ pub fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
             "sys_enter" => {
                 let nr = syscall_nr(ev.body)
                     .with_context(|| format!("trace line {}: sys_enter without NR", i + 1))?;
-                open = Some((nr, ev.cpu, ev.ts, Vec::new()));
+                open = Some((nr, ev.cpu, ev.ts, Vec::new(), Vec::new()));
             }
             "sys_exit" => {
                 let nr = syscall_nr(ev.body)
                     .with_context(|| format!("trace line {}: sys_exit without NR", i + 1))?;
-                if let Some((n, cpu, enter, reads)) = open.take() {
+                if let Some((n, cpu, enter, reads, coarse)) = open.take() {
                     if n == nr && cpu == ev.cpu && ev.ts >= enter {
                         out.push(TracedSyscall {
                             nr,
                             enter,
                             exit: ev.ts,
                             reads,
+                            coarse,
                         });
                     }
                 }
             }
             e => {
-                let is_read = e
-                    .strip_prefix("tscope_")
-                    .is_some_and(super::kprobe::is_clock_read);
-                if let (true, Some((_, _, _, reads))) = (is_read, open.as_mut()) {
+                let function = e.strip_prefix("tscope_").unwrap_or("");
+                if let (true, Some((_, _, _, reads, coarse))) =
+                    (super::kprobe::is_clock_read(function), open.as_mut())
+                {
                     reads.push(ev.ts);
+                    if function.starts_with("ktime_get_coarse_") {
+                        coarse.push(ev.ts);
+                    }
                 }
             }
         }
@@ -164,18 +172,30 @@ fn syscall_nr(body: &str) -> Option<u64> {
 }
 
 /// Where the clock reads fall in each position's syscall, over the iterations of a traced
-/// pass: a fraction of the syscall's enter→exit span, 0 at its entry, 1 at its exit.
+/// pass: fractions of the syscall's enter→exit span, 0 at its entry, 1 at its exit.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StampOffsets {
     /// Per position: the mean over iterations of the first read's fraction; `None` for a
     /// position that is no syscall or had no read (or only zero-length spans).
     pub first: Vec<Option<f64>>,
-    /// Per position: the mean over iterations of the mean fraction of all its reads.
-    pub mean: Vec<Option<f64>>,
+    /// Per position: where its k-th timestamp is taken — the mean fraction of the syscall's
+    /// k-th coarse read, over the iterations that have one (a stamp the kernel takes only
+    /// sometimes, e.g. the reread when the tick moved, averages over those); empty for a
+    /// position without coarse reads.
+    pub stamps: Vec<Vec<f64>>,
     /// Per position: the mean number of reads per iteration inside the syscall.
     pub reads: Vec<Option<f64>>,
     /// Iterations found in the trace (the loop's syscalls in order).
     pub iterations: u64,
+}
+
+/// Running sums of one position.
+#[derive(Debug, Clone, Default)]
+struct Sums {
+    first: (f64, u64),
+    /// Per coarse read k: (sum of fractions, count).
+    stamps: Vec<(f64, u64)>,
+    reads: u64,
 }
 
 /// [`StampOffsets`] of `workload`'s loop from the syscalls of a traced pass: each run of
@@ -191,15 +211,14 @@ pub fn summarise(workload: &str, syscalls: &[TracedSyscall]) -> StampOffsets {
     let n = want.len();
     let mut out = StampOffsets {
         first: vec![None; n],
-        mean: vec![None; n],
+        stamps: vec![Vec::new(); n],
         reads: vec![None; n],
         iterations: 0,
     };
     if calls.is_empty() {
         return out;
     }
-    // Per position: (sum of first fractions, sum of mean fractions, spans, reads).
-    let mut acc = vec![(0.0, 0.0, 0u64, 0u64); n];
+    let mut acc = vec![Sums::default(); n];
     let mut i = 0;
     while i + calls.len() <= syscalls.len() {
         let window = &syscalls[i..i + calls.len()];
@@ -213,15 +232,24 @@ pub fn summarise(workload: &str, syscalls: &[TracedSyscall]) -> StampOffsets {
         }
         out.iterations += 1;
         for (s, &(p, _)) in window.iter().zip(&calls) {
-            acc[p].3 += s.reads.len() as u64;
+            let a = &mut acc[p];
+            a.reads += s.reads.len() as u64;
             let span = s.exit - s.enter;
-            if s.reads.is_empty() || span <= 0.0 {
+            if span <= 0.0 {
                 continue;
             }
             let frac = |t: f64| ((t - s.enter) / span).clamp(0.0, 1.0);
-            acc[p].0 += frac(s.reads[0]);
-            acc[p].1 += s.reads.iter().map(|&t| frac(t)).sum::<f64>() / s.reads.len() as f64;
-            acc[p].2 += 1;
+            if let Some(&t) = s.reads.first() {
+                a.first.0 += frac(t);
+                a.first.1 += 1;
+            }
+            if a.stamps.len() < s.coarse.len() {
+                a.stamps.resize(s.coarse.len(), (0.0, 0));
+            }
+            for (k, &t) in s.coarse.iter().enumerate() {
+                a.stamps[k].0 += frac(t);
+                a.stamps[k].1 += 1;
+            }
         }
         i += calls.len();
     }
@@ -229,12 +257,10 @@ pub fn summarise(workload: &str, syscalls: &[TracedSyscall]) -> StampOffsets {
         return out;
     }
     for (p, _) in &calls {
-        let (first, mean, spans, reads) = acc[*p];
-        if spans > 0 {
-            out.first[*p] = Some(first / spans as f64);
-            out.mean[*p] = Some(mean / spans as f64);
-        }
-        out.reads[*p] = Some(reads as f64 / out.iterations as f64);
+        let a = &acc[*p];
+        out.first[*p] = (a.first.1 > 0).then(|| a.first.0 / a.first.1 as f64);
+        out.stamps[*p] = a.stamps.iter().map(|(s, c)| s / *c as f64).collect();
+        out.reads[*p] = Some(a.reads as f64 / out.iterations as f64);
     }
     out
 }

@@ -58,9 +58,17 @@ fn the_summary_places_each_positions_reads_in_its_syscall() {
     // Values from the recorded timestamps (first read's fraction, mean over the two
     // iterations): create 0.478, O_TRUNC 0.234, write 0.163, mmap 0.444, unlink 0.420.
     assert!(close(o.first[0], 0.478_397_172_747_240_03));
-    assert!(close(o.mean[0], 0.600_497_890_423_339_5));
+    // Each stamp's coarse read: the new inode's at 0.478, the directory's at 0.722.
+    assert_eq!(o.stamps[0].len(), 2);
+    assert!(close(Some(o.stamps[0][0]), 0.478_397_172_747_240_03));
     assert!(close(o.first[4], 0.234_304_296_295_124_1));
-    assert!(close(o.mean[4], 0.539_660_906_227_675_2));
+    // O_TRUNC: notify_change()'s current_time(), then two inode_set_ctime_current().
+    assert_eq!(o.stamps[4].len(), 3);
+    assert!(
+        o.stamps[4].windows(2).all(|w| w[0] < w[1]),
+        "{:?}",
+        o.stamps[4]
+    );
     assert!(close(o.first[5], 0.163_107_609_176_642_94));
     assert!(close(o.first[10], 0.420_113_791_538_361_37));
     // stat, lseek, the first close and munmap read no clock; the store is no syscall.

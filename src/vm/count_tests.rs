@@ -127,7 +127,7 @@ fn the_model_follows_the_kernel_release() {
         ModelId::newest(crate::kernel::Family::Linux)
     );
     // Context functions have no model count; clock reads do.
-    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[]);
+    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[], None);
     assert!(est.is_some());
     assert_eq!(count_rows::model_per_op(est.as_ref(), "touch_atime"), None);
     let (name, n) = count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64").unwrap();
@@ -203,7 +203,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
             ns: 2_900_000.0,
             tick_moves_per_op: Some(0.5),
             stamp_offset: None,
-            stamp_offset_mean: None,
+            stamp_offsets: Vec::new(),
             stamp_reads: None,
         },
         count_rows::SyscallTime {
@@ -211,7 +211,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
             ns: 100_000.0,
             tick_moves_per_op: Some(0.0),
             stamp_offset: None,
-            stamp_offset_mean: None,
+            stamp_offsets: Vec::new(),
             stamp_reads: None,
         },
     ];
@@ -250,13 +250,13 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
                 ns,
                 tick_moves_per_op: None,
                 stamp_offset: None,
-                stamp_offset_mean: None,
+                stamp_offsets: Vec::new(),
                 stamp_reads: None,
             })
             .collect()
     };
     let fine = |timing: &[count_rows::SyscallTime]| {
-        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing);
+        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing, None);
         count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1
@@ -286,13 +286,14 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
         Some(0.4),
     ];
     let (moves, reads) = ([0u64; 11], [Some(2.0); 11]);
+    let stamps: Vec<Vec<f64>> = at.iter().map(|a| a.iter().copied().collect()).collect();
     let json = serde_json::json!({
         "release": "7.2.13+deb14-cloud-amd64", "probes": [], "syscall_hist": false,
         "runs": [{"workload": "vfsmix", "fs": "ext4", "iterations": 100,
             "ns_per_op": 5.2e6, "baseline_hits": {}, "hits": {}, "baseline_syscalls": {},
             "syscalls": {}, "ns_by_position": ns, "timing_iterations": 100,
             "tick_moves_by_position": moves, "stamp_offset_by_position": at,
-            "stamp_offset_mean_by_position": at, "stamp_reads_by_position": reads,
+            "stamp_offsets_by_position": stamps, "stamp_reads_by_position": reads,
             "traced_iterations": 50}],
         "errors": [], "trace_clock": "x86-tsc"});
     let g: GuestCount = serde_json::from_value(json).unwrap();
@@ -306,7 +307,7 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
     // the two stamps against 0.89 ms; a 4 ms tick: about 0.045 fewer moves per op), so more
     // O_TRUNCs take the fine read.
     let fine = |timing: &[count_rows::SyscallTime]| {
-        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 5.2e6, timing);
+        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 5.2e6, timing, None);
         count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1
@@ -316,6 +317,7 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
         .cloned()
         .map(|t| count_rows::SyscallTime {
             stamp_offset: None,
+            stamp_offsets: Vec::new(),
             ..t
         })
         .collect();
