@@ -8,7 +8,9 @@
 //! `raw_syscalls:sys_enter` and `sys_exit` recording into the trace buffer beside the kprobe
 //! events (enabled all along), reads `/sys/kernel/tracing/trace`, and puts every clock-read hit
 //! (a `ktime_get_*` probe) of the guest's own task at its fraction of the syscall's enter→exit
-//! span ([`parse_trace`], [`summarise`]). A trace that lost events reports nothing.
+//! span ([`parse_trace`], [`summarise`]). Each kernel timestamp begins with a coarse read (a
+//! fine one follows it when taken), so an op's k-th coarse read places its k-th timestamp. A
+//! trace that lost events reports nothing.
 //!
 //! The trace clock is `x86-tsc` where the kernel offers it (under TCG the host's TSC: printed
 //! as a tick count, not rounded to µs like `local`), else the default; the guest has one vCPU
@@ -69,8 +71,8 @@ pub struct TracedSyscall {
 /// whose exit is on another CPU, are left out.
 pub fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
     let mut out = Vec::new();
-    // The open syscall: (nr, cpu, enter, reads, coarse reads).
-    let mut open: Option<(u64, u32, f64, Vec<f64>, Vec<f64>)> = None;
+    // The syscall entered and not yet left, and its CPU (its `exit` is set on leaving).
+    let mut open: Option<(u32, TracedSyscall)> = None;
     for (i, line) in text.lines().enumerate() {
         if let Some(rest) = line.split("entries-in-buffer/entries-written:").nth(1) {
             let counts = rest.split_whitespace().next().unwrap_or("");
@@ -99,31 +101,32 @@ pub fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
             "sys_enter" => {
                 let nr = syscall_nr(ev.body)
                     .with_context(|| format!("trace line {}: sys_enter without NR", i + 1))?;
-                open = Some((nr, ev.cpu, ev.ts, Vec::new(), Vec::new()));
+                let s = TracedSyscall {
+                    nr,
+                    enter: ev.ts,
+                    exit: ev.ts,
+                    reads: Vec::new(),
+                    coarse: Vec::new(),
+                };
+                open = Some((ev.cpu, s));
             }
             "sys_exit" => {
                 let nr = syscall_nr(ev.body)
                     .with_context(|| format!("trace line {}: sys_exit without NR", i + 1))?;
-                if let Some((n, cpu, enter, reads, coarse)) = open.take() {
-                    if n == nr && cpu == ev.cpu && ev.ts >= enter {
-                        out.push(TracedSyscall {
-                            nr,
-                            enter,
-                            exit: ev.ts,
-                            reads,
-                            coarse,
-                        });
+                if let Some((cpu, s)) = open.take() {
+                    if s.nr == nr && cpu == ev.cpu && ev.ts >= s.enter {
+                        out.push(TracedSyscall { exit: ev.ts, ..s });
                     }
                 }
             }
             e => {
                 let function = e.strip_prefix("tscope_").unwrap_or("");
-                if let (true, Some((_, _, _, reads, coarse))) =
+                if let (true, Some((_, s))) =
                     (super::kprobe::is_clock_read(function), open.as_mut())
                 {
-                    reads.push(ev.ts);
+                    s.reads.push(ev.ts);
                     if function.starts_with("ktime_get_coarse_") {
-                        coarse.push(ev.ts);
+                        s.coarse.push(ev.ts);
                     }
                 }
             }
