@@ -134,6 +134,9 @@ pub struct KernelRun {
     /// `CLOCK_REALTIME_COARSE` at each move, sorted, ns): a diagnostic, not used by the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_ns: Vec<u64>,
+    /// The same measured after the workloads (a check that the lag holds through the boot).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_after_ns: Vec<u64>,
 }
 
 /// What `vm count` prints.
@@ -303,6 +306,7 @@ fn count_one(
         trace_clock: None,
         trace_errors: Vec::new(),
         coarse_lag_ns: Vec::new(),
+        coarse_lag_after_ns: Vec::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -346,6 +350,7 @@ fn count_one(
             run.modules = g.modules.clone();
             run.trace_clock = g.trace_clock.clone();
             run.coarse_lag_ns = g.coarse_lag_ns.clone();
+            run.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
             run.trace_errors = g
                 .runs
                 .iter()

@@ -73,6 +73,9 @@ pub struct GuestCount {
     /// [`super::count_timing::coarse_lag_ns`] before the workloads (25 ticks), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_ns: Vec<u64>,
+    /// The same after the workloads (is the lag one constant per boot?); not used by the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_after_ns: Vec<u64>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -171,6 +174,7 @@ pub fn run(cmdline: &str) -> GuestCount {
     if let Err(e) = count(cmdline, &mut out) {
         out.errors.push(format!("{e:#}"));
     }
+    out.coarse_lag_after_ns = super::count_timing::coarse_lag_ns(25, 1_000_000_000);
     let read = |p: &str| std::fs::read_to_string(format!("{TRACING}/{p}")).unwrap_or_default();
     out.kprobe_profile = read("kprobe_profile");
     if out.syscall_hist {
