@@ -122,6 +122,8 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         strict: a.strict,
         fs,
         op_weights: None,
+        op_stamp_at: None,
+        coarse_lag_ns: None,
         validate,
         validate_secs: a.validate_secs,
         validate_dirs: a.validate_dir.clone(),

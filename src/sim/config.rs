@@ -182,6 +182,14 @@ pub struct SimulateConfig {
     /// ns per syscall), over which the base cost per iteration is spread instead of evenly;
     /// not on the command line.
     pub op_weights: Option<Vec<f64>>,
+    /// `vm count`: where in each op of the loop its successive timestamps are taken,
+    /// fractions of the op's base cost (the guest's measured places of the clock reads in
+    /// each syscall); applies with `op_weights` only; not on the command line. `None`: at
+    /// each op's start.
+    pub op_stamp_at: Option<Vec<Vec<f64>>>,
+    /// `vm count`: how far the Linux coarse clock's value lags the time, measured in the
+    /// guest; not on the command line. `None`: not at all.
+    pub coarse_lag_ns: Option<f64>,
     /// `--validate`: the validation to run (the SCENARIO argument names it).
     pub validate: Option<String>,
     /// Seconds each live run of a validation samples.
@@ -216,6 +224,8 @@ impl SimulateConfig {
             strict: false,
             fs: None,
             op_weights: None,
+            op_stamp_at: None,
+            coarse_lag_ns: None,
             validate: None,
             validate_secs: 2.0,
             validate_dirs: Vec::new(),

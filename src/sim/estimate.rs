@@ -46,7 +46,8 @@ pub struct PolicyEstimate {
 }
 
 /// Replays `iterations` loops of `scenario` under `policy`: the base cost of an iteration
-/// spread evenly over its ops, or in proportion to the scenario's `op_weights`.
+/// spread evenly over its ops, or in proportion to the scenario's `op_weights` (and then, given
+/// its `op_stamp_at`, each op's timestamps taken that far into the op).
 pub fn replay(
     table: &[crate::kernel::Action],
     policy: &Policy,
@@ -62,8 +63,14 @@ pub fn replay(
         .map(|w| spread(base_ns_per_iteration, w))
         .filter(|b| b.len() == scenario.ops.len())
         .unwrap_or_default();
+    let stamp_at = match &scenario.op_stamp_at {
+        Some(at) if !by_position.is_empty() => at.clone(),
+        _ => Vec::new(),
+    };
     Replay::new(table, policy.kind, costs, per_op, scenario.inodes)
         .with_base_by_position(by_position)
+        .with_stamp_at_by_position(stamp_at)
+        .with_coarse_lag(scenario.coarse_lag_ns.unwrap_or(0.0))
         .run(scenario.stream(iterations))
 }
 

@@ -252,6 +252,23 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         );
         compiled.op_weights = Some(w.clone());
     }
+    if let Some(at) = &cfg.op_stamp_at {
+        crate::ensure!(
+            at.len() == compiled.ops.len() && at.iter().flatten().all(|f| (0.0..=1.0).contains(f)),
+            "{} stamp offsets for the {} ops of scenario '{}' (fractions 0..1 for each op wanted)",
+            at.len(),
+            compiled.ops.len(),
+            compiled.name
+        );
+        compiled.op_stamp_at = Some(at.clone());
+    }
+    if let Some(lag) = cfg.coarse_lag_ns {
+        crate::ensure!(
+            lag.is_finite() && lag >= 0.0,
+            "coarse clock lag {lag} ns (a finite non-negative time wanted)"
+        );
+        compiled.coarse_lag_ns = Some(lag);
+    }
     let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
     let (profile, note) = profile(cfg)?;
     let profile = profile.as_ref();

@@ -6,8 +6,10 @@
 //! coarse tick moves as it would while the loop runs. The base cost is the same for every op,
 //! or, given [`Replay::with_base_by_position`], each position of the loop has its own (`vm
 //! count` measures where a guest's time goes), so the tick moves mostly inside the slow ops.
-//! Every timestamp of an op is taken at the op's start. Memory is one small record per inode
-//! id, whatever the trace length.
+//! Every timestamp of an op is taken at the op's start, or, given
+//! [`Replay::with_stamp_at_by_position`], each of them that far into the op's base cost (`vm
+//! count` measures where in each syscall the kernel reads its clocks); the clock still advances
+//! by the whole op afterwards. Memory is one small record per inode id, whatever the trace length.
 
 use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
 use crate::trace::{InodeId, Op, NO_INODE};
@@ -127,6 +129,18 @@ pub struct Replay<'a> {
     base_ns_per_op: f64,
     /// Base cost of each position of the loop (empty: `base_ns_per_op` for every op).
     base_by_position: Vec<f64>,
+    /// Where in each position's base cost its successive timestamps are taken (fractions;
+    /// empty: at the op's start).
+    stamp_at_by_position: Vec<Vec<f64>>,
+    /// The op being stepped: its start, base cost, position, and how many Linux timestamps
+    /// (coarse reads) it has begun.
+    op_start: f64,
+    op_base: f64,
+    op_position: usize,
+    op_stamps: usize,
+    /// How far the Linux coarse clock's value is behind the time (0: it shows the tick's
+    /// grid time from the tick on).
+    coarse_lag_ns: f64,
     /// The position of the next op in its iteration.
     position: usize,
     inodes: Vec<Inode>,
@@ -154,6 +168,12 @@ impl<'a> Replay<'a> {
             costs,
             base_ns_per_op,
             base_by_position: Vec::new(),
+            stamp_at_by_position: Vec::new(),
+            op_start: 0.0,
+            op_base: 0.0,
+            op_position: 0,
+            op_stamps: 0,
+            coarse_lag_ns: 0.0,
             position: 0,
             inodes: vec![FRESH; inodes],
             now: 0.0,
@@ -172,19 +192,59 @@ impl<'a> Replay<'a> {
         self
     }
 
-    /// The base cost of the next op, `op`, and the position after it.
+    /// The same replay with each position's timestamps taken inside the op instead of at its
+    /// start: the k-th Linux timestamp of the op (each begins with a coarse read:
+    /// `current_time()`, `inode_set_ctime_current()`) at `at[position][k]` × that position's
+    /// base cost, the last entry for any further one; BSD effects at `at[position][0]`. The
+    /// clock still advances by the whole op afterwards. Only with
+    /// [`Self::with_base_by_position`], position for position; a missing or empty entry is
+    /// the op's start, and an empty list changes nothing.
+    pub fn with_stamp_at_by_position(mut self, at: Vec<Vec<f64>>) -> Self {
+        self.stamp_at_by_position = at;
+        self
+    }
+
+    /// The same replay with the Linux coarse clock `lag_ns` behind: it moves every tick as
+    /// before, but shows the time `lag_ns` before the tick (`vm count` measures it in the
+    /// guest: the timekeeper's grid and the tick interrupt are out of phase, fixed at boot).
+    /// Only comparisons of coarse values with fine ones see it: the multigrain floor and
+    /// fine-grained ctimes, and staleness. 0 changes nothing.
+    pub fn with_coarse_lag(mut self, lag_ns: f64) -> Self {
+        self.coarse_lag_ns = lag_ns;
+        self
+    }
+
+    /// The base cost of the next op, `op`, its position, and the position after it.
     #[inline]
-    fn base_of(&mut self, op: &Op) -> f64 {
+    fn base_of(&mut self, op: &Op) -> (f64, usize) {
         if self.base_by_position.is_empty() {
-            return self.base_ns_per_op;
+            return (self.base_ns_per_op, 0);
         }
-        let b = self.base_by_position[self.position];
+        let p = self.position;
         self.position = if op.ends_iteration {
             0
         } else {
-            (self.position + 1) % self.base_by_position.len()
+            (p + 1) % self.base_by_position.len()
         };
-        b
+        (self.base_by_position[p], p)
+    }
+
+    /// Where in the op being stepped its `k`-th timestamp is taken (ns after its start).
+    #[inline]
+    fn stamp_at(&self, k: usize) -> f64 {
+        match self.stamp_at_by_position.get(self.op_position) {
+            Some(at) if !at.is_empty() => at[k.min(at.len() - 1)] * self.op_base,
+            _ => 0.0,
+        }
+    }
+
+    /// A Linux timestamp of the op begins (its coarse read): the clock moves to its place.
+    #[inline]
+    pub(super) fn begin_stamp(&mut self) {
+        if !self.stamp_at_by_position.is_empty() {
+            self.now = self.op_start + self.stamp_at(self.op_stamps);
+            self.op_stamps += 1;
+        }
     }
 
     /// Whether an op of table index `index` (`kernel::table_index`) has no timestamp work
@@ -222,7 +282,7 @@ impl<'a> Replay<'a> {
         // 16-byte action on the stack, read back 4 bytes at a time, stalled store forwarding).
         let table: &'a [Action] = self.table;
         let action: &'a Action = &table[table_index(op.syscall, op.fs)];
-        let base = self.base_of(&op);
+        let (base, position) = self.base_of(&op);
         if matches!(action[0], Effect::None) {
             // No timestamp work (most of an strace log): the same totals, without the
             // per-inode state (ids are sized on first use, so skipping `ensure` changes nothing).
@@ -238,12 +298,19 @@ impl<'a> Replay<'a> {
         self.ensure(op.inode);
         self.ensure(op.dir);
         self.op_cost = 0.0;
+        let start = self.now;
+        if !self.stamp_at_by_position.is_empty() {
+            (self.op_start, self.op_base, self.op_position) = (start, base, position);
+            self.op_stamps = 0;
+            self.now = start + self.stamp_at(0);
+        }
         for &effect in action {
             if matches!(effect, Effect::None) {
                 break;
             }
             self.apply(effect, &op);
         }
+        self.now = start;
         let total = base + self.op_cost;
         self.stats.total_ns += total;
         self.stats.timestamp_ns += self.op_cost;
@@ -270,7 +337,14 @@ impl<'a> Replay<'a> {
     fn read(&mut self, clock: ClockFn) -> f64 {
         self.stats.reads[clock as usize] += 1;
         self.op_cost += self.costs.read_cost(clock);
-        clock.value(self.now, self.costs.tick_ns)
+        let v = clock.value(self.now, self.costs.tick_ns);
+        if self.coarse_lag_ns != 0.0
+            && matches!(clock, ClockFn::LinuxCoarse | ClockFn::LinuxCoarseMg)
+        {
+            v - self.coarse_lag_ns
+        } else {
+            v
+        }
     }
 
     #[inline]

@@ -171,6 +171,7 @@ impl Replay<'_> {
     /// the tick and the floor.
     #[inline]
     fn coarse_mg(&mut self) -> f64 {
+        self.begin_stamp();
         let clock = self.coarse_clock();
         let coarse = self.read(clock);
         if self.linux_mode() == LinuxMode::Multigrain {

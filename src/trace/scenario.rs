@@ -299,6 +299,8 @@ impl Scenario {
             ops,
             inodes: interner.len(),
             op_weights: None,
+            op_stamp_at: None,
+            coarse_lag_ns: None,
         }
     }
 }
@@ -345,6 +347,13 @@ pub struct CompiledScenario {
     /// How the base cost of an iteration spreads over its ops, one relative weight per op of
     /// [`Self::ops`] (`vm count`: the guest's measured time of each syscall); `None`: evenly.
     pub op_weights: Option<Vec<f64>>,
+    /// Where in each op (fractions of its share of the base cost, 0 = its start) its
+    /// successive timestamps are taken (`vm count`: measured in the guest); `None`: at each
+    /// op's start.
+    pub op_stamp_at: Option<Vec<Vec<f64>>>,
+    /// How far the Linux coarse clock's value lags the time (`vm count`: measured in the
+    /// guest); `None`: not at all.
+    pub coarse_lag_ns: Option<f64>,
 }
 
 impl CompiledScenario {

@@ -123,6 +123,20 @@ pub struct KernelRun {
     /// build them as modules), dependencies first.
     #[serde(default)]
     pub modules: Vec<String>,
+    /// The trace clock of the guest's traced passes (`x86-tsc`: the host's TSC under TCG),
+    /// which place each clock read in its syscall (`rows[].guest_ns_by_syscall[].stamp_offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_clock: Option<String>,
+    /// Traced passes that report nothing, and why (`FS/WORKLOAD: …`: the buffer dropped events).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace_errors: Vec<String>,
+    /// How late the guest's coarse clock showed each of 25 ticks (`CLOCK_REALTIME` − the new
+    /// `CLOCK_REALTIME_COARSE` at each move, sorted, ns): a diagnostic, not used by the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_ns: Vec<u64>,
+    /// The same measured after the workloads (a check that the lag holds through the boot).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_after_ns: Vec<u64>,
 }
 
 /// What `vm count` prints.
@@ -289,6 +303,10 @@ fn count_one(
         syscall_hist: String::new(),
         timing_clock_read_ns: None,
         modules: Vec::new(),
+        trace_clock: None,
+        trace_errors: Vec::new(),
+        coarse_lag_ns: Vec::new(),
+        coarse_lag_after_ns: Vec::new(),
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -330,6 +348,21 @@ fn count_one(
             run.syscall_hist = g.syscall_hist_text.clone();
             run.timing_clock_read_ns = g.timing_clock_read_ns;
             run.modules = g.modules.clone();
+            run.trace_clock = g.trace_clock.clone();
+            run.coarse_lag_ns = g.coarse_lag_ns.clone();
+            run.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
+            run.trace_errors = g
+                .runs
+                .iter()
+                .filter_map(|r| {
+                    Some(format!(
+                        "{}/{}: {}",
+                        r.fs,
+                        r.workload,
+                        r.trace_error.as_ref()?
+                    ))
+                })
+                .collect();
             report.rows.extend(count_rows::rows(&label, hz, &g));
             report
                 .accuracy

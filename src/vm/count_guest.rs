@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::count_offsets::{self, StampOffsets};
 use super::count_timing::{clock_read_ns, positions, OpTimer, TIMING_ITERATIONS};
 use super::kprobe::{self, Probe};
 use crate::error::{Context, Result};
@@ -66,6 +67,15 @@ pub struct GuestCount {
     /// The kernel modules loaded before mounting (xfs, btrfs and their dependencies), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<String>,
+    /// The trace clock of the traced passes (`x86-tsc` where offered; [`super::count_offsets`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_clock: Option<String>,
+    /// [`super::count_timing::coarse_lag_ns`] before the workloads (25 ticks), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_ns: Vec<u64>,
+    /// The same after the workloads (is the lag one constant per boot?); not used by the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coarse_lag_after_ns: Vec<u64>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -95,6 +105,24 @@ pub struct WorkloadCount {
     /// order as `ns_by_position`).
     #[serde(default)]
     pub tick_moves_by_position: Vec<u64>,
+    /// The traced pass ([`super::count_offsets`]): where the first clock read of each op's
+    /// syscall falls, as a fraction of its enter→exit span (same order as `ns_by_position`;
+    /// `null` for an op that is no syscall or reads no clock); empty when not traced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stamp_offset_by_position: Vec<Option<f64>>,
+    /// The same, each timestamp of the op: the mean fraction of its syscall's k-th coarse
+    /// clock read (each kernel timestamp starts with one); the model takes its k-th stamp there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stamp_offsets_by_position: Vec<Vec<f64>>,
+    /// The same, clock reads per iteration inside the op's syscall.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stamp_reads_by_position: Vec<Option<f64>>,
+    /// Iterations of the traced pass found in the trace.
+    #[serde(default)]
+    pub traced_iterations: u64,
+    /// Why the traced pass reports nothing (the buffer dropped events, tracefs refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_error: Option<String>,
 }
 
 fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
@@ -146,6 +174,7 @@ pub fn run(cmdline: &str) -> GuestCount {
     if let Err(e) = count(cmdline, &mut out) {
         out.errors.push(format!("{e:#}"));
     }
+    out.coarse_lag_after_ns = super::count_timing::coarse_lag_ns(25, 1_000_000_000);
     let read = |p: &str| std::fs::read_to_string(format!("{TRACING}/{p}")).unwrap_or_default();
     out.kprobe_profile = read("kprobe_profile");
     if out.syscall_hist {
@@ -193,6 +222,9 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     .is_ok();
     // xfs and btrfs are modules on Debian's kernels: load them (dependencies first) before
     // mounting; an initramfs without modules loads nothing.
+    out.coarse_lag_ns = super::count_timing::coarse_lag_ns(25, 1_000_000_000);
+    let trace_setup = count_offsets::setup();
+    out.trace_clock = trace_setup.as_ref().ok().cloned();
     match super::modules::load_in_guest() {
         Ok(loaded) => out.modules = loaded,
         Err(e) => out.errors.push(format!("{e:#}")),
@@ -237,6 +269,18 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 let read_ns = *out.timing_clock_read_ns.get_or_insert_with(clock_read_ns);
                 ns_by_position = timer.means(read_ns);
             }
+            // The traced pass, outside the snapshots too.
+            let traced = match &trace_setup {
+                _ if positions(w).is_empty() || iterations == 0 => Ok(StampOffsets::default()),
+                Ok(_) => count_offsets::traced_pass(w, || {
+                    let n = iterations.min(count_offsets::TRACED_ITERATIONS);
+                    run_workload(w, dir, n, &mut OpTimer::off()).map(drop)
+                }),
+                Err(e) => Err(crate::failure!("trace setup: {e:#}")),
+            };
+            let trace_error = traced.as_ref().err().map(|e| format!("{e:#}"));
+            let offsets = traced.unwrap_or_default();
+            let traced_by = |v: &[Option<f64>]| count_offsets::by_position(v, offsets.iterations);
             out.runs.push(WorkloadCount {
                 workload: w.to_string(),
                 fs: fs_name.to_string(),
@@ -254,6 +298,15 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 } else {
                     Vec::new()
                 },
+                stamp_offset_by_position: traced_by(&offsets.first),
+                stamp_offsets_by_position: if offsets.iterations > 0 {
+                    offsets.stamps.clone()
+                } else {
+                    Vec::new()
+                },
+                stamp_reads_by_position: traced_by(&offsets.reads),
+                traced_iterations: offsets.iterations,
+                trace_error,
             });
         }
     }

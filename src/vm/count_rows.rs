@@ -59,6 +59,32 @@ pub struct SyscallTime {
     /// How often the coarse clock moved during this op, per iteration (`null`: not counted).
     #[serde(default)]
     pub tick_moves_per_op: Option<f64>,
+    /// Where this op's first clock read falls in its syscall, a fraction of the syscall's
+    /// enter→exit span from the guest's traced pass ([`super::count_offsets`]). `null`: no
+    /// syscall, no read, or not traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_offset: Option<f64>,
+    /// Where each of the op's timestamps is taken, in order: the mean fraction of its
+    /// syscall's k-th coarse clock read. The model takes its k-th stamp of the op there (the
+    /// last for any further; `stamp_offset` when the op reads only fine clocks; the op's start
+    /// when both are absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stamp_offsets: Vec<f64>,
+    /// Clock reads per iteration inside the op's syscall in the traced pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_reads: Option<f64>,
+}
+
+impl SyscallTime {
+    /// Where the model takes this op's successive timestamps (fractions of its time):
+    /// `stamp_offsets`, else `stamp_offset` for all, else none (the op's start).
+    pub fn stamps_at(&self) -> Vec<f64> {
+        if self.stamp_offsets.is_empty() {
+            self.stamp_offset.into_iter().collect()
+        } else {
+            self.stamp_offsets.clone()
+        }
+    }
 }
 
 /// The timing pass of `run`, named by op; empty when it has none or its length is not the
@@ -73,6 +99,11 @@ pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
         (run.tick_moves_by_position.len() == names.len() && run.timing_iterations > 0)
             .then(|| *n as f64 / run.timing_iterations as f64)
     };
+    let traced = |v: &[Option<f64>], i: usize| {
+        (v.len() == names.len() && run.traced_iterations > 0)
+            .then(|| v[i])
+            .flatten()
+    };
     names
         .iter()
         .zip(&run.ns_by_position)
@@ -81,6 +112,12 @@ pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
             syscall: s.to_string(),
             ns,
             tick_moves_per_op: moves(i),
+            stamp_offset: traced(&run.stamp_offset_by_position, i),
+            stamp_offsets: match &run.stamp_offsets_by_position {
+                v if v.len() == names.len() && run.traced_iterations > 0 => v[i].clone(),
+                _ => Vec::new(),
+            },
+            stamp_reads: traced(&run.stamp_reads_by_position, i),
         })
         .collect()
 }
@@ -133,6 +170,7 @@ pub fn model_estimate(
     fs: &str,
     guest_ns_per_op: f64,
     ns_by_syscall: &[SyscallTime],
+    coarse_lag_ns: Option<f64>,
 ) -> Option<(String, PolicyEstimate)> {
     let model = model_for(kernel_release);
     let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
@@ -144,8 +182,13 @@ pub fn model_estimate(
         alias: false,
     }];
     cfg.iterations = Some(20_000);
+    cfg.coarse_lag_ns = coarse_lag_ns;
     if ns_by_syscall.iter().any(|t| t.ns > 0.0) {
         cfg.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
+        let at: Vec<Vec<f64>> = ns_by_syscall.iter().map(SyscallTime::stamps_at).collect();
+        if at.iter().any(|a| !a.is_empty()) {
+            cfg.op_stamp_at = Some(at);
+        }
     }
     cfg.overrides = vec![
         (Param::PreciseReadNs, 20.0),
@@ -215,7 +258,16 @@ fn run_estimate(
         &run.fs,
         run.ns_per_op,
         timing,
+        coarse_lag_ns(&g.coarse_lag_ns),
     )
+}
+
+/// The coarse clock's lag the model uses: the median of the guest's measured lags
+/// (`GuestCount::coarse_lag_ns`), when it measured at least 5 ticks.
+pub fn coarse_lag_ns(lags: &[u64]) -> Option<f64> {
+    let mut v = lags.to_vec();
+    v.sort_unstable();
+    (v.len() >= 5).then(|| v[v.len() / 2] as f64)
 }
 
 /// The accuracy rows of one guest's count.

@@ -127,7 +127,7 @@ fn the_model_follows_the_kernel_release() {
         ModelId::newest(crate::kernel::Family::Linux)
     );
     // Context functions have no model count; clock reads do.
-    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[]);
+    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[], None);
     assert!(est.is_some());
     assert_eq!(count_rows::model_per_op(est.as_ref(), "touch_atime"), None);
     let (name, n) = count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64").unwrap();
@@ -202,11 +202,17 @@ fn the_timing_pass_travels_from_guest_to_rows() {
             syscall: "write".into(),
             ns: 2_900_000.0,
             tick_moves_per_op: Some(0.5),
+            stamp_offset: None,
+            stamp_offsets: Vec::new(),
+            stamp_reads: None,
         },
         count_rows::SyscallTime {
             syscall: "stat".into(),
             ns: 100_000.0,
             tick_moves_per_op: Some(0.0),
+            stamp_offset: None,
+            stamp_offsets: Vec::new(),
+            stamp_reads: None,
         },
     ];
     assert!(!r.is_empty());
@@ -243,11 +249,14 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
                 syscall: s.to_string(),
                 ns,
                 tick_moves_per_op: None,
+                stamp_offset: None,
+                stamp_offsets: Vec::new(),
+                stamp_reads: None,
             })
             .collect()
     };
     let fine = |timing: &[count_rows::SyscallTime]| {
-        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing);
+        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing, None);
         count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1
@@ -257,4 +266,67 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
     let weighted = fine(&fast_first);
     assert!(weighted > 0.95, "{weighted}");
     assert!(even < 0.8, "{even}");
+}
+
+#[test]
+fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
+    // A guest's vfsmix run with its traced pass (ext4 on 7.2, the shape measured there) …
+    let ns = [7e5, 1e5, 3e4, 6e4, 5e5, 3e5, 3e5, 3e5, 2e5, 7e5, 1.7e6];
+    let at = [
+        Some(0.9),
+        None,
+        None,
+        None,
+        Some(0.9),
+        Some(0.2),
+        Some(0.4),
+        None,
+        None,
+        None,
+        Some(0.4),
+    ];
+    let (moves, reads) = ([0u64; 11], [Some(2.0); 11]);
+    let stamps: Vec<Vec<f64>> = at.iter().map(|a| a.iter().copied().collect()).collect();
+    let json = serde_json::json!({
+        "release": "7.2.13+deb14-cloud-amd64", "probes": [], "syscall_hist": false,
+        "runs": [{"workload": "vfsmix", "fs": "ext4", "iterations": 100,
+            "ns_per_op": 5.2e6, "baseline_hits": {}, "hits": {}, "baseline_syscalls": {},
+            "syscalls": {}, "ns_by_position": ns, "timing_iterations": 100,
+            "tick_moves_by_position": moves, "stamp_offset_by_position": at,
+            "stamp_offsets_by_position": stamps, "stamp_reads_by_position": reads,
+            "traced_iterations": 50}],
+        "errors": [], "trace_clock": "x86-tsc"});
+    let g: GuestCount = serde_json::from_value(json).unwrap();
+    assert_eq!(g.trace_clock.as_deref(), Some("x86-tsc"));
+    let timing = count_rows::ns_by_syscall(&g.runs[0]);
+    let got: Vec<Option<f64>> = timing.iter().map(|t| t.stamp_offset).collect();
+    assert_eq!(got, at);
+    assert_eq!(timing[0].stamp_reads, Some(2.0));
+    // … puts the create's and the O_TRUNC's stamps late: the tick moves between them less
+    // often than with every stamp at its syscall's start (0.71 ms of the 5.2 ms op between
+    // the two stamps against 0.89 ms; a 4 ms tick: about 0.045 fewer moves per op), so more
+    // O_TRUNCs take the fine read.
+    let fine = |timing: &[count_rows::SyscallTime]| {
+        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 5.2e6, timing, None);
+        count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
+            .unwrap()
+            .1
+    };
+    let at_start: Vec<_> = timing
+        .iter()
+        .cloned()
+        .map(|t| count_rows::SyscallTime {
+            stamp_offset: None,
+            stamp_offsets: Vec::new(),
+            ..t
+        })
+        .collect();
+    let (late, start) = (fine(&timing), fine(&at_start));
+    assert!(late > start + 0.03, "{late} against {start}");
+    // Untraced (older guests, or a trace that dropped events): the op's start, as before.
+    let mut g = g;
+    g.runs[0].traced_iterations = 0;
+    assert!(count_rows::ns_by_syscall(&g.runs[0])
+        .iter()
+        .all(|t| t.stamp_offset.is_none()));
 }

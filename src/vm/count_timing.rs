@@ -139,6 +139,31 @@ pub fn clock_read_ns() -> f64 {
     started.elapsed().as_nanos() as f64 / f64::from(N)
 }
 
+/// How late the coarse clock shows each tick: a spin reading `CLOCK_REALTIME_COARSE` until it
+/// has moved `moves` times (or `max_ns` passed), and at each move `CLOCK_REALTIME` − the new
+/// coarse value. The kernel's coarse time is the last tick's grid point (the timekeeper
+/// accumulates whole tick intervals), visible once the tick is processed; a multigrain kernel
+/// compares it with fine stamps, so a tick processed late can look like no move. Sorted, ns.
+pub fn coarse_lag_ns(moves: usize, max_ns: u64) -> Vec<u64> {
+    use crate::sys::clock::{id, vdso_clock_gettime};
+    let started = Instant::now();
+    let mut lags = Vec::with_capacity(moves);
+    let Some(mut last) = coarse_now() else {
+        return lags;
+    };
+    while lags.len() < moves && (started.elapsed().as_nanos() as u64) < max_ns {
+        let Some(c) = coarse_now() else { break };
+        if c != last {
+            if let Ok(fine) = vdso_clock_gettime(id::REALTIME) {
+                lags.push(fine.saturating_sub(c));
+            }
+            last = c;
+        }
+    }
+    lags.sort_unstable();
+    lags
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

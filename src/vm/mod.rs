@@ -5,7 +5,8 @@
 //!   from `--kernel` or Debian's package ([`kernel`]); qemu runs bounded ([`qemu`]); results come
 //!   back on the serial console between markers ([`serial`]) and form a [`matrix`].
 //! - [`count`]: boots real kernels with kprobes on the timestamp functions ([`kprobe`]), runs
-//!   the workloads inside ([`count_guest`]) and holds every Linux model to the counts.
+//!   the workloads inside ([`count_guest`]; where each syscall reads its clocks:
+//!   [`count_offsets`]) and holds every Linux model to the counts.
 //! - [`exits`]: a micro-VM through /dev/kvm ([`crate::sys::kvm`]) timing each kind of VM exit.
 //!
 //! Under TCG every guest instruction is emulated: those figures say what the guest kernel's
@@ -16,6 +17,7 @@ pub mod cache;
 pub mod child;
 pub mod count;
 pub mod count_guest;
+pub mod count_offsets;
 pub mod count_rows;
 #[cfg(test)]
 mod count_tests;
