@@ -1,7 +1,8 @@
 //! `simulate --strace FILE`: one streaming pass over an strace log, every op fed to one
 //! [`Replay`] per policy of every model, so memory stays flat in the log's length and the log
-//! is parsed once. The import runs on the calling thread and the replays on a second one, fed
-//! in batches (docs/methodology.md, "Ingestion").
+//! is parsed once. The log is parsed on a thread of its own, the import runs on the calling
+//! thread, and the replays on two more, fed in batches; policies whose replays are the same
+//! computation share one (docs/methodology.md, "Ingestion").
 //!
 //! Costs: the timestamp work is priced as for scenarios. The base cost of an op (the syscall
 //! without timestamp work) is `--set base_ns`, else the median `-T` time of the log's calls — an
