@@ -132,7 +132,7 @@ pub struct KernelRun {
     pub trace_errors: Vec<String>,
     /// How late the guest's coarse clock showed each of 25 ticks (`CLOCK_REALTIME` − the new
     /// `CLOCK_REALTIME_COARSE` at each move, sorted, ns): the model's Linux coarse clock runs
-    /// their median behind ([`count_rows::coarse_lag_ns`](super::count_rows::coarse_lag_ns)).
+    /// their median behind ([`super::count_rows::coarse_lag_ns`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_ns: Vec<u64>,
     /// The same measured after the workloads (a check that the lag holds through the boot).
