@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::{ExportArgs, OutputArgs};
-use crate::vm::guest::RequestedAccel;
+use crate::vm::boot::accel::RequestedAccel;
 
 #[derive(Debug, Clone, Args)]
 pub struct VmArgs {

@@ -107,7 +107,7 @@ pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
             output.export(&parse::<crate::detect::Detection>(&text, path, "detect")?)?
         }
         Kind::Run => output.export(&parse::<crate::workload::RunReport>(&text, path, "run")?)?,
-        Kind::VmGuest => output.export(&parse::<crate::vm::matrix::GuestMatrix>(
+        Kind::VmGuest => output.export(&parse::<crate::vm::guest::matrix::GuestMatrix>(
             &text, path, "vm guest",
         )?)?,
         Kind::VmExits => {

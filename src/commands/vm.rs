@@ -5,9 +5,11 @@ use std::time::Duration;
 use super::{Global, Output, StderrProgress};
 use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
+use crate::vm::count::{self, guest as count_guest};
 use crate::vm::count::{CountConfig, KernelSource};
+use crate::vm::guest::matrix;
 use crate::vm::guest::{self, GuestConfig};
-use crate::vm::{count, count_guest, exits, init, matrix};
+use crate::vm::{exits, init};
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
@@ -93,7 +95,7 @@ fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
         return Ok(code);
     }
     let m = match m {
-        Err(e) if crate::vm::child::is_interrupted(&e) => return Ok(super::EXIT_INTERRUPTED),
+        Err(e) if crate::vm::boot::child::is_interrupted(&e) => return Ok(super::EXIT_INTERRUPTED),
         other => other?,
     };
     output.export(&m)?;
@@ -125,7 +127,7 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
             .collect();
     }
     for p in &a.kernel_package {
-        if let Err(e) = crate::vm::apt::split_spec(p) {
+        if let Err(e) = crate::vm::boot::apt::split_spec(p) {
             return bad(format!("--kernel-package: {e}"));
         }
     }
@@ -150,10 +152,10 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
     cfg.filesystems.clear();
     for f in &a.fs {
         let f = f.trim();
-        if !crate::vm::disk::FILESYSTEMS.contains(&f) {
+        if !crate::vm::boot::disk::FILESYSTEMS.contains(&f) {
             return bad(format!(
                 "--fs: '{f}' is not supported (one of {})",
-                crate::vm::disk::FILESYSTEMS.join(", ")
+                crate::vm::boot::disk::FILESYSTEMS.join(", ")
             ));
         }
         if !cfg.filesystems.iter().any(|x| x == f) {

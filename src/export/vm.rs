@@ -8,7 +8,7 @@ use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::fmt::ns_cell;
 use crate::vm::exits::Exits;
-use crate::vm::matrix::{Column, GuestMatrix, MATRIX_SOURCES, MATRIX_VERDICTS};
+use crate::vm::guest::matrix::{Column, GuestMatrix, MATRIX_SOURCES, MATRIX_VERDICTS};
 
 impl Render for Exits {
     fn json(&self) -> impl Serialize + '_ {
@@ -201,8 +201,8 @@ fn notes(m: &GuestMatrix) -> String {
 mod tests {
     use super::*;
     use crate::export::{export, Format};
-    use crate::vm::matrix::{AccelChoice, GuestRun, GuestStatus, KernelInfo};
-    use crate::vm::qemu::Accel;
+    use crate::vm::boot::qemu::Accel;
+    use crate::vm::guest::matrix::{AccelChoice, GuestRun, GuestStatus, KernelInfo};
 
     #[test]
     fn matrix_prints_failed_guests_and_emulation() {

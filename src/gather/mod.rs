@@ -80,7 +80,7 @@ pub struct Report {
     pub workloads: Vec<RunReport>,
     /// The guest matrix (`--vm`): the same probe and detect inside a Linux guest per
     /// clocksource.
-    pub vm: Option<crate::vm::matrix::GuestMatrix>,
+    pub vm: Option<crate::vm::guest::matrix::GuestMatrix>,
     /// Parts that could not be produced, and why.
     pub skipped: Vec<String>,
 }
@@ -201,7 +201,7 @@ fn simulate_scenarios(
 fn guest_matrix(
     guest_bin: Option<std::path::PathBuf>,
     progress: &dyn Progress,
-) -> crate::error::Result<crate::vm::matrix::GuestMatrix> {
+) -> crate::error::Result<crate::vm::guest::matrix::GuestMatrix> {
     let cfg = crate::vm::guest::GuestConfig {
         measure_host: false,
         guest_bin,

@@ -10,10 +10,10 @@
 use std::io::Write;
 use std::time::Duration;
 
-use super::serial;
 use crate::detect::{self, DetectConfig};
 use crate::probe::{self, ProbeConfig, Source};
 use crate::sys;
+use crate::vm::boot::serial;
 
 /// The probe sources the guest measures unless the kernel command line says
 /// `tscope.sources=all`: the matrix's sources plus what `derived.precise_read_ns` needs.
@@ -92,8 +92,8 @@ pub fn guest_init(console: &mut dyn Write) -> crate::error::Result<i32> {
     let cmdline = read("/proc/cmdline");
     section(console, "cmdline", &cmdline);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if super::count_guest::wanted(&cmdline) {
-            let c = super::count_guest::run(&cmdline);
+        if crate::vm::count::guest::wanted(&cmdline) {
+            let c = crate::vm::count::guest::run(&cmdline);
             section(&mut *console, "count", &serde_json::to_string(&c)?);
             Ok(())
         } else {

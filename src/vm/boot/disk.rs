@@ -6,13 +6,13 @@
 //! `CONFIG_BLK_DEV_NVME=y` (6.1, 6.12 and 7.2 alike) but `CONFIG_VIRTIO_BLK=m` and
 //! `CONFIG_BLK_DEV_LOOP=m` (and, on 6.1, the virtio core as modules too), and they build
 //! `CONFIG_EXT4_FS=y`, so an ext4 disk needs no kernel module in the guest at all. xfs and
-//! btrfs are modules there (`=m`): the guest loads them first ([`super::modules`]).
+//! btrfs are modules there (`=m`): the guest loads them first ([`crate::vm::boot::modules`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::child;
 use crate::error::{Context, Result};
+use crate::vm::boot::child;
 
 /// The file systems `vm count --fs` can run on: tmpfs (no disk) and those a disk image is made
 /// for.
@@ -75,7 +75,7 @@ pub fn needs_disk(fs: &str) -> bool {
     fs != "tmpfs"
 }
 
-/// The guest's device for the `index`-th disk ([`super::qemu::QemuSpec::disks`] order) when
+/// The guest's device for the `index`-th disk ([`crate::vm::boot::qemu::QemuSpec::disks`] order) when
 /// the controllers are probed in order. They need not be: the NVMe driver probes
 /// asynchronously, so with two disks `nvme0n1` may be the second. The guest therefore finds
 /// each file system's disk by its superblock ([`has_magic`]).
@@ -210,7 +210,7 @@ mod tests {
 
 #[cfg(test)]
 mod qemu_args {
-    use crate::vm::qemu::{Accel, QemuSpec};
+    use crate::vm::boot::qemu::{Accel, QemuSpec};
     use std::time::Duration;
 
     #[test]

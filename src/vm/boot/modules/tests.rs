@@ -1,6 +1,6 @@
-//! Unit tests of [`super::modules`].
+//! Unit tests of [`crate::vm::boot::modules`].
 
-use super::modules::*;
+use crate::vm::boot::modules::*;
 use std::fs;
 
 /// The `.modinfo` `name=`/`depends=` strings of the xfs and btrfs closures, as read from
@@ -181,6 +181,6 @@ fn extracts_a_package_tree_and_lists_the_initramfs_entries() {
     assert_eq!(last.name, "lib/tscope-modules/order");
     assert_eq!(last.data, b"libcrc32c.ko\nxfs.ko\nraid6_pq.ko\nbtrfs.ko\n");
     // The appended archive parses on its own, as the kernel unpacks it after the first.
-    let bytes = crate::vm::cpio::write(&entries).unwrap();
-    assert_eq!(crate::vm::cpio::parse(&bytes).unwrap(), entries);
+    let bytes = crate::vm::boot::cpio::write(&entries).unwrap();
+    assert_eq!(crate::vm::boot::cpio::parse(&bytes).unwrap(), entries);
 }

@@ -172,7 +172,7 @@ pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
         }
         if sys::signal::stop_requested() {
             // The Reaper kills and reaps qemu on the way out.
-            return Err(super::child::interrupted());
+            return Err(crate::vm::boot::child::interrupted());
         }
         if started.elapsed() >= spec.timeout {
             let _ = child.kill();

@@ -2,7 +2,7 @@
 //! and btrfs as modules (`CONFIG_XFS_FS=m`, `CONFIG_BTRFS_FS=m` on 6.1, 6.12 and 7.2), so the
 //! guest must load them itself before it can mount.
 //!
-//! On the host, when a kernel package is unpacked ([`super::kernel::fetch`]), the modules of
+//! On the host, when a kernel package is unpacked ([`crate::vm::boot::kernel::fetch`]), the modules of
 //! [`FS_MODULES`] and everything they depend on are copied out of the package's
 //! `lib/modules/REL/kernel` tree (`.ko` on 6.1, `.ko.xz` from 6.12 on: decompressed with the
 //! system's `xz`) into the kernel's cache entry ([`CACHE_DIR`]), with a file saying the load
@@ -23,8 +23,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::cpio::Entry;
 use crate::error::{Context, Result};
+use crate::vm::boot::cpio::Entry;
 
 /// The module each disk file system needs (the root of its dependency closure).
 pub const FS_MODULES: [(&str, &str); 2] = [("xfs", "xfs"), ("btrfs", "btrfs")];
@@ -269,7 +269,7 @@ pub fn for_filesystems(dir: &Path, filesystems: &[&str]) -> Result<Vec<String>> 
 }
 
 /// The initramfs entries carrying `modules` (names, in load order) from the cache `dir`:
-/// [`GUEST_DIR`]`/NAME.ko` and its `order` file. Append [`super::cpio::write`] of them to the
+/// [`GUEST_DIR`]`/NAME.ko` and its `order` file. Append [`crate::vm::boot::cpio::write`] of them to the
 /// base archive.
 pub fn initramfs_entries(dir: &Path, modules: &[String]) -> Result<Vec<Entry>> {
     let mut entries = vec![Entry::dir("lib"), Entry::dir(GUEST_DIR)];
@@ -308,3 +308,6 @@ pub fn load_in_guest() -> Result<Vec<String>> {
     }
     Ok(loaded)
 }
+
+#[cfg(test)]
+mod tests;

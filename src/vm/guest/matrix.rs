@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::qemu::Accel;
 use crate::detect::Detection;
 use crate::probe::machine::Clocksource;
 use crate::probe::Profile;
+pub use crate::vm::boot::accel::AccelChoice;
 
 /// The version of the `vm guest` JSON this build writes.
 pub const VM_GUEST_SCHEMA_VERSION: u32 = 1;
@@ -48,20 +48,6 @@ pub struct GuestMatrix {
     /// The machine running qemu; `null` with `--no-host`.
     pub host: Option<Column>,
     pub guests: Vec<GuestRun>,
-}
-
-/// Which accelerator ran the guests, and why.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AccelChoice {
-    /// `auto`, `kvm` or `tcg`, as asked.
-    pub requested: String,
-    pub used: Accel,
-    /// True under TCG: every guest instruction was emulated, so guest figures are emulation
-    /// costs, not virtualisation costs.
-    pub emulation: bool,
-    /// The module behind /dev/kvm, if any (`kvm_intel`, `kvm_amd`, `kvm_pvm`).
-    pub kvm_module: Option<String>,
-    pub note: Option<String>,
 }
 
 /// The kernel the guests booted.

@@ -4,8 +4,8 @@
 
 use super::*;
 
-const EXT4: &str = include_str!("../../tests/data/vm-trace/7.2-ext4-vfsmix.txt");
-const TMPFS: &str = include_str!("../../tests/data/vm-trace/7.2-tmpfs-vfsmix.txt");
+const EXT4: &str = include_str!("../../../../tests/data/vm-trace/7.2-ext4-vfsmix.txt");
+const TMPFS: &str = include_str!("../../../../tests/data/vm-trace/7.2-tmpfs-vfsmix.txt");
 
 fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() < 1e-9)
@@ -104,14 +104,14 @@ fn a_trace_without_the_loop_or_a_workload_without_positions_summarises_to_nothin
 
 #[test]
 fn every_positions_syscall_is_one_the_workload_is_counted_for() {
-    for w in super::super::count_guest::WORKLOADS {
+    for w in crate::vm::count::guest::WORKLOADS {
         let want = position_syscalls(w);
         assert_eq!(
             want.len(),
-            super::super::count_timing::positions(w).len(),
+            crate::vm::count::timing::positions(w).len(),
             "{w}"
         );
-        let expected = super::super::count_rows::expected_syscalls(w);
+        let expected = crate::vm::count::rows::expected_syscalls(w);
         for s in want.iter().flatten() {
             assert!(expected.iter().any(|(e, _)| e == s), "{w}: {s}");
         }

@@ -1,22 +1,26 @@
 //! `tscope vm guest`: boot one guest per clocksource with tscope as `/init` and gather the
 //! results into a [`GuestMatrix`].
 
+pub mod matrix;
+#[cfg(test)]
+mod tests;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Context, Result};
-use crate::fail as bail;
 
-use super::cpio::{self, Entry};
-use super::matrix::{
-    AccelChoice, Column, GuestMatrix, GuestRun, GuestStatus, KernelInfo, VM_GUEST_SCHEMA_VERSION,
+use self::matrix::{
+    Column, GuestMatrix, GuestRun, GuestStatus, KernelInfo, VM_GUEST_SCHEMA_VERSION,
 };
-use super::qemu::{self, Accel, QemuSpec};
-use super::{init, kernel, serial};
-use crate::detect::{self, host::KvmHost, DetectConfig, Detection};
+use crate::detect::{self, DetectConfig, Detection};
 use crate::probe::{self, ProbeConfig, Profile, Source};
 use crate::progress::Progress;
+use crate::vm::boot::accel::{choose_accel, AccelChoice, RequestedAccel};
+use crate::vm::boot::binary::{guest_binary, initramfs};
+use crate::vm::boot::qemu::{self, QemuSpec};
+use crate::vm::boot::{kernel, serial};
+use crate::vm::init;
 
 /// A validated `vm guest` configuration.
 #[derive(Debug, Clone)]
@@ -36,17 +40,6 @@ pub struct GuestConfig {
     pub qemu: String,
     pub measure_host: bool,
     pub emulate_trap: bool,
-}
-
-/// How qemu should run guest code, as asked (what it used is [`AccelChoice`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum RequestedAccel {
-    /// KVM when /dev/kvm offers hardware virtualisation, else TCG (with a message).
-    Auto,
-    /// Hardware virtualisation (kvm_intel / kvm_amd).
-    Kvm,
-    /// qemu's binary translator: emulation, not virtualisation.
-    Tcg,
 }
 
 /// The clocksources a guest matrix boots by default, one guest each.
@@ -80,130 +73,6 @@ impl Default for GuestConfig {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Decides the accelerator from what was asked and what backs /dev/kvm.
-pub fn choose_accel(requested: RequestedAccel, kvm: &KvmHost) -> Result<AccelChoice> {
-    let pvm_note = "/dev/kvm is backed by kvm_pvm, a software hypervisor that runs only \
-                    PVM-built guest kernels (stock kernels hit emulation failures)";
-    let (used, note) = match requested {
-        RequestedAccel::Tcg => (Accel::Tcg, None),
-        RequestedAccel::Kvm if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
-        RequestedAccel::Kvm if kvm.module.as_deref() == Some("kvm_pvm") => {
-            bail!("--accel kvm: {pvm_note}; use --accel tcg (emulation) or a host with kvm_intel/kvm_amd")
-        }
-        RequestedAccel::Kvm if !kvm.dev_kvm => {
-            bail!("--accel kvm: /dev/kvm does not exist; use --accel tcg")
-        }
-        RequestedAccel::Kvm => (Accel::Kvm, Some("module behind /dev/kvm unknown".into())),
-        RequestedAccel::Auto if kvm.dev_kvm && kvm.hardware_virtualisation => (Accel::Kvm, None),
-        RequestedAccel::Auto if kvm.module.as_deref() == Some("kvm_pvm") => {
-            (Accel::Tcg, Some(format!("{pvm_note}: falling back to TCG")))
-        }
-        RequestedAccel::Auto => (
-            Accel::Tcg,
-            Some("no hardware virtualisation through /dev/kvm: falling back to TCG".into()),
-        ),
-    };
-    Ok(AccelChoice {
-        requested: format!("{requested:?}").to_lowercase(),
-        used,
-        emulation: used == Accel::Tcg,
-        kvm_module: kvm.module.clone(),
-        note,
-    })
-}
-
-/// Whether an ELF file is statically linked (no `PT_INTERP` program header).
-pub fn is_static_elf(bytes: &[u8]) -> bool {
-    let u16_at = |o: usize| {
-        bytes
-            .get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let u64_at = |o: usize| {
-        bytes
-            .get(o..o + 8)
-            .and_then(|b| b.try_into().ok())
-            .map(u64::from_le_bytes)
-    };
-    if !bytes.starts_with(b"\x7fELF\x02\x01") {
-        return false;
-    }
-    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38))
-    else {
-        return false;
-    };
-    (0..usize::from(phnum)).all(|i| {
-        let at = phoff as usize + i * usize::from(phentsize);
-        bytes.get(at..at + 4) != Some(&3u32.to_le_bytes()[..]) // PT_INTERP
-    })
-}
-
-/// The static tscope for the guest: `--guest-bin`, else this binary if static, else built from
-/// the source tree this binary was built from (`cargo build --release --target
-/// x86_64-unknown-linux-gnu` with `+crt-static`, into `target/guest`).
-pub fn guest_binary(given: Option<&Path>, progress: &dyn Progress) -> Result<PathBuf> {
-    let check = |p: &Path| -> Result<PathBuf> {
-        let bytes = std::fs::read(p).with_context(|| format!("reading '{}'", p.display()))?;
-        if !is_static_elf(&bytes) {
-            bail!(
-                "'{}' is dynamically linked; the guest has no libraries: build it with \
-                 RUSTFLAGS='-C target-feature=+crt-static'",
-                p.display()
-            );
-        }
-        Ok(p.to_path_buf())
-    };
-    if let Some(p) = given {
-        return check(p);
-    }
-    if let Ok(me) = std::env::current_exe() {
-        if std::fs::read(&me).is_ok_and(|b| is_static_elf(&b)) {
-            return Ok(me);
-        }
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if !src.join("Cargo.toml").exists() {
-        bail!("this tscope is dynamically linked and its source tree is gone: pass --guest-bin PATH to a static build (see docs/vm.md)");
-    }
-    let target_dir = src.join("target/guest");
-    // Said before it starts: it writes into the source tree and takes minutes the first time.
-    progress.note(&format!(
-        "no --guest-bin: building the static guest binary with cargo build --release \
-         (+crt-static) in the source tree {}, into {} (minutes the first time); pass \
-         --guest-bin PATH to use a static tscope instead",
-        src.display(),
-        target_dir.display()
-    ));
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo
-        .current_dir(src)
-        .args(["build", "--release", "--locked", "--bin", "tscope"])
-        .args(["--target", "x86_64-unknown-linux-gnu", "--target-dir"])
-        .arg(&target_dir)
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
-        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
-    // Dies with tscope, and a stop signal kills it and its rustc children (its own group).
-    let st = super::child::status(&mut cargo, "cargo to build the static guest binary")?;
-    if !st.success() {
-        bail!("building the static guest binary failed ({st}); pass --guest-bin PATH");
-    }
-    check(&target_dir.join("x86_64-unknown-linux-gnu/release/tscope"))
-}
-
-/// The initramfs: `/init` (the static tscope), `/dev/console` (the kernel opens it for init
-/// before devtmpfs exists), and the mount points.
-pub fn initramfs(tscope: &[u8]) -> std::io::Result<Vec<u8>> {
-    cpio::write(&[
-        Entry::dir("dev"),
-        Entry::char_dev("dev/console", 0o600, 5, 1),
-        Entry::dir("proc"),
-        Entry::dir("sys"),
-        Entry::file("init", 0o755, tscope.to_vec()),
-    ])
 }
 
 /// The guest kernel command line for `clocksource`.
@@ -317,7 +186,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     let cache = kernel::cache_dir()?;
     let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
-    super::scratch::sweep_stale(&cache);
+    crate::vm::boot::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let initrd = work.join("initramfs.cpio");

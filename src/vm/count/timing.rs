@@ -1,4 +1,4 @@
-//! The timing pass of `vm count`'s guest ([`super::count_guest`]): which ops make up one
+//! The timing pass of `vm count`'s guest ([`crate::vm::count::guest`]): which ops make up one
 //! iteration of each workload ([`positions`], the bundled scenario's order) and a timer that
 //! sums the time of each ([`OpTimer`]), so that the model spreads an op's time over its
 //! syscalls as the guest spent it.
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn positions_are_the_bundled_scenarios_ops() {
-        for w in super::super::count_guest::WORKLOADS {
+        for w in crate::vm::count::guest::WORKLOADS {
             let names = positions(w);
             if w == "pingpong" {
                 assert!(names.is_empty());

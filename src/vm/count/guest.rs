@@ -3,13 +3,13 @@
 //! [`kprobe::FUNCTIONS`] found in `/proc/kallsyms`, a `hist:keys=id` trigger on
 //! `raw_syscalls:sys_enter`, then run each workload twice — zero iterations (the baseline: its
 //! setup and teardown) and N — reading `kprobe_profile` and the histogram around each run.
-//! The host subtracts and divides ([`super::count`]).
+//! The host subtracts and divides ([`crate::vm::count`]).
 //!
 //! Each workload issues exactly the system calls its definition names (one syscall per
 //! `crate::sys` call), so the syscall counts per op show a loop that does more than it should.
 //!
 //! After each counted run, outside the snapshots that bracket it, a timing pass runs the same
-//! loop again ([`TIMING_ITERATIONS`] at most) and times each of its syscalls ([`super::count_timing`]): the
+//! loop again ([`TIMING_ITERATIONS`] at most) and times each of its syscalls ([`crate::vm::count::timing`]): the
 //! model spreads the op's time as the guest spent it, so it puts the tick's moves where the
 //! kernel sees them (a vfsmix op's time goes mostly into some of its syscalls). The timing
 //! reads `CLOCK_MONOTONIC` (`Instant`), through the vDSO or, when the guest's clocksource has
@@ -25,9 +25,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::count_offsets::{self, StampOffsets};
-use super::count_timing::{clock_read_ns, positions, OpTimer, TIMING_ITERATIONS};
 use super::kprobe::{self, Probe};
+use super::offsets::{self, StampOffsets};
+use super::timing::{clock_read_ns, positions, OpTimer, TIMING_ITERATIONS};
 use crate::error::{Context, Result};
 use crate::sys::{self, fs, worker};
 
@@ -67,10 +67,10 @@ pub struct GuestCount {
     /// The kernel modules loaded before mounting (xfs, btrfs and their dependencies), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<String>,
-    /// The trace clock of the traced passes (`x86-tsc` where offered; [`super::count_offsets`]).
+    /// The trace clock of the traced passes (`x86-tsc` where offered; [`crate::vm::count::offsets`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_clock: Option<String>,
-    /// [`super::count_timing::coarse_lag_ns`] before the workloads (25 ticks), sorted.
+    /// [`crate::vm::count::timing::coarse_lag_ns`] before the workloads (25 ticks), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_ns: Vec<u64>,
     /// The same after the workloads (is the lag one constant per boot?); not used by the model.
@@ -105,7 +105,7 @@ pub struct WorkloadCount {
     /// order as `ns_by_position`).
     #[serde(default)]
     pub tick_moves_by_position: Vec<u64>,
-    /// The traced pass ([`super::count_offsets`]): where the first clock read of each op's
+    /// The traced pass ([`crate::vm::count::offsets`]): where the first clock read of each op's
     /// syscall falls, as a fraction of its enter→exit span (same order as `ns_by_position`;
     /// `null` for an op that is no syscall or reads no clock); empty when not traced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -174,7 +174,7 @@ pub fn run(cmdline: &str) -> GuestCount {
     if let Err(e) = count(cmdline, &mut out) {
         out.errors.push(format!("{e:#}"));
     }
-    out.coarse_lag_after_ns = super::count_timing::coarse_lag_ns(25, 1_000_000_000);
+    out.coarse_lag_after_ns = crate::vm::count::timing::coarse_lag_ns(25, 1_000_000_000);
     let read = |p: &str| std::fs::read_to_string(format!("{TRACING}/{p}")).unwrap_or_default();
     out.kprobe_profile = read("kprobe_profile");
     if out.syscall_hist {
@@ -222,20 +222,20 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     .is_ok();
     // xfs and btrfs are modules on Debian's kernels: load them (dependencies first) before
     // mounting; an initramfs without modules loads nothing.
-    out.coarse_lag_ns = super::count_timing::coarse_lag_ns(25, 1_000_000_000);
-    let trace_setup = count_offsets::setup();
+    out.coarse_lag_ns = crate::vm::count::timing::coarse_lag_ns(25, 1_000_000_000);
+    let trace_setup = offsets::setup();
     out.trace_clock = trace_setup.as_ref().ok().cloned();
-    match super::modules::load_in_guest() {
+    match crate::vm::boot::modules::load_in_guest() {
         Ok(loaded) => out.modules = loaded,
         Err(e) => out.errors.push(format!("{e:#}")),
     }
     let disks = filesystems
         .iter()
-        .filter(|f| super::disk::needs_disk(f))
+        .filter(|f| crate::vm::boot::disk::needs_disk(f))
         .count();
     for fs_name in filesystems {
         let dir = format!("/mnt/{fs_name}");
-        let found = if super::disk::needs_disk(fs_name) {
+        let found = if crate::vm::boot::disk::needs_disk(fs_name) {
             find_disk(fs_name, disks)
         } else {
             Ok(fs_name.to_string())
@@ -272,15 +272,15 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
             // The traced pass, outside the snapshots too.
             let traced = match &trace_setup {
                 _ if positions(w).is_empty() || iterations == 0 => Ok(StampOffsets::default()),
-                Ok(_) => count_offsets::traced_pass(w, || {
-                    let n = iterations.min(count_offsets::TRACED_ITERATIONS);
+                Ok(_) => offsets::traced_pass(w, || {
+                    let n = iterations.min(offsets::TRACED_ITERATIONS);
                     run_workload(w, dir, n, &mut OpTimer::off()).map(drop)
                 }),
                 Err(e) => Err(crate::failure!("trace setup: {e:#}")),
             };
             let trace_error = traced.as_ref().err().map(|e| format!("{e:#}"));
             let offsets = traced.unwrap_or_default();
-            let traced_by = |v: &[Option<f64>]| count_offsets::by_position(v, offsets.iterations);
+            let traced_by = |v: &[Option<f64>]| offsets::by_position(v, offsets.iterations);
             out.runs.push(WorkloadCount {
                 workload: w.to_string(),
                 fs: fs_name.to_string(),
@@ -316,20 +316,20 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
 /// The device holding `fs`'s image: waits up to 20 s for all `disks` NVMe namespaces (the
 /// driver probes controllers and scans namespaces asynchronously, so they appear after `/init`
 /// starts, and not necessarily in `-device` order), then picks the one whose superblock is
-/// `fs`'s ([`super::disk::has_magic`]; each file system has one disk).
+/// `fs`'s ([`crate::vm::boot::disk::has_magic`]; each file system has one disk).
 fn find_disk(fs: &str, disks: usize) -> Result<String> {
     let started = Instant::now();
     loop {
         let devices: Vec<String> = (0..disks.max(1) + 4)
-            .map(super::disk::guest_device)
+            .map(crate::vm::boot::disk::guest_device)
             .filter(|d| Path::new(d).exists())
             .collect();
         if devices.len() >= disks || started.elapsed().as_secs() >= 20 {
             for d in &devices {
-                let mut head = vec![0u8; super::disk::MAGIC_BYTES];
+                let mut head = vec![0u8; crate::vm::boot::disk::MAGIC_BYTES];
                 let read = std::fs::File::open(d)
                     .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
-                if read.is_ok() && super::disk::has_magic(fs, &head) {
+                if read.is_ok() && crate::vm::boot::disk::has_magic(fs, &head) {
                     return Ok(d.clone());
                 }
             }

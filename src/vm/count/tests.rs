@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::count_guest::{GuestCount, WorkloadCount};
-use super::count_rows::{self, model_for, rows, TOLERANCE, TOLERANCE_FRACTIONAL};
+use super::guest::{GuestCount, WorkloadCount};
+use super::rows::{model_for, rows, TOLERANCE, TOLERANCE_FRACTIONAL};
 use crate::kernel::ModelId;
 
 fn map(v: &[(&str, u64)]) -> BTreeMap<String, u64> {
@@ -127,10 +127,10 @@ fn the_model_follows_the_kernel_release() {
         ModelId::newest(crate::kernel::Family::Linux)
     );
     // Context functions have no model count; clock reads do.
-    let est = count_rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[], None);
+    let est = super::rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[], None);
     assert!(est.is_some());
-    assert_eq!(count_rows::model_per_op(est.as_ref(), "touch_atime"), None);
-    let (name, n) = count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64").unwrap();
+    assert_eq!(super::rows::model_per_op(est.as_ref(), "touch_atime"), None);
+    let (name, n) = super::rows::model_per_op(est.as_ref(), "ktime_get_real_ts64").unwrap();
     assert_eq!((name.as_str(), n), ("linux@6.1", 0.0));
 }
 
@@ -158,7 +158,7 @@ fn stale_scratch_of_dead_processes_is_swept() {
     ] {
         std::fs::write(c.join(f), "x").unwrap();
     }
-    super::scratch::sweep_stale(c);
+    crate::vm::boot::scratch::sweep_stale(c);
     let exists = |p: String| c.join(p).exists();
     assert!(!exists(format!("run-{dead}")));
     assert!(!exists(format!("fetch-{dead}")));
@@ -173,11 +173,11 @@ fn stale_scratch_of_dead_processes_is_swept() {
 #[test]
 fn interruption_is_a_variant_even_under_context() {
     use crate::error::Context;
-    let e: crate::error::Result<()> = Err(super::child::interrupted());
+    let e: crate::error::Result<()> = Err(crate::vm::boot::child::interrupted());
     let wrapped = e.context("fetching a kernel").unwrap_err();
-    assert!(super::child::is_interrupted(&wrapped));
+    assert!(crate::vm::boot::child::is_interrupted(&wrapped));
     // A failure that merely says the word is not an interruption.
-    assert!(!super::child::is_interrupted(&crate::failure!(
+    assert!(!crate::vm::boot::child::is_interrupted(&crate::failure!(
         "interrupted"
     )));
 }
@@ -198,7 +198,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
     // … named by the scenario's ops in every row.
     let r = rows("p", 250, &g);
     let want = [
-        count_rows::SyscallTime {
+        super::rows::SyscallTime {
             syscall: "write".into(),
             ns: 2_900_000.0,
             tick_moves_per_op: Some(0.5),
@@ -206,7 +206,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
             stamp_offsets: Vec::new(),
             stamp_reads: None,
         },
-        count_rows::SyscallTime {
+        super::rows::SyscallTime {
             syscall: "stat".into(),
             ns: 100_000.0,
             tick_moves_per_op: Some(0.0),
@@ -233,7 +233,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
     // A timing pass of the wrong length is not used.
     let mut g = g;
     g.runs[0].ns_by_position = vec![1.0; 3];
-    assert!(count_rows::ns_by_syscall(&g.runs[0]).is_empty());
+    assert!(super::rows::ns_by_syscall(&g.runs[0]).is_empty());
 }
 
 #[test]
@@ -241,11 +241,11 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
     // vfsmix on 7.2 at 3 ms per op, HZ 250: O_TRUNC's fine reads depend on whether the tick
     // moves between create and O_TRUNC. Fast create..close (the ext4 guests' shape): nearly
     // one; evenly: clearly fewer.
-    let t = |ns: [f64; 11]| -> Vec<count_rows::SyscallTime> {
-        super::count_timing::positions("vfsmix")
+    let t = |ns: [f64; 11]| -> Vec<super::rows::SyscallTime> {
+        crate::vm::count::timing::positions("vfsmix")
             .iter()
             .zip(ns)
-            .map(|(s, ns)| count_rows::SyscallTime {
+            .map(|(s, ns)| super::rows::SyscallTime {
                 syscall: s.to_string(),
                 ns,
                 tick_moves_per_op: None,
@@ -255,9 +255,9 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
             })
             .collect()
     };
-    let fine = |timing: &[count_rows::SyscallTime]| {
-        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing, None);
-        count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
+    let fine = |timing: &[super::rows::SyscallTime]| {
+        let est = super::rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing, None);
+        super::rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1
     };
@@ -298,7 +298,7 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
         "errors": [], "trace_clock": "x86-tsc"});
     let g: GuestCount = serde_json::from_value(json).unwrap();
     assert_eq!(g.trace_clock.as_deref(), Some("x86-tsc"));
-    let timing = count_rows::ns_by_syscall(&g.runs[0]);
+    let timing = super::rows::ns_by_syscall(&g.runs[0]);
     let got: Vec<Option<f64>> = timing.iter().map(|t| t.stamp_offset).collect();
     assert_eq!(got, at);
     assert_eq!(timing[0].stamp_reads, Some(2.0));
@@ -306,16 +306,16 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
     // often than with every stamp at its syscall's start (0.71 ms of the 5.2 ms op between
     // the two stamps against 0.89 ms; a 4 ms tick: about 0.045 fewer moves per op), so more
     // O_TRUNCs take the fine read.
-    let fine = |timing: &[count_rows::SyscallTime]| {
-        let est = count_rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 5.2e6, timing, None);
-        count_rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
+    let fine = |timing: &[super::rows::SyscallTime]| {
+        let est = super::rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 5.2e6, timing, None);
+        super::rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1
     };
     let at_start: Vec<_> = timing
         .iter()
         .cloned()
-        .map(|t| count_rows::SyscallTime {
+        .map(|t| super::rows::SyscallTime {
             stamp_offset: None,
             stamp_offsets: Vec::new(),
             ..t
@@ -326,7 +326,7 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
     // Untraced (older guests, or a trace that dropped events): the op's start, as before.
     let mut g = g;
     g.runs[0].traced_iterations = 0;
-    assert!(count_rows::ns_by_syscall(&g.runs[0])
+    assert!(super::rows::ns_by_syscall(&g.runs[0])
         .iter()
         .all(|t| t.stamp_offset.is_none()));
 }

@@ -1,7 +1,7 @@
 //! `tscope vm count`: boot real Linux kernels (Debian's cloud kernels by default) with tscope
 //! as `/init`, count every timestamp function with kprobes while the workloads run inside
-//! ([`super::count_guest`]), and hold the Linux model for each kernel to the counts
-//! ([`super::count_rows`]).
+//! ([`crate::vm::count::guest`]), and hold the Linux model for each kernel to the counts
+//! ([`crate::vm::count::rows`]).
 //!
 //! Counts do not depend on speed, so TCG serves as well as KVM, except for the coarse-clock
 //! counts that depend on the tick moving inside an op: those come out fractional, and the
@@ -9,19 +9,26 @@
 //! the guest's timing pass found it, and the kernel's `CONFIG_HZ`, so that it predicts the
 //! fraction too.
 
+pub mod guest;
+pub mod kprobe;
+pub mod offsets;
+pub mod rows;
+#[cfg(test)]
+mod tests;
+pub mod timing;
+
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::count_guest::GuestCount;
-use super::count_rows::{self, AccuracyRow, CountRow};
-use super::guest::{self, RequestedAccel};
-use super::matrix::AccelChoice;
-use super::qemu::{self, QemuSpec};
-use super::{child, disk, kconfig, kernel, modules, serial};
+use self::guest::GuestCount;
+use self::rows::{AccuracyRow, CountRow};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
+use crate::vm::boot::qemu::{self, QemuSpec};
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, modules, serial};
 
 /// Version of the `vm count` JSON.
 pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
@@ -132,7 +139,7 @@ pub struct KernelRun {
     pub trace_errors: Vec<String>,
     /// How late the guest's coarse clock showed each of 25 ticks (`CLOCK_REALTIME` − the new
     /// `CLOCK_REALTIME_COARSE` at each move, sorted, ns): the model's Linux coarse clock runs
-    /// their median behind ([`super::count_rows::coarse_lag_ns`]).
+    /// their median behind ([`crate::vm::count::rows::coarse_lag_ns`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_ns: Vec<u64>,
     /// The same measured after the workloads (a check that the lag holds through the boot).
@@ -176,15 +183,15 @@ pub fn cmdline(cfg: &CountConfig) -> String {
 /// Runs every kernel of the configuration.
 pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     let host = crate::detect::host::gather();
-    let accel = guest::choose_accel(cfg.accel, &host.kvm)?;
+    let accel = accel::choose_accel(cfg.accel, &host.kvm)?;
     if let Some(n) = &accel.note {
         progress.note(n);
     }
     // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
     disk::check_tools(&cfg.filesystems)?;
-    let bin = guest::guest_binary(cfg.guest_bin.as_deref(), progress)?;
-    super::scratch::sweep_stale(&cache);
+    let bin = binary::guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    crate::vm::boot::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let initrd = work.join("initramfs.cpio");
@@ -203,7 +210,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     };
     let result = (|| -> Result<()> {
         let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
-        std::fs::write(&initrd, guest::initramfs(&bytes)?)
+        std::fs::write(&initrd, binary::initramfs(&bytes)?)
             .with_context(|| format!("writing '{}'", initrd.display()))?;
         for source in &cfg.kernels {
             count_one(cfg, source, &initrd, &mut report, progress)?;
@@ -219,7 +226,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
 }
 
 /// The initramfs for kernel `k`: `base` alone, or, when a file system of the run is a module
-/// ([`super::modules`]), `base` with a second archive of the modules appended (the kernel
+/// ([`crate::vm::boot::modules`]), `base` with a second archive of the modules appended (the kernel
 /// unpacks concatenated archives in turn), written beside it.
 fn with_modules(
     cfg: &CountConfig,
@@ -243,7 +250,7 @@ fn with_modules(
     };
     let names = modules::for_filesystems(dir, &disks)?;
     let mut bytes = std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
-    bytes.extend(super::cpio::write(&modules::initramfs_entries(
+    bytes.extend(crate::vm::boot::cpio::write(&modules::initramfs_entries(
         dir, &names,
     )?)?);
     let path = base.with_file_name(format!("initramfs-{tag}.cpio"));
@@ -364,10 +371,8 @@ fn count_one(
                     ))
                 })
                 .collect();
-            report.rows.extend(count_rows::rows(&label, hz, &g));
-            report
-                .accuracy
-                .extend(count_rows::accuracy_rows(&label, hz, &g));
+            report.rows.extend(rows::rows(&label, hz, &g));
+            report.accuracy.extend(rows::accuracy_rows(&label, hz, &g));
         }
         Err(e) => {
             run.error = Some(e.to_string());

@@ -25,8 +25,8 @@ const BUFFER_KB: &str = "8192";
 const TRACING: &str = "/sys/kernel/tracing";
 const SYSCALL_EVENTS: [&str; 2] = ["sys_enter", "sys_exit"];
 
-/// The syscall each position of `workload`'s loop ([`super::count_timing::positions`]) issues
-/// (x86_64 glibc 2.36, as in [`super::count_rows::expected_syscalls`]); `None` for a position
+/// The syscall each position of `workload`'s loop ([`crate::vm::count::timing::positions`]) issues
+/// (x86_64 glibc 2.36, as in [`crate::vm::count::rows::expected_syscalls`]); `None` for a position
 /// that is no syscall (vfsmix's store through the mapping is a page fault).
 pub fn position_syscalls(workload: &str) -> &'static [Option<&'static str>] {
     match workload {
@@ -121,9 +121,10 @@ pub fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
             }
             e => {
                 let function = e.strip_prefix("tscope_").unwrap_or("");
-                if let (true, Some((_, s))) =
-                    (super::kprobe::is_clock_read(function), open.as_mut())
-                {
+                if let (true, Some((_, s))) = (
+                    crate::vm::count::kprobe::is_clock_read(function),
+                    open.as_mut(),
+                ) {
                     s.reads.push(ev.ts);
                     if function.starts_with("ktime_get_coarse_") {
                         s.coarse.push(ev.ts);
@@ -228,7 +229,7 @@ pub fn summarise(workload: &str, syscalls: &[TracedSyscall]) -> StampOffsets {
         let matches = window
             .iter()
             .zip(&calls)
-            .all(|(s, (_, name))| super::kprobe::syscall_name(s.nr) == *name);
+            .all(|(s, (_, name))| crate::vm::count::kprobe::syscall_name(s.nr) == *name);
         if !matches {
             i += 1;
             continue;
@@ -325,5 +326,4 @@ pub fn by_position(values: &[Option<f64>], iterations: u64) -> Vec<Option<f64>> 
 }
 
 #[cfg(test)]
-#[path = "count_offsets_tests.rs"]
 mod tests;

@@ -12,7 +12,7 @@ use crate::error::{Context, Result};
 use crate::fail as bail;
 use crate::progress::Progress;
 
-use super::child;
+use crate::vm::boot::child;
 
 /// Package lists older than this are fetched again before a private suite is used.
 const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::count_guest::{GuestCount, WorkloadCount};
+use super::guest::{GuestCount, WorkloadCount};
 use super::kprobe;
 use crate::kernel::ModelId;
 use crate::sim::estimate::PolicyEstimate;
@@ -60,7 +60,7 @@ pub struct SyscallTime {
     #[serde(default)]
     pub tick_moves_per_op: Option<f64>,
     /// Where this op's first clock read falls in its syscall, a fraction of the syscall's
-    /// enter→exit span from the guest's traced pass ([`super::count_offsets`]). `null`: no
+    /// enter→exit span from the guest's traced pass ([`crate::vm::count::offsets`]). `null`: no
     /// syscall, no read, or not traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stamp_offset: Option<f64>,
@@ -90,7 +90,7 @@ impl SyscallTime {
 /// The timing pass of `run`, named by op; empty when it has none or its length is not the
 /// loop's.
 pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
-    let names = super::count_timing::positions(&run.workload);
+    let names = crate::vm::count::timing::positions(&run.workload);
     if names.len() != run.ns_by_position.len() {
         return Vec::new();
     }

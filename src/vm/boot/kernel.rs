@@ -12,8 +12,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::apt::{self, Apt};
-use super::{child, kconfig, modules};
+use crate::vm::boot::apt::{self, Apt};
+use crate::vm::boot::child;
+use crate::vm::boot::kconfig;
+use crate::vm::boot::modules;
 
 use crate::error::{Context, Result};
 use crate::fail as bail;
@@ -41,12 +43,12 @@ pub struct Kernel {
     pub release: Option<String>,
     /// `CONFIG_HZ` from the package's configuration.
     pub hz: Option<u32>,
-    /// The modules extracted from the package ([`super::modules::CACHE_DIR`] of its cache
+    /// The modules extracted from the package ([`crate::vm::boot::modules::CACHE_DIR`] of its cache
     /// entry), when fetched.
     pub modules: Option<PathBuf>,
 }
 
-pub use super::cache::cache_dir;
+pub use crate::vm::boot::cache::cache_dir;
 
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
 pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {
