@@ -18,9 +18,6 @@ pub mod streamed;
 pub mod sweep;
 pub mod validate;
 
-#[cfg(test)]
-mod replay_tests;
-
 use std::path::Path;
 
 use crate::error::Context;
