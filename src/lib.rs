@@ -24,6 +24,7 @@ pub mod error;
 pub mod export;
 pub mod fmt;
 pub mod gather;
+pub mod input;
 pub mod kernel;
 pub mod measure;
 pub mod probe;

@@ -1,5 +1,5 @@
 //! `tscope vm`: a real TCG guest end to end (kernel fetched once per test run into the tests'
-//! own cache, see `common::cache_home`; the static guest binary built into target/guest), the
+//! own cache, see `common::cache_home`; this test build of tscope as /init, with its libraries), the
 //! clocksource read back, the vDSO fallback under acpi_pm; a hung guest killed at the timeout;
 //! `vm exits` measuring every exit kind wherever /dev/kvm exists (a non-zero exit fails).
 
@@ -345,7 +345,7 @@ fn count_interrupted_during_the_fetch_leaves_nothing() {
         .unwrap();
     let start = std::time::Instant::now();
     let fetch = cache.path().join(format!("tscope/fetch-{}", child.id()));
-    // The fetch directory appears once the static guest binary exists (built first if need be).
+    // The fetch directory appears once the guest binary has been read.
     while !fetch.exists() {
         assert!(
             child.try_wait().unwrap().is_none(),

@@ -126,8 +126,8 @@ pub struct ReportArgs {
     /// host-against-guest matrix.
     #[arg(long)]
     pub vm: bool,
-    /// With --vm: the statically linked tscope to put in the guest as /init; default: this
-    /// binary if static, else built with cargo in the source tree (into its target/guest).
+    /// With --vm: the tscope to put in the guest as /init; default: this binary (a dynamic
+    /// build goes in with its interpreter and libraries).
     #[arg(long, value_name = "PATH", requires = "vm")]
     pub guest_bin: Option<PathBuf>,
 }

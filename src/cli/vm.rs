@@ -56,8 +56,8 @@ pub struct GuestArgs {
     /// kernel it depends on).
     #[arg(long, default_value = "linux-image-cloud-amd64", value_name = "PKG")]
     pub kernel_package: String,
-    /// Statically linked tscope to put in the guest as /init; default: this binary if static,
-    /// else built from the source tree with +crt-static into target/guest.
+    /// tscope to put in the guest as /init; default: this binary (a dynamic build goes in with
+    /// its interpreter and libraries).
     #[arg(long, value_name = "PATH")]
     pub guest_bin: Option<PathBuf>,
     /// Guest CPUs. With more than one, Linux marks the TSC unstable under TCG unless the

@@ -13,6 +13,7 @@ pub mod cache;
 pub mod child;
 pub mod cpio;
 pub mod disk;
+pub mod elf;
 pub mod kconfig;
 pub mod kernel;
 pub mod modules;

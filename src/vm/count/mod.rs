@@ -190,7 +190,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
     disk::check_tools(&cfg.filesystems)?;
-    let bin = binary::guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
     crate::vm::boot::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
@@ -209,8 +209,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
         interrupted: false,
     };
     let result = (|| -> Result<()> {
-        let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
-        std::fs::write(&initrd, binary::initramfs(&bytes)?)
+        std::fs::write(&initrd, binary::initramfs(&bin)?)
             .with_context(|| format!("writing '{}'", initrd.display()))?;
         for source in &cfg.kernels {
             count_one(cfg, source, &initrd, &mut report, progress)?;

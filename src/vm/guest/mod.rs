@@ -184,14 +184,13 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     }
     // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
-    let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    let bin = guest_binary(cfg.guest_bin.as_deref())?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
     crate::vm::boot::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let initrd = work.join("initramfs.cpio");
-    let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
-    let result = std::fs::write(&initrd, initramfs(&bytes)?)
+    let result = std::fs::write(&initrd, initramfs(&bin)?)
         .with_context(|| format!("writing '{}'", initrd.display()))
         .and_then(|()| boot_all(progress, cfg, &accel, &kernel, &initrd));
     let _ = std::fs::remove_dir_all(&work);
@@ -214,7 +213,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
             vmlinux: kernel.vmlinux.as_ref().map(|p| p.display().to_string()),
             extract_note: kernel.extract_note.clone(),
         },
-        guest_bin: bin.display().to_string(),
+        guest_bin: bin.path.display().to_string(),
         host,
         guests,
     })
