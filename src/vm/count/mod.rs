@@ -27,8 +27,8 @@ use self::rows::{AccuracyRow, CountRow};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
-use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, modules, serial};
+use crate::vm::boot::qemu::QemuSpec;
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, modules, serial};
 
 /// Version of the `vm count` JSON.
 pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
@@ -192,8 +192,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     disk::check_tools(&cfg.filesystems)?;
     let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
     crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = cache.join(format!("run-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    let work = crate::vm::boot::scratch::work_dir(&cache)?;
     let initrd = work.join("initramfs.cpio");
     let mut report = CountReport {
         schema_version: VM_COUNT_SCHEMA_VERSION,
@@ -278,10 +277,10 @@ fn count_one(
         .map(|fs| disk::make_image(scratch, fs, &tag))
         .collect::<Result<Vec<_>>>()?;
     let initrd = with_modules(cfg, &k, initrd, &tag, progress)?;
-    let spec = QemuSpec {
+    let mut spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel: report.accel.used,
-        kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
+        kernel: k.image.clone(),
         initrd,
         append: cmdline(cfg),
         memory_mb: cfg.memory_mb,
@@ -293,7 +292,7 @@ fn count_one(
         "{label}: counting in a {} guest",
         report.accel.used.name()
     ));
-    let out = qemu::run(&spec)?;
+    let out = launch::boot(&mut spec, &k, &mut true, &label, progress)?;
     let mut run = KernelRun {
         kernel_package: label.clone(),
         kernel_release: k.release.clone(),
