@@ -4,7 +4,7 @@
 //! the parsing half alone (`parse-only`); and the whole of `simulate --strace` on the same
 //! bytes written to a file (`strace_simulate`: import and replays, one model and all models,
 //! costs given with `--set` so that no probe runs).
-//! Criterion reports it in MB/s (`Throughput::Bytes`). Target (issue 17): `simulate --strace`
+//! Criterion reports it in MB/s (`Throughput::Bytes`). Target: `simulate --strace`
 //! at ≥ 500 MB/s with one model and ≥ 400 MB/s with all (`scripts/strace-figures` measures the
 //! whole command; docs/methodology.md, "Ingestion", has the figures). The input is the bundled real traces (`scenarios/traces/`: a
 //! `make`/`cc` build and a `git status`), each copy varied until the whole is about 32 MB:

@@ -164,7 +164,7 @@ fn forward_jumps_alone_are_inconclusive() {
 #[test]
 fn thin_or_unpinned_sync_checks_are_inconclusive() {
     let hz = Some(2.6e9);
-    // 397 handoffs: what the check made under a CPU load (issue 16).
+    // 397 handoffs: what the check made under a CPU load.
     let mut few = pair(0, 0, Some([-260, 390]));
     few.handoffs = 397;
     let v = tsc_unsynchronized(
