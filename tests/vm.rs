@@ -300,11 +300,11 @@ fn count_bad_arguments_are_clear_errors() {
     for (args, text) in [
         (
             &["--workload", "pipe2"][..],
-            "--workload: 'pipe2' is not one of",
+            "invalid value 'pipe2' for '--workload <NAME>'",
         ),
         (
             &["--fs", "zfs"][..],
-            "--fs: 'zfs' is not supported (one of tmpfs, ext4, xfs, btrfs)",
+            "[possible values: tmpfs, ext4, xfs, btrfs]",
         ),
         (&["--iterations", "0"][..], "--iterations must be"),
         (

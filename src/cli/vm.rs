@@ -127,7 +127,7 @@ pub struct CountArgs {
         default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
         value_name = "NAME"
     )]
-    pub workload: Vec<String>,
+    pub workload: Vec<LoopWorkload>,
     /// File systems to run the workloads on: tmpfs, ext4, xfs, btrfs (each disk an image made
     /// with mkfs.FS on the host, attached as an NVMe disk; xfs and btrfs modules are loaded
     /// from the kernel package).
@@ -137,7 +137,7 @@ pub struct CountArgs {
         default_value = "tmpfs",
         value_name = "FS"
     )]
-    pub fs: Vec<String>,
+    pub fs: Vec<GuestFs>,
     /// Iterations of each workload (a zero-iteration baseline is subtracted).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub iterations: u64,
@@ -163,4 +163,77 @@ pub struct CountArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+/// A workload with a single-threaded loop, as `vm count --workload` names it: the command
+/// line's mirror of `crate::workload::def::LOOPS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoopWorkload {
+    Pipe1,
+    Pingpong,
+    WriteOnly,
+    WriteStat,
+    Vfsmix,
+}
+
+impl From<LoopWorkload> for crate::workload::WorkloadName {
+    fn from(w: LoopWorkload) -> Self {
+        use crate::workload::WorkloadName as W;
+        match w {
+            LoopWorkload::Pipe1 => W::Pipe1,
+            LoopWorkload::Pingpong => W::Pingpong,
+            LoopWorkload::WriteOnly => W::WriteOnly,
+            LoopWorkload::WriteStat => W::WriteStat,
+            LoopWorkload::Vfsmix => W::Vfsmix,
+        }
+    }
+}
+
+/// A file system a guest mounts for its workloads (`vm count --fs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuestFs {
+    Tmpfs,
+    Ext4,
+    Xfs,
+    Btrfs,
+}
+
+impl From<GuestFs> for crate::trace::FsKind {
+    fn from(f: GuestFs) -> Self {
+        use crate::trace::FsKind;
+        match f {
+            GuestFs::Tmpfs => FsKind::Tmpfs,
+            GuestFs::Ext4 => FsKind::Ext4,
+            GuestFs::Xfs => FsKind::Xfs,
+            GuestFs::Btrfs => FsKind::Btrfs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn the_mirrors_name_what_the_domain_names() {
+        let loops: Vec<crate::workload::WorkloadName> = LoopWorkload::value_variants()
+            .iter()
+            .map(|&w| w.into())
+            .collect();
+        assert_eq!(loops, crate::workload::def::LOOPS);
+        for &w in LoopWorkload::value_variants() {
+            let name = w.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, crate::workload::WorkloadName::from(w).as_str());
+        }
+        let fs: Vec<&str> = GuestFs::value_variants()
+            .iter()
+            .map(|&f| crate::trace::FsKind::from(f).name())
+            .collect();
+        assert_eq!(fs, crate::vm::boot::disk::FILESYSTEMS);
+        for &f in GuestFs::value_variants() {
+            let name = f.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, crate::trace::FsKind::from(f).name());
+        }
+    }
 }

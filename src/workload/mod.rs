@@ -10,6 +10,7 @@
 //! turns the [`RunReport`] into bytes.
 
 pub mod config;
+pub mod def;
 pub mod inject;
 pub mod iteration;
 pub mod mem;
@@ -20,6 +21,7 @@ pub mod result;
 pub mod run_record;
 pub mod runner;
 pub mod scratch;
+pub mod single;
 pub mod summary;
 pub mod vfsmix;
 pub mod write;
