@@ -168,7 +168,12 @@ pub fn fallback_cause(clocksource: Option<&str>) -> String {
             "clocksource '{cs}' has no vDSO clock mode (VDSO_CLOCKMODE_NONE): every \
              clock_gettime becomes a syscall; switch to tsc or kvm-clock if available"
         ),
-        Some(cs) if vdso_capability(Some(cs)) != VdsoCapability::Unknown => format!(
+        Some(cs) if vdso_capability(Some(cs)) == VdsoCapability::Possible => format!(
+            "clocksource '{cs}' has a vDSO clock mode only under a condition ({}): without it \
+             every read is a syscall",
+            clocksource_vdso(cs).map_or("", |r| r.kernel)
+        ),
+        Some(cs) if vdso_capability(Some(cs)) == VdsoCapability::Yes => format!(
             "clocksource '{cs}' is vDSO-capable; a fallback here means the kernel marked it \
              unusable for the vDSO (e.g. an unstable TSC or a seqcount retry storm)"
         ),

@@ -374,3 +374,11 @@ fn the_clocksource_table_agrees_with_the_capable_list() {
     let v = vdso_fallback("monotonic", None, est(624.0), Some("acpi_pm"));
     assert!(!v.holds && v.evidence["skipped"].is_string());
 }
+
+#[test]
+fn causes_follow_the_table() {
+    assert!(fallback_cause(Some("xen")).contains("PVCLOCK_TSC_STABLE_BIT"));
+    assert!(fallback_cause(Some("tsc")).contains("vDSO-capable"));
+    assert!(fallback_cause(Some("acpi_pm")).contains("VDSO_CLOCKMODE_NONE"));
+    assert!(fallback_cause(Some("riscv_clocksource")).contains("not in tscope's table"));
+}
