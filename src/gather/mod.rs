@@ -121,10 +121,8 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         Some(Ok(rec)) => sim::Input::Record(Box::new(rec)),
         _ => sim::Input::Scenario(SWEEP_SCENARIO.to_string()),
     };
-    let sweep_cfg = SimulateConfig {
-        iterations: Some(SWEEP_ITERATIONS),
-        ..SimulateConfig::for_report(sweep_input, profile.clone(), true)
-    };
+    let sweep_cfg = SimulateConfig::for_report(sweep_input, profile.clone(), true)
+        .with_iterations(SWEEP_ITERATIONS);
     // Nothing is measured from here on: the sweep (pure computation) runs on a second thread
     // beside the simulations instead of after them.
     let (simulation, sweep) = std::thread::scope(|s| {

@@ -25,7 +25,9 @@ use std::path::Path;
 
 use crate::error::Context;
 
-pub use config::{Counter, Input, Param, SimulateConfig};
+pub use config::{
+    Counter, Input, Loop, Mode, Param, SimulateConfig, StraceLog, Tuning, Validation,
+};
 pub use replay::{Costs, Replay, Stats};
 use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 
@@ -51,10 +53,6 @@ pub fn load_input(input: &Input) -> crate::error::Result<Loaded> {
             scenario: run.scenario(),
             run: Some((**run).clone()),
         }),
-        Input::Strace(path) => crate::fail!(
-            "'{}' is an strace log: it streams through `simulate --strace`, not a loop",
-            path.display()
-        ),
         Input::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
@@ -225,16 +223,21 @@ pub(crate) fn costs_out(
 
 /// Runs the whole simulation `cfg` asks for.
 pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
-    if let Some(name) = &cfg.validate {
-        return Ok(Output::Validation(validate::run(cfg, name)?));
-    }
-    if let Input::Strace(path) = &cfg.input {
-        return streamed::simulate(cfg, path);
-    }
-    let mut loaded = load_input(&cfg.input)?;
-    if let Some(fs) = cfg.fs {
-        // `vm count --fs ext4`: the scenario's files live on `fs` instead of tmpfs (the CLI
-        // allows --fs with --strace only).
+    let (run, sweep) = match &cfg.mode {
+        Mode::Validate(v) => return Ok(Output::Validation(validate::run(cfg, v)?)),
+        Mode::Strace(log) => return streamed::simulate(cfg, log),
+        Mode::Estimate(run) => (run, None),
+        Mode::Sweep {
+            run,
+            sweep,
+            break_even,
+        } => (run, Some((sweep, *break_even))),
+        Mode::Implied { run, .. } => (run, None),
+    };
+    let mut loaded = load_input(&run.input)?;
+    let tuning = &cfg.tuning;
+    if let Some(fs) = tuning.fs {
+        // `vm count --fs ext4`: the scenario's files live on `fs` instead of tmpfs.
         for op in &mut loaded.scenario.iteration {
             if op.fs == FsKind::Tmpfs.name() {
                 op.fs = fs.name().to_string();
@@ -242,7 +245,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         }
     }
     let mut compiled = loaded.scenario.compile();
-    if let Some(w) = &cfg.op_weights {
+    if let Some(w) = &tuning.op_weights {
         crate::ensure!(
             w.len() == compiled.ops.len() && w.iter().any(|&x| x.is_finite() && x > 0.0),
             "{} op weights for the {} ops of scenario '{}' (one positive weight per op wanted)",
@@ -252,7 +255,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         );
         compiled.op_weights = Some(w.clone());
     }
-    if let Some(at) = &cfg.op_stamp_at {
+    if let Some(at) = &tuning.op_stamp_at {
         crate::ensure!(
             at.len() == compiled.ops.len() && at.iter().flatten().all(|f| (0.0..=1.0).contains(f)),
             "{} stamp offsets for the {} ops of scenario '{}' (fractions 0..1 for each op wanted)",
@@ -262,18 +265,18 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         );
         compiled.op_stamp_at = Some(at.clone());
     }
-    if let Some(lag) = cfg.coarse_lag_ns {
+    if let Some(lag) = tuning.coarse_lag_ns {
         crate::ensure!(
             lag.is_finite() && lag >= 0.0,
             "coarse clock lag {lag} ns (a finite non-negative time wanted)"
         );
         compiled.coarse_lag_ns = Some(lag);
     }
-    let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
+    let iterations = run.iterations.unwrap_or(loaded.scenario.iterations);
     let (profile, note) = profile(cfg)?;
     let profile = profile.as_ref();
 
-    if let Some(spec) = &cfg.implied {
+    if let Mode::Implied { implied: spec, .. } = &cfg.mode {
         return implied(cfg, &compiled, iterations, profile, &note, spec);
     }
     let (base, base_source) = base_cost(cfg, &loaded, &compiled, profile)?;
@@ -298,7 +301,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         let (costs, sources) = costs::resolve(model, profile, cfg)?;
         let costs_o = costs_out(costs, sources, base, &base_source);
         let stock_policy = model.policies()[0].name();
-        if let Some(spec) = &cfg.sweep {
+        if let Some((spec, break_even_speedup)) = sweep {
             let (points, break_even) = sweep::sweep(
                 model,
                 spec,
@@ -306,7 +309,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
                 base,
                 &compiled,
                 iterations,
-                cfg.break_even,
+                break_even_speedup,
             );
             sweeps.push(SweepReport {
                 schema_version: SIMULATE_SCHEMA_VERSION,
@@ -314,7 +317,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
                 model: model.label(),
                 stock_policy,
                 parameter: spec.param.name().into(),
-                break_even_speedup: cfg.break_even,
+                break_even_speedup,
                 profile: note.clone(),
                 costs: costs_o,
                 points,
@@ -336,7 +339,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             strace: None,
         });
     }
-    Ok(if cfg.sweep.is_some() {
+    Ok(if sweep.is_some() {
         Output::Sweeps(sweeps)
     } else {
         Output::Models(models)

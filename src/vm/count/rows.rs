@@ -173,21 +173,21 @@ pub fn model_estimate(
     coarse_lag_ns: Option<f64>,
 ) -> Option<(String, PolicyEstimate)> {
     let model = model_for(kernel_release);
-    let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
+    let mut cfg =
+        SimulateConfig::new(Input::Scenario(workload.to_string())).with_iterations(20_000);
     // The bundled scenarios' files are on tmpfs: move them to the guest's file system.
-    cfg.fs = crate::trace::FsKind::parse(fs).filter(|f| *f != crate::trace::FsKind::Tmpfs);
+    cfg.tuning.fs = crate::trace::FsKind::parse(fs).filter(|f| *f != crate::trace::FsKind::Tmpfs);
     cfg.models = vec![crate::kernel::ModelSpec {
         family: model.family,
         version: Some(model.version),
         alias: false,
     }];
-    cfg.iterations = Some(20_000);
-    cfg.coarse_lag_ns = coarse_lag_ns;
+    cfg.tuning.coarse_lag_ns = coarse_lag_ns;
     if ns_by_syscall.iter().any(|t| t.ns > 0.0) {
-        cfg.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
+        cfg.tuning.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
         let at: Vec<Vec<f64>> = ns_by_syscall.iter().map(SyscallTime::stamps_at).collect();
         if at.iter().any(|a| !a.is_empty()) {
-            cfg.op_stamp_at = Some(at);
+            cfg.tuning.op_stamp_at = Some(at);
         }
     }
     cfg.overrides = vec![
