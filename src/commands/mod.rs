@@ -22,17 +22,16 @@ pub mod compare;
 pub mod completions;
 pub mod detect;
 pub mod man;
+pub mod output;
 pub mod probe;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod run;
 pub mod show;
+pub mod signals;
 pub mod simulate;
 pub mod vm;
-
-pub mod output;
-pub mod progress;
-pub mod signals;
 
 pub use output::{check_output_dir, check_output_file, Destination};
 pub use progress::StderrProgress;

@@ -30,8 +30,7 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
             )
             .into());
         }
-        let ids: Vec<String> = Source::all().iter().map(|s| s.to_string()).collect();
-        output.emit(format!("{}\n", ids.join("\n")).as_bytes())?;
+        output.emit(crate::export::source_list(&Source::all()).as_bytes())?;
         return Ok(0);
     }
     let cfg = config(args, global)?;

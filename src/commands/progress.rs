@@ -68,8 +68,8 @@ impl StderrProgress {
 
 impl Progress for StderrProgress {
     fn step(&self, what: &str) {
-        self.bar.set_message(self.message(what));
         self.bar.inc(1);
+        self.bar.set_message(self.message(what));
     }
 
     fn note(&self, line: &str) {
@@ -155,6 +155,18 @@ mod tests {
             shown.contains("run pipe1: 2 runs of 2 s: booting the guest"),
             "the last note is what the spinner says now: {shown:?}"
         );
+    }
+
+    #[test]
+    fn a_bar_of_steps_fills_one_per_step() {
+        let screen = Screen::default();
+        let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
+        let p = StderrProgress::to(String::new(), Some(target), Some(3));
+        p.step("probing the sources");
+        p.bar.tick();
+        assert_eq!(p.bar.position(), 1);
+        let shown = screen.0.lock().unwrap().clone();
+        assert!(shown.contains("/3 probing the sources"), "{shown:?}");
     }
 
     #[test]

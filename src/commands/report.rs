@@ -63,10 +63,6 @@ pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
     // Written whole: a temporary sibling renamed into place (an earlier report is replaced).
     let files = ReportDocument(&report).files()?;
     export::file::write_dir(&args.out, &files)?;
-    let names: Vec<String> = files
-        .iter()
-        .map(|(name, _)| args.out.join(name).display().to_string())
-        .collect();
-    export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+    export::emit(export::written(&args.out, &files).as_bytes(), None)?;
     Ok(0)
 }

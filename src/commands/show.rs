@@ -166,3 +166,19 @@ fn simulate_output(v: &Value, text: &str, path: &Path) -> anyhow::Result<Output>
         Output::Validation(parse::<ValidationReport>(text, path, what)?)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_output_is_recognised_before_a_profile() {
+        let v: Value = serde_json::json!({
+            "schema_version": 1, "columns": [], "sources": [], "verdicts": []
+        });
+        assert_eq!(Kind::of(&v), Some(Kind::Compare));
+        let probe = serde_json::json!({"sources": [], "machine": {}, "derived": {}});
+        assert_eq!(Kind::of(&probe), Some(Kind::Probe));
+        assert_eq!(Kind::of(&serde_json::json!({"a": 1})), None);
+    }
+}

@@ -7,7 +7,7 @@ use crate::error::ConfigError;
 use crate::kernel::explain::explain;
 use crate::kernel::{model::model_names_help, ModelId, ModelSpec};
 use crate::sim::config::{bad, every_family, parse_implied, parse_set, parse_sweep};
-use crate::sim::{self, Input, Loop, Mode, SimulateConfig, StraceLog, Tuning, Validation};
+use crate::sim::{self, Loop, LoopSource, Mode, SimulateConfig, StraceLog, Tuning, Validation};
 use crate::trace::FsKind;
 
 /// What `tscope simulate` does, and where the result goes.
@@ -68,8 +68,8 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
         }));
     }
     let input = match (&a.scenario, &a.run) {
-        (_, Some(run)) => Input::Run(run.clone()),
-        (Some(s), None) => Input::Scenario(s.clone()),
+        (_, Some(run)) => LoopSource::Run(run.clone()),
+        (Some(s), None) => LoopSource::Scenario(s.clone()),
         (None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
     };
     if let Some(n) = a.iterations {
@@ -79,7 +79,7 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
     }
     if a.validate {
         // clap allows --validate with a SCENARIO only (it conflicts with --run and --strace).
-        let Input::Scenario(check) = input else {
+        let LoopSource::Scenario(check) = input else {
             return bad("--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into());
         };
         if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
@@ -208,4 +208,89 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     }
     job.output.export(&result?)?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn job(args: &[&str]) -> Result<SimulateJob, ConfigError> {
+        let cli = Cli::try_parse_from([&["tscope", "simulate"], args].concat()).expect("parses");
+        match cli.command {
+            Command::Simulate(a) => config(&a, &Global::default()),
+            _ => unreachable!(),
+        }
+    }
+
+    fn mode(args: &[&str]) -> Mode {
+        match job(args).expect("valid").task {
+            Task::Simulate(cfg) => cfg.mode,
+            Task::Explain(m) => panic!("explain {m}"),
+        }
+    }
+
+    #[test]
+    fn each_mode_holds_only_its_settings() {
+        match mode(&["pipe1", "--iterations", "7"]) {
+            Mode::Estimate(Loop {
+                input: LoopSource::Scenario(s),
+                iterations: Some(7),
+            }) => assert_eq!(s, "pipe1"),
+            m => panic!("{m:?}"),
+        }
+        match mode(&[
+            "vfsmix",
+            "--sweep",
+            "precise_read_ns=10..1000",
+            "--break-even",
+            "1.1",
+        ]) {
+            Mode::Sweep {
+                sweep, break_even, ..
+            } => assert_eq!((sweep.points, break_even), (13, 1.1)),
+            m => panic!("{m:?}"),
+        }
+        assert!(matches!(
+            mode(&["pipe1", "--implied", "stock=1,patched=2"]),
+            Mode::Implied { .. }
+        ));
+        match mode(&["--strace", "x.strace", "--strict", "--fs", "ext4"]) {
+            Mode::Strace(log) => assert_eq!((log.strict, log.fs), (true, Some(FsKind::Ext4))),
+            m => panic!("{m:?}"),
+        }
+        match mode(&["seed", "--validate", "--validate-secs", "1"]) {
+            Mode::Validate(v) => assert_eq!((v.check.as_str(), v.secs), ("seed", 1.0)),
+            m => panic!("{m:?}"),
+        }
+        assert!(matches!(
+            mode(&["--run", "r.json"]),
+            Mode::Estimate(Loop {
+                input: LoopSource::Run(_),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn explain_skips_the_simulation_settings() {
+        let j = job(&["--explain", "freebsd"]).unwrap();
+        assert!(matches!(j.task, Task::Explain(m) if m.family == crate::kernel::Family::Freebsd));
+        assert!(job(&["--explain", "bogus"]).is_err());
+    }
+
+    #[test]
+    fn a_setting_outside_its_mode_is_refused() {
+        for args in [
+            &["pipe1", "--strict"][..],
+            &["--strace", "x", "--iterations", "5"],
+            &["--strace", "x", "--sweep", "precise_read_ns=1..10"],
+            &["pipe1", "--break-even", "1"],
+            &["pipe1", "--iterations", "0"],
+            &["seed", "--validate", "--validate-secs", "0.1"],
+        ] {
+            assert!(job(args).is_err(), "{args:?}");
+        }
+    }
 }

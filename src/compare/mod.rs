@@ -213,7 +213,7 @@ pub struct VerdictRow {
 
 /// A short description of each input's machine.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Column {
+pub struct MachineSummary {
     pub label: String,
     pub path: String,
     pub cpu: Option<String>,
@@ -228,7 +228,7 @@ pub struct Column {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub schema_version: u32,
-    pub columns: Vec<Column>,
+    pub columns: Vec<MachineSummary>,
     pub sources: Vec<SourceRow>,
     pub verdicts: Vec<VerdictRow>,
 }
@@ -301,7 +301,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
         .iter()
         .map(|i| {
             let m = &i.profile.machine;
-            Column {
+            MachineSummary {
                 label: i.label.clone(),
                 path: i.path.display().to_string(),
                 cpu: m.cpu_model.clone(),

@@ -52,7 +52,8 @@ use std::path::Path;
 use crate::error::Context;
 use serde::Serialize;
 
-pub use document::ReportDocument;
+pub use document::{written, ReportDocument};
+pub use probe::source_list;
 pub use record::recording;
 pub use saved::Saved;
 pub use table::{Align, Table};

@@ -145,7 +145,7 @@ pub struct ImpliedSpec {
 
 /// The loop a simulation replays.
 #[derive(Debug, Clone)]
-pub enum Input {
+pub enum LoopSource {
     /// A scenario path or bundled name.
     Scenario(String),
     /// A run record file (`tscope run --record`).
@@ -157,7 +157,7 @@ pub enum Input {
 /// A loop to replay, and for how many iterations.
 #[derive(Debug, Clone)]
 pub struct Loop {
-    pub input: Input,
+    pub input: LoopSource,
     /// Iterations to replay; `None`: the scenario's.
     pub iterations: Option<u64>,
 }
@@ -277,7 +277,7 @@ impl SimulateConfig {
     }
 
     /// Estimates of every model on `input`, with the command line's defaults.
-    pub fn new(input: Input) -> Self {
+    pub fn new(input: LoopSource) -> Self {
         SimulateConfig::of(Mode::Estimate(Loop {
             input,
             iterations: None,
@@ -286,7 +286,7 @@ impl SimulateConfig {
 
     /// Every model on `input` priced from `profile` (what `tscope report` runs), optionally as
     /// a sweep of `precise_read_ns` over 10 ns..100 µs.
-    pub fn for_report(input: Input, profile: crate::probe::Profile, sweep: bool) -> Self {
+    pub fn for_report(input: LoopSource, profile: crate::probe::Profile, sweep: bool) -> Self {
         let run = Loop {
             input,
             iterations: None,

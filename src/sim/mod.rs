@@ -26,7 +26,7 @@ use std::path::Path;
 use crate::error::Context;
 
 pub use config::{
-    Counter, Input, Loop, Mode, Param, SimulateConfig, StraceLog, Tuning, Validation,
+    Counter, Loop, LoopSource, Mode, Param, SimulateConfig, StraceLog, Tuning, Validation,
 };
 pub use replay::{Costs, Replay, Stats};
 use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
@@ -47,20 +47,20 @@ pub struct Loaded {
 }
 
 /// Loads a scenario file, a bundled scenario by name, or a run record.
-pub fn load_input(input: &Input) -> crate::error::Result<Loaded> {
+pub fn load_input(input: &LoopSource) -> crate::error::Result<Loaded> {
     match input {
-        Input::Record(run) => Ok(Loaded {
+        LoopSource::Record(run) => Ok(Loaded {
             scenario: run.scenario(),
             run: Some((**run).clone()),
         }),
-        Input::Run(path) => {
+        LoopSource::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
                 scenario: run.scenario(),
                 run: Some(run),
             })
         }
-        Input::Scenario(name) => {
+        LoopSource::Scenario(name) => {
             let path = Path::new(name);
             if path.exists() {
                 return Ok(Loaded {

@@ -8,7 +8,7 @@ use super::guest::{GuestCount, WorkloadCount};
 use super::kprobe;
 use crate::kernel::ModelId;
 use crate::sim::estimate::PolicyEstimate;
-use crate::sim::{self, Input, Param, SimulateConfig};
+use crate::sim::{self, LoopSource, Param, SimulateConfig};
 
 /// A row differs when |kernel − model| exceeds this per op …
 pub const TOLERANCE: f64 = 0.05;
@@ -174,7 +174,7 @@ pub fn model_estimate(
 ) -> Option<(String, PolicyEstimate)> {
     let model = model_for(kernel_release);
     let mut cfg =
-        SimulateConfig::new(Input::Scenario(workload.to_string())).with_iterations(20_000);
+        SimulateConfig::new(LoopSource::Scenario(workload.to_string())).with_iterations(20_000);
     // The bundled scenarios' files are on tmpfs: move them to the guest's file system.
     cfg.tuning.fs = crate::trace::FsKind::parse(fs).filter(|f| *f != crate::trace::FsKind::Tmpfs);
     cfg.models = vec![crate::kernel::ModelSpec {
