@@ -110,7 +110,7 @@ fn ingest(c: &mut Criterion) {
 /// input written to a file under Cargo's scratch directory for benches (removed at the end).
 fn simulate(c: &mut Criterion) {
     use tscope::kernel::ModelSpec;
-    use tscope::sim::config::{Input, Param, SimulateConfig};
+    use tscope::sim::config::{Mode, Param, SimulateConfig, StraceLog};
     let data = input("make-cc.strace");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-simulate.strace");
     std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -118,7 +118,11 @@ fn simulate(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Bytes(data.len() as u64));
     for (label, models) in [("linux", Some("linux")), ("all-models", None)] {
-        let mut cfg = SimulateConfig::new(Input::Strace(path.clone()));
+        let mut cfg = SimulateConfig::of(Mode::Strace(StraceLog {
+            path: path.clone(),
+            strict: false,
+            fs: None,
+        }));
         if let Some(m) = models {
             cfg.models = vec![ModelSpec::parse(m).unwrap()];
         }

@@ -1,5 +1,5 @@
 //! The command line, as plain clap-derive structs. Validation into configurations happens in
-//! `config.rs`; nothing here decides anything.
+//! each command's `config` (`commands/<name>.rs`); nothing here decides anything.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! `tscope run`: arguments only; `workload::config` validates them into a `RunConfig`.
+//! `tscope run`: arguments only; `commands::run::config` validates them into a `RunConfig`.
 
 use std::path::PathBuf;
 

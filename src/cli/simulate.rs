@@ -1,4 +1,4 @@
-//! `tscope simulate`: arguments only; `sim::SimulateConfig::try_from` validates them.
+//! `tscope simulate`: arguments only; `commands::simulate::config` validates them.
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Global, Output, EXIT_INTERRUPTED};
+use super::{Destination, Global};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
 use crate::workload::config::{mem_available, parse_size};
@@ -41,8 +41,33 @@ fn seconds(name: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, C
     Ok(Duration::from_secs_f64(v))
 }
 
-/// Validates `tscope run` arguments into a run configuration.
-pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
+/// What `tscope run` does: the run, where its result goes, and the `--record` file.
+#[derive(Debug, Clone)]
+pub struct RunJob {
+    pub run: RunConfig,
+    pub output: Destination,
+    /// `--record FILE`: the run record for `simulate --run`, checked like `-o`.
+    pub record: Option<PathBuf>,
+}
+
+/// Validates `tscope run` arguments: the run, then `-o` and `--export-*`, then `--record`
+/// (a path no other output option names).
+pub fn config(a: &RunArgs, _global: &Global) -> Result<RunJob, ConfigError> {
+    let run = run_config(a)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    if let Some(path) = &a.record {
+        super::check_output_file(path, "record")?;
+        output.refuse_shared(path, "record")?;
+    }
+    Ok(RunJob {
+        run,
+        output,
+        record: a.record.clone(),
+    })
+}
+
+/// Validates the run itself into a run configuration.
+fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     let w = a.workload;
     let is_mem = w == WorkloadName::Mem;
     let runner = w.uses_runner();
@@ -224,31 +249,26 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     })
 }
 
-/// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted.
-pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
-    let cfg = config(args)?;
-    let output = Output::new(&args.output)?.with_exports(&args.export)?;
-    let record: Option<PathBuf> = args.record.clone();
-    if let Some(path) = &record {
-        super::check_output_file(path, "record")?;
-        output.refuse_shared(path, "record")?;
-    }
-    super::stop_on_signal()?;
-    let progress = super::StderrProgress::new(job(&cfg));
-    let report = workload::execute(&cfg);
+/// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted (the
+/// partial result printed first).
+pub fn run(args: &RunArgs, global: &Global) -> anyhow::Result<i32> {
+    let job = config(args, global)?;
+    let stop = super::stop_on_signal()?;
+    let progress = super::StderrProgress::new(job_line(&job.run));
+    let report = workload::execute(&job.run);
     drop(progress);
     let report = report?;
-    output.export(&report)?;
-    if let Some(path) = &record {
+    job.output.export(&report)?;
+    if let Some(path) = &job.record {
         let record = workload::run_record::RunRecord::of(&report);
         crate::export::emit(&crate::export::json(&record)?, Some(path))?;
     }
-    Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
+    Ok(stop.exit_code(0))
 }
 
 /// What the spinner says during a run: the workload, and for the runner's workloads how many
 /// runs of how long (warm-up plus sampling) it will take.
-fn job(cfg: &RunConfig) -> String {
+fn job_line(cfg: &RunConfig) -> String {
     let w = cfg.workload;
     if !w.uses_runner() {
         return format!("run {}", w.as_str());
@@ -271,7 +291,7 @@ mod tests {
     fn cfg(args: &[&str]) -> Result<RunConfig, ConfigError> {
         let cli = Cli::try_parse_from([&["tscope", "run"], args].concat()).expect("parses");
         match cli.command {
-            Command::Run(a) => config(&a),
+            Command::Run(a) => config(&a, &Global::default()).map(|job| job.run),
             _ => unreachable!(),
         }
     }

@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Global, Output as Destination};
+use super::{Destination, Global};
 use crate::cli::ShowArgs;
 use crate::error::ConfigError;
-use crate::export::Format;
+use crate::export::Saved;
 use crate::sim::result::Output;
 
 /// What a tscope JSON document is.
@@ -25,6 +25,8 @@ pub enum Kind {
     /// `simulate --json`: estimates, a sweep, an implied cost or a validation (one object or
     /// an array of them).
     Simulate,
+    /// `compare --json`.
+    Compare,
     /// A report's `report.json`.
     Report,
 }
@@ -49,6 +51,8 @@ impl Kind {
             Some(Kind::VmExits)
         } else if has("workload") && has("runs") {
             Some(Kind::Run)
+        } else if has("columns") && has("sources") && has("verdicts") {
+            Some(Kind::Compare)
         } else if has("verdicts") && has("facts") {
             Some(Kind::Detect)
         } else if has("sources") && has("machine") && has("derived") {
@@ -71,8 +75,16 @@ fn parse<T: DeserializeOwned>(text: &str, path: &Path, what: &str) -> anyhow::Re
     })
 }
 
-/// Renders the file in the chosen format; returns the exit code.
-pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
+/// What `tscope show` shows, and where.
+#[derive(Debug, Clone)]
+pub struct ShowJob {
+    pub document: Saved,
+    pub output: Destination,
+}
+
+/// Validates `args`: the output, then the file read, recognised and parsed as the type that
+/// wrote it, in a format that kind has.
+pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
     let output = Destination::new(&args.output)?;
     let path = &args.file;
     let text = std::fs::read_to_string(path)
@@ -96,40 +108,29 @@ pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
     let Some(kind) = Kind::of(&v) else {
         return Err(ConfigError::Invalid(format!(
             "'{}' is not a document tscope writes (expected the JSON of probe, detect, run, \
-             vm guest, vm exits, simulate or report.json)",
+             vm guest, vm exits, simulate, compare or report.json)",
             path.display()
         ))
         .into());
     };
-    match kind {
-        Kind::Probe => output.export(&parse::<crate::probe::Profile>(&text, path, "probe")?)?,
-        Kind::Detect => {
-            output.export(&parse::<crate::detect::Detection>(&text, path, "detect")?)?
-        }
-        Kind::Run => output.export(&parse::<crate::workload::RunReport>(&text, path, "run")?)?,
-        Kind::VmGuest => output.export(&parse::<crate::vm::guest::matrix::GuestMatrix>(
-            &text, path, "vm guest",
-        )?)?,
-        Kind::VmExits => {
-            output.export(&parse::<crate::vm::exits::Exits>(&text, path, "vm exits")?)?
-        }
-        Kind::Simulate => output.export(&simulate_output(&v, &text, path)?)?,
-        Kind::Report => {
-            let r: crate::gather::Report = parse(&text, path, "report.json")?;
-            match output.format {
-                Format::Json => output.emit(&crate::export::json(&r)?)?,
-                Format::Csv => {
-                    return Err(ConfigError::Invalid(
-                        "a report has no CSV form: use --markdown (report.md) or --json".into(),
-                    )
-                    .into())
-                }
-                Format::Table | Format::Markdown => {
-                    output.emit(crate::export::ReportDocument(&r).markdown()?.as_bytes())?
-                }
-            }
-        }
-    }
+    let document = match kind {
+        Kind::Probe => Saved::Probe(Box::new(parse(&text, path, "probe")?)),
+        Kind::Detect => Saved::Detect(Box::new(parse(&text, path, "detect")?)),
+        Kind::Run => Saved::Run(Box::new(parse(&text, path, "run")?)),
+        Kind::VmGuest => Saved::VmGuest(Box::new(parse(&text, path, "vm guest")?)),
+        Kind::VmExits => Saved::VmExits(Box::new(parse(&text, path, "vm exits")?)),
+        Kind::Simulate => Saved::Simulate(Box::new(simulate_output(&v, &text, path)?)),
+        Kind::Compare => Saved::Compare(Box::new(parse(&text, path, "compare")?)),
+        Kind::Report => Saved::Report(Box::new(parse(&text, path, "report.json")?)),
+    };
+    document.check(output.format)?;
+    Ok(ShowJob { document, output })
+}
+
+/// Renders the file in the chosen format; returns the exit code.
+pub fn run(args: &ShowArgs, global: &Global) -> anyhow::Result<i32> {
+    let job = config(args, global)?;
+    job.output.emit(&job.document.export(job.output.format)?)?;
     Ok(0)
 }
 
@@ -164,4 +165,20 @@ fn simulate_output(v: &Value, text: &str, path: &Path) -> anyhow::Result<Output>
     } else {
         Output::Validation(parse::<ValidationReport>(text, path, what)?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_output_is_recognised_before_a_profile() {
+        let v: Value = serde_json::json!({
+            "schema_version": 1, "columns": [], "sources": [], "verdicts": []
+        });
+        assert_eq!(Kind::of(&v), Some(Kind::Compare));
+        let probe = serde_json::json!({"sources": [], "machine": {}, "derived": {}});
+        assert_eq!(Kind::of(&probe), Some(Kind::Probe));
+        assert_eq!(Kind::of(&serde_json::json!({"a": 1})), None);
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Global, Output, StderrProgress};
+use super::{Destination, Global, StderrProgress};
 use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
 use crate::vm::count;
@@ -73,8 +73,8 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
 pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
     match &args.command {
         VmCommand::Guest(a) => guest(a, global),
-        VmCommand::Exits(a) => exits(a),
-        VmCommand::Count(a) => count(a),
+        VmCommand::Exits(a) => exits(a, global),
+        VmCommand::Count(a) => count(a, global),
         VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
 }
@@ -82,8 +82,8 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
 /// `vm guest`: exit 1 when a guest hung or failed (the matrix is printed either way).
 fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
-    super::stop_on_signal()?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    let stop = super::stop_on_signal()?;
     let progress = StderrProgress::new(format!(
         "vm guest: {} clocksource(s), up to {} s each",
         cfg.clocksources.len(),
@@ -91,31 +91,45 @@ fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     ));
     let m = guest::run(&cfg, &progress);
     drop(progress);
-    if let Some(code) = super::interrupted() {
+    if let Some(code) = stop.nothing_written() {
         return Ok(code);
     }
-    let m = match m {
-        Err(e) if crate::vm::boot::child::is_interrupted(&e) => return Ok(super::EXIT_INTERRUPTED),
-        other => other?,
-    };
+    let m = m?;
     output.export(&m)?;
     let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
     Ok(if all_ok { 0 } else { 1 })
 }
 
-/// `vm exits`: the micro-VM's exit costs.
-fn exits(a: &ExitsArgs) -> anyhow::Result<i32> {
+/// The most iterations of each exit kind `vm exits` runs.
+pub const MAX_EXITS_ITERATIONS: u32 = 1_000_000;
+
+/// Validates `vm exits` arguments: the iterations of each exit kind (the micro-VM's whole
+/// configuration).
+pub fn exits_config(a: &ExitsArgs, _global: &Global) -> Result<u32, ConfigError> {
     if a.iterations == 0 {
-        return Err(ConfigError::range("iterations", "at least 1", 0).into());
+        return Err(ConfigError::range("iterations", "at least 1", 0));
     }
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
-    let r = exits::run(a.iterations)?;
+    if a.iterations > MAX_EXITS_ITERATIONS {
+        return Err(ConfigError::range(
+            "iterations",
+            format!("1..={MAX_EXITS_ITERATIONS}"),
+            a.iterations,
+        ));
+    }
+    Ok(a.iterations)
+}
+
+/// `vm exits`: the micro-VM's exit costs.
+fn exits(a: &ExitsArgs, global: &Global) -> anyhow::Result<i32> {
+    let iterations = exits_config(a, global)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    let r = exits::run(iterations)?;
     output.export(&r)?;
     Ok(0)
 }
 
 /// Validates `vm count` arguments.
-pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
+pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = CountConfig::new();
     if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
@@ -175,20 +189,18 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
     Ok(cfg)
 }
 
-/// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted.
-fn count(a: &CountArgs) -> anyhow::Result<i32> {
-    let cfg = count_config(a)?;
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
-    crate::sys::signal::install_stop_handler()?;
+/// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted (the
+/// rows counted so far printed first).
+fn count(a: &CountArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = count_config(a, global)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    let stop = super::stop_on_signal()?;
     let progress = StderrProgress::new("vm count");
     let r = count::run(&cfg, &progress);
     drop(progress);
     let r = r?;
     output.export(&r)?;
-    if r.interrupted {
-        return Ok(130);
-    }
     let mismatch = a.fail_on.contains(&CountFailOn::Mismatch) && r.mismatches().next().is_some();
     let failed = r.kernels.iter().any(|k| k.error.is_some());
-    Ok(if mismatch || failed { 1 } else { 0 })
+    Ok(stop.exit_code(if mismatch || failed { 1 } else { 0 }))
 }

@@ -10,7 +10,7 @@ pub mod numbers;
 use std::path::{Path, PathBuf};
 
 use crate::error::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::probe::{Profile, PROFILE_SCHEMA_VERSION};
@@ -149,7 +149,7 @@ impl Input {
 }
 
 /// One source across inputs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceRow {
     pub id: String,
     pub cost_ns: Vec<Option<Estimate>>,
@@ -164,7 +164,7 @@ pub struct SourceRow {
 }
 
 /// How one input's cost of a source stands against the first input's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Faster,
@@ -204,7 +204,7 @@ pub fn ratio_plus_minus(base: &Estimate, cost: &Estimate) -> Option<f64> {
 }
 
 /// One verdict across inputs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerdictRow {
     pub name: String,
     pub holds: Vec<Option<bool>>,
@@ -212,8 +212,8 @@ pub struct VerdictRow {
 }
 
 /// A short description of each input's machine.
-#[derive(Debug, Clone, Serialize)]
-pub struct Column {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineSummary {
     pub label: String,
     pub path: String,
     pub cpu: Option<String>,
@@ -225,10 +225,10 @@ pub struct Column {
 }
 
 /// The comparison.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub schema_version: u32,
-    pub columns: Vec<Column>,
+    pub columns: Vec<MachineSummary>,
     pub sources: Vec<SourceRow>,
     pub verdicts: Vec<VerdictRow>,
 }
@@ -301,7 +301,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
         .iter()
         .map(|i| {
             let m = &i.profile.machine;
-            Column {
+            MachineSummary {
                 label: i.label.clone(),
                 path: i.path.display().to_string(),
                 cpu: m.cpu_model.clone(),

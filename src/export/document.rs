@@ -17,6 +17,15 @@ fn opt_est(p: &crate::probe::Profile, id: &str) -> String {
     p.cost_ns(id).as_ref().map_or("-".into(), estimate)
 }
 
+/// What `report` prints once its files are written: the path of each.
+pub fn written(dir: &Path, files: &[(String, Vec<u8>)]) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .map(|(name, _)| dir.join(name).display().to_string())
+        .collect();
+    format!("wrote {}\n", names.join(", "))
+}
+
 impl ReportDocument<'_> {
     fn environment(&self) -> String {
         let e = &self.0.environment;

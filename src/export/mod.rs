@@ -33,10 +33,13 @@ pub mod commit;
 mod compare;
 mod detect;
 mod document;
+mod explain;
 pub mod file;
 mod knob;
 mod probe;
+mod record;
 mod run;
+mod saved;
 mod simulate;
 pub mod svg;
 pub mod table;
@@ -49,7 +52,10 @@ use std::path::Path;
 use crate::error::Context;
 use serde::Serialize;
 
-pub use document::ReportDocument;
+pub use document::{written, ReportDocument};
+pub use probe::source_list;
+pub use record::recording;
+pub use saved::Saved;
 pub use table::{Align, Table};
 
 /// An output format.

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use super::{ns, scenario_on, Row, ValidationReport, GOAL_PCT};
 use crate::sim::config::Counter;
-use crate::sim::config::SimulateConfig;
+use crate::sim::config::{SimulateConfig, Validation};
 use crate::sim::costs;
 use crate::sim::estimate::replay;
 use crate::sim::replay::Costs;
@@ -103,9 +103,9 @@ fn round_error_pct((a, k, b): (f64, f64, f64), ts_ns: f64) -> f64 {
 }
 
 /// Runs the emulation validation of `name` (pipe1 or vfsmix).
-pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
-    let secs = cfg.validate_secs;
-    let dir: Option<PathBuf> = match (cfg.validate_dirs.first(), name) {
+pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<ValidationReport> {
+    let (name, secs) = (v.check.as_str(), v.secs);
+    let dir: Option<PathBuf> = match (v.dirs.first(), name) {
         (Some(d), _) => Some(d.clone()),
         (None, "vfsmix") => Some(PathBuf::from("/dev/shm")),
         _ => None,
