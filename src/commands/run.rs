@@ -7,11 +7,8 @@ use std::time::Duration;
 use super::{Global, Output, EXIT_INTERRUPTED};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
-use crate::workload::config::{mem_available, parse_size};
+use crate::workload::config::{mem_available, parse_size, MAX_TASKS};
 use crate::workload::{self, MemOp, Mode, Placement, RunConfig, WorkloadName};
-
-/// The most tasks (or mem threads) one run may start.
-pub const MAX_TASKS: u64 = 1024;
 
 fn counts(name: &'static str, xs: &[u64]) -> Result<Vec<usize>, ConfigError> {
     let mut out: Vec<usize> = Vec::new();
