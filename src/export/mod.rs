@@ -35,6 +35,7 @@ mod detect;
 mod document;
 pub mod file;
 mod knob;
+mod palette;
 mod probe;
 mod run;
 mod simulate;
