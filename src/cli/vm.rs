@@ -31,6 +31,31 @@ pub enum VmCommand {
     GuestInit,
 }
 
+/// The options every room that boots a guest takes (`vm guest`, `vm count`): how qemu runs it,
+/// how long it may run, what runs as /init, which qemu, how much memory. A room whose guests
+/// need another time limit sets its own default with `mut_arg("timeout", …)`, as `vm count`
+/// does. `commands::vm` range-checks them once.
+#[derive(Debug, Clone, Args)]
+pub struct BootArgs {
+    /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
+    /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
+    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
+    pub accel: RequestedAccel,
+    /// Seconds each guest may run before it is killed and reported.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    pub timeout: u64,
+    /// Statically linked tscope to put in the guest as /init; default: this binary if static,
+    /// else built from the source tree with +crt-static into target/guest.
+    #[arg(long, value_name = "PATH")]
+    pub guest_bin: Option<PathBuf>,
+    /// qemu binary.
+    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
+    pub qemu: String,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory: u32,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct GuestArgs {
     /// Clocksources to boot with, one guest each (the kernel's `clocksource=`).
@@ -41,13 +66,8 @@ pub struct GuestArgs {
         value_name = "NAME"
     )]
     pub clocksource: Vec<String>,
-    /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
-    /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
-    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
-    pub accel: RequestedAccel,
-    /// Seconds each guest may run before it is killed and reported as hung.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
-    pub timeout: u64,
+    #[command(flatten)]
+    pub boot: BootArgs,
     /// Kernel to boot (bzImage or ELF vmlinux); default: Debian's cloud kernel, fetched with
     /// apt-get download and cached.
     #[arg(long, value_name = "PATH")]
@@ -56,17 +76,10 @@ pub struct GuestArgs {
     /// kernel it depends on).
     #[arg(long, default_value = "linux-image-cloud-amd64", value_name = "PKG")]
     pub kernel_package: String,
-    /// Statically linked tscope to put in the guest as /init; default: this binary if static,
-    /// else built from the source tree with +crt-static into target/guest.
-    #[arg(long, value_name = "PATH")]
-    pub guest_bin: Option<PathBuf>,
     /// Guest CPUs. With more than one, Linux marks the TSC unstable under TCG unless the
     /// command line says tsc=reliable (see --tsc-reliable).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub smp: u32,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory: u32,
     /// Add tsc=reliable to the guest command line (skips the TSC watchdog and sync checks).
     #[arg(long)]
     pub tsc_reliable: bool,
@@ -79,9 +92,6 @@ pub struct GuestArgs {
     /// Boot the bzImage instead of the extracted vmlinux (PVH).
     #[arg(long)]
     pub no_pvh: bool,
-    /// qemu binary.
-    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
-    pub qemu: String,
     /// Do not measure the host (the matrix's first column).
     #[arg(long)]
     pub no_host: bool,
@@ -111,6 +121,7 @@ pub enum CountFailOn {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(mut_arg("timeout", |a| a.default_value("300")))]
 pub struct CountArgs {
     /// Debian kernel package, NAME or NAME@SUITE (SUITE through tscope's own apt
     /// configuration under its cache directory); repeatable. Default:
@@ -141,21 +152,8 @@ pub struct CountArgs {
     /// Iterations of each workload (a zero-iteration baseline is subtracted).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub iterations: u64,
-    /// How qemu runs guest code (counts do not depend on speed).
-    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
-    pub accel: RequestedAccel,
-    /// Seconds each guest may run before it is killed and reported.
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
-    pub timeout: u64,
-    /// Statically linked tscope to put in the guest as /init.
-    #[arg(long, value_name = "PATH")]
-    pub guest_bin: Option<PathBuf>,
-    /// qemu binary.
-    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
-    pub qemu: String,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory: u32,
+    #[command(flatten)]
+    pub boot: BootArgs,
     /// Exit 1 when this holds.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Vec<CountFailOn>,
@@ -163,4 +161,32 @@ pub struct CountArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn boot(argv: &[&str]) -> BootArgs {
+        let cli = Cli::try_parse_from(argv).unwrap();
+        match cli.command {
+            Command::Vm(VmArgs {
+                command: VmCommand::Guest(a),
+            }) => a.boot,
+            Command::Vm(VmArgs {
+                command: VmCommand::Count(a),
+            }) => a.boot,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_room_keeps_its_own_time_limit() {
+        assert_eq!(boot(&["tscope", "vm", "guest"]).timeout, 120);
+        assert_eq!(boot(&["tscope", "vm", "count"]).timeout, 300);
+        let b = boot(&["tscope", "vm", "count", "--timeout", "7", "--memory", "512"]);
+        assert_eq!((b.timeout, b.memory), (7, 512));
+    }
 }
