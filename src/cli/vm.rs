@@ -39,8 +39,8 @@ pub enum VmCommand {
 pub struct BootArgs {
     /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
     /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
-    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
-    pub accel: RequestedAccel,
+    #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
+    pub accel: AccelArg,
     /// Seconds each guest may run before it is killed and reported.
     #[arg(long, default_value_t = 120, value_name = "SECS")]
     pub timeout: u64,
@@ -110,6 +110,27 @@ pub struct ExitsArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+/// How qemu should run guest code, as the command line names it ([`RequestedAccel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AccelArg {
+    /// KVM when /dev/kvm offers hardware virtualisation, else TCG (with a message).
+    Auto,
+    /// Hardware virtualisation (kvm_intel / kvm_amd).
+    Kvm,
+    /// qemu's binary translator: emulation, not virtualisation.
+    Tcg,
+}
+
+impl From<AccelArg> for RequestedAccel {
+    fn from(a: AccelArg) -> Self {
+        match a {
+            AccelArg::Auto => RequestedAccel::Auto,
+            AccelArg::Kvm => RequestedAccel::Kvm,
+            AccelArg::Tcg => RequestedAccel::Tcg,
+        }
+    }
 }
 
 /// What `vm count --fail-on` can fail on.

@@ -40,7 +40,8 @@ fn seconds(name: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, C
 
 /// Validates `tscope run` arguments into a run configuration.
 pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
-    let w = a.workload;
+    let w = WorkloadName::from(a.workload);
+    let placement: Vec<Placement> = a.placement.iter().map(|&p| p.into()).collect();
     let is_mem = w == WorkloadName::Mem;
     let runner = w.uses_runner();
     let not_for = |name, applies, hint| ConfigError::NotApplicable {
@@ -82,7 +83,7 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     if a.size.is_some() && runner {
         return Err(not_for("size", "mem and pagezero", "drop it"));
     }
-    if !a.placement.is_empty() && w != WorkloadName::Pingpong {
+    if !placement.is_empty() && w != WorkloadName::Pingpong {
         return Err(not_for("placement", "pingpong", "drop it"));
     }
 
@@ -115,20 +116,21 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         tasks = defaults.tasks.clone();
     }
     let mut modes: Vec<Mode> = Vec::new();
-    for m in &a.mode {
-        if !modes.contains(m) {
-            modes.push(*m);
+    for &m in &a.mode {
+        let m = Mode::from(m);
+        if !modes.contains(&m) {
+            modes.push(m);
         }
     }
     let pin = !a.no_pin;
-    if !a.placement.is_empty() && !pin {
+    if !placement.is_empty() && !pin {
         return Err(not_for(
             "placement",
             "pinned runs",
             "drop --no-pin, or --placement",
         ));
     }
-    if a.placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
+    if placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
         return Err(ConfigError::range(
             "placement",
             "same on a machine where this process may use one CPU",
@@ -137,11 +139,11 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     }
     let placements = if w != WorkloadName::Pingpong || !pin {
         vec![None]
-    } else if a.placement.is_empty() {
+    } else if placement.is_empty() {
         defaults.placements.clone()
     } else {
         let mut p: Vec<Option<Placement>> = Vec::new();
-        for x in &a.placement {
+        for x in &placement {
             if !p.contains(&Some(*x)) {
                 p.push(Some(*x));
             }
@@ -164,7 +166,7 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     };
     let mut mem = defaults.mem.clone();
     if let Some(op) = a.op {
-        mem.op = op;
+        mem.op = op.into();
     }
     let mut cold_bytes = defaults.cold_bytes;
     if is_mem {

@@ -112,7 +112,7 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         models,
         profile: a.profile.clone(),
         profile_data: None,
-        counter: a.counter,
+        counter: a.counter.into(),
         overrides,
         sweep,
         break_even: a.break_even,

@@ -52,7 +52,7 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
     }
     Ok(GuestConfig {
         clocksources,
-        accel: b.accel,
+        accel: b.accel.into(),
         timeout: Duration::from_secs(b.timeout),
         kernel: a.kernel.clone(),
         kernel_package: a.kernel_package.clone(),
@@ -175,7 +175,7 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
     let b = &a.boot;
     check_boot(b)?;
     cfg.iterations = a.iterations;
-    cfg.accel = b.accel;
+    cfg.accel = b.accel.into();
     cfg.timeout = Duration::from_secs(b.timeout);
     cfg.guest_bin = b.guest_bin.clone();
     cfg.qemu = b.qemu.clone();
