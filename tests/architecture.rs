@@ -78,6 +78,21 @@ fn only_cli_and_commands_see_the_command_line() {
     );
 }
 
+/// Whether `start` reaches `goal` along the edges of `graph`.
+fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, start: &str, goal: &str) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![start.to_string()];
+    while let Some(m) = stack.pop() {
+        if m == goal {
+            return true;
+        }
+        if seen.insert(m.clone()) {
+            stack.extend(graph.get(&m).into_iter().flatten().cloned());
+        }
+    }
+    false
+}
+
 #[test]
 fn top_level_modules_import_without_cycles() {
     let files = tree();
@@ -117,23 +132,10 @@ fn top_level_modules_import_without_cycles() {
         }
     }
     // A cycle is an edge a -> b with b reaching a.
-    let reaches = |start: &str, goal: &str| {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![start.to_string()];
-        while let Some(m) = stack.pop() {
-            if m == goal {
-                return true;
-            }
-            if seen.insert(m.clone()) {
-                stack.extend(edges.get(&m).into_iter().flatten().cloned());
-            }
-        }
-        false
-    };
     let mut cycles = Vec::new();
     for (a, bs) in &edges {
         for b in bs {
-            if reaches(b, a) {
+            if reaches(&edges, b, a) {
                 cycles.push(format!("{a} -> {b} -> … -> {a}"));
             }
         }
@@ -545,22 +547,9 @@ fn files_of_one_folder_import_without_circles() {
         if folder.is_empty() {
             continue; // top-level modules: `top_level_modules_import_without_cycles`
         }
-        let reaches = |start: &str, goal: &str| {
-            let mut seen = BTreeSet::new();
-            let mut stack = vec![start.to_string()];
-            while let Some(m) = stack.pop() {
-                if m == goal {
-                    return true;
-                }
-                if seen.insert(m.clone()) {
-                    stack.extend(graph.get(&m).into_iter().flatten().cloned());
-                }
-            }
-            false
-        };
         for (a, bs) in graph {
             for b in bs {
-                if a < b && reaches(b, a) {
+                if a < b && reaches(graph, b, a) {
                     circles.push(format!("src/{}: {a} <-> {b}", folder.join("/")));
                 }
             }
