@@ -4,7 +4,7 @@
 //! against real hypervisors' values.
 //!
 //! - [`source`]: where answers come from.
-//! - [`standard`]: the standard leaves, decoded by raw-cpuid ([`CpuFacts`]).
+//! - [`standard`]: the standard leaves, decoded by raw-cpuid ([`StandardLeaves`]).
 //! - [`hypervisor`]: the hypervisor leaves from 0x40000000, which raw-cpuid does not decode:
 //!   signatures, KVM, Hyper-V and Xen timing features, the 0x40000010 timing leaf.
 //! - here: [`CpuidFacts`], all of them together, and TDX's leaf 0x21.
@@ -17,16 +17,16 @@ use serde::{Deserialize, Serialize};
 
 pub use hypervisor::HypervisorLeaves;
 pub use source::{CpuidDump, CpuidSource, DumpError, LiveCpuid};
-pub use standard::CpuFacts;
+pub use standard::StandardLeaves;
 
-/// What CPUID says, decoded: the standard leaves (the same [`CpuFacts`] the probe's
+/// What CPUID says, decoded: the standard leaves (the same [`StandardLeaves`] the probe's
 /// [`Machine`](crate::probe::machine::Machine) is built from) and the hypervisor leaves. The
 /// JSON is flat (`facts.cpu` in docs/schema.md); in code the standard-leaf facts are reached
 /// through `Deref`, so `facts.rdtscp` reads as it always did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuidFacts {
     #[serde(flatten)]
-    pub standard: CpuFacts,
+    pub standard: StandardLeaves,
     /// The hypervisor leaves found from 0x40000000 in 0x100 steps.
     pub hypervisor: HypervisorLeaves,
     /// A confidential-computing guest named by CPUID: "Intel TDX" when leaf 0x21 carries the
@@ -35,9 +35,9 @@ pub struct CpuidFacts {
 }
 
 impl std::ops::Deref for CpuidFacts {
-    type Target = CpuFacts;
+    type Target = StandardLeaves;
 
-    fn deref(&self) -> &CpuFacts {
+    fn deref(&self) -> &StandardLeaves {
         &self.standard
     }
 }
@@ -52,7 +52,7 @@ fn ascii(regs: &[u32]) -> String {
 impl CpuidFacts {
     /// Decodes the facts from `src`.
     pub fn decode(src: &dyn CpuidSource) -> Self {
-        let standard = CpuFacts::read(src);
+        let standard = StandardLeaves::read(src);
         let max_basic = src.leaf(0, 0).map(|r| r[0]);
         // Leaf 0x21 (Intel TDX's signature) is one raw-cpuid does not know.
         let confidential_guest = max_basic

@@ -9,7 +9,7 @@ use super::source::{CpuidSource, Replay};
 /// (a contract); the probe's [`Machine`](crate::probe::machine::Machine) and
 /// [`TscFacts`](crate::probe::machine::TscFacts) show the same facts under the profile's names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuFacts {
+pub struct StandardLeaves {
     pub vendor: Option<String>,
     pub brand: Option<String>,
     pub family: Option<u32>,
@@ -29,10 +29,10 @@ pub struct CpuFacts {
     pub leaf_16_base_mhz: Option<u32>,
 }
 
-impl CpuFacts {
+impl StandardLeaves {
     /// Decodes the standard leaves of `src`.
     pub fn read(src: &dyn CpuidSource) -> Self {
-        CpuFacts::decode(&raw_cpuid::CpuId::with_cpuid_reader(Replay(src)))
+        StandardLeaves::decode(&raw_cpuid::CpuId::with_cpuid_reader(Replay(src)))
     }
 
     /// Decodes the standard leaves. raw-cpuid reports a leaf beyond its range's maximum
@@ -44,7 +44,7 @@ impl CpuFacts {
             (!s.is_empty()).then(|| s.to_string())
         };
         let fi = c.get_feature_info();
-        CpuFacts {
+        StandardLeaves {
             vendor: c.get_vendor_info().and_then(|v| text(v.as_str())),
             brand: c
                 .get_processor_brand_string()
@@ -109,8 +109,8 @@ mod tests {
     #[test]
     fn live_replay_decodes_as_the_native_reader() {
         assert_eq!(
-            CpuFacts::read(&super::super::LiveCpuid),
-            CpuFacts::decode(&raw_cpuid::CpuId::new())
+            StandardLeaves::read(&super::super::LiveCpuid),
+            StandardLeaves::decode(&raw_cpuid::CpuId::new())
         );
     }
 }

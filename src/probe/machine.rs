@@ -7,7 +7,7 @@ use std::fs;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cpuid::{hypervisor, CpuFacts, CpuidSource, LiveCpuid};
+use crate::cpuid::{hypervisor, CpuidSource, LiveCpuid, StandardLeaves};
 use crate::sys;
 
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
@@ -140,8 +140,8 @@ pub fn gather() -> Machine {
 
 /// The standard-leaf facts of this CPU, the hypervisor signature and the timing leaf's TSC
 /// frequency in Hz (both only when the hypervisor bit is set).
-fn live_cpuid(src: &dyn CpuidSource) -> (CpuFacts, Option<String>, Option<f64>) {
-    let cpu = CpuFacts::read(src);
+fn live_cpuid(src: &dyn CpuidSource) -> (StandardLeaves, Option<String>, Option<f64>) {
+    let cpu = StandardLeaves::read(src);
     let hv = cpu.hypervisor_bit;
     let hv_sig =
         hv.then(|| hypervisor::raw_signature(src.leaf(0x4000_0000, 0).unwrap_or_default()));
