@@ -1,8 +1,9 @@
 //! The module tree keeps its shape (docs/architecture.md): only `cli/`, `commands/` and `lib.rs`
 //! see the command line, and no `clap` appears anywhere else; no argv is rebuilt outside them; no
 //! two top-level modules import each other, directly or through others, and no two files of one
-//! folder do; `unsafe` lives in `sys/` alone; no source file passes 500 lines. These read the
-//! source tree, so they fail on the commit that breaks the shape.
+//! folder do; `unsafe` lives in `sys/` alone; no source file passes 500 lines; the module tree
+//! in docs/architecture.md names every folder. These read the source tree, so they fail on the
+//! commit that breaks the shape.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -560,5 +561,65 @@ fn files_of_one_folder_import_without_circles() {
         "files of one folder import each other, directly or through others (move what both \
          need into a file of its own):\n{}",
         circles.join("\n")
+    );
+}
+/// Every folder under `src/`, as `a/b` paths.
+fn folders(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    for e in fs::read_dir(dir).expect("reading src/") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let r = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            folders(&p, &r, out);
+            out.push(r);
+        }
+    }
+}
+
+#[test]
+fn the_architecture_doc_names_every_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = fs::read_to_string(root.join("docs/architecture.md")).expect("docs/architecture.md");
+    // The module tree: a fenced block opening with `src/`, two spaces of indent per level; a
+    // folder's line starts with its name and a slash.
+    let block = doc
+        .split("```")
+        .find(|b| b.trim_start().starts_with("src/"))
+        .expect("docs/architecture.md has a module tree starting with src/");
+    let mut named = BTreeSet::new();
+    let mut stack: Vec<String> = Vec::new();
+    for line in block.lines().skip_while(|l| !l.starts_with("src/")).skip(1) {
+        let indent = line.len() - line.trim_start().len();
+        let Some(first) = line.split_whitespace().next() else {
+            continue;
+        };
+        if indent % 2 != 0 || indent < 2 {
+            continue;
+        }
+        let level = indent / 2 - 1;
+        if level > stack.len() {
+            continue; // a description's continuation line
+        }
+        stack.truncate(level);
+        if let Some(name) = first.strip_suffix('/') {
+            stack.push(name.to_string());
+            named.insert(stack.join("/"));
+        } else {
+            stack.push(String::new()); // a file: nothing nests under it
+        }
+    }
+    let mut actual = Vec::new();
+    folders(&root.join("src"), "", &mut actual);
+    let actual: BTreeSet<String> = actual.into_iter().collect();
+    let missing: Vec<&String> = actual.difference(&named).collect();
+    let stale: Vec<&String> = named.difference(&actual).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "docs/architecture.md's module tree is out of step with src/: folders missing from it: \
+         {missing:?}; folders it names that do not exist: {stale:?}"
     );
 }
