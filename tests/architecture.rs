@@ -531,7 +531,7 @@ fn files_of_one_folder_import_without_circles() {
                     break;
                 }
                 let (a, b) = (&from[n], &to[n]);
-                if a != b && known.contains(&to[..=n].to_vec()) {
+                if a != b && known.contains(&to[..=n]) {
                     edges
                         .entry(from[..n].to_vec())
                         .or_default()
