@@ -32,18 +32,14 @@ pub enum VmCommand {
 }
 
 /// The options every room that boots a guest takes (`vm guest`, `vm count`): how qemu runs it,
-/// how long it may run, what runs as /init, which qemu, how much memory. A room whose guests
-/// need another time limit sets its own default with `mut_arg("timeout", …)`, as `vm count`
-/// does. `commands::vm` range-checks them once.
+/// what runs as /init, which qemu, how much memory. `commands::vm` range-checks them once,
+/// with the room's `--timeout` (each room has its own default time limit, so each declares it).
 #[derive(Debug, Clone, Args)]
 pub struct BootArgs {
     /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
     /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
     #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
     pub accel: AccelArg,
-    /// Seconds each guest may run before it is killed and reported.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
-    pub timeout: u64,
     /// Statically linked tscope to put in the guest as /init; default: this binary if static,
     /// else built from the source tree with +crt-static into target/guest.
     #[arg(long, value_name = "PATH")]
@@ -68,6 +64,9 @@ pub struct GuestArgs {
     pub clocksource: Vec<String>,
     #[command(flatten)]
     pub boot: BootArgs,
+    /// Seconds each guest may run before it is killed and reported as hung.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    pub timeout: u64,
     /// Kernel to boot (bzImage or ELF vmlinux); default: Debian's cloud kernel, fetched with
     /// apt-get download and cached.
     #[arg(long, value_name = "PATH")]
@@ -142,7 +141,6 @@ pub enum CountFailOn {
 }
 
 #[derive(Debug, Clone, Args)]
-#[command(mut_arg("timeout", |a| a.default_value("300")))]
 pub struct CountArgs {
     /// Debian kernel package, NAME or NAME@SUITE (SUITE through tscope's own apt
     /// configuration under its cache directory); repeatable. Default:
@@ -175,6 +173,9 @@ pub struct CountArgs {
     pub iterations: u64,
     #[command(flatten)]
     pub boot: BootArgs,
+    /// Seconds each guest may run before it is killed and reported.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub timeout: u64,
     /// Exit 1 when this holds.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Vec<CountFailOn>,
@@ -190,24 +191,25 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
 
-    fn boot(argv: &[&str]) -> BootArgs {
+    /// The boot options and the time limit a `vm` command line gives.
+    fn boot(argv: &[&str]) -> (BootArgs, u64) {
         let cli = Cli::try_parse_from(argv).unwrap();
         match cli.command {
             Command::Vm(VmArgs {
                 command: VmCommand::Guest(a),
-            }) => a.boot,
+            }) => (a.boot, a.timeout),
             Command::Vm(VmArgs {
                 command: VmCommand::Count(a),
-            }) => a.boot,
+            }) => (a.boot, a.timeout),
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn each_room_keeps_its_own_time_limit() {
-        assert_eq!(boot(&["tscope", "vm", "guest"]).timeout, 120);
-        assert_eq!(boot(&["tscope", "vm", "count"]).timeout, 300);
-        let b = boot(&["tscope", "vm", "count", "--timeout", "7", "--memory", "512"]);
-        assert_eq!((b.timeout, b.memory), (7, 512));
+        assert_eq!(boot(&["tscope", "vm", "guest"]).1, 120);
+        assert_eq!(boot(&["tscope", "vm", "count"]).1, 300);
+        let (b, t) = boot(&["tscope", "vm", "count", "--timeout", "7", "--memory", "512"]);
+        assert_eq!((t, b.memory, b.accel), (7, 512, AccelArg::Auto));
     }
 }

@@ -11,10 +11,10 @@ use crate::vm::guest::matrix;
 use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init};
 
-/// Range-checks the options every room that boots a guest shares.
-fn check_boot(b: &BootArgs) -> Result<(), ConfigError> {
-    if !(1..=3600).contains(&b.timeout) {
-        return Err(ConfigError::range("timeout", "1..=3600 seconds", b.timeout));
+/// Range-checks the options every room that boots a guest shares, and its `--timeout`.
+fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
+    if !(1..=3600).contains(&timeout) {
+        return Err(ConfigError::range("timeout", "1..=3600 seconds", timeout));
     }
     if !(128..=65536).contains(&b.memory) {
         return Err(ConfigError::range("memory", "128..=65536 MiB", b.memory));
@@ -46,14 +46,14 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
         ));
     }
     let b = &a.boot;
-    check_boot(b)?;
+    check_boot(b, a.timeout)?;
     if !(1..=64).contains(&a.smp) {
         return Err(ConfigError::range("smp", "1..=64", a.smp));
     }
     Ok(GuestConfig {
         clocksources,
         accel: b.accel.into(),
-        timeout: Duration::from_secs(b.timeout),
+        timeout: Duration::from_secs(a.timeout),
         kernel: a.kernel.clone(),
         kernel_package: a.kernel_package.clone(),
         guest_bin: b.guest_bin.clone(),
@@ -173,10 +173,10 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
         ));
     }
     let b = &a.boot;
-    check_boot(b)?;
+    check_boot(b, a.timeout)?;
     cfg.iterations = a.iterations;
     cfg.accel = b.accel.into();
-    cfg.timeout = Duration::from_secs(b.timeout);
+    cfg.timeout = Duration::from_secs(a.timeout);
     cfg.guest_bin = b.guest_bin.clone();
     cfg.qemu = b.qemu.clone();
     cfg.memory_mb = b.memory;
