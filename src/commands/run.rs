@@ -7,11 +7,8 @@ use std::time::Duration;
 use super::{Destination, Global};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
-use crate::workload::config::{mem_available, parse_size};
+use crate::workload::config::{mem_available, parse_size, MAX_TASKS};
 use crate::workload::{self, MemOp, Mode, Placement, RunConfig, WorkloadName};
-
-/// The most tasks (or mem threads) one run may start.
-pub const MAX_TASKS: u64 = 1024;
 
 fn counts(name: &'static str, xs: &[u64]) -> Result<Vec<usize>, ConfigError> {
     let mut out: Vec<usize> = Vec::new();
@@ -68,7 +65,8 @@ pub fn config(a: &RunArgs, _global: &Global) -> Result<RunJob, ConfigError> {
 
 /// Validates the run itself into a run configuration.
 fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
-    let w = a.workload;
+    let w = WorkloadName::from(a.workload);
+    let placement: Vec<Placement> = a.placement.iter().map(|&p| p.into()).collect();
     let is_mem = w == WorkloadName::Mem;
     let runner = w.uses_runner();
     let not_for = |name, applies, hint| ConfigError::NotApplicable {
@@ -110,7 +108,7 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     if a.size.is_some() && runner {
         return Err(not_for("size", "mem and pagezero", "drop it"));
     }
-    if !a.placement.is_empty() && w != WorkloadName::Pingpong {
+    if !placement.is_empty() && w != WorkloadName::Pingpong {
         return Err(not_for("placement", "pingpong", "drop it"));
     }
 
@@ -143,20 +141,21 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         tasks = defaults.tasks.clone();
     }
     let mut modes: Vec<Mode> = Vec::new();
-    for m in &a.mode {
-        if !modes.contains(m) {
-            modes.push(*m);
+    for &m in &a.mode {
+        let m = Mode::from(m);
+        if !modes.contains(&m) {
+            modes.push(m);
         }
     }
     let pin = !a.no_pin;
-    if !a.placement.is_empty() && !pin {
+    if !placement.is_empty() && !pin {
         return Err(not_for(
             "placement",
             "pinned runs",
             "drop --no-pin, or --placement",
         ));
     }
-    if a.placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
+    if placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
         return Err(ConfigError::range(
             "placement",
             "same on a machine where this process may use one CPU",
@@ -165,11 +164,11 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     }
     let placements = if w != WorkloadName::Pingpong || !pin {
         vec![None]
-    } else if a.placement.is_empty() {
+    } else if placement.is_empty() {
         defaults.placements.clone()
     } else {
         let mut p: Vec<Option<Placement>> = Vec::new();
-        for x in &a.placement {
+        for x in &placement {
             if !p.contains(&Some(*x)) {
                 p.push(Some(*x));
             }
@@ -192,7 +191,7 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     };
     let mut mem = defaults.mem.clone();
     if let Some(op) = a.op {
-        mem.op = op;
+        mem.op = op.into();
     }
     let mut cold_bytes = defaults.cold_bytes;
     if is_mem {

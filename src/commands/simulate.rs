@@ -157,7 +157,7 @@ fn simulate_config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, 
         models,
         profile: a.profile.clone(),
         profile_data: None,
-        counter: a.counter,
+        counter: a.counter.into(),
         overrides,
         emulate_trap: global.emulate_trap,
     })

@@ -3,13 +3,24 @@
 use std::time::Duration;
 
 use super::{Destination, Global, StderrProgress};
-use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
+use crate::cli::vm::{BootArgs, CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
 use crate::vm::count;
 use crate::vm::count::{CountConfig, KernelSource};
 use crate::vm::guest::matrix;
 use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init};
+
+/// Range-checks the options every room that boots a guest shares, and its `--timeout`.
+fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
+    if !(1..=3600).contains(&timeout) {
+        return Err(ConfigError::range("timeout", "1..=3600 seconds", timeout));
+    }
+    if !(128..=65536).contains(&b.memory) {
+        return Err(ConfigError::range("memory", "128..=65536 MiB", b.memory));
+    }
+    Ok(())
+}
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
@@ -34,36 +45,25 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
             "--clocksource: name at least one clocksource".into(),
         ));
     }
-    let check = |name: &'static str, what: &'static str, ok: bool, value: u64| {
-        if ok {
-            Ok(())
-        } else {
-            Err(ConfigError::range(name, what, value))
-        }
-    };
-    check(
-        "timeout",
-        "1..=3600 seconds",
-        (1..=3600).contains(&a.timeout),
-        a.timeout,
-    )?;
-    check("smp", "1..=64", (1..=64).contains(&a.smp), a.smp.into())?;
-    let mem_ok = (128..=65536).contains(&a.memory);
-    check("memory", "128..=65536 MiB", mem_ok, a.memory.into())?;
+    let b = &a.boot;
+    check_boot(b, a.timeout)?;
+    if !(1..=64).contains(&a.smp) {
+        return Err(ConfigError::range("smp", "1..=64", a.smp));
+    }
     Ok(GuestConfig {
         clocksources,
-        accel: a.accel,
+        accel: b.accel.into(),
         timeout: Duration::from_secs(a.timeout),
         kernel: a.kernel.clone(),
         kernel_package: a.kernel_package.clone(),
-        guest_bin: a.guest_bin.clone(),
+        guest_bin: b.guest_bin.clone(),
         smp: a.smp,
-        memory_mb: a.memory,
+        memory_mb: b.memory,
         tsc_reliable: a.tsc_reliable,
         all_sources: a.all_sources,
         append: a.append.clone(),
         pvh: !a.no_pvh,
-        qemu: a.qemu.clone(),
+        qemu: b.qemu.clone(),
         measure_host: !a.no_host,
         emulate_trap: global.emulate_trap,
     })
@@ -174,18 +174,14 @@ pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, Conf
             a.iterations,
         ));
     }
-    if !(1..=3600).contains(&a.timeout) {
-        return Err(ConfigError::range("timeout", "1..=3600 seconds", a.timeout));
-    }
-    if !(128..=65536).contains(&a.memory) {
-        return Err(ConfigError::range("memory", "128..=65536 MiB", a.memory));
-    }
+    let b = &a.boot;
+    check_boot(b, a.timeout)?;
     cfg.iterations = a.iterations;
-    cfg.accel = a.accel;
+    cfg.accel = b.accel.into();
     cfg.timeout = Duration::from_secs(a.timeout);
-    cfg.guest_bin = a.guest_bin.clone();
-    cfg.qemu = a.qemu.clone();
-    cfg.memory_mb = a.memory;
+    cfg.guest_bin = b.guest_bin.clone();
+    cfg.qemu = b.qemu.clone();
+    cfg.memory_mb = b.memory;
     Ok(cfg)
 }
 

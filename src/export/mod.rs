@@ -36,6 +36,7 @@ mod document;
 mod explain;
 pub mod file;
 mod knob;
+mod palette;
 mod probe;
 mod record;
 mod run;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
+use crate::cpuid::{CpuidFacts, LiveCpuid};
+use crate::detect::{self, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
 use crate::progress::Progress;
 pub use environment::{Environment, EMULATED_TRAP};
@@ -88,7 +89,7 @@ pub struct Report {
 /// Measures this machine and returns the report model.
 pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     progress.step("probing every timestamp source");
-    let cpu = CpuidFacts::decode(&detect::cpuid::LiveCpuid);
+    let cpu = CpuidFacts::decode(&LiveCpuid);
     let host = detect::host::gather();
     let mut pcfg = ProbeConfig::new(Vec::new(), cfg.quick, cfg.seed);
     pcfg.emulate_trap = cfg.emulate_trap;

@@ -57,10 +57,9 @@ impl Param {
 }
 
 /// The counter a BSD timecounter reads (its cost comes from the profile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Counter {
     Rdtscp,
-    #[value(name = "lfence_rdtsc")]
     LfenceRdtsc,
     Rdtsc,
 }

@@ -17,6 +17,7 @@ pub mod mem;
 pub mod null;
 pub mod pagezero;
 pub mod pipe;
+pub mod plan;
 pub mod result;
 pub mod run_record;
 pub mod runner;
@@ -35,7 +36,8 @@ pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
 
 use crate::sys;
 use crate::warnings::Warning;
-use runner::{RunPlan, Workload};
+use plan::RunPlan;
+use runner::Workload;
 
 fn machine(cfg: &RunConfig) -> result::RunMachine {
     result::RunMachine {

@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use super::{ns, scenario_on, Row, ValidationReport};
+use super::{scenario_on, Row, ValidationReport};
+use crate::fmt::duration_short;
 use crate::kernel::{ModelId, Policy};
 use crate::sim::config::{SimulateConfig, Validation};
 use crate::sim::costs;
@@ -36,7 +37,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     let mut rows = Vec::new();
     let mut notes = vec![format!(
         "tick {} ({}); profile: {}",
-        ns(c.tick_ns),
+        duration_short(c.tick_ns),
         sources.tick,
         note.origin
     )];
@@ -76,7 +77,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
                      replayed {iterations} iterations",
                     m.pairs,
                     m.source,
-                    ns(measured_ns)
+                    duration_short(measured_ns)
                 ),
             ));
         }

@@ -34,11 +34,6 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     }
 }
 
-/// `1.5 us` for a detail line.
-pub(crate) fn ns(v: f64) -> String {
-    crate::fmt::duration_short(v)
-}
-
 /// One live run of a `tscope run` workload with one task, pinned, for `secs` seconds.
 pub(crate) fn run_workload(
     name: &str,
