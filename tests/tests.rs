@@ -8,6 +8,7 @@ mod corpus;
 mod detect;
 mod export;
 mod fidelity;
+mod hostile_input;
 mod interrupt;
 mod man;
 mod noise;

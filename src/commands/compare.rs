@@ -32,6 +32,7 @@ pub fn config(args: &CompareArgs) -> Result<Vec<(PathBuf, Option<String>)>, Conf
 pub fn run(args: &CompareArgs, _global: &Global) -> anyhow::Result<i32> {
     let files = config(args)?;
     let output = Output::new(&args.output)?;
+    super::exit_on_signal()?;
     let mut inputs = Vec::with_capacity(files.len());
     for (path, label) in files {
         let mut input = compare::Input::load(&path)?;

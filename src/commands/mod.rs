@@ -295,6 +295,30 @@ pub fn stop_on_signal() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The signal story of a command that reads its inputs and computes, holding no child process
+/// and no scratch (`show`, `compare`, `simulate` without `--validate`): SIGINT, SIGTERM and
+/// SIGHUP end it at once, whatever it is doing — reading a file, waiting on a FIFO nobody
+/// writes, parsing — with exit [`EXIT_INTERRUPTED`] and nothing written (a watcher thread looks
+/// at the stop flag every 20 ms).
+pub fn exit_on_signal() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    static WATCHER: std::sync::Once = std::sync::Once::new();
+    WATCHER.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("tscope-exit".into())
+            .spawn(|| loop {
+                if crate::sys::signal::stop_requested() {
+                    eprintln!("tscope: interrupted; nothing written");
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            });
+        drop(spawned);
+    });
+    Ok(())
+}
+
 /// [`EXIT_INTERRUPTED`] with a note when a stop signal arrived, so that a command prints
 /// nothing half-measured.
 pub fn interrupted() -> Option<i32> {

@@ -154,6 +154,8 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     let output = Output::new(&args.output)?.with_exports(&args.export)?;
     if cfg.validate.is_some() {
         super::stop_on_signal()?;
+    } else {
+        super::exit_on_signal()?;
     }
     let progress = match (&cfg.validate, &cfg.input) {
         (Some(check), _) => Some(format!(
