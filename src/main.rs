@@ -4,7 +4,9 @@ fn main() {
     match tscope::run(tscope::cli::Cli::from_env()) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("tscope: error: {e:#}");
+            // A file name in the message drives no terminal.
+            let line = format!("{e:#}");
+            eprintln!("tscope: error: {}", tscope::export::safe::text(&line));
             std::process::exit(2);
         }
     }

@@ -9,6 +9,7 @@ mod detect;
 mod export;
 mod fidelity;
 mod hostile_input;
+mod hostile_text;
 mod interrupt;
 mod man;
 mod noise;

@@ -37,6 +37,7 @@ pub mod file;
 mod knob;
 mod probe;
 mod run;
+pub mod safe;
 mod simulate;
 pub mod svg;
 pub mod table;
@@ -105,17 +106,17 @@ impl Block {
     fn write(&self, style: Style, out: &mut String) {
         let md = style.is_markdown();
         match self {
-            Block::Heading(t) if md => *out += &format!("### {t}\n\n"),
-            Block::Heading(t) => *out += &format!("{t}\n"),
+            Block::Heading(t) if md => *out += &format!("### {}\n\n", safe::cell(t)),
+            Block::Heading(t) => *out += &format!("{}\n", safe::cell(t)),
             Block::Table(t) if md => *out += &t.markdown(),
             Block::Table(t) => *out += &t.text(),
             Block::List { text_bullet, items } => {
                 let bullet = if md { "- " } else { text_bullet };
                 for i in items {
-                    *out += &format!("{bullet}{i}\n");
+                    *out += &format!("{bullet}{}\n", safe::cell(i));
                 }
             }
-            Block::Text(s) => *out += s,
+            Block::Text(s) => *out += &safe::text(s),
             Block::Blank => out.push('\n'),
         }
     }
