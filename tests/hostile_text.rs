@@ -81,3 +81,65 @@ fn control_and_bidi_characters_from_a_file_or_label_are_escaped_in_human_forms()
     assert_clean("the error line", &err);
     assert!(err.contains("gone\\x1b[2J.json"), "{err}");
 }
+
+#[test]
+fn huge_numbers_in_range_errors_are_printed_compactly() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(PROFILE).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["sources"][0]["cost_ns"] =
+        serde_json::json!({"point": -1e308, "lower": -1e308, "upper": 1.0});
+    let p = d.path().join("p.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    let p = p.display().to_string();
+    for args in [
+        vec!["simulate", "pipe1", "--profile", &p],
+        vec!["compare", PROFILE, &p],
+        vec![
+            "simulate",
+            "pipe1",
+            "--profile",
+            PROFILE,
+            "--break-even=-1e308",
+        ],
+    ] {
+        let out = tscope().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("got -1e308"), "{args:?}: {err}");
+        assert!(!err.contains("00000000000"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_c_locale_gets_ascii_output() {
+    let args = ["show", PROFILE];
+    let utf8 = tscope()
+        .args(args)
+        .env("LC_ALL", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&utf8.stdout).contains("µs"));
+    for (var, value) in [("LC_ALL", "C"), ("LC_CTYPE", "POSIX"), ("LANG", "C")] {
+        let out = tscope()
+            .args(args)
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env_remove("LANG")
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(out.stdout.is_ascii(), "{var}={value}: not ASCII");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(" us"));
+    }
+    // The first variable set decides, as in the C library: LC_ALL=C wins over LANG=C.UTF-8.
+    let out = tscope()
+        .args(["compare", "/nonexistent/x.json", PROFILE])
+        .env("LC_ALL", "C")
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stderr.is_ascii());
+}

@@ -53,7 +53,7 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
     if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
         return bad(format!(
             "--validate-secs must be 0.2..=600 seconds, got {}",
-            a.validate_secs
+            crate::fmt::num(a.validate_secs)
         ));
     }
     let sweep = a
@@ -65,7 +65,7 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
     if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
         return bad(format!(
             "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
-            a.break_even
+            crate::fmt::num(a.break_even)
         ));
     }
     let implied = a.implied.as_deref().map(parse_implied).transpose()?;

@@ -221,7 +221,8 @@ impl Scenario {
         if let Some(b) = self.base_ns_per_iteration {
             if !(b.is_finite() && (0.0..=1e12).contains(&b)) {
                 return Err(bad(format!(
-                    "`base_ns_per_iteration` must be a finite number of ns in 0..=1e12, got {b}"
+                    "`base_ns_per_iteration` must be a finite number of ns in 0..=1e12, got {}",
+                    crate::fmt::num(b)
                 )));
             }
         }
@@ -231,7 +232,10 @@ impl Scenario {
                 ("patched_ops_per_sec", p.patched_ops_per_sec),
             ] {
                 if !(v.is_finite() && v > 0.0) {
-                    return Err(bad(format!("`published.{k}` must be positive, got {v}")));
+                    return Err(bad(format!(
+                        "`published.{k}` must be positive, got {}",
+                        crate::fmt::num(v)
+                    )));
                 }
             }
         }
