@@ -8,6 +8,10 @@
 //! `detail` of a validation row) can use it too; it sits beside `stats`, below both `export`
 //! and the domain.
 
+mod locale;
+
+pub use locale::{for_locale, to_ascii, utf8_output};
+
 use crate::stats::Estimate;
 
 /// A number of nanoseconds with precision by magnitude: `9.52`, `245.3`, `1234`.
@@ -154,6 +158,17 @@ pub fn csv_num(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| format!("{x}"))
 }
 
+/// A number in an error message, compact: shortest round-trip digits, in exponent form past
+/// 1e15 or below 1e-6 (`-1e308`, not 309 digits): `5`, `0.25`, `1e308`, `NaN`.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if v.is_finite() && a != 0.0 && !(1e-6..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +217,17 @@ mod tests {
         assert_eq!(rate(999.0), "999");
         assert_eq!(rate(1000.0), "1,000");
         assert_eq!(rate(0.0), "0");
+    }
+
+    #[test]
+    fn numbers_in_messages_are_compact() {
+        assert_eq!(num(-1e308), "-1e308");
+        assert_eq!(num(1.5e-9), "1.5e-9");
+        assert_eq!(num(0.25), "0.25");
+        assert_eq!(num(-5.0), "-5");
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(f64::NAN), "NaN");
+        assert_eq!(num(f64::INFINITY), "inf");
     }
 
     #[test]

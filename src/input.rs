@@ -3,6 +3,15 @@
 //! writer that never comes or reads `/dev/zero` forever), and never more than a stated limit.
 //! The open is non-blocking and the type is checked again on the open descriptor, so a file
 //! swapped for a FIFO between the two checks is refused too.
+//!
+//! Every JSON document a command reads (a profile, a detection, a run record, a scenario,
+//! `report.json`, whatever `show` renders) is read with [`read_document`], under
+//! [`MAX_DOCUMENT`]; an strace log is streamed ([`open_stream`]), so it has no size limit, and
+//! may be a FIFO (`<(zcat log.gz)`), but not a device.
+
+mod shape;
+
+pub use shape::Shape;
 
 use std::fs::File;
 use std::io::Read;
@@ -11,6 +20,12 @@ use std::path::Path;
 
 use crate::error::{Context, Result};
 use crate::fail as bail;
+
+/// The largest JSON document a command reads: far above anything tscope writes (a probe
+/// profile is about 35 KB, a `simulate` sweep or a `report.json` well under 10 MB), so a file
+/// over it is not tscope's output, and refusing it keeps a mistaken or hostile input from
+/// taking memory without bound. No flag lifts it: no document tscope writes comes near.
+pub const MAX_DOCUMENT: u64 = 256 << 20;
 
 /// Sizes in MiB for messages.
 fn mib(n: u64) -> String {
@@ -39,17 +54,17 @@ fn refuse_special(path: &Path, what: &str, meta: &std::fs::Metadata) -> Result<(
 /// Opens `path` for reading if it is a regular file of at most `max` bytes; `what` names it in
 /// errors ("guest binary", "profile"), `flag` is the option that lifts the limit, if any.
 pub fn open_regular(path: &Path, what: &str, max: u64, flag: Option<&str>) -> Result<(File, u64)> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("reading {what} '{}'", path.display()))?;
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {what} '{}'", path.display()))?;
     refuse_special(path, what, &meta)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .with_context(|| format!("opening {what} '{}'", path.display()))?;
+        .with_context(|| format!("cannot open {what} '{}'", path.display()))?;
     let meta = file
         .metadata()
-        .with_context(|| format!("reading {what} '{}'", path.display()))?;
+        .with_context(|| format!("cannot read {what} '{}'", path.display()))?;
     refuse_special(path, what, &meta)?;
     if meta.len() > max {
         let lift = flag.map_or(String::new(), |f| format!(" ({f} raises it)"));
@@ -70,7 +85,7 @@ pub fn read_regular(path: &Path, what: &str, max: u64, flag: Option<&str>) -> Re
     let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.take(max.saturating_add(1))
         .read_to_end(&mut out)
-        .with_context(|| format!("reading {what} '{}'", path.display()))?;
+        .with_context(|| format!("cannot read {what} '{}'", path.display()))?;
     if out.len() as u64 > max {
         bail!(
             "{what} '{}' grew past {} while it was read",
@@ -79,6 +94,36 @@ pub fn read_regular(path: &Path, what: &str, max: u64, flag: Option<&str>) -> Re
         );
     }
     Ok(out)
+}
+
+/// Reads a JSON document tscope wrote (`what` names it in errors): a regular file of at most
+/// [`MAX_DOCUMENT`] bytes, read into one buffer of its size ([`read_regular`]).
+pub fn read_document(path: &Path, what: &str) -> Result<Vec<u8>> {
+    read_regular(path, what, MAX_DOCUMENT, None)
+}
+
+/// Opens a log to stream (an strace log): a regular file or a FIFO, of any length; a
+/// directory, a device or a socket is refused before it is opened. A FIFO's open waits for a
+/// writer, as `cat` does; a stop signal ends the wait (the command exits 130).
+pub fn open_stream(path: &Path, what: &str) -> Result<File> {
+    use std::os::unix::fs::FileTypeExt;
+    let check = |meta: &std::fs::Metadata| -> Result<()> {
+        if meta.file_type().is_fifo() {
+            Ok(())
+        } else {
+            refuse_special(path, what, meta)
+        }
+    };
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {what} '{}'", path.display()))?;
+    check(&meta)?;
+    let file =
+        File::open(path).with_context(|| format!("cannot open {what} '{}'", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {what} '{}'", path.display()))?;
+    check(&meta)?;
+    Ok(file)
 }
 
 #[cfg(test)]

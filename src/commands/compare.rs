@@ -41,6 +41,8 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
 
 /// Runs `tscope compare`; returns the exit code.
 pub fn run(args: &CompareArgs, global: &Global) -> anyhow::Result<i32> {
+    // Reading the inputs (in config) is interruptible at once, a FIFO nobody writes included.
+    super::exit_on_signal()?;
     let job = config(args, global)?;
     let cmp = compare::compare(&job.inputs);
     job.output.export(&cmp)?;

@@ -2,16 +2,20 @@
 //! taken once and shown as many ways as needed. The kind is recognised from the document's
 //! fields; the file is parsed with the same types that wrote it, so a field this build does
 //! not know is ignored and a missing one is an error naming the file.
+//!
+//! The file is read whole, bounded ([`crate::input::read_document`]), then parsed twice from
+//! its bytes, never as a `serde_json::Value` tree: its [outline](crate::input::Shape) says what
+//! it is, then it parses into the type that wrote it.
 
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use super::{Destination, Global};
 use crate::cli::ShowArgs;
 use crate::error::ConfigError;
 use crate::export::Saved;
+use crate::input::Shape;
 use crate::sim::result::Output;
 
 /// What a tscope JSON document is.
@@ -33,10 +37,10 @@ pub enum Kind {
 
 impl Kind {
     /// Recognises a document by the fields only its kind has.
-    pub fn of(v: &Value) -> Option<Kind> {
-        let has = |k: &str| v.get(k).is_some();
-        let first = v.as_array().and_then(|a| a.first()).unwrap_or(v);
-        let sim = |k: &str| first.get(k).is_some();
+    pub fn of(v: &Shape) -> Option<Kind> {
+        let has = |k: &str| v.has(k);
+        let first = v.first_or_self();
+        let sim = |k: &str| first.has(k);
         if has("environment") && has("simulation") && has("profile") {
             Some(Kind::Report)
         } else if sim("estimates")
@@ -63,9 +67,9 @@ impl Kind {
     }
 }
 
-/// Parses the text itself (a `Value` would reorder maps) as the type that wrote it.
-fn parse<T: DeserializeOwned>(text: &str, path: &Path, what: &str) -> anyhow::Result<T> {
-    serde_json::from_str(text).map_err(|e| {
+/// Parses the bytes themselves (a `Value` would reorder maps) as the type that wrote it.
+fn parse<T: DeserializeOwned>(text: &[u8], path: &Path, what: &str) -> anyhow::Result<T> {
+    serde_json::from_slice(text).map_err(|e| {
         ConfigError::Invalid(format!(
             "'{}' looks like {what} output but does not parse as one ({e}): was it written by \
              another tscope version?",
@@ -87,9 +91,8 @@ pub struct ShowJob {
 pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
     let output = Destination::new(&args.output)?;
     let path = &args.file;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::Invalid(format!("cannot read '{}': {e}", path.display())))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
+    let text = crate::input::read_document(path, "document")?;
+    let v = Shape::of(&text).map_err(|e| {
         ConfigError::Invalid(format!(
             "'{}' is not JSON (line {}, column {}): {e}",
             path.display(),
@@ -97,7 +100,7 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
             e.column()
         ))
     })?;
-    if v.get("kind").and_then(Value::as_str) == Some("tscope-run-record") {
+    if v.kind.as_deref() == Some("tscope-run-record") {
         return Err(ConfigError::Invalid(format!(
             "'{}' is a run record (`tscope run --record`): it is input for `tscope simulate \
              --run`; `tscope show` renders what `tscope run --json` writes",
@@ -129,56 +132,55 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
 
 /// Renders the file in the chosen format; returns the exit code.
 pub fn run(args: &ShowArgs, global: &Global) -> anyhow::Result<i32> {
+    // Reading the file (in config) is interruptible at once, a FIFO nobody writes included.
+    super::exit_on_signal()?;
     let job = config(args, global)?;
     job.output.emit(&job.document.export(job.output.format)?)?;
     Ok(0)
 }
 
-/// One object or an array of them, as `simulate --json` writes.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum OneOrMany<T> {
-    One(T),
-    Many(Vec<T>),
-}
-
-impl<T> OneOrMany<T> {
-    fn into_vec(self) -> Vec<T> {
-        match self {
-            OneOrMany::One(t) => vec![t],
-            OneOrMany::Many(v) => v,
-        }
+/// One object or an array of them, as `simulate --json` writes; the outline says which, so
+/// the parse goes straight into the type (an untagged enum would buffer the whole document).
+fn one_or_many<T: DeserializeOwned>(
+    v: &Shape,
+    text: &[u8],
+    path: &Path,
+    what: &str,
+) -> anyhow::Result<Vec<T>> {
+    if v.object {
+        Ok(vec![parse::<T>(text, path, what)?])
+    } else {
+        parse::<Vec<T>>(text, path, what)
     }
 }
 
 /// A `simulate --json` document as the result it was rendered from.
-fn simulate_output(v: &Value, text: &str, path: &Path) -> anyhow::Result<Output> {
+fn simulate_output(v: &Shape, text: &[u8], path: &Path) -> anyhow::Result<Output> {
     use crate::sim::result::{ImpliedReport, ModelReport, SweepReport, ValidationReport};
-    let first = v.as_array().and_then(|a| a.first()).unwrap_or(v);
+    let first = v.first_or_self();
     let what = "simulate";
-    Ok(if first.get("estimates").is_some() {
-        Output::Models(parse::<OneOrMany<ModelReport>>(text, path, what)?.into_vec())
-    } else if first.get("break_even").is_some() {
-        Output::Sweeps(parse::<OneOrMany<SweepReport>>(text, path, what)?.into_vec())
-    } else if first.get("published_speedup").is_some() {
-        Output::Implied(parse::<OneOrMany<ImpliedReport>>(text, path, what)?.into_vec())
+    Ok(if first.has("estimates") {
+        Output::Models(one_or_many::<ModelReport>(v, text, path, what)?)
+    } else if first.has("break_even") {
+        Output::Sweeps(one_or_many::<SweepReport>(v, text, path, what)?)
+    } else if first.has("published_speedup") {
+        Output::Implied(one_or_many::<ImpliedReport>(v, text, path, what)?)
     } else {
         Output::Validation(parse::<ValidationReport>(text, path, what)?)
     })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn compare_output_is_recognised_before_a_profile() {
-        let v: Value = serde_json::json!({
-            "schema_version": 1, "columns": [], "sources": [], "verdicts": []
-        });
+        let v =
+            Shape::of(br#"{"schema_version": 1, "columns": [], "sources": [], "verdicts": []}"#)
+                .unwrap();
         assert_eq!(Kind::of(&v), Some(Kind::Compare));
-        let probe = serde_json::json!({"sources": [], "machine": {}, "derived": {}});
+        let probe = Shape::of(br#"{"sources": [], "machine": {}, "derived": {}}"#).unwrap();
         assert_eq!(Kind::of(&probe), Some(Kind::Probe));
-        assert_eq!(Kind::of(&serde_json::json!({"a": 1})), None);
+        assert_eq!(Kind::of(&Shape::of(br#"{"a": 1}"#).unwrap()), None);
     }
 }

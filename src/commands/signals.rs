@@ -42,6 +42,29 @@ pub fn stop_on_signal() -> anyhow::Result<Stop> {
     Ok(Stop(()))
 }
 
+/// The signal story of a command that reads its inputs and computes, holding no child process
+/// and no scratch (`show`, `compare`, `simulate` without `--validate`): SIGINT, SIGTERM and
+/// SIGHUP end it at once, whatever it is doing (reading a file, waiting on a FIFO nobody
+/// writes, parsing), with exit [`EXIT_INTERRUPTED`] and nothing written (a watcher thread looks
+/// at the stop flag every 20 ms).
+pub fn exit_on_signal() -> anyhow::Result<()> {
+    crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    static WATCHER: std::sync::Once = std::sync::Once::new();
+    WATCHER.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("tscope-exit".into())
+            .spawn(|| loop {
+                if crate::sys::signal::stop_requested() {
+                    eprintln!("tscope: interrupted; nothing written");
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            });
+        drop(spawned);
+    });
+    Ok(())
+}
+
 /// Whether a stop signal arrived: the command's one question about interruption.
 #[derive(Debug)]
 #[must_use = "a command asks its Stop, after the domain returned, for the exit code"]

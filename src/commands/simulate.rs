@@ -85,7 +85,7 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
         if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
             return bad(format!(
                 "--validate-secs must be 0.2..=600 seconds, got {}",
-                a.validate_secs
+                crate::fmt::num(a.validate_secs)
             ));
         }
         return Ok(Mode::Validate(Validation {
@@ -123,7 +123,7 @@ fn simulate_config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, 
     if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
         return bad(format!(
             "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
-            a.break_even
+            crate::fmt::num(a.break_even)
         ));
     }
     let mut models = Vec::new();
@@ -189,7 +189,11 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     // Only the validations' live runs watch the stop flag.
     let stop = match &cfg.mode {
         Mode::Validate(_) => Some(super::stop_on_signal()?),
-        _ => None,
+        // Reading and replaying only: a stop signal ends it at once, mid-read included.
+        _ => {
+            super::exit_on_signal()?;
+            None
+        }
     };
     let progress = match &cfg.mode {
         Mode::Validate(v) => Some(format!(

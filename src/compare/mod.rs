@@ -9,7 +9,6 @@ pub mod numbers;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -64,8 +63,7 @@ impl From<InputError> for crate::error::Error {
     }
 }
 
-fn check_version(path: &Path, v: &Value) -> Result<(), InputError> {
-    let found = v.get("schema_version");
+fn check_version(path: &Path, found: Option<&Value>) -> Result<(), InputError> {
     if let Some(x) = found.filter(|x| x.as_u64().is_none()) {
         return Err(InputError::Number {
             path: path.into(),
@@ -97,40 +95,57 @@ fn verdicts_of(v: &Value) -> Vec<(String, bool)> {
         .unwrap_or_default()
 }
 
+/// A detection or a report: the profile inside, every other field skipped.
+#[derive(serde::Deserialize)]
+struct Holder {
+    profile: Profile,
+}
+
 impl Input {
-    /// Loads one input file.
+    /// Loads one input file: a regular file of at most [`crate::input::MAX_DOCUMENT`] bytes.
     pub fn load(path: &Path) -> crate::error::Result<Input> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading '{}'", path.display()))?;
-        Ok(Input::parse(&text, path)?)
+        let bytes = crate::input::read_document(path, "compare input")?;
+        Ok(Input::parse_bytes(&bytes, path)?)
     }
 
     /// Parses the text of an input; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Input, InputError> {
-        let v: Value = serde_json::from_str(text).map_err(|e| InputError::Json {
+        Input::parse_bytes(text.as_bytes(), path)
+    }
+
+    /// Parses an input from its bytes, in two passes that hold no tree of the document: its
+    /// [outline](crate::input::Shape) (versions, where the profile is, the verdicts), then the
+    /// profile straight into its type.
+    pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Input, InputError> {
+        let shape = crate::input::Shape::of(bytes).map_err(|e| InputError::Json {
             path: path.into(),
             line: e.line(),
             column: e.column(),
             source: e,
         })?;
-        check_version(path, &v)?;
+        check_version(path, shape.schema_version.as_ref())?;
         // A report holds `profile` and `detect`; a detection holds `profile` and `verdicts`.
-        let (profile_v, verdicts_v) = if v.get("sources").is_some() {
-            (&v, None)
-        } else if let Some(p) = v.get("profile") {
-            let verdicts = v
-                .get("verdicts")
-                .or_else(|| v.get("detect").and_then(|d| d.get("verdicts")));
-            (p, verdicts)
+        let (profile_shape, verdicts_v, nested) = if shape.has("sources") {
+            (&shape, None, false)
+        } else if let Some(p) = shape.profile.as_deref() {
+            let verdicts = shape
+                .verdicts
+                .as_ref()
+                .or_else(|| shape.detect.as_deref().and_then(|d| d.verdicts.as_ref()));
+            (p, verdicts, true)
         } else {
             return Err(InputError::NoProfile { path: path.into() });
         };
-        check_version(path, profile_v)?;
-        let profile: Profile =
-            serde_json::from_value(profile_v.clone()).map_err(|e| InputError::Shape {
-                path: path.into(),
-                source: e,
-            })?;
+        check_version(path, profile_shape.schema_version.as_ref())?;
+        let profile = if nested {
+            serde_json::from_slice::<Holder>(bytes).map(|h| h.profile)
+        } else {
+            serde_json::from_slice::<Profile>(bytes)
+        }
+        .map_err(|e| InputError::Shape {
+            path: path.into(),
+            source: e,
+        })?;
         numbers::check_profile(&profile).map_err(|message| InputError::Number {
             path: path.into(),
             message,

@@ -276,7 +276,8 @@ impl ReportDocument<'_> {
         for w in &r.profile.warnings {
             out += &format!("- {}\n", w.message);
         }
-        Ok(out)
+        // What the report quotes from the machine (its CPU model, …) drives no terminal.
+        Ok(super::safe::text(&out).into_owned())
     }
 
     /// Every file of the report: (name, contents).

@@ -319,8 +319,10 @@ pub fn number(param: Param, text: &str, flag: &str) -> Result<f64, ConfigError> 
     let (lo, hi) = param.range();
     if !v.is_finite() || v < lo || v > hi {
         return bad(format!(
-            "{flag} {}={text}: must be a finite number in {lo}..={hi}",
-            param.name()
+            "{flag} {}={text}: must be a finite number in {}..={}",
+            param.name(),
+            crate::fmt::num(lo),
+            crate::fmt::num(hi)
         ));
     }
     Ok(v)

@@ -9,7 +9,6 @@
 //! upper bound, as it includes ptrace's stops. The virtual clock follows the log's `-tt` times,
 //! so ticks, coarse reads and multigrain floors see the real pacing of the traced program.
 
-use std::fs::File;
 use std::path::Path;
 
 use crate::error::Context;
@@ -29,8 +28,8 @@ const PROVISIONAL_BASE_NS: f64 = 1000.0;
 /// Replays the strace log `log` under every model and policy `cfg` asks for.
 pub fn simulate(cfg: &SimulateConfig, log: &StraceLog) -> crate::error::Result<Output> {
     let path: &Path = &log.path;
-    let file =
-        File::open(path).with_context(|| format!("opening strace file '{}'", path.display()))?;
+    // A regular file or a FIFO (`<(zcat log.gz)`); a device or a directory is refused.
+    let file = crate::input::open_stream(path, "strace file")?;
     let (profile, note) = super::profile(cfg)?;
     let profile = profile.as_ref();
     let mut resolved = Vec::new();

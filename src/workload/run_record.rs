@@ -160,7 +160,7 @@ impl RunRecord {
         if !(self.ops_per_sec.is_finite() && self.ops_per_sec > 0.0 && self.ops_per_sec <= 1e12) {
             return Err(bad(format!(
                 "ops_per_sec must be positive and at most 1e12, got {} (a partial or empty run?)",
-                self.ops_per_sec
+                crate::fmt::num(self.ops_per_sec)
             )));
         }
         if let Some(ns) = self.ns_per_iteration {
@@ -168,7 +168,8 @@ impl RunRecord {
             // absurd is an error.
             if !(ns.is_finite() && ns <= 1e12) {
                 return Err(bad(format!(
-                    "ns_per_iteration must be a finite number of at most 1e12, got {ns}"
+                    "ns_per_iteration must be a finite number of at most 1e12, got {}",
+                    crate::fmt::num(ns)
                 )));
             }
         }
