@@ -42,5 +42,10 @@ pub fn run(args: &CompareArgs, _global: &Global) -> anyhow::Result<i32> {
     }
     let cmp = compare::compare(&inputs);
     output.export(&cmp)?;
+    let slower = cmp.slower();
+    if args.fail_on.is_some() && !slower.is_empty() {
+        eprintln!("tscope: decided slower: {}", slower.join(", "));
+        return Ok(1);
+    }
     Ok(0)
 }
