@@ -87,7 +87,8 @@ pub enum Command {
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.
     #[command(after_help = "Examples:
   tscope compare host.json guest.json --labels host,guest
-  tscope compare a/report.json b/report.json --csv")]
+  tscope compare a/report.json b/report.json --csv
+  tscope compare base.json new.json --fail-on slower   exit 1 on a decided slowdown (CI)")]
     Compare(CompareArgs),
     /// Render a JSON file tscope wrote (probe, detect, run, simulate, vm, compare, report)
     /// again, in any format.
@@ -141,8 +142,19 @@ pub struct CompareArgs {
     /// Labels for the columns, in order (default: the file names).
     #[arg(long, value_delimiter = ',')]
     pub labels: Vec<String>,
+    /// Exit 1 when a source is decided slower than in the first file (its ratio's 95% interval
+    /// lies above 1): a regression check for CI.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Option<CompareFailOn>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// What `compare --fail-on` can fail on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFailOn {
+    /// A source whose ratio to the first file is decided slower.
+    Slower,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -10,6 +10,8 @@ pub struct CompareJob {
     /// Each file loaded, under its column label (`--labels`, else the file's own).
     pub inputs: Vec<compare::Input>,
     pub output: Destination,
+    /// `--fail-on slower`: exit 1 when any source is decided slower than the first input.
+    pub fail_on_slower: bool,
 }
 
 /// Validates `args`: one label per file (when labels are given), the output, then each file
@@ -36,7 +38,11 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         }
         inputs.push(input);
     }
-    Ok(CompareJob { inputs, output })
+    Ok(CompareJob {
+        inputs,
+        output,
+        fail_on_slower: args.fail_on.is_some(),
+    })
 }
 
 /// Runs `tscope compare`; returns the exit code.
@@ -46,5 +52,10 @@ pub fn run(args: &CompareArgs, global: &Global) -> anyhow::Result<i32> {
     let job = config(args, global)?;
     let cmp = compare::compare(&job.inputs);
     job.output.export(&cmp)?;
+    let slower = cmp.slower();
+    if job.fail_on_slower && !slower.is_empty() {
+        eprintln!("tscope: decided slower: {}", slower.join(", "));
+        return Ok(1);
+    }
     Ok(0)
 }

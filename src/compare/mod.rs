@@ -6,6 +6,9 @@
 //! `detect`).
 
 pub mod numbers;
+pub mod ratio;
+
+pub use ratio::Change;
 
 use std::path::{Path, PathBuf};
 
@@ -170,52 +173,15 @@ pub struct SourceRow {
     pub cost_ns: Vec<Option<Estimate>>,
     /// `cost / cost of the first input`, for inputs after the first.
     pub ratio_to_first: Vec<Option<f64>>,
-    /// The ratio's uncertainty (±, same units), from both inputs' 95% intervals: their
-    /// relative half-widths added in quadrature.
+    /// The ratio's larger side (`max(upper − ratio, ratio − lower)` of `ratio_interval`):
+    /// `ratio ± this` holds the whole interval.
     pub ratio_plus_minus: Vec<Option<f64>>,
-    /// Against the first input: `faster`, `slower`, or `no change` when the two 95% intervals
-    /// overlap (the difference is within what the measurements can tell apart).
+    /// Against the first input: `faster`, `slower`, or `no change` when `ratio_interval` holds
+    /// 1 (or no interval can be bounded).
     pub change: Vec<Option<Change>>,
-}
-
-/// How one input's cost of a source stands against the first input's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    Faster,
-    Slower,
-    NoChange,
-}
-
-impl Change {
-    /// Judges `cost` against `base` by their intervals.
-    pub fn judge(base: &Estimate, cost: &Estimate) -> Change {
-        if cost.upper < base.lower {
-            Change::Faster
-        } else if cost.lower > base.upper {
-            Change::Slower
-        } else {
-            Change::NoChange
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::Faster => "faster",
-            Change::Slower => "slower",
-            Change::NoChange => "no change",
-        }
-    }
-}
-
-/// The ± of `cost / base` from the two intervals' relative half-widths, in quadrature.
-pub fn ratio_plus_minus(base: &Estimate, cost: &Estimate) -> Option<f64> {
-    if !(base.point > 0.0 && cost.point > 0.0) {
-        return None;
-    }
-    let rel = |e: &Estimate| (e.upper - e.lower) / 2.0 / e.point;
-    let ratio = cost.point / base.point;
-    Some(ratio * (rel(base).powi(2) + rel(cost).powi(2)).sqrt())
+    /// The ratio's 95% interval (see [`ratio`]): the one figure both the printed ± and
+    /// `change` come from. `None` where a cost is missing or an interval reaches 0.
+    pub ratio_interval: Vec<Option<Estimate>>,
 }
 
 /// One verdict across inputs.
@@ -239,6 +205,15 @@ pub struct MachineSummary {
     pub precise_read_ns: Option<Estimate>,
 }
 
+/// One machine fact that differs between inputs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineDifference {
+    /// `cpu`, `kernel`, `hypervisor` or `clocksource` (the [`MachineSummary`] field).
+    pub field: String,
+    /// The fact per input, in column order.
+    pub values: Vec<Option<String>>,
+}
+
 /// The comparison.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
@@ -246,6 +221,51 @@ pub struct Comparison {
     pub columns: Vec<MachineSummary>,
     pub sources: Vec<SourceRow>,
     pub verdicts: Vec<VerdictRow>,
+    /// The machine facts that differ between inputs; empty when all agree. When not empty the
+    /// ratios compare machines, not a change on one machine.
+    pub machine_differences: Vec<MachineDifference>,
+}
+
+impl Comparison {
+    /// Every `source (label)` decided slower than the first input.
+    pub fn slower(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.sources {
+            for (k, c) in r.change.iter().enumerate() {
+                if *c == Some(Change::Slower) {
+                    let label = self.columns.get(k + 1).map_or("", |c| c.label.as_str());
+                    out.push(format!("{} ({label})", r.id));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The machine facts (CPU model, kernel release, hypervisor, clocksource) known in at least
+/// two inputs that disagree. A fact one input does not carry is not a difference.
+pub fn machine_differences(columns: &[MachineSummary]) -> Vec<MachineDifference> {
+    type Fact = fn(&MachineSummary) -> Option<String>;
+    let facts: [(&str, Fact); 4] = [
+        ("cpu", |c| c.cpu.clone()),
+        ("kernel", |c| c.kernel.clone()),
+        ("hypervisor", |c| c.hypervisor.clone()),
+        ("clocksource", |c| c.clocksource.clone()),
+    ];
+    facts
+        .iter()
+        .filter_map(|(field, get)| {
+            let values: Vec<Option<String>> = columns.iter().map(get).collect();
+            let known: Vec<&String> = values.iter().flatten().collect();
+            known
+                .windows(2)
+                .any(|w| w[0] != w[1])
+                .then(|| MachineDifference {
+                    field: (*field).into(),
+                    values,
+                })
+        })
+        .collect()
 }
 
 /// Compares inputs; the first is the baseline of the ratios. Sources and verdicts appear in the
@@ -280,12 +300,26 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                     _ => None,
                 })
                 .collect();
-            let pairs = || cost_ns.iter().skip(1).map(move |c| c.zip(first));
-            let ratio_plus_minus = pairs()
-                .map(|p| p.and_then(|(c, b)| ratio_plus_minus(&b, &c)))
+            let ratio_interval: Vec<Option<Estimate>> = cost_ns
+                .iter()
+                .skip(1)
+                .map(|c| {
+                    c.zip(first)
+                        .and_then(|(c, b)| ratio::ratio_interval(&b, &c))
+                })
                 .collect();
-            let change = pairs()
-                .map(|p| p.map(|(c, b)| Change::judge(&b, &c)))
+            let ratio_plus_minus = ratio_interval
+                .iter()
+                .map(|r| r.as_ref().map(ratio::plus_minus))
+                .collect();
+            let change = cost_ns
+                .iter()
+                .skip(1)
+                .zip(&ratio_interval)
+                .map(|(c, r)| {
+                    c.zip(first)
+                        .map(|_| r.as_ref().map_or(Change::NoChange, Change::of_interval))
+                })
                 .collect();
             SourceRow {
                 id,
@@ -293,6 +327,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                 ratio_to_first,
                 ratio_plus_minus,
                 change,
+                ratio_interval,
             }
         })
         .collect();
@@ -328,8 +363,10 @@ pub fn compare(inputs: &[Input]) -> Comparison {
             }
         })
         .collect();
+    let columns: Vec<MachineSummary> = columns;
     Comparison {
         schema_version: 1,
+        machine_differences: machine_differences(&columns),
         columns,
         sources,
         verdicts,

@@ -260,8 +260,10 @@ impl ReportDocument<'_> {
                 every kernel model, priced with this machine's measured costs (`tscope simulate`; \
                 models and their sources in docs/kernel-models.md).\n";
         out += "\nThe answer first: per scenario and model, the stock setting against the fastest \
-                one, and what the fastest costs in accuracy.\n\n";
+                one, what the fastest costs in accuracy, and the precise-read cost the replay \
+                used.\n\n";
         out += &super::knob::summary(r);
+        out += &super::knob::price_note(r);
         out += &super::knob::sections(r);
         out += "\n## For a commit message\n\nPlain text at 72 columns, also in \
                 `commit-message.txt`:\n\n```text\n";

@@ -125,7 +125,8 @@ fn base_less_stock(
     compiled: &CompiledScenario,
     profile: Option<&Profile>,
 ) -> crate::error::Result<(f64, String)> {
-    let (costs, _) = costs::resolve(model, profile, cfg)?;
+    // The run was measured as the machine is: its kernel's reads did not trap.
+    let (costs, _) = costs::resolve_as_measured(model, profile, cfg)?;
     let stock = &model.policies()[0];
     let base = estimate::base_from_measured(
         model,
