@@ -124,7 +124,7 @@ pub struct CountArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
+        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix,fifo1",
         value_name = "NAME"
     )]
     pub workload: Vec<LoopWorkload>,
@@ -174,6 +174,7 @@ pub enum LoopWorkload {
     WriteOnly,
     WriteStat,
     Vfsmix,
+    Fifo1,
 }
 
 impl From<LoopWorkload> for crate::workload::WorkloadName {
@@ -185,6 +186,7 @@ impl From<LoopWorkload> for crate::workload::WorkloadName {
             LoopWorkload::WriteOnly => W::WriteOnly,
             LoopWorkload::WriteStat => W::WriteStat,
             LoopWorkload::Vfsmix => W::Vfsmix,
+            LoopWorkload::Fifo1 => W::Fifo1,
         }
     }
 }

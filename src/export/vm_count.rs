@@ -41,6 +41,12 @@ impl Render for CountReport {
             for e in &k.guest_errors {
                 notes.push(format!("{}: in the guest: {e}", k.kernel_package));
             }
+            if let Some(cs) = &k.clocksource {
+                notes.push(format!("{}: clocksource {cs}", k.kernel_package));
+            }
+            if let Some(m) = &k.multigrain_counters {
+                notes.push(format!("{}: multigrain counters {m}", k.kernel_package));
+            }
         }
         let n = self.mismatches().count();
         notes.push(format!(

@@ -13,12 +13,13 @@ use crate::trace::{FsKind, Scenario, Syscall, SCENARIO_SCHEMA_VERSION};
 
 /// The workloads that run as one single-threaded loop ([`crate::workload::single::run_loop`]),
 /// in the order `vm count` runs them by default.
-pub const LOOPS: [WorkloadName; 5] = [
+pub const LOOPS: [WorkloadName; 6] = [
     WorkloadName::Pipe1,
     WorkloadName::Pingpong,
     WorkloadName::WriteOnly,
     WorkloadName::WriteStat,
     WorkloadName::Vfsmix,
+    WorkloadName::Fifo1,
 ];
 
 /// Whether `w` has a single-threaded loop ([`LOOPS`]).
@@ -81,8 +82,15 @@ pub fn position_syscalls(w: WorkloadName) -> Vec<Option<String>> {
     iteration::ops(w, "tmpfs").iter().map(entry_point).collect()
 }
 
+/// The operation the models know `op` as: an `open` refined by its flags, a read or write of
+/// a named pipe (inode `fifo:N`) a FIFO's.
 fn scenario_syscall(op: &Op) -> Option<Syscall> {
-    Syscall::parse(&op.syscall).map(|s| s.refine_open(op.flags.as_deref()))
+    let fifo = op.inode.as_deref().is_some_and(|i| i.starts_with("fifo:"));
+    Syscall::parse(&op.syscall).map(|s| match (s, fifo) {
+        (Syscall::Read, true) => Syscall::FifoRead,
+        (Syscall::Write, true) => Syscall::FifoWrite,
+        (s, _) => s.refine_open(op.flags.as_deref()),
+    })
 }
 
 /// `ops` as a scenario's loop body (files without a file system of their own on `default_fs`),

@@ -10,6 +10,7 @@
 //! fraction too.
 
 pub mod guest;
+pub mod kernel_counts;
 pub mod kprobe;
 pub mod offsets;
 pub mod rows;
@@ -46,7 +47,7 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
 pub const ASSUMED_HZ: u32 = 250;
 
 /// The workloads run by default: every single-threaded loop of the workloads' definition.
-pub const DEFAULT_WORKLOADS: [WorkloadName; 5] = crate::workload::def::LOOPS;
+pub const DEFAULT_WORKLOADS: [WorkloadName; 6] = crate::workload::def::LOOPS;
 
 /// Where a kernel comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +157,15 @@ pub struct KernelRun {
     /// The same measured after the workloads (a check that the lag holds through the boot).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_after_ns: Vec<u64>,
+    /// The clocksource the guest ran on, whose read callback has its row
+    /// (`rows[].kind == "clocksource"`); `null` when not read.
+    #[serde(default)]
+    pub clocksource: Option<String>,
+    /// Whether the kernel's multigrain counters were read around each run
+    /// (`rows[].kind == "kernel-counter"`): `read`, or `absent: WHY`; `null` when the guest
+    /// did not say.
+    #[serde(default)]
+    pub multigrain_counters: Option<String>,
 }
 
 /// What `vm count` prints.
@@ -331,6 +341,8 @@ fn count_one(
         trace_errors: Vec::new(),
         coarse_lag_ns: Vec::new(),
         coarse_lag_after_ns: Vec::new(),
+        clocksource: None,
+        multigrain_counters: None,
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -375,6 +387,12 @@ fn count_one(
             run.trace_clock = g.trace_clock.clone();
             run.coarse_lag_ns = g.coarse_lag_ns.clone();
             run.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
+            run.clocksource = g.clocksource.clone();
+            run.multigrain_counters = match &g.multigrain_absent {
+                Some(why) => Some(format!("absent: {why}")),
+                None if g.runs.iter().any(|r| !r.multigrain.is_empty()) => Some("read".into()),
+                None => None,
+            };
             run.trace_errors = g
                 .runs
                 .iter()
