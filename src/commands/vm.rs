@@ -172,6 +172,7 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
     cfg.guest_bin = a.guest_bin.clone();
     cfg.qemu = a.qemu.clone();
     cfg.memory_mb = a.memory;
+    cfg.clocksource = a.clocksource.map(|c| c.kernel_name().to_string());
     Ok(cfg)
 }
 

@@ -42,7 +42,11 @@ impl Render for CountReport {
                 notes.push(format!("{}: in the guest: {e}", k.kernel_package));
             }
             if let Some(cs) = &k.clocksource {
-                notes.push(format!("{}: clocksource {cs}", k.kernel_package));
+                let probe = match &k.clocksource_probe_error {
+                    Some(e) => format!(" (its read callback not probed: {e})"),
+                    None => String::new(),
+                };
+                notes.push(format!("{}: clocksource {cs}{probe}", k.kernel_package));
             }
             if let Some(m) = &k.multigrain_counters {
                 notes.push(format!("{}: multigrain counters {m}", k.kernel_package));

@@ -2,7 +2,7 @@
 //! iteration are [`iteration::ops`], and everything else is derived from those two here: the
 //! kernel entry points it issues per iteration ([`syscalls_per_iteration`]), the positions a
 //! timing pass reports ([`positions`]) and their entry points ([`position_syscalls`]), and the
-//! loop the models replay ([`scenario`]). Its loop is in [`crate::workload::single`] (one
+//! loop the models replay ([`scenario`]). Its loop is in `single.rs` (one
 //! thread, for a guest's PID 1) and in the workload's own module (the will-it-scale runner),
 //! both built on the same per-iteration body.
 
@@ -11,7 +11,7 @@ use super::result::{Op, WorkloadName};
 use crate::trace::scenario::{ScenarioOp, DEFAULT_ITERATIONS};
 use crate::trace::{FsKind, Scenario, Syscall, SCENARIO_SCHEMA_VERSION};
 
-/// The workloads that run as one single-threaded loop ([`crate::workload::single::run_loop`]),
+/// The workloads that run as one single-threaded loop (`single::run_loop`),
 /// in the order `vm count` runs them by default.
 pub const LOOPS: [WorkloadName; 6] = [
     WorkloadName::Pipe1,

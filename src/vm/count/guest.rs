@@ -84,6 +84,10 @@ pub struct GuestCount {
     /// run; [`kernel_counts`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multigrain_absent: Option<String>,
+    /// Why the clocksource's read callback could not be probed (the kernel refused the
+    /// `kprobe_events` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource_probe_error: Option<String>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -220,13 +224,11 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     }
     let kallsyms = std::fs::read_to_string("/proc/kallsyms").context("reading /proc/kallsyms")?;
     out.clocksource = kernel_counts::current_clocksource();
-    let mut functions = kprobe::FUNCTIONS.to_vec();
-    functions.extend(
-        out.clocksource
-            .as_deref()
-            .and_then(kernel_counts::clocksource_read),
-    );
-    let probes = kprobe::resolve(&kallsyms, &functions);
+    let probes = kprobe::resolve(&kallsyms, &kprobe::FUNCTIONS);
+    let callback = out
+        .clocksource
+        .as_deref()
+        .and_then(kernel_counts::clocksource_read);
     out.multigrain_absent = kernel_counts::setup_multigrain().err();
     let has_multigrain = out.multigrain_absent.is_none();
     let multigrain = || {
@@ -242,6 +244,18 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         match write_append(&events, &p.definition()) {
             Ok(()) => registered.push(p),
             Err(e) => out.errors.push(format!("{e:#}")),
+        }
+    }
+    // The clocksource's callback is optional: a kernel that refuses the probe says why.
+    for p in callback.map_or(Vec::new(), |f| kprobe::resolve(&kallsyms, &[f])) {
+        let line = format!("{}\n", p.definition());
+        let written = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&events)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        match written {
+            Ok(()) => registered.push(p),
+            Err(e) => out.clocksource_probe_error = Some(format!("{}: {e}", p.definition())),
         }
     }
     out.probes = registered

@@ -70,6 +70,8 @@ pub struct CountConfig {
     pub guest_bin: Option<PathBuf>,
     pub qemu: String,
     pub memory_mb: u32,
+    /// `clocksource=` on the guest's command line; `None`: the kernel's choice.
+    pub clocksource: Option<String>,
 }
 
 impl CountConfig {
@@ -89,6 +91,7 @@ impl CountConfig {
             guest_bin: None,
             qemu: "qemu-system-x86_64".into(),
             memory_mb: 256,
+            clocksource: None,
         }
     }
 }
@@ -161,6 +164,10 @@ pub struct KernelRun {
     /// (`rows[].kind == "clocksource"`); `null` when not read.
     #[serde(default)]
     pub clocksource: Option<String>,
+    /// Why the kernel refused the probe on that read callback (absent: probed, or no
+    /// clocksource read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource_probe_error: Option<String>,
     /// Whether the kernel's multigrain counters were read around each run
     /// (`rows[].kind == "kernel-counter"`): `read`, or `absent: WHY`; `null` when the guest
     /// did not say.
@@ -202,7 +209,10 @@ pub fn cmdline(cfg: &CountConfig) -> String {
             .join(","),
         cfg.iterations,
         cfg.fs_names().join(",")
-    )
+    ) + &cfg
+        .clocksource
+        .as_ref()
+        .map_or(String::new(), |c| format!(" clocksource={c}"))
 }
 
 /// Runs every kernel of the configuration.
@@ -342,6 +352,7 @@ fn count_one(
         coarse_lag_ns: Vec::new(),
         coarse_lag_after_ns: Vec::new(),
         clocksource: None,
+        clocksource_probe_error: None,
         multigrain_counters: None,
     };
     let parsed: Result<GuestCount> = if out.timed_out {
@@ -388,6 +399,7 @@ fn count_one(
             run.coarse_lag_ns = g.coarse_lag_ns.clone();
             run.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
             run.clocksource = g.clocksource.clone();
+            run.clocksource_probe_error = g.clocksource_probe_error.clone();
             run.multigrain_counters = match &g.multigrain_absent {
                 Some(why) => Some(format!("absent: {why}")),
                 None if g.runs.iter().any(|r| !r.multigrain.is_empty()) => Some("read".into()),

@@ -416,3 +416,21 @@ fn the_clocksource_and_the_kernels_own_counters_sit_beside_the_kprobes() {
         .iter()
         .all(|x| x.kind != "clocksource" && x.kind != "kernel-counter"));
 }
+
+#[test]
+fn the_guest_command_line_names_the_workloads_the_file_systems_and_a_chosen_clocksource() {
+    let mut cfg = super::CountConfig::new();
+    let line = super::cmdline(&cfg);
+    assert!(
+        line.contains("tscope.count=pipe1,pingpong,write-only,write-stat,vfsmix,fifo1 "),
+        "{line}"
+    );
+    assert!(line.ends_with("tscope.fs=tmpfs"), "{line}");
+    cfg.clocksource = Some("hpet".into());
+    cfg.filesystems = vec![FsKind::Ext4, FsKind::Xfs];
+    let line = super::cmdline(&cfg);
+    assert!(
+        line.ends_with("tscope.fs=ext4,xfs clocksource=hpet"),
+        "{line}"
+    );
+}
