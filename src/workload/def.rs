@@ -185,4 +185,26 @@ mod tests {
             assert_eq!(ours.inodes, bundled.inodes, "{w:?}");
         }
     }
+
+    #[test]
+    fn a_fifo_keeps_the_timestamps_anonymous_pipes_lost_in_6_15() {
+        use crate::kernel::{Family, ModelId, Version};
+        let costs = crate::sim::Costs {
+            precise_read_ns: 20.0,
+            coarse_read_ns: 2.0,
+            update_ns: 0.0,
+            tick_ns: 4e6,
+        };
+        for (v, w, want) in [
+            ((6, 15), WorkloadName::Fifo1, 2.0),
+            ((6, 15), WorkloadName::Pipe1, 0.0),
+            ((6, 12), WorkloadName::Pipe1, 2.0),
+        ] {
+            let model = ModelId::new(Family::Linux, Version::new(v.0, v.1));
+            let loop_ = scenario(w, FsKind::Tmpfs).compile();
+            let e = crate::sim::estimate::estimates(model, costs, &loop_, 1000.0, 10_000);
+            let coarse = e[0].reads_per_op["coarse"];
+            assert!((coarse - want).abs() < 0.01, "{v:?} {w:?}: {coarse}");
+        }
+    }
 }
