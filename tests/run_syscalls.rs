@@ -51,6 +51,7 @@ fn traced_worker_syscalls(args: &[&str]) -> Option<(Value, Vec<String>)> {
 fn workers_issue_exactly_the_defined_syscalls() {
     for args in [
         &["pipe1"][..],
+        &["fifo1"],
         &["vfsmix"],
         &["write-only"],
         &["write-stat"],

@@ -55,7 +55,7 @@ fn bad_scenarios_are_one_clear_error() {
     }
     fails_with(
         &["simulate", "no-such-scenario", "--profile", PROFILE],
-        "bundled: netbsd-seed",
+        "bundled: fifo1, netbsd-seed",
     );
     fails_with(
         &[

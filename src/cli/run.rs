@@ -71,6 +71,8 @@ pub struct RunArgs {
 pub enum WorkloadArg {
     /// Each task owns one pipe: write 1 byte, read it back (will-it-scale tests/pipe1.c).
     Pipe1,
+    /// pipe1 over a named pipe (mkfifo) in --dir: a FIFO's ends still take timestamps.
+    Fifo1,
     /// Pairs of tasks bounce a byte over two pipes (cross-task wake-ups).
     Pingpong,
     /// Create, lstat, lseek, close, open O_TRUNC, write, mmap+store, munmap, close, unlink.
@@ -94,6 +96,7 @@ impl From<WorkloadArg> for WorkloadName {
     fn from(w: WorkloadArg) -> Self {
         match w {
             WorkloadArg::Pipe1 => WorkloadName::Pipe1,
+            WorkloadArg::Fifo1 => WorkloadName::Fifo1,
             WorkloadArg::Pingpong => WorkloadName::Pingpong,
             WorkloadArg::Vfsmix => WorkloadName::Vfsmix,
             WorkloadArg::WriteOnly => WorkloadName::WriteOnly,

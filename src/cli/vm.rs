@@ -154,7 +154,7 @@ pub struct CountArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
+        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix,fifo1",
         value_name = "NAME"
     )]
     pub workload: Vec<LoopWorkload>,
@@ -176,6 +176,11 @@ pub struct CountArgs {
     /// Seconds each guest may run before it is killed and reported.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
+    /// Boot each guest with this clocksource (the kernel's `clocksource=`); default: the
+    /// kernel's own choice. Its read callback is probed where the kernel lets kprobe events
+    /// reach it (read_hpet, acpi_pm_read; read_tsc and kvm_clock_get_cycles are notrace).
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub clocksource: Option<GuestClocksource>,
     /// Exit 1 when this holds.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Vec<CountFailOn>,
@@ -194,6 +199,7 @@ pub enum LoopWorkload {
     WriteOnly,
     WriteStat,
     Vfsmix,
+    Fifo1,
 }
 
 impl From<LoopWorkload> for crate::workload::WorkloadName {
@@ -205,6 +211,29 @@ impl From<LoopWorkload> for crate::workload::WorkloadName {
             LoopWorkload::WriteOnly => W::WriteOnly,
             LoopWorkload::WriteStat => W::WriteStat,
             LoopWorkload::Vfsmix => W::Vfsmix,
+            LoopWorkload::Fifo1 => W::Fifo1,
+        }
+    }
+}
+
+/// A clocksource a guest can be booted with (`vm count --clocksource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuestClocksource {
+    Tsc,
+    Hpet,
+    #[value(name = "acpi_pm")]
+    AcpiPm,
+    KvmClock,
+}
+
+impl GuestClocksource {
+    /// The kernel's name for it (`clocksource=NAME`).
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            GuestClocksource::Tsc => "tsc",
+            GuestClocksource::Hpet => "hpet",
+            GuestClocksource::AcpiPm => "acpi_pm",
+            GuestClocksource::KvmClock => "kvm-clock",
         }
     }
 }

@@ -182,6 +182,7 @@ pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, Conf
     cfg.guest_bin = b.guest_bin.clone();
     cfg.qemu = b.qemu.clone();
     cfg.memory_mb = b.memory;
+    cfg.clocksource = a.clocksource.map(|c| c.kernel_name().to_string());
     Ok(cfg)
 }
 

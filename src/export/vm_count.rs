@@ -41,6 +41,16 @@ impl Render for CountReport {
             for e in &k.guest_errors {
                 notes.push(format!("{}: in the guest: {e}", k.kernel_package));
             }
+            if let Some(cs) = &k.clocksource {
+                let probe = match &k.clocksource_probe_error {
+                    Some(e) => format!(" (its read callback not probed: {e})"),
+                    None => String::new(),
+                };
+                notes.push(format!("{}: clocksource {cs}{probe}", k.kernel_package));
+            }
+            if let Some(m) = &k.multigrain_counters {
+                notes.push(format!("{}: multigrain counters {m}", k.kernel_package));
+            }
         }
         let n = self.mismatches().count();
         notes.push(format!(

@@ -47,6 +47,18 @@ const fn src(
     }
 }
 
+/// A FIFO's read or write: a pipe's (recalled, not read for FIFOs).
+fn fifo(os: Os, syscall: Syscall) -> Rule {
+    let s = if syscall == Syscall::FifoWrite {
+        Syscall::Write
+    } else {
+        Syscall::Read
+    };
+    let mut rule = rule(os, s, FsKind::Pipefs);
+    rule.source.status = "recalled";
+    rule
+}
+
 /// The timestamp work of `syscall` on `fs` in a BSD kernel, and its source.
 pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
     use Effect::*;
@@ -61,6 +73,11 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
         Os::DragonFly => (DRAGONFLY, "master (recalled, not re-read)"),
         Os::NetBsd => (NETBSD, "trunk (recalled, not re-read)"),
     };
+    // A FIFO's reads and writes go through the pipe code (FreeBSD's fifo_vnops hand the
+    // descriptor pipe fileops): modelled as a pipe's, recalled, not read for FIFOs.
+    if matches!(syscall, Syscall::FifoRead | Syscall::FifoWrite) {
+        return fifo(os, syscall);
+    }
     if fs == FsKind::Pipefs {
         let getnanotime = |modify| Fixed {
             clock: ClockFn::Getnanotime,
@@ -178,6 +195,7 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
             | Syscall::Munmap
             | Syscall::Fsync
             | Syscall::Other => r(&[], t("tmpfs_getattr, tmpfs_fsync (no timestamp)", "read")),
+            Syscall::FifoRead | Syscall::FifoWrite => fifo(os, syscall),
         };
     }
     // Deferred: FreeBSD/DragonFly tmpfs and UFS, NetBSD FFS.
@@ -249,6 +267,7 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
         Syscall::Open | Syscall::Lseek | Syscall::Mmap | Syscall::Munmap | Syscall::Other => {
             r(&[], d("(no timestamp work)", "recalled"))
         }
+        Syscall::FifoRead | Syscall::FifoWrite => fifo(os, syscall),
     }
 }
 

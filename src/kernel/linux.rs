@@ -11,7 +11,8 @@
 //! - kernel/time/timekeeping.c: `ktime_get_coarse_real_ts64_mg`, `ktime_get_real_ts64_mg`
 //! - fs/stat.c: `generic_fillattr` → `fill_mg_cmtime` (sets `I_CTIME_QUERIED`)
 //! - fs/pipe.c: `pipe_write` → `file_update_time`, `pipe_read` → `file_accessed` until 6.14;
-//!   from 6.15 anonymous pipes use `anon_pipe_read`/`anon_pipe_write`, which take no time
+//!   from 6.15 anonymous pipes use `anon_pipe_read`/`anon_pipe_write`, which take no time,
+//!   and FIFOs `fifo_pipe_read`/`fifo_pipe_write`, which still do (commit f017b0a4951f)
 //! - mm/shmem.c: `shmem_mknod`, `shmem_unlink`, `shmem_mmap` (`file_accessed`), no
 //!   `page_mkwrite` in `shmem_vm_ops`; fs/ext4/inode.c `ext4_page_mkwrite` → `file_update_time`
 //! - fs/attr.c: `notify_change` (`current_time` into `ia_ctime`), `setattr_copy`
@@ -26,6 +27,8 @@ const LINUX: &str = "torvalds/linux";
 /// Where the pre-6.15 counts were read (fs/pipe.c before the anonymous-pipe series, fs/inode.c
 /// and timekeeping.c of the multigrain code).
 const AT_613: &str = "v6.13-v6.14";
+/// Where the FIFO functions were read: the commit that split them from the anonymous pipe's.
+const FIFO_AT: &str = "v6.15: f017b0a4951f 'pipe: don't update {a,c,m}time for anonymous pipes'";
 const RECALLED_AT: &str = "v6.13-v6.18 (recalled, not re-read)";
 /// Where the ext4 counts were read: Debian's `linux-source-6.1` 6.1.172-1 (v6.1.172), and
 /// counted on 6.1, 6.12 and 7.2 by `tscope vm count --fs ext4`.
@@ -65,6 +68,15 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
         action: act(effects),
         source,
     };
+    // A FIFO (named pipe), on whatever file system holds it: its descriptors take
+    // pipefifo_fops, whose fifo_pipe_write() calls file_update_time() and fifo_pipe_read()
+    // file_accessed() after a successful transfer (fs/pipe.c since commit f017b0a4951f "pipe:
+    // don't update {a,c,m}time for anonymous pipes", v6.15); before, pipe_write() and
+    // pipe_read() did so for every pipe. The inode is the file system's (tmpfs, ext4, …), so a
+    // multigrain file system's functions read its clock (`_mg`).
+    if matches!(syscall, Syscall::FifoWrite | Syscall::FifoRead) {
+        return fifo(version, syscall == Syscall::FifoWrite);
+    }
     if fs == FsKind::Pipefs {
         if version >= LINUX_NO_ANON_PIPE_TIME && syscall != Syscall::Stat {
             // "pipe: don't update {a,c,m}time for anonymous pipes" (Oleg Nesterov, merged for
@@ -251,6 +263,27 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
         | Syscall::Munmap
         | Syscall::Fsync
         | Syscall::Other => r(&[], recalled("-", "(no timestamp work)")),
+        // Answered above, before any file system's rule.
+        Syscall::FifoRead | Syscall::FifoWrite => fifo(version, syscall == Syscall::FifoWrite),
+    }
+}
+
+/// A FIFO's write (`write`) or read: file_update_time() or file_accessed() on the FIFO's inode.
+fn fifo(version: Version, write: bool) -> Rule {
+    let reread = version >= LINUX_UPDATE_TIME_REREAD || !write;
+    let (function, at) = match (version >= LINUX_NO_ANON_PIPE_TIME, write) {
+        (true, true) => ("fifo_pipe_write -> file_update_time", FIFO_AT),
+        (true, false) => ("fifo_pipe_read -> file_accessed", FIFO_AT),
+        (false, true) => ("pipe_write -> file_update_time", AT_613),
+        (false, false) => ("pipe_read -> file_accessed", AT_613),
+    };
+    Rule {
+        action: act(&[Effect::LinuxUpdateIfChanged {
+            target: Target::Inode,
+            modify: write,
+            reread,
+        }]),
+        source: src("fs/pipe.c", function, at, true),
     }
 }
 
@@ -431,5 +464,29 @@ mod tests {
         let r = rule(Version::new(6, 15), Syscall::Write, FsKind::Pipefs);
         assert_eq!(r.source.file, "fs/pipe.c");
         assert!(r.source.function.contains("anon_pipe_write"));
+    }
+
+    #[test]
+    fn fifos_keep_their_timestamps_on_every_version_and_file_system() {
+        for v in [(6, 1), (6, 12), (6, 15), (7, 2)] {
+            // What a pipe took before 6.15, whatever the file system's own write does.
+            let pipe_before = if v >= (6, 15) { (6, 14) } else { v };
+            for fs in [FsKind::Tmpfs, FsKind::Ext4, FsKind::Btrfs] {
+                assert_eq!(
+                    action(v, Syscall::FifoWrite, fs),
+                    action(pipe_before, Syscall::Write, FsKind::Pipefs),
+                    "{v:?} {fs:?}"
+                );
+                assert_ne!(action(v, Syscall::FifoRead, fs), [Effect::None; 4]);
+            }
+        }
+        let new = rule(Version::new(6, 15), Syscall::FifoWrite, FsKind::Tmpfs).source;
+        assert_eq!(
+            (new.file, new.function),
+            ("fs/pipe.c", "fifo_pipe_write -> file_update_time")
+        );
+        assert!(new.at.contains("f017b0a4951f"));
+        let old = rule(Version::new(6, 14), Syscall::FifoRead, FsKind::Tmpfs).source;
+        assert_eq!(old.function, "pipe_read -> file_accessed");
     }
 }

@@ -89,6 +89,12 @@ pub fn close(fd: OwnedFd) -> io::Result<()> {
     check(unsafe { libc::close(raw) })
 }
 
+/// `mkfifo(path, mode)`: a named pipe (glibc issues `mknodat(AT_FDCWD, path, S_IFIFO|mode)`).
+pub fn mkfifo(path: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated and lives across the call.
+    check(unsafe { libc::mkfifo(path.as_ptr(), mode) })
+}
+
 /// `unlink(path)`.
 #[inline(always)]
 pub fn unlink(path: &CStr) -> io::Result<()> {

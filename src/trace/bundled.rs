@@ -2,7 +2,8 @@
 //! from any directory. The files stay the source of truth.
 
 /// `(name, JSON)` of every bundled scenario, in name order.
-pub const BUNDLED: [(&str, &str); 8] = [
+pub const BUNDLED: [(&str, &str); 9] = [
+    ("fifo1", include_str!("../../scenarios/fifo1.json")),
     (
         "netbsd-seed",
         include_str!("../../scenarios/netbsd-seed.json"),

@@ -64,13 +64,17 @@ pub enum Syscall {
     /// `getdents`: directory atime.
     Readdir,
     Link,
+    /// `read` from a named pipe (FIFO): atime of the FIFO's inode on its file system.
+    FifoRead,
+    /// `write` to a named pipe (FIFO): mtime and ctime of the FIFO's inode.
+    FifoWrite,
     /// A syscall no model takes a timestamp for.
     Other,
 }
 
 impl Syscall {
     /// Every operation, in table order.
-    pub const ALL: [Syscall; 22] = [
+    pub const ALL: [Syscall; 24] = [
         Syscall::Read,
         Syscall::Write,
         Syscall::Create,
@@ -92,6 +96,8 @@ impl Syscall {
         Syscall::Rmdir,
         Syscall::Readdir,
         Syscall::Link,
+        Syscall::FifoRead,
+        Syscall::FifoWrite,
         Syscall::Other,
     ];
 
@@ -119,6 +125,8 @@ impl Syscall {
             Syscall::Rmdir => "rmdir",
             Syscall::Readdir => "readdir",
             Syscall::Link => "link",
+            Syscall::FifoRead => "fifo_read",
+            Syscall::FifoWrite => "fifo_write",
             Syscall::Other => "other",
         }
     }

@@ -2,7 +2,7 @@
 //! iteration are [`iteration::ops`], and everything else is derived from those two here: the
 //! kernel entry points it issues per iteration ([`syscalls_per_iteration`]), the positions a
 //! timing pass reports ([`positions`]) and their entry points ([`position_syscalls`]), and the
-//! loop the models replay ([`scenario`]). Its loop is in [`crate::workload::single`] (one
+//! loop the models replay ([`scenario`]). Its loop is in `single.rs` (one
 //! thread, for a guest's PID 1) and in the workload's own module (the will-it-scale runner),
 //! both built on the same per-iteration body.
 
@@ -11,14 +11,15 @@ use super::result::{Op, WorkloadName};
 use crate::trace::scenario::{ScenarioOp, DEFAULT_ITERATIONS};
 use crate::trace::{FsKind, Scenario, Syscall, SCENARIO_SCHEMA_VERSION};
 
-/// The workloads that run as one single-threaded loop ([`crate::workload::single::run_loop`]),
+/// The workloads that run as one single-threaded loop (`single::run_loop`),
 /// in the order `vm count` runs them by default.
-pub const LOOPS: [WorkloadName; 5] = [
+pub const LOOPS: [WorkloadName; 6] = [
     WorkloadName::Pipe1,
     WorkloadName::Pingpong,
     WorkloadName::WriteOnly,
     WorkloadName::WriteStat,
     WorkloadName::Vfsmix,
+    WorkloadName::Fifo1,
 ];
 
 /// Whether `w` has a single-threaded loop ([`LOOPS`]).
@@ -81,8 +82,15 @@ pub fn position_syscalls(w: WorkloadName) -> Vec<Option<String>> {
     iteration::ops(w, "tmpfs").iter().map(entry_point).collect()
 }
 
+/// The operation the models know `op` as: an `open` refined by its flags, a read or write of
+/// a named pipe (inode `fifo:N`) a FIFO's.
 fn scenario_syscall(op: &Op) -> Option<Syscall> {
-    Syscall::parse(&op.syscall).map(|s| s.refine_open(op.flags.as_deref()))
+    let fifo = op.inode.as_deref().is_some_and(|i| i.starts_with("fifo:"));
+    Syscall::parse(&op.syscall).map(|s| match (s, fifo) {
+        (Syscall::Read, true) => Syscall::FifoRead,
+        (Syscall::Write, true) => Syscall::FifoWrite,
+        (s, _) => s.refine_open(op.flags.as_deref()),
+    })
 }
 
 /// `ops` as a scenario's loop body (files without a file system of their own on `default_fs`),
@@ -175,6 +183,28 @@ mod tests {
                 "{w:?}"
             );
             assert_eq!(ours.inodes, bundled.inodes, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn a_fifo_keeps_the_timestamps_anonymous_pipes_lost_in_6_15() {
+        use crate::kernel::{Family, ModelId, Version};
+        let costs = crate::sim::Costs {
+            precise_read_ns: 20.0,
+            coarse_read_ns: 2.0,
+            update_ns: 0.0,
+            tick_ns: 4e6,
+        };
+        for (v, w, want) in [
+            ((6, 15), WorkloadName::Fifo1, 2.0),
+            ((6, 15), WorkloadName::Pipe1, 0.0),
+            ((6, 12), WorkloadName::Pipe1, 2.0),
+        ] {
+            let model = ModelId::new(Family::Linux, Version::new(v.0, v.1));
+            let loop_ = scenario(w, FsKind::Tmpfs).compile();
+            let e = crate::sim::estimate::estimates(model, costs, &loop_, 1000.0, 10_000);
+            let coarse = e[0].reads_per_op["coarse"];
+            assert!((coarse - want).abs() < 0.01, "{v:?} {w:?}: {coarse}");
         }
     }
 }

@@ -2,6 +2,9 @@
 //! of truth for the run report's `iteration`, the docs, and the recorded-run file
 //! ([`super::run_record`]) that `tscope simulate --run` reads.
 //!
+//! An inode id `fifo:N` is a named pipe: its reads and writes are a FIFO's
+//! ([`crate::trace::Syscall::FifoRead`], [`crate::trace::Syscall::FifoWrite`]) on `fs`.
+//!
 //! Inode ids are local to one task (pingpong: to one pair): tasks never share an inode, so
 //! `pipe:0` of task 0 and `pipe:0` of task 1 are different pipes. `inodes` says which ids
 //! are a fresh inode each iteration (vfsmix's file) and which persist (a pipe, write-only's
@@ -43,6 +46,10 @@ pub fn ops(w: WorkloadName, fs: &str) -> Vec<Op> {
     let file = |s: &str, nr: &str| op(s, nr, Some("file:0"), Some(fs));
     match w {
         WorkloadName::Pipe1 => vec![pipe("write", "pipe:0", None), pipe("read", "pipe:0", None)],
+        WorkloadName::Fifo1 => vec![
+            op("write", "write", Some("fifo:0"), Some(fs)),
+            op("read", "read", Some("fifo:0"), Some(fs)),
+        ],
         WorkloadName::Pingpong => vec![
             pipe("write", "pipe:0", Some(0)),
             pipe("read", "pipe:0", Some(1)),
@@ -90,6 +97,7 @@ pub fn inodes(w: WorkloadName, fs: &str) -> Vec<InodeInfo> {
     };
     match w {
         WorkloadName::Pipe1 => vec![info("pipe:0", "pipe", "pipefs", false)],
+        WorkloadName::Fifo1 => vec![info("fifo:0", "fifo", fs, false)],
         WorkloadName::Pingpong => vec![
             info("pipe:0", "pipe", "pipefs", false),
             info("pipe:1", "pipe", "pipefs", false),

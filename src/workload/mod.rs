@@ -91,6 +91,13 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
     let dir = scratch.as_ref().map(|s| s.path().to_path_buf());
     match w {
         WorkloadName::Pipe1 => run_all(&pipe::Pipe1, cfg, &mut report)?,
+        WorkloadName::Fifo1 => run_all(
+            &pipe::Fifo1 {
+                dir: dir.clone().expect("fifo1 has a scratch dir"),
+            },
+            cfg,
+            &mut report,
+        )?,
         WorkloadName::Pingpong => run_all(&pipe::Pingpong, cfg, &mut report)?,
         WorkloadName::Vfsmix => run_all(
             &vfsmix::Vfsmix {

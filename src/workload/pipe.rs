@@ -5,6 +5,13 @@
 //! waits for another, so it measures the pipe's system-call path (and its timestamp updates:
 //! `file_update_time` on write, `file_accessed` on read) without a wake-up.
 //!
+//! fifo1 is pipe1 over a named pipe: each task makes a FIFO (`mkfifo`) in the scratch
+//! directory, opens its read end (`O_RDONLY|O_NONBLOCK`: nothing blocks on a writer) and its
+//! write end (`O_WRONLY`), and loops as pipe1 does. Since Linux 6.15 an anonymous pipe takes no
+//! timestamps, but a FIFO's inode lives on its file system and still does (`fifo_pipe_write`,
+//! `fifo_pipe_read` in fs/pipe.c). The read end stays non-blocking: each read finds the byte
+//! just written, so it takes the same path a blocking read would.
+//!
 //! pingpong is the classic pipe-test (Ingo Molnar's `pipe-test-1m.c`): a pair of tasks, an
 //! initiator and a responder, bounce one byte over two pipes, so every iteration is two
 //! cross-task wake-ups. One iteration (counted by the initiator) is: initiator `write(pipe:0)`,
@@ -12,13 +19,16 @@
 //! on one CPU (every bounce a context switch there) or on two (every bounce a cross-CPU
 //! wake-up), see `--placement`.
 
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use super::def::OpHook;
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::mem::{Control, Slot};
-use crate::sys::worker;
+use crate::sys::{fs, worker};
 
 /// The step index used for errors outside the iteration (creating the pipe).
 const SETUP: u32 = 100;
@@ -44,6 +54,28 @@ pub fn pipe1_iteration<H: OpHook>(
         .ok_or_else(|| step(1)(eof()))?;
     hook.op();
     Ok(())
+}
+
+/// The path of task `task`'s FIFO in `dir`.
+pub fn fifo_path(dir: &Path, task: usize) -> crate::error::Result<CString> {
+    let mut p = dir.as_os_str().as_bytes().to_vec();
+    p.extend_from_slice(format!("/fifo1.{task}").as_bytes());
+    CString::new(p).map_err(|_| crate::failure!("a scratch path with a NUL byte"))
+}
+
+/// Makes the FIFO `path` and opens it: (read end, write end).
+pub fn open_fifo(path: &CStr) -> Result<(OwnedFd, OwnedFd), StepError> {
+    fs::mkfifo(path, 0o600).map_err(step(SETUP))?;
+    let r = fs::open(path, libc::O_RDONLY | libc::O_NONBLOCK, 0).map_err(step(SETUP))?;
+    let w = fs::open(path, libc::O_WRONLY, 0).map_err(step(SETUP))?;
+    Ok((r, w))
+}
+
+/// Closes the FIFO's two ends and removes it.
+pub fn close_fifo(path: &CStr, r: OwnedFd, w: OwnedFd) -> Result<(), StepError> {
+    fs::close(w).map_err(step(SETUP))?;
+    fs::close(r).map_err(step(SETUP))?;
+    fs::unlink(path).map_err(step(SETUP))
 }
 
 /// One round trip of a pingpong pair's initiator: write one byte to `to` (step 0), read the
@@ -108,6 +140,36 @@ impl Workload for Pipe1 {
             0 => "write".into(),
             1 => "read".into(),
             _ => "pipe".into(),
+        }
+    }
+}
+
+/// pipe1 over a FIFO in `dir`.
+#[derive(Debug)]
+pub struct Fifo1 {
+    pub dir: PathBuf,
+}
+
+impl Workload for Fifo1 {
+    type Worker = CString;
+
+    fn prepare(&self, task: usize) -> crate::error::Result<Vec<CString>> {
+        Ok(vec![fifo_path(&self.dir, task)?])
+    }
+
+    fn run(&self, path: CString, slot: &Slot, control: &Control) -> Result<(), StepError> {
+        let (r, w) = open_fifo(&path)?;
+        count_until_stop(slot, control, || {
+            pipe1_iteration(r.as_fd(), w.as_fd(), &mut ())
+        })?;
+        close_fifo(&path, r, w)
+    }
+
+    fn step_name(&self, i: u32) -> String {
+        match i {
+            0 => "write".into(),
+            1 => "read".into(),
+            _ => "making, opening or removing the FIFO".into(),
         }
     }
 }

@@ -13,6 +13,8 @@ use crate::warnings::Warning;
 pub enum WorkloadName {
     /// Each task owns one pipe: write 1 byte, read it back (will-it-scale tests/pipe1.c).
     Pipe1,
+    /// pipe1 over a named pipe (mkfifo) in --dir: a FIFO's ends still take timestamps.
+    Fifo1,
     /// Pairs of tasks bounce a byte over two pipes (cross-task wake-ups).
     Pingpong,
     /// Create, lstat, lseek, close, open O_TRUNC, write, mmap+store, munmap, close, unlink.
@@ -35,8 +37,9 @@ pub enum WorkloadName {
 impl WorkloadName {
     /// The name used on the command line and in JSON.
     /// Every workload, in the order `tscope run --help` lists them.
-    pub const ALL: [WorkloadName; 9] = [
+    pub const ALL: [WorkloadName; 10] = [
         WorkloadName::Pipe1,
+        WorkloadName::Fifo1,
         WorkloadName::Pingpong,
         WorkloadName::Vfsmix,
         WorkloadName::WriteOnly,
@@ -55,6 +58,7 @@ impl WorkloadName {
     pub fn as_str(self) -> &'static str {
         match self {
             WorkloadName::Pipe1 => "pipe1",
+            WorkloadName::Fifo1 => "fifo1",
             WorkloadName::Pingpong => "pingpong",
             WorkloadName::Vfsmix => "vfsmix",
             WorkloadName::WriteOnly => "write-only",
@@ -75,7 +79,10 @@ impl WorkloadName {
     pub fn uses_dir(self) -> bool {
         matches!(
             self,
-            WorkloadName::Vfsmix | WorkloadName::WriteOnly | WorkloadName::WriteStat
+            WorkloadName::Fifo1
+                | WorkloadName::Vfsmix
+                | WorkloadName::WriteOnly
+                | WorkloadName::WriteStat
         )
     }
 }

@@ -47,6 +47,20 @@ pub fn run_loop<H: OpHook>(
                 hook.end_iteration();
             }
         }
+        WorkloadName::Fifo1 => {
+            let path = pipe::fifo_path(dir, 0)?;
+            let steps = pipe::Fifo1 {
+                dir: dir.to_path_buf(),
+            };
+            let (r, wr) = pipe::open_fifo(&path).map_err(|e| failed(steps.step_name(e.step), e))?;
+            hook.begin();
+            for _ in 0..iterations {
+                pipe::pipe1_iteration(r.as_fd(), wr.as_fd(), hook)
+                    .map_err(|e| failed(steps.step_name(e.step), e))?;
+                hook.end_iteration();
+            }
+            pipe::close_fifo(&path, r, wr).map_err(|e| failed(steps.step_name(e.step), e))?;
+        }
         WorkloadName::Pingpong => {
             pingpong(iterations).map_err(|e| failed(pipe::pingpong_step_name(e.step), e))?
         }

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::kernel_counts;
 use super::kprobe::{self, Probe};
 use super::offsets::{self, StampOffsets};
 use super::timing::{clock_read_ns, OpTimer, TIMING_ITERATIONS};
@@ -75,6 +76,18 @@ pub struct GuestCount {
     /// The same after the workloads (is the lag one constant per boot?); not used by the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_after_ns: Vec<u64>,
+    /// The clocksource the guest ran on; its read callback is probed beside the functions
+    /// ([`kernel_counts::clocksource_read`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
+    /// Why the kernel's multigrain counters could not be read (`null`: they were, around each
+    /// run; [`kernel_counts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multigrain_absent: Option<String>,
+    /// Why the clocksource's read callback could not be probed (the kernel refused the
+    /// `kprobe_events` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource_probe_error: Option<String>,
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
@@ -122,6 +135,12 @@ pub struct WorkloadCount {
     /// Why the traced pass reports nothing (the buffer dropped events, tracefs refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_error: Option<String>,
+    /// The kernel's multigrain counters ([`kernel_counts::MULTIGRAIN_COUNTERS`]) during the
+    /// baseline and during the N-iteration run, as the hits; empty where absent.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline_multigrain: BTreeMap<String, u64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub multigrain: BTreeMap<String, u64>,
 }
 
 fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
@@ -204,13 +223,39 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         out.errors.push(format!("mount tracefs: {e}"));
     }
     let kallsyms = std::fs::read_to_string("/proc/kallsyms").context("reading /proc/kallsyms")?;
+    out.clocksource = kernel_counts::current_clocksource();
     let probes = kprobe::resolve(&kallsyms, &kprobe::FUNCTIONS);
+    let callback = out
+        .clocksource
+        .as_deref()
+        .and_then(kernel_counts::clocksource_read);
+    out.multigrain_absent = kernel_counts::setup_multigrain().err();
+    let has_multigrain = out.multigrain_absent.is_none();
+    let multigrain = || {
+        if has_multigrain {
+            kernel_counts::read_multigrain()
+        } else {
+            BTreeMap::new()
+        }
+    };
     let events = format!("{TRACING}/kprobe_events");
     let mut registered = Vec::new();
     for p in probes {
         match write_append(&events, &p.definition()) {
             Ok(()) => registered.push(p),
             Err(e) => out.errors.push(format!("{e:#}")),
+        }
+    }
+    // The clocksource's callback is optional: a kernel that refuses the probe says why.
+    for p in callback.map_or(Vec::new(), |f| kprobe::resolve(&kallsyms, &[f])) {
+        let line = format!("{}\n", p.definition());
+        let written = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&events)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        match written {
+            Ok(()) => registered.push(p),
+            Err(e) => out.clocksource_probe_error = Some(format!("{}: {e}", p.definition())),
         }
     }
     out.probes = registered
@@ -258,12 +303,17 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         for &w in &workloads {
             let dir = Path::new(&dir);
             let positions = positions(w);
+            // Each window between two snapshots holds one read of the counters' file, so what
+            // that read costs in probe hits cancels out with the baseline.
+            let b_mg = multigrain();
             let (b_hits, b_calls) = snapshot(&registered, out.syscall_hist)?;
             run_loop(w, dir, 0, &mut ())?;
+            let m_mg = multigrain();
             let (m_hits, m_calls) = snapshot(&registered, out.syscall_hist)?;
             let started = Instant::now();
             let outcome = run_loop(w, dir, iterations, &mut ())?;
             let ns = started.elapsed().as_nanos() as f64;
+            let e_mg = multigrain();
             let (e_hits, e_calls) = snapshot(&registered, out.syscall_hist)?;
             // The timing pass, outside the snapshots.
             let timing_iterations = iterations.min(TIMING_ITERATIONS);
@@ -312,6 +362,8 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 stamp_reads_by_position: traced_by(&offsets.reads),
                 traced_iterations: offsets.iterations,
                 trace_error,
+                baseline_multigrain: diff(&b_mg, &m_mg),
+                multigrain: diff(&m_mg, &e_mg),
             });
         }
     }

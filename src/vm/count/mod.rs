@@ -10,6 +10,7 @@
 //! fraction too.
 
 pub mod guest;
+pub mod kernel_counts;
 pub mod kprobe;
 pub mod offsets;
 pub mod rows;
@@ -46,7 +47,7 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
 pub const ASSUMED_HZ: u32 = 250;
 
 /// The workloads run by default: every single-threaded loop of the workloads' definition.
-pub const DEFAULT_WORKLOADS: [WorkloadName; 5] = crate::workload::def::LOOPS;
+pub const DEFAULT_WORKLOADS: [WorkloadName; 6] = crate::workload::def::LOOPS;
 
 /// Where a kernel comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +70,8 @@ pub struct CountConfig {
     pub guest_bin: Option<PathBuf>,
     pub qemu: String,
     pub memory_mb: u32,
+    /// `clocksource=` on the guest's command line; `None`: the kernel's choice.
+    pub clocksource: Option<String>,
 }
 
 impl CountConfig {
@@ -88,6 +91,7 @@ impl CountConfig {
             guest_bin: None,
             qemu: "qemu-system-x86_64".into(),
             memory_mb: 256,
+            clocksource: None,
         }
     }
 }
@@ -156,6 +160,19 @@ pub struct KernelRun {
     /// The same measured after the workloads (a check that the lag holds through the boot).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_after_ns: Vec<u64>,
+    /// The clocksource the guest ran on, whose read callback has its row
+    /// (`rows[].kind == "clocksource"`); `null` when not read.
+    #[serde(default)]
+    pub clocksource: Option<String>,
+    /// Why the kernel refused the probe on that read callback (absent: probed, or no
+    /// clocksource read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource_probe_error: Option<String>,
+    /// Whether the kernel's multigrain counters were read around each run
+    /// (`rows[].kind == "kernel-counter"`): `read`, or `absent: WHY`; `null` when the guest
+    /// did not say.
+    #[serde(default)]
+    pub multigrain_counters: Option<String>,
 }
 
 /// What `vm count` prints.
@@ -192,7 +209,10 @@ pub fn cmdline(cfg: &CountConfig) -> String {
             .join(","),
         cfg.iterations,
         cfg.fs_names().join(",")
-    )
+    ) + &cfg
+        .clocksource
+        .as_ref()
+        .map_or(String::new(), |c| format!(" clocksource={c}"))
 }
 
 /// Runs every kernel of the configuration.
@@ -329,6 +349,9 @@ fn count_one(
         trace_errors: Vec::new(),
         coarse_lag_ns: Vec::new(),
         coarse_lag_after_ns: Vec::new(),
+        clocksource: None,
+        clocksource_probe_error: None,
+        multigrain_counters: None,
     };
     let parsed: Result<GuestCount> = if out.timed_out {
         Err(crate::failure!(
@@ -373,6 +396,13 @@ fn count_one(
             run.trace_clock = g.trace_clock.clone();
             run.coarse_lag_ns = g.coarse_lag_ns.clone();
             run.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
+            run.clocksource = g.clocksource.clone();
+            run.clocksource_probe_error = g.clocksource_probe_error.clone();
+            run.multigrain_counters = match &g.multigrain_absent {
+                Some(why) => Some(format!("absent: {why}")),
+                None if g.runs.iter().any(|r| !r.multigrain.is_empty()) => Some("read".into()),
+                None => None,
+            };
             run.trace_errors = g
                 .runs
                 .iter()

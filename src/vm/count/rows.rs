@@ -5,13 +5,16 @@
 use serde::{Deserialize, Serialize};
 
 use super::guest::{GuestCount, WorkloadCount};
-use super::kprobe;
+use super::{kernel_counts, kprobe};
 use crate::error::Result;
 use crate::kernel::ModelId;
 use crate::sim::estimate::{self, PolicyEstimate};
 use crate::sim::Costs;
 use crate::trace::FsKind;
 use crate::workload::{def, WorkloadName};
+
+/// The fine clock-read leaves: each reads the clocksource once.
+const FINE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 
 /// A row differs when |kernel − model| exceeds this per op …
 pub const TOLERANCE: f64 = 0.05;
@@ -28,8 +31,11 @@ pub struct CountRow {
     pub workload: String,
     /// A kernel function (`ktime_get_coarse_real_ts64`) or `syscall:NAME`.
     pub function: String,
-    /// `clock` (a clock-read leaf: judges the model), `context` (a caller, shown only), or
-    /// `syscall` (judged against the workload's definition).
+    /// `clock` (a clock-read leaf: judges the model), `context` (a caller, shown only),
+    /// `syscall` (judged against the workload's definition), `clocksource` (the running
+    /// clocksource's read callback, shown beside the sum of the fine leaves) or `kernel-counter`
+    /// (the kernel's multigrain counters: `fine_stamps` judged against the kprobe count of
+    /// `ktime_get_real_ts64_mg`, the others shown).
     pub kind: String,
     /// Hits per op less the zero-iteration baseline; `null` when the kernel lacks the function.
     pub kernel_per_op: Option<f64>,
@@ -358,6 +364,62 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
                 "context"
             };
             out.push(row(f.to_string(), kind, k, m));
+        }
+        // The clocksource's read callback beside the fine leaves (shown, not judged: the tick
+        // and hrtimers read the clock too).
+        let cb = g
+            .clocksource
+            .as_deref()
+            .and_then(kernel_counts::clocksource_read);
+        if let Some(cb) = cb.filter(|cb| g.probes.iter().any(|(f, _)| f == cb)) {
+            let k = per(hit(run, cb, false), hit(run, cb, true));
+            let leaves = FINE_LEAVES
+                .iter()
+                .filter(|f| g.probes.iter().any(|(p, _)| p == *f))
+                .map(|f| per(hit(run, f, false), hit(run, f, true)))
+                .sum();
+            let mut r = row(
+                cb.into(),
+                "clocksource",
+                Some(k),
+                Some((FINE_LEAVES.join("+"), leaves)),
+            );
+            r.agrees = None;
+            out.push(r);
+        }
+        // The kernel's multigrain counters: fine_stamps judged against the kprobe count of
+        // ktime_get_real_ts64_mg, ctime_updates shown beside inode_set_ctime_current's.
+        if !run.multigrain.is_empty() {
+            for c in kernel_counts::MULTIGRAIN_COUNTERS {
+                let n = run.multigrain.get(c).copied().unwrap_or(0);
+                let b = run.baseline_multigrain.get(c).copied().unwrap_or(0);
+                let probe = match c {
+                    "fine_stamps" => Some("ktime_get_real_ts64_mg"),
+                    "ctime_updates" => Some("inode_set_ctime_current"),
+                    _ => None,
+                };
+                let m = probe
+                    .filter(|f| g.probes.iter().any(|(p, _)| p == f))
+                    .map(|f| {
+                        (
+                            format!("kprobe:{f}"),
+                            per(hit(run, f, false), hit(run, f, true)),
+                        )
+                    });
+                let mut r = row(
+                    format!("multigrain:{c}"),
+                    "kernel-counter",
+                    Some(per(n, b)),
+                    m,
+                );
+                if c != "fine_stamps" {
+                    r.agrees = None;
+                }
+                if r.model_per_op.is_none() {
+                    r.model = "-".into();
+                }
+                out.push(r);
+            }
         }
         if !g.syscall_hist {
             continue;

@@ -360,3 +360,77 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
         .iter()
         .all(|t| t.stamp_offset.is_none()));
 }
+
+#[test]
+fn the_clocksource_and_the_kernels_own_counters_sit_beside_the_kprobes() {
+    // write-stat on a 7.2 guest on tsc: 1000 iterations, every write a fine stamp; the tick
+    // read the clock 150 more times than the leaves; the kernel's fine_stamps agree.
+    let mut g = pipe1_6_1();
+    g.release = "7.2.13+deb14-cloud-amd64".into();
+    g.clocksource = Some("tsc".into());
+    g.probes = vec![
+        (
+            "ktime_get_real_ts64_mg".into(),
+            "ktime_get_real_ts64_mg".into(),
+        ),
+        (
+            "inode_set_ctime_current".into(),
+            "inode_set_ctime_current".into(),
+        ),
+        ("read_tsc".into(), "read_tsc".into()),
+    ];
+    let run = &mut g.runs[0];
+    run.workload = "write-stat".into();
+    run.baseline_hits = map(&[("read_tsc", 40), ("ktime_get_real_ts64_mg", 1)]);
+    run.hits = map(&[
+        ("read_tsc", 1190),
+        ("ktime_get_real_ts64_mg", 1001),
+        ("inode_set_ctime_current", 1000),
+    ]);
+    run.baseline_multigrain = map(&[("fine_stamps", 1), ("ctime_updates", 1)]);
+    run.multigrain = map(&[
+        ("ctime_updates", 1001),
+        ("ctime_swaps", 1001),
+        ("fine_stamps", 1001),
+        ("floor_swaps", 0),
+    ]);
+    let r = rows("p", 250, &g).unwrap();
+    let row = |f: &str| r.iter().find(|x| x.function == f).unwrap();
+    let cs = row("read_tsc");
+    assert_eq!(cs.kind, "clocksource");
+    assert_eq!(cs.kernel_per_op, Some(1.15));
+    assert_eq!(cs.model, "ktime_get_real_ts64+ktime_get_real_ts64_mg");
+    assert_eq!(cs.model_per_op, Some(1.0));
+    assert_eq!(cs.agrees, None);
+    let fine = row("multigrain:fine_stamps");
+    assert_eq!(fine.kind, "kernel-counter");
+    assert_eq!(fine.model, "kprobe:ktime_get_real_ts64_mg");
+    assert_eq!((fine.kernel_per_op, fine.agrees), (Some(1.0), Some(true)));
+    assert_eq!(row("multigrain:ctime_updates").agrees, None);
+    assert_eq!(row("multigrain:floor_swaps").model, "-");
+    // A kernel without the counters or on an unknown clocksource adds no such rows.
+    g.clocksource = Some("jiffies".into());
+    g.runs[0].multigrain.clear();
+    let r = rows("p", 250, &g).unwrap();
+    assert!(r
+        .iter()
+        .all(|x| x.kind != "clocksource" && x.kind != "kernel-counter"));
+}
+
+#[test]
+fn the_guest_command_line_names_the_workloads_the_file_systems_and_a_chosen_clocksource() {
+    let mut cfg = super::CountConfig::new();
+    let line = super::cmdline(&cfg);
+    assert!(
+        line.contains("tscope.count=pipe1,pingpong,write-only,write-stat,vfsmix,fifo1 "),
+        "{line}"
+    );
+    assert!(line.ends_with("tscope.fs=tmpfs"), "{line}");
+    cfg.clocksource = Some("hpet".into());
+    cfg.filesystems = vec![FsKind::Ext4, FsKind::Xfs];
+    let line = super::cmdline(&cfg);
+    assert!(
+        line.ends_with("tscope.fs=ext4,xfs clocksource=hpet"),
+        "{line}"
+    );
+}
