@@ -24,6 +24,7 @@ pub mod run;
 pub mod show;
 pub mod simulate;
 pub mod vm;
+pub mod vm_bench;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

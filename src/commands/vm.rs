@@ -75,6 +75,7 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
         VmCommand::Guest(a) => guest(a, global),
         VmCommand::Exits(a) => exits(a),
         VmCommand::Count(a) => count(a),
+        VmCommand::Bench(a) => super::vm_bench::run(a),
         VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
 }

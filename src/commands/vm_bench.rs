@@ -1,0 +1,166 @@
+//! `tscope vm bench`: arguments → [`BenchConfig`] → [`crate::vm::bench::run`] → export (and the
+//! SVG and commit-message files) → exit code.
+
+use std::time::Duration;
+
+use super::{check_output_file, Output, StderrProgress};
+use crate::cli::vm::{BenchArgs, BenchFailOn};
+use crate::error::ConfigError;
+use crate::vm::bench::{self, BenchConfig, KernelSource, CLOCKSOURCES};
+
+/// Validates `vm bench` arguments.
+pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
+    let bad = |m: String| Err(ConfigError::Invalid(m));
+    let mut cfg = BenchConfig::new();
+    for p in &a.kernel_package {
+        if let Err(e) = crate::vm::boot::apt::split_spec(p) {
+            return bad(format!("--kernel-package: {e}"));
+        }
+    }
+    for k in &a.kernel {
+        if !k.is_file() {
+            return bad(format!("--kernel: '{}' is not a file", k.display()));
+        }
+    }
+    if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
+        cfg.kernels = a
+            .kernel_package
+            .iter()
+            .map(|p| KernelSource::Package(p.clone()))
+            .chain(a.kernel.iter().map(|p| KernelSource::Path(p.clone())))
+            .collect();
+    }
+    cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
+    cfg.filesystems = unique(&a.fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
+    cfg.workloads = unique(&a.workload, "--workload", &bench::loops::WORKLOADS)?;
+    let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ConfigError::range(name, what, v))
+        }
+    };
+    range(
+        "boots",
+        "1..=100",
+        (1..=100).contains(&a.boots),
+        a.boots.into(),
+    )?;
+    range(
+        "rounds",
+        "1..=100",
+        (1..=100).contains(&a.rounds),
+        a.rounds.into(),
+    )?;
+    range(
+        "slot-ms",
+        "1..=60000",
+        (1..=60_000).contains(&a.slot_ms),
+        a.slot_ms,
+    )?;
+    if let Some(n) = a.iterations {
+        range(
+            "iterations",
+            "1..=100000000",
+            (1..=100_000_000).contains(&n),
+            n,
+        )?;
+    }
+    range(
+        "timeout",
+        "1..=7200 seconds",
+        (1..=7200).contains(&a.timeout),
+        a.timeout,
+    )?;
+    range(
+        "memory",
+        "128..=65536 MiB",
+        (128..=65_536).contains(&a.memory),
+        a.memory.into(),
+    )?;
+    if let Some(extra) = &a.append {
+        if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
+            return bad("--append: the tscope.* words are the bench's own; drop them".into());
+        }
+    }
+    cfg.boots = a.boots;
+    cfg.rounds = a.rounds;
+    cfg.slot_ms = a.slot_ms;
+    cfg.iterations = a.iterations.unwrap_or(0);
+    cfg.seed = a.seed;
+    cfg.accel = a.accel;
+    cfg.timeout = Duration::from_secs(a.timeout);
+    cfg.guest_bin = a.guest_bin.clone();
+    cfg.qemu = a.qemu.clone();
+    cfg.memory_mb = a.memory;
+    cfg.append = a.append.clone();
+    if a.commit_message.is_some() && cfg.kernels.len() < 2 {
+        return bad(
+            "--commit-message: the paragraph is a kernel A/B; name two or more kernels \
+                    (--kernel-package, --kernel)"
+                .into(),
+        );
+    }
+    Ok(cfg)
+}
+
+/// The trimmed, deduplicated names of a list option, each one of `known`.
+fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, ConfigError> {
+    let mut out: Vec<String> = Vec::new();
+    for x in list {
+        let x = x.trim();
+        if !known.contains(&x) {
+            return Err(ConfigError::Invalid(format!(
+                "{option}: '{x}' is not one of {}",
+                known.join(", ")
+            )));
+        }
+        if !out.iter().any(|y| y == x) {
+            out.push(x.to_string());
+        }
+    }
+    if out.is_empty() {
+        return Err(ConfigError::Invalid(format!("{option}: name at least one")));
+    }
+    Ok(out)
+}
+
+/// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
+pub fn run(a: &BenchArgs) -> anyhow::Result<i32> {
+    let cfg = config(a)?;
+    let output = Output::new(&a.output)?.with_exports(&a.export)?;
+    for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
+        if let Some(p) = path {
+            check_output_file(p, option)?;
+            output.refuse_shared(p, option)?;
+        }
+    }
+    crate::sys::signal::install_stop_handler()?;
+    let progress = StderrProgress::new(format!(
+        "vm bench: {} kernel(s) × {} boot(s), {} round(s) of {}",
+        cfg.kernels.len(),
+        cfg.boots,
+        cfg.rounds,
+        cfg.clocksources.join("/")
+    ));
+    let r = bench::run(&cfg, &progress);
+    drop(progress);
+    let r = r?;
+    output.export(&r)?;
+    if let Some(p) = &a.svg {
+        crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
+    }
+    if let Some(p) = &a.commit_message {
+        let command: Vec<String> = std::env::args().collect();
+        let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
+        crate::export::emit(text.as_bytes(), Some(p))?;
+    }
+    if r.interrupted {
+        return Ok(super::EXIT_INTERRUPTED);
+    }
+    let disagree = a.fail_on.contains(&BenchFailOn::Disagree)
+        && r.comparisons
+            .iter()
+            .any(|c| c.kind == "clocksource" && c.verdict == bench::compare::Verdict::Disagrees);
+    Ok(if disagree || r.failed() { 1 } else { 0 })
+}

@@ -1,0 +1,514 @@
+//! The printed forms of [`BenchReport`]: the clocksource rows (measured against predicted
+//! change per op), the kernel A/B rows, the runs, notes; the CSV of every comparison; the SVG
+//! of measured against predicted change; and the A/B's commit-message paragraph.
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::table::{Align, Table};
+use super::{Block, Render, Style};
+use crate::fmt::ns;
+use crate::stats::Estimate;
+use crate::vm::bench::compare::{AGREE_WITHIN, LEVEL};
+use crate::vm::bench::{BenchComparison, BenchReport};
+
+impl Render for BenchReport {
+    fn json(&self) -> impl Serialize + '_ {
+        self
+    }
+
+    fn blocks(&self, _: Style) -> Vec<Block> {
+        let mut blocks = Vec::new();
+        let cs: Vec<&BenchComparison> = self
+            .comparisons
+            .iter()
+            .filter(|c| c.kind == "clocksource")
+            .collect();
+        if !cs.is_empty() {
+            blocks.push(Block::Heading(
+                "clock cost → throughput: Δ ns/op between clocksources, measured within each boot, against the model".into(),
+            ));
+            blocks.push(Block::Table(clocksource_table(&cs)));
+            blocks.push(Block::Blank);
+        }
+        let ks: Vec<&BenchComparison> = self
+            .comparisons
+            .iter()
+            .filter(|c| c.kind == "kernel")
+            .collect();
+        if !ks.is_empty() {
+            blocks.push(Block::Heading(format!(
+                "kernel A/B: change per op, each slot divided by its {}",
+                self.kernel_control
+            )));
+            blocks.push(Block::Table(kernel_table(&ks)));
+            blocks.push(Block::Blank);
+        }
+        blocks.push(Block::Heading("runs: ns per op over boots × rounds".into()));
+        blocks.push(Block::Table(runs_table(self)));
+        blocks.push(Block::Blank);
+        blocks.push(Block::list("", notes(self)));
+        blocks
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&[
+            ("kind", Align::Left),
+            ("kernel", Align::Left),
+            ("fs", Align::Left),
+            ("workload", Align::Left),
+            ("clocksource", Align::Left),
+            ("from", Align::Left),
+            ("to", Align::Left),
+            ("measured_delta_ns", Align::Right),
+            ("measured_lower_ns", Align::Right),
+            ("measured_upper_ns", Align::Right),
+            ("predicted_delta_ns", Align::Right),
+            ("precise_reads_per_op", Align::Right),
+            ("coarse_reads_per_op", Align::Right),
+            ("percent_change", Align::Right),
+            ("percent_lower", Align::Right),
+            ("percent_upper", Align::Right),
+            ("pairs", Align::Right),
+            ("verdict", Align::Left),
+        ]);
+        let n = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+        for c in &self.comparisons {
+            let m = &c.measured_delta_ns;
+            t.row(vec![
+                c.kind.clone(),
+                kernel_label(c),
+                c.fs.clone(),
+                c.workload.clone(),
+                c.clocksource.clone().unwrap_or_default(),
+                c.from.clone(),
+                c.to.clone(),
+                m.point.to_string(),
+                m.lower.to_string(),
+                m.upper.to_string(),
+                n(c.predicted_delta_ns),
+                n(c.model_from.as_ref().map(|r| r.precise_per_op)),
+                n(c.model_from.as_ref().map(|r| r.coarse_per_op)),
+                n(c.percent_change.map(|p| p.point)),
+                n(c.percent_change.map(|p| p.lower)),
+                n(c.percent_change.map(|p| p.upper)),
+                c.pairs.to_string(),
+                c.verdict.name().into(),
+            ]);
+        }
+        t
+    }
+}
+
+fn kernel_label(c: &BenchComparison) -> String {
+    match (&c.kernel_release, &c.kernels) {
+        (Some(k), _) => k.clone(),
+        (None, Some(ks)) => ks.join(" → "),
+        _ => String::new(),
+    }
+}
+
+/// `point [lower, upper]`, signed.
+fn signed(e: &Estimate) -> String {
+    let s = |v: f64| {
+        if v > 0.0 {
+            format!("+{}", ns(v))
+        } else {
+            ns(v)
+        }
+    };
+    format!("{} [{}, {}]", s(e.point), s(e.lower), s(e.upper))
+}
+
+/// `−9.8% ± 1.2%` (the half-width of the interval).
+pub fn percent(e: &Estimate) -> String {
+    let half = (e.upper - e.lower) / 2.0;
+    let sign = if e.point < 0.0 { "−" } else { "+" };
+    format!("{sign}{:.1}% ± {:.1}%", e.point.abs(), half)
+}
+
+fn reads(c: &BenchComparison) -> String {
+    c.model_from.as_ref().map_or("-".into(), |m| {
+        format!("{} {:.2}/{:.2}", m.model, m.precise_per_op, m.coarse_per_op)
+    })
+}
+
+fn verdict_cell(c: &BenchComparison) -> String {
+    match c.verdict {
+        crate::vm::bench::compare::Verdict::Undecided => {
+            format!("undecided (noise ±{} ns)", ns(c.noise_ns))
+        }
+        v => v.name().into(),
+    }
+}
+
+fn clocksource_table(rows: &[&BenchComparison]) -> Table {
+    let mut t = Table::new(&[
+        ("kernel", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("change", Align::Left),
+        ("measured Δ ns/op", Align::Right),
+        ("predicted Δ", Align::Right),
+        ("model precise/coarse per op", Align::Left),
+        ("Δ precise read ns", Align::Right),
+        ("pairs", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    for c in rows {
+        t.row(vec![
+            kernel_label(c),
+            c.fs.clone(),
+            c.workload.clone(),
+            format!("{} → {}", c.from, c.to),
+            signed(&c.measured_delta_ns),
+            c.predicted_delta_ns.map_or("-".into(), ns),
+            reads(c),
+            c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+            c.pairs.to_string(),
+            verdict_cell(c),
+        ]);
+    }
+    t
+}
+
+fn kernel_table(rows: &[&BenchComparison]) -> Table {
+    let mut t = Table::new(&[
+        ("kernels", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("clocksource", Align::Left),
+        ("change", Align::Right),
+        ("raw change", Align::Right),
+        ("significant", Align::Left),
+        ("models precise/coarse per op", Align::Left),
+        ("Δ ns/op measured", Align::Right),
+        ("predicted", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    for c in rows {
+        let models = match (&c.model_from, &c.model_to) {
+            (Some(a), Some(b)) => format!(
+                "{:.2}/{:.2} → {:.2}/{:.2}",
+                a.precise_per_op, a.coarse_per_op, b.precise_per_op, b.coarse_per_op
+            ),
+            _ => "-".into(),
+        };
+        t.row(vec![
+            kernel_label(c),
+            c.fs.clone(),
+            c.workload.clone(),
+            c.clocksource.clone().unwrap_or_default(),
+            c.percent_change.as_ref().map_or("-".into(), percent),
+            c.raw_percent_change.as_ref().map_or("-".into(), percent),
+            match c.significant {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => String::new(),
+            },
+            models,
+            signed(&c.measured_delta_ns),
+            c.predicted_delta_ns.map_or("-".into(), ns),
+            verdict_cell(c),
+        ]);
+    }
+    t
+}
+
+fn runs_table(r: &BenchReport) -> Table {
+    let mut t = Table::new(&[
+        ("kernel", Align::Left),
+        ("clocksource", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("ns/op", Align::Right),
+        ("precise read ns", Align::Right),
+        ("coarse read ns", Align::Right),
+        ("null syscall ns", Align::Right),
+        ("boots × rounds", Align::Right),
+    ]);
+    for run in &r.runs {
+        let cs = if run.clocksource_used == run.clocksource_requested {
+            run.clocksource_used.clone()
+        } else {
+            format!(
+                "{} (refused: {})",
+                run.clocksource_requested, run.clocksource_used
+            )
+        };
+        t.row(vec![
+            run.kernel_release.clone(),
+            cs,
+            run.fs.clone(),
+            run.workload.clone(),
+            run.ns_per_op
+                .as_ref()
+                .map_or("-".into(), crate::fmt::estimate),
+            ns(run.costs.precise_read_ns),
+            ns(run.costs.coarse_read_ns),
+            ns(run.costs.syscall_ns),
+            run.samples.to_string(),
+        ]);
+    }
+    t
+}
+
+fn notes(r: &BenchReport) -> Vec<String> {
+    let mut notes = vec![format!(
+        "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
+         {} ms per workload per visit; intervals: {:.0}% percentile bootstrap of the median, seed {}",
+        r.accel.used.name(),
+        if r.accel.emulation {
+            " (TCG: emulated figures, not hardware figures)"
+        } else {
+            ""
+        },
+        r.boots,
+        r.rounds,
+        r.clocksources.join("/"),
+        r.slot_ms,
+        LEVEL * 100.0,
+        r.seed
+    )];
+    notes.push(format!(
+        "verdict: agrees when the prediction lies in the measured interval or within {:.0}% of \
+         the measured Δ and the interval excludes 0; a model without precise reads predicts no \
+         change and agrees with an interval that holds 0; undecided when the interval holds \
+         both 0 and the prediction (the noise is stated)",
+        AGREE_WITHIN * 100.0
+    ));
+    if r.comparisons.iter().any(|c| c.kind == "kernel") {
+        notes.push(format!(
+            "kernel rows: boots of two kernels cannot be paired, so each slot's ns/op is divided \
+             by the {} measured in the same slot (it moves with the boot's speed); the raw \
+             change is shown beside it; a kernel row's verdict says whether the models' \
+             timestamp difference accounts for the change",
+            r.kernel_control
+        ));
+    }
+    for k in &r.kernels {
+        let rel = k.kernel_release.as_deref().unwrap_or("?");
+        let ok = k.boots.iter().filter(|b| b.error.is_none()).count();
+        notes.push(format!(
+            "{} ({rel}, HZ {} from {}): {ok} of {} boot(s) complete, {:.0} s",
+            k.kernel_package,
+            k.hz,
+            k.hz_source,
+            k.boots.len(),
+            k.boots.iter().map(|b| b.wall_s).sum::<f64>()
+        ));
+        for b in &k.boots {
+            if let Some(e) = &b.error {
+                notes.push(format!("{rel}: boot {}: {e}", b.index + 1));
+            }
+            for e in b.header.iter().flat_map(|h| &h.errors) {
+                notes.push(format!("{rel}: boot {}: in the guest: {e}", b.index + 1));
+            }
+        }
+    }
+    for x in &r.refused {
+        notes.push(format!("refused: {x}"));
+    }
+    if r.interrupted {
+        notes.push("interrupted: the rows are what was measured before the signal".into());
+    }
+    notes
+}
+
+/// The SVG: each clocksource row's measured Δ ns/op (with its interval) against the model's
+/// predicted Δ, one colour per kernel, the line of agreement drawn.
+pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
+    let err = |e: &dyn std::fmt::Debug| crate::failure!("{e:?}");
+    let rows: Vec<&BenchComparison> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "clocksource" && c.predicted_delta_ns.is_some())
+        .collect();
+    let vals = rows.iter().flat_map(|c| {
+        [
+            c.predicted_delta_ns.unwrap_or(0.0),
+            c.measured_delta_ns.lower,
+            c.measured_delta_ns.upper,
+        ]
+    });
+    let (lo, hi) = vals.fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let pad = (hi - lo) * 0.08;
+    let (lo, hi) = (lo - pad, hi + pad);
+    let kernels: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|k| {
+            k.kernel_release
+                .clone()
+                .unwrap_or_else(|| k.kernel_package.clone())
+        })
+        .collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 640)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let title = format!(
+            "Δ ns/op {} : measured (95% interval) against predicted{}",
+            r.clocksources.join(" → "),
+            if r.accel.emulation {
+                " — TCG, emulated"
+            } else {
+                ""
+            }
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(lo..hi, lo..hi)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("predicted Δ ns/op (model reads × Δ measured read cost)")
+            .y_desc("measured Δ ns/op")
+            .draw()
+            .map_err(|e| err(&e))?;
+        let grey = RGBColor(120, 120, 120);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(lo, lo), (hi, hi)],
+                6,
+                4,
+                grey.stroke_width(1),
+            ))
+            .map_err(|e| err(&e))?;
+        for (i, k) in kernels.iter().enumerate() {
+            let color = super::svg::SERIES[i % super::svg::SERIES.len()];
+            let mine: Vec<&&BenchComparison> = rows
+                .iter()
+                .filter(|c| c.kernel_release.as_deref() == Some(k.as_str()))
+                .collect();
+            let pts: Vec<(f64, f64)> = mine
+                .iter()
+                .map(|c| {
+                    (
+                        c.predicted_delta_ns.unwrap_or(0.0),
+                        c.measured_delta_ns.point,
+                    )
+                })
+                .collect();
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(|e| err(&e))?
+                .label(k.as_str())
+                .legend(move |(x, y)| Circle::new((x + 7, y), 4, color.filled()));
+            for c in &mine {
+                let x = c.predicted_delta_ns.unwrap_or(0.0);
+                let m = &c.measured_delta_ns;
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x, m.lower), (x, m.upper)],
+                        color.stroke_width(2),
+                    )))
+                    .map_err(|e| err(&e))?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{}/{}", c.workload, c.fs),
+                        (x, m.point),
+                        ("sans-serif", 11).into_font().color(&color),
+                    )))
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+/// The A/B paragraph for a commit message: 72 columns, the environment, each kernel row of the
+/// first clocksource with its change, the models' reads and the verdict.
+pub fn commit_message(r: &BenchReport, command: &str) -> String {
+    super::commit::wrap(&paragraph(r, command), super::commit::WIDTH)
+}
+
+fn paragraph(r: &BenchReport, command: &str) -> String {
+    let kernels: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|k| {
+            k.kernel_release
+                .clone()
+                .unwrap_or_else(|| k.kernel_package.clone())
+        })
+        .collect();
+    let env = format!(
+        "Measured with tscope vm bench in qemu guests ({}{}) on {} (host Linux {}), {} boot(s) \
+         per kernel, {} round(s) per boot alternating clocksource {}, on {}.",
+        r.accel.used.name(),
+        if r.accel.emulation {
+            ": TCG emulation, so these are emulated figures, not hardware figures"
+        } else {
+            ""
+        },
+        r.host_cpu.as_deref().unwrap_or("an unknown CPU"),
+        r.host_kernel.as_deref().unwrap_or("?"),
+        r.boots,
+        r.rounds,
+        r.clocksources.join("/"),
+        r.filesystems.join(", ")
+    );
+    let mut parts = vec![
+        env,
+        format!(
+        "Kernel A {} against B {}; per op, each slot divided by the {} measured in the same slot:",
+        kernels.first().map_or("?", String::as_str),
+        kernels.get(1..).map_or("?".into(), |k| k.join(", ")),
+        r.kernel_control
+    ),
+    ];
+    let first_cs = r.clocksources.first().cloned().unwrap_or_default();
+    let mut items = Vec::new();
+    for c in r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "kernel" && c.clocksource.as_deref() == Some(first_cs.as_str()))
+    {
+        let change = c.percent_change.as_ref().map_or("?".into(), percent);
+        let models =
+            match (&c.model_from, &c.model_to) {
+                (Some(a), Some(b)) => {
+                    format!(
+                ", models {} → {}: precise reads {:.2} → {:.2}, coarse {:.2} → {:.2} per op",
+                a.model, b.model, a.precise_per_op, b.precise_per_op, a.coarse_per_op,
+                b.coarse_per_op
+            )
+                }
+                _ => String::new(),
+            };
+        let to = if kernels.len() > 2 {
+            format!(" ({})", c.to)
+        } else {
+            String::new()
+        };
+        items.push(format!(
+            "{}{to} on {first_cs} {change}{}{models}",
+            c.workload,
+            if c.significant == Some(true) {
+                ""
+            } else {
+                " (not significant)"
+            }
+        ));
+    }
+    parts.push(format!("{}.", items.join("; ")));
+    parts.push(format!(
+        "Medians with {:.0}% bootstrap intervals (seed {}), from \"{command}\" ({}).",
+        LEVEL * 100.0,
+        r.seed,
+        r.tool
+    ));
+    parts.join(" ")
+}

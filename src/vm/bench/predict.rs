@@ -1,0 +1,101 @@
+//! What the Linux model for a kernel release says one op of a workload reads: precise
+//! (clocksource) reads and coarse (tick) reads per op, evaluated at the guest's own ns per op
+//! and tick, so that a multigrain kernel's fine reads — taken only when the coarse clock has
+//! not moved since the inode's ctime was queried — come out as the fraction the guest sees.
+//!
+//! Only the counts are taken from the model; the prices come from the guest
+//! ([`crate::vm::bench::guest::SlotCosts`]), and the prediction is their product
+//! ([`crate::vm::bench::compare::predicted_delta`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::{Family, ModelSpec};
+use crate::sim::{self, Input, Param, SimulateConfig};
+
+/// The model's reads per op of one workload on one file system of one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelReads {
+    /// `linux@6.1`, `linux@6.13`, …
+    pub model: String,
+    /// Clocksource reads per op (`ktime_get_real_ts64`, `ktime_get_real_ts64_mg`).
+    pub precise_per_op: f64,
+    /// Tick copies per op (`ktime_get_coarse_real_ts64`, `…_mg`).
+    pub coarse_per_op: f64,
+}
+
+/// The model for `kernel_release` (the newest modelled when it has no version) on
+/// `workload`'s bundled scenario moved to `fs`, run at `guest_ns_per_op` and `hz`; `None`
+/// when the workload has no scenario or the model cannot run it.
+pub fn model_reads(
+    kernel_release: &str,
+    hz: u32,
+    workload: &str,
+    fs: &str,
+    guest_ns_per_op: f64,
+) -> Option<ModelReads> {
+    let (model, _) = ModelSpec {
+        family: Family::Linux,
+        version: None,
+        alias: false,
+    }
+    .resolve(Some(kernel_release));
+    crate::trace::bundled::get(workload)?;
+    let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
+    // The bundled scenarios' files are on tmpfs: move them to the guest's file system.
+    cfg.fs = crate::trace::FsKind::parse(fs).filter(|f| *f != crate::trace::FsKind::Tmpfs);
+    cfg.models = vec![ModelSpec {
+        family: model.family,
+        version: Some(model.version),
+        alias: false,
+    }];
+    cfg.iterations = Some(20_000);
+    // Fixed prices (no probe runs): only the counts are read from the estimate.
+    cfg.overrides = vec![
+        (Param::PreciseReadNs, 20.0),
+        (Param::CoarseReadNs, 2.0),
+        (Param::UpdateNs, 10.0),
+        (Param::TickNs, 1e9 / f64::from(hz.max(1))),
+        (Param::BaseNs, guest_ns_per_op.max(1.0)),
+    ];
+    let sim::result::Output::Models(reports) = sim::simulate(&cfg).ok()? else {
+        return None;
+    };
+    let stock = reports
+        .into_iter()
+        .next()?
+        .estimates
+        .into_iter()
+        .find(|e| e.stock)?;
+    let get = |k: &str| stock.reads_per_op.get(k).copied().unwrap_or(0.0);
+    Some(ModelReads {
+        model: model.label(),
+        precise_per_op: get("counter"),
+        coarse_per_op: get("coarse"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multigrain_write_stat_reads_the_clocksource_and_pipes_do_not() {
+        let old =
+            model_reads("6.1.0-48-cloud-amd64", 250, "write-stat", "tmpfs", 30_000.0).unwrap();
+        assert_eq!(old.precise_per_op, 0.0);
+        assert!(old.coarse_per_op >= 1.0);
+        let new = model_reads(
+            "7.2.13+deb14-cloud-amd64",
+            250,
+            "write-stat",
+            "tmpfs",
+            30_000.0,
+        )
+        .unwrap();
+        assert!(new.precise_per_op > 0.5, "{new:?}");
+        let pipe =
+            model_reads("7.2.13+deb14-cloud-amd64", 250, "pipe1", "tmpfs", 17_000.0).unwrap();
+        assert_eq!(pipe.precise_per_op, 0.0);
+        assert!(model_reads("6.1.0", 250, "no-such-workload", "tmpfs", 1.0).is_none());
+    }
+}

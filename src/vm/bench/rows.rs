@@ -1,0 +1,430 @@
+//! From the boots' slots to what `vm bench` reports: one run per kernel × clocksource × file
+//! system × workload (ns per op over boots and rounds), and the comparisons.
+//!
+//! - **clocksource** rows: within each round of each boot, the workload's ns per op on `to`
+//!   less that on `from` (one pair per round: the boot's speed cancels), against the
+//!   kernel's model reads per op × the change of the costs measured in the same rounds.
+//! - **kernel** rows: every kernel against the first, per file system, workload and
+//!   clocksource. Boots of two kernels cannot be paired, so each slot's ns per op is divided by
+//!   the null syscall measured in the same slot ([`KERNEL_CONTROL`]), which moves with the
+//!   boot's speed; the raw change is reported beside it.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::compare::{self, Verdict, ZERO_READS};
+use super::guest::Slot;
+use super::predict::{model_reads, ModelReads};
+use super::{BenchKernel, BenchReport};
+use crate::stats::{self, Estimate};
+
+/// The control of kernel rows.
+pub const KERNEL_CONTROL: &str = "syscall:getppid";
+
+/// The median costs measured in a run's slots, ns.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunCosts {
+    pub precise_read_ns: f64,
+    pub coarse_read_ns: f64,
+    pub syscall_ns: f64,
+    /// The user-space spin (the emulator's speed).
+    pub spin_ns: f64,
+}
+
+/// One kernel × clocksource × file system × workload.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchRun {
+    pub kernel_release: String,
+    pub kernel_package: String,
+    pub clocksource_requested: String,
+    /// What the guest read back after switching; differs from the request when the kernel
+    /// refused it (then `ns_per_op` is `null` and `refused` says why).
+    pub clocksource_used: String,
+    pub fs: String,
+    pub workload: String,
+    /// Median over every slot of every boot, with its bootstrap interval; `null` when no slot
+    /// ran on the requested clocksource.
+    pub ns_per_op: Option<Estimate>,
+    /// Slots behind it (boots × rounds).
+    pub samples: usize,
+    pub boots: usize,
+    pub costs: RunCosts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// One comparison row.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchComparison {
+    /// `clocksource` or `kernel`.
+    pub kind: String,
+    /// The kernel of a clocksource row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_release: Option<String>,
+    /// The two kernels of a kernel row, from first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<Vec<String>>,
+    /// The clocksource of a kernel row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
+    pub fs: String,
+    pub workload: String,
+    /// Clocksources (clocksource rows) or kernel releases (kernel rows).
+    pub from: String,
+    pub to: String,
+    /// ns per op of `to` less `from`: paired within rounds (clocksource rows), or the
+    /// controlled relative change × `from`'s ns per op (kernel rows).
+    pub measured_delta_ns: Estimate,
+    /// The model's change; `null` where no model applies.
+    pub predicted_delta_ns: Option<f64>,
+    /// The prediction's range from the intervals of the measured cost changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_range_ns: Option<Estimate>,
+    /// Kernel rows: the controlled change in %, with its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_change: Option<Estimate>,
+    /// Kernel rows: the change in % without the control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_percent_change: Option<Estimate>,
+    /// Kernel rows: whether the controlled change's interval excludes 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significant: Option<bool>,
+    /// The model's reads per op (clocksource rows: the kernel's; kernel rows: `from`'s).
+    pub model_from: Option<ModelReads>,
+    /// Kernel rows: `to`'s model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_to: Option<ModelReads>,
+    /// Clocksource rows: the change of the guest-measured precise and coarse read costs
+    /// (paired within rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_precise_read_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_coarse_read_ns: Option<Estimate>,
+    /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
+    pub pairs: usize,
+    /// Half the measured interval's width, ns.
+    pub noise_ns: f64,
+    pub verdict: Verdict,
+}
+
+/// One slot's measurement of one workload.
+struct Obs<'a> {
+    boot: u32,
+    slot: &'a Slot,
+    ns_per_op: f64,
+}
+
+fn release(k: &BenchKernel) -> String {
+    k.kernel_release
+        .clone()
+        .unwrap_or_else(|| k.kernel_package.clone())
+}
+
+/// Every slot of kernel `k` that ran on `cs` and timed `fs`/`workload`.
+fn observations<'a>(k: &'a BenchKernel, cs: &str, fs: &str, workload: &str) -> Vec<Obs<'a>> {
+    let mut out = Vec::new();
+    for b in &k.boots {
+        for s in &b.slots {
+            if s.clocksource_requested != cs || s.switch_error.is_some() {
+                continue;
+            }
+            for r in &s.runs {
+                if r.fs == fs && r.workload == workload && r.ns_per_op.is_finite() {
+                    out.push(Obs {
+                        boot: b.index,
+                        slot: s,
+                        ns_per_op: r.ns_per_op,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn median_of(obs: &[Obs], f: impl Fn(&Obs) -> f64) -> f64 {
+    let v: Vec<f64> = obs.iter().map(f).filter(|x| x.is_finite()).collect();
+    stats::median(&v).unwrap_or(f64::NAN)
+}
+
+fn costs(obs: &[Obs]) -> RunCosts {
+    let c = |f: fn(&super::guest::SlotCosts) -> f64| {
+        median_of(obs, |o| o.slot.costs.as_ref().map_or(f64::NAN, f))
+    };
+    RunCosts {
+        precise_read_ns: c(|c| c.precise_read_ns),
+        coarse_read_ns: c(|c| c.coarse_read_ns),
+        syscall_ns: c(|c| c.syscall_ns),
+        spin_ns: c(|c| c.spin_ns),
+    }
+}
+
+/// Why kernel `k` ran no slot on `cs`: what it kept instead.
+fn refusal(k: &BenchKernel, cs: &str) -> Option<(String, String)> {
+    k.boots
+        .iter()
+        .flat_map(|b| &b.slots)
+        .find(|s| s.clocksource_requested == cs && s.switch_error.is_some())
+        .map(|s| {
+            (
+                s.clocksource_used.clone(),
+                s.switch_error.clone().unwrap_or_default(),
+            )
+        })
+}
+
+/// A seed per row, from the run's.
+fn row_seed(seed: u64, n: usize) -> u64 {
+    seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Fills `runs`, `comparisons` and `refused` from the kernels' boots.
+pub fn fill(r: &mut BenchReport) {
+    let mut n = 0usize;
+    let mut next_seed = || {
+        n += 1;
+        row_seed(r.seed, n)
+    };
+    let (mut runs, mut comparisons, mut refused) = (Vec::new(), Vec::new(), BTreeSet::new());
+    for k in &r.kernels {
+        for cs in &r.clocksources {
+            if let Some((used, why)) = refusal(k, cs) {
+                refused.insert(format!(
+                    "{}: clocksource {cs}: {why} (used {used})",
+                    release(k)
+                ));
+            }
+            for fs in &r.filesystems {
+                for w in &r.workloads {
+                    let obs = observations(k, cs, fs, w);
+                    let ns: Vec<f64> = obs.iter().map(|o| o.ns_per_op).collect();
+                    let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
+                    let refused = if obs.is_empty() { refusal(k, cs) } else { None };
+                    runs.push(BenchRun {
+                        kernel_release: release(k),
+                        kernel_package: k.kernel_package.clone(),
+                        clocksource_requested: cs.clone(),
+                        clocksource_used: refused
+                            .as_ref()
+                            .map_or_else(|| cs.clone(), |(used, _)| used.clone()),
+                        fs: fs.clone(),
+                        workload: w.clone(),
+                        ns_per_op: compare::median_interval(&ns, next_seed()),
+                        samples: obs.len(),
+                        boots: boots.len(),
+                        costs: costs(&obs),
+                        refused: refused.map(|(_, why)| why),
+                    });
+                }
+            }
+        }
+    }
+    for k in &r.kernels {
+        let Some((from, rest)) = r.clocksources.split_first() else {
+            break;
+        };
+        for to in rest {
+            for fs in &r.filesystems {
+                for w in &r.workloads {
+                    if let Some(c) = clocksource_row(k, from, to, fs, w, &mut next_seed) {
+                        comparisons.push(c);
+                    }
+                }
+            }
+        }
+    }
+    if let Some((base, others)) = r.kernels.split_first() {
+        for k in others {
+            for fs in &r.filesystems {
+                for w in &r.workloads {
+                    for cs in &r.clocksources {
+                        if let Some(c) = kernel_row(base, k, cs, fs, w, &mut next_seed) {
+                            comparisons.push(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    r.runs = runs;
+    r.comparisons = comparisons;
+    r.refused = refused.into_iter().collect();
+}
+
+/// The pairs (from, to) of `value` taken in the same round of the same boot.
+fn pairs_by_round(from: &[Obs], to: &[Obs], value: impl Fn(&Obs) -> f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for a in from {
+        if let Some(b) = to
+            .iter()
+            .find(|b| b.boot == a.boot && b.slot.round == a.slot.round)
+        {
+            let (x, y) = (value(a), value(b));
+            if x.is_finite() && y.is_finite() {
+                out.push((x, y));
+            }
+        }
+    }
+    out
+}
+
+fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
+    o.slot.costs.as_ref().map_or(f64::NAN, f)
+}
+
+fn clocksource_row(
+    k: &BenchKernel,
+    from: &str,
+    to: &str,
+    fs: &str,
+    workload: &str,
+    seed: &mut impl FnMut() -> u64,
+) -> Option<BenchComparison> {
+    let a = observations(k, from, fs, workload);
+    let b = observations(k, to, fs, workload);
+    let pairs = pairs_by_round(&a, &b, |o| o.ns_per_op);
+    let measured = compare::paired_delta(&pairs, seed())?;
+    let d_precise = compare::paired_delta(
+        &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.precise_read_ns)),
+        seed(),
+    );
+    let d_coarse = compare::paired_delta(
+        &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.coarse_read_ns)),
+        seed(),
+    );
+    let model = model_reads(
+        &release(k),
+        k.hz,
+        workload,
+        fs,
+        median_of(&a, |o| o.ns_per_op),
+    );
+    let (predicted, range) = match (&model, d_precise, d_coarse) {
+        (Some(m), Some(p), Some(c)) => (
+            Some(compare::predicted_delta(
+                m.precise_per_op,
+                m.coarse_per_op,
+                p.point,
+                c.point,
+            )),
+            Some(Estimate {
+                point: compare::predicted_delta(
+                    m.precise_per_op,
+                    m.coarse_per_op,
+                    p.point,
+                    c.point,
+                ),
+                lower: compare::predicted_delta(
+                    m.precise_per_op,
+                    m.coarse_per_op,
+                    p.lower,
+                    c.lower,
+                ),
+                upper: compare::predicted_delta(
+                    m.precise_per_op,
+                    m.coarse_per_op,
+                    p.upper,
+                    c.upper,
+                ),
+            }),
+        ),
+        _ => (None, None),
+    };
+    let zero = model
+        .as_ref()
+        .is_some_and(|m| m.precise_per_op < ZERO_READS);
+    Some(BenchComparison {
+        kind: "clocksource".into(),
+        kernel_release: Some(release(k)),
+        kernels: None,
+        clocksource: None,
+        fs: fs.into(),
+        workload: workload.into(),
+        from: from.into(),
+        to: to.into(),
+        measured_delta_ns: measured,
+        predicted_delta_ns: predicted,
+        predicted_range_ns: range,
+        percent_change: None,
+        raw_percent_change: None,
+        significant: None,
+        model_from: model,
+        model_to: None,
+        delta_precise_read_ns: d_precise,
+        delta_coarse_read_ns: d_coarse,
+        pairs: pairs.len(),
+        noise_ns: compare::noise(&measured),
+        verdict: compare::verdict(&measured, predicted, zero),
+    })
+}
+
+fn kernel_row(
+    base: &BenchKernel,
+    k: &BenchKernel,
+    cs: &str,
+    fs: &str,
+    workload: &str,
+    seed: &mut impl FnMut() -> u64,
+) -> Option<BenchComparison> {
+    let a = observations(base, cs, fs, workload);
+    let b = observations(k, cs, fs, workload);
+    let with_control = |obs: &[Obs]| -> Vec<(f64, f64)> {
+        obs.iter()
+            .map(|o| (o.ns_per_op, cost_of(o, |c| c.syscall_ns)))
+            .collect()
+    };
+    let ratio = compare::ratio_change(
+        &compare::controlled(&with_control(&a)),
+        &compare::controlled(&with_control(&b)),
+        seed(),
+    )?;
+    let raw: Vec<f64> = a.iter().map(|o| o.ns_per_op).collect();
+    let raw_b: Vec<f64> = b.iter().map(|o| o.ns_per_op).collect();
+    let raw_ratio = compare::ratio_change(&raw, &raw_b, seed());
+    let base_ns = median_of(&a, |o| o.ns_per_op);
+    let measured = ratio.scale(base_ns);
+    let c = costs(&a);
+    let m_from = model_reads(&release(base), base.hz, workload, fs, base_ns);
+    let m_to = model_reads(
+        &release(k),
+        k.hz,
+        workload,
+        fs,
+        median_of(&b, |o| o.ns_per_op),
+    );
+    let (predicted, zero) = match (&m_from, &m_to) {
+        (Some(f), Some(t)) => {
+            let dp = t.precise_per_op - f.precise_per_op;
+            let dc = t.coarse_per_op - f.coarse_per_op;
+            (
+                Some(dp * c.precise_read_ns + dc * c.coarse_read_ns),
+                dp.abs() < ZERO_READS && dc.abs() < ZERO_READS,
+            )
+        }
+        _ => (None, false),
+    };
+    Some(BenchComparison {
+        kind: "kernel".into(),
+        kernel_release: None,
+        kernels: Some(vec![release(base), release(k)]),
+        clocksource: Some(cs.into()),
+        fs: fs.into(),
+        workload: workload.into(),
+        from: release(base),
+        to: release(k),
+        measured_delta_ns: measured,
+        predicted_delta_ns: predicted,
+        predicted_range_ns: None,
+        percent_change: Some(ratio.scale(100.0)),
+        raw_percent_change: raw_ratio.map(|e| e.scale(100.0)),
+        significant: Some(!compare::holds(&ratio, 0.0)),
+        model_from: m_from,
+        model_to: m_to,
+        delta_precise_read_ns: None,
+        delta_coarse_read_ns: None,
+        pairs: a.len().min(b.len()),
+        noise_ns: compare::noise(&measured),
+        verdict: compare::verdict(&measured, predicted, zero),
+    })
+}
