@@ -23,3 +23,4 @@ mod simulate_errors;
 mod simulate_output;
 mod skip;
 mod vm;
+mod vm_bench;

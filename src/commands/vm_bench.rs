@@ -94,6 +94,10 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     cfg.qemu = a.qemu.clone();
     cfg.memory_mb = a.memory;
     cfg.append = a.append.clone();
+    if let Some(dir) = &a.console_dir {
+        super::check_output_dir(dir, "console-dir")?;
+    }
+    cfg.console_dir = a.console_dir.clone();
     if a.commit_message.is_some() && cfg.kernels.len() < 2 {
         return bad(
             "--commit-message: the paragraph is a kernel A/B; name two or more kernels \

@@ -1,14 +1,16 @@
 //! The guest side of `vm bench` (PID 1, when the kernel command line says `tscope.bench=`):
 //! mount the test file systems, warm each workload up and fix its iterations, then run the
 //! rounds. In each round the guest visits every requested clocksource in turn — switching at
-//! run time by writing its name to `current_clocksource` and reading it back — and in each
-//! visit (a *slot*) measures the costs the model needs (the precise read, paired as the probe
-//! pairs it; the coarse read; a null syscall; a user-space spin) and times every workload.
+//! run time by writing its name to `current_clocksource` and reading it back. A round has one
+//! *slot* per clocksource: the costs the model needs (the precise read, paired as the probe
+//! pairs it; the coarse read; a null syscall; a user-space spin) and every workload's ns per
+//! op, each workload timed on every clocksource in turn (one switch per loop), so the two
+//! halves of a comparison are taken a loop apart.
 //!
-//! Rounds alternate the order (A B, then B A, …): a drift within the boot then cancels
-//! between the halves of two rounds, and a boot's overall speed cancels within each round.
-//! Each slot is printed as its own console section (`slot-N`) the moment it is measured, so a
-//! guest killed late still gives what it measured.
+//! The order alternates (A B, then B A, …) with the round and the workload: a drift within
+//! the boot then cancels between the halves, and a boot's overall speed cancels within each
+//! pair. Each round's slots are printed as console sections (`slot-N`) when the round ends, so
+//! a guest killed late still gives what it measured.
 
 use std::io::Write;
 use std::path::Path;
@@ -291,38 +293,74 @@ pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
     section(out, "bench", &serde_json::to_string(&header)?);
     let mut n = 0usize;
     for round in 0..rounds {
-        let mut order = clocksources.clone();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for cs in order {
-            let (used, switch_error) = switch(cs);
-            let mut slot = Slot {
-                round,
-                clocksource_requested: cs.to_string(),
-                clocksource_used: used,
-                switch_error,
-                ..Slot::default()
-            };
-            if slot.switch_error.is_none() {
-                slot.costs = Some(costs(seed.wrapping_add(n as u64)));
-                for (p, dir) in &plan {
-                    match time_loop(&p.workload, Path::new(dir), p.iterations) {
-                        Ok(ns_per_op) => slot.runs.push(SlotRun {
-                            fs: p.fs.clone(),
-                            workload: p.workload.clone(),
-                            iterations: p.iterations,
-                            ns_per_op,
-                        }),
-                        Err(e) => slot.errors.push(format!("{}/{}: {e:#}", p.fs, p.workload)),
-                    }
-                }
-            }
+        let slots = run_round(round, &clocksources, &plan, seed.wrapping_add(n as u64));
+        for slot in slots {
             section(out, &format!("slot-{n}"), &serde_json::to_string(&slot)?);
             n += 1;
         }
     }
     Ok(())
+}
+
+/// One round: a slot per clocksource, filled visit by visit. The costs are measured first,
+/// one clocksource after the other; then each workload is timed on every clocksource in turn,
+/// so the two halves of a pair are taken one loop apart, not a whole round. The order
+/// alternates with the round and the workload (A B, then B A), so that neither side always
+/// runs first after a switch.
+fn run_round(
+    round: u32,
+    clocksources: &[&str],
+    plan: &[(Planned, String)],
+    seed: u64,
+) -> Vec<Slot> {
+    let mut slots: Vec<Slot> = clocksources
+        .iter()
+        .map(|cs| Slot {
+            round,
+            clocksource_requested: cs.to_string(),
+            ..Slot::default()
+        })
+        .collect();
+    let order = |k: usize| -> Vec<usize> {
+        let mut o: Vec<usize> = (0..clocksources.len()).collect();
+        if k % 2 == 1 {
+            o.reverse();
+        }
+        o
+    };
+    // Switches to slot i's clocksource; false (and the slot says why) when it did not take.
+    let visit = |slot: &mut Slot| -> bool {
+        if slot.switch_error.is_some() {
+            return false;
+        }
+        let (used, error) = switch(&slot.clocksource_requested);
+        slot.clocksource_used = used;
+        slot.switch_error = error;
+        slot.switch_error.is_none()
+    };
+    for (k, i) in order(round as usize).into_iter().enumerate() {
+        if visit(&mut slots[i]) {
+            slots[i].costs = Some(costs(seed.wrapping_add(k as u64)));
+        }
+    }
+    for (w, (p, dir)) in plan.iter().enumerate() {
+        for i in order(round as usize + w) {
+            let slot = &mut slots[i];
+            if !visit(slot) {
+                continue;
+            }
+            match time_loop(&p.workload, Path::new(dir), p.iterations) {
+                Ok(ns_per_op) => slot.runs.push(SlotRun {
+                    fs: p.fs.clone(),
+                    workload: p.workload.clone(),
+                    iterations: p.iterations,
+                    ns_per_op,
+                }),
+                Err(e) => slot.errors.push(format!("{}/{}: {e:#}", p.fs, p.workload)),
+            }
+        }
+    }
+    slots
 }
 
 #[cfg(test)]

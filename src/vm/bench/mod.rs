@@ -81,11 +81,13 @@ pub struct BenchConfig {
     pub memory_mb: u32,
     /// Extra words for the guest kernel command line.
     pub append: Option<String>,
+    /// Where to write each boot's raw console (`RELEASE-bootN.console`); `None`: nowhere.
+    pub console_dir: Option<PathBuf>,
 }
 
 impl BenchConfig {
     /// The command line's defaults: the three Debian kernels, tsc against hpet, tmpfs, every
-    /// workload, 3 boots of 4 rounds, 150 ms per workload and slot, seed 1.
+    /// workload, 3 boots of 8 rounds, 100 ms per workload and visit, seed 1.
     pub fn new() -> Self {
         BenchConfig {
             kernels: DEFAULT_PACKAGES
@@ -96,8 +98,8 @@ impl BenchConfig {
             filesystems: vec!["tmpfs".into()],
             workloads: loops::WORKLOADS.map(String::from).to_vec(),
             boots: 3,
-            rounds: 4,
-            slot_ms: 150,
+            rounds: 8,
+            slot_ms: 100,
             iterations: 0,
             seed: 1,
             accel: RequestedAccel::Auto,
@@ -106,6 +108,7 @@ impl BenchConfig {
             qemu: "qemu-system-x86_64".into(),
             memory_mb: 256,
             append: None,
+            console_dir: None,
         }
     }
 }
@@ -392,6 +395,11 @@ fn boot_one(
         disks: p.disks.clone(),
     };
     let out = qemu::run(&spec)?;
+    if let Some(dir) = &cfg.console_dir {
+        let path = dir.join(format!("{label}-boot{}.console", b + 1));
+        std::fs::write(&path, &out.console)
+            .with_context(|| format!("writing '{}'", path.display()))?;
+    }
     let mut boot = BenchBoot {
         index: b,
         boot_clocksource: first,
