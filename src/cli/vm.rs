@@ -216,11 +216,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub boots: u32,
     /// Rounds per boot, each visiting every clocksource once.
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 12, value_name = "N")]
     pub rounds: u32,
     /// Milliseconds each workload runs per clocksource visit (its iterations are fixed from a
     /// warm-up in each boot).
-    #[arg(long, default_value_t = 100, value_name = "MS")]
+    #[arg(long, default_value_t = 60, value_name = "MS")]
     pub slot_ms: u64,
     /// Fixed iterations per visit instead of --slot-ms.
     #[arg(long, value_name = "N")]
@@ -246,6 +246,11 @@ pub struct BenchArgs {
     /// Extra words for the guest kernel command line.
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub append: Option<String>,
+    /// Iterations of the pass, in the first boot of each kernel after its rounds, that counts
+    /// every clocksource read per op with a kprobe on the clocksource's read callback
+    /// (read_tsc, read_hpet, …); 0 skips it.
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub count_reads: u64,
     /// Also write each boot's raw serial console to DIR (`KERNEL-bootN.console`): the
     /// evidence behind the slots, as the guest printed it.
     #[arg(long, value_name = "DIR")]

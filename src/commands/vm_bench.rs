@@ -94,6 +94,13 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     cfg.qemu = a.qemu.clone();
     cfg.memory_mb = a.memory;
     cfg.append = a.append.clone();
+    range(
+        "count-reads",
+        "0..=1000000",
+        a.count_reads <= 1_000_000,
+        a.count_reads,
+    )?;
+    cfg.count_reads = a.count_reads;
     if let Some(dir) = &a.console_dir {
         super::check_output_dir(dir, "console-dir")?;
     }

@@ -13,13 +13,15 @@
 
 pub mod compare;
 pub mod guest;
+mod host;
 pub mod loops;
 pub mod predict;
+pub mod reads;
 pub mod rows;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -28,8 +30,7 @@ use self::guest::{GuestHeader, Slot};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
-use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, modules, serial};
+use crate::vm::boot::{binary, child, disk, kernel, serial};
 
 pub use rows::{BenchComparison, BenchRun, RunCosts};
 
@@ -81,13 +82,17 @@ pub struct BenchConfig {
     pub memory_mb: u32,
     /// Extra words for the guest kernel command line.
     pub append: Option<String>,
+    /// Iterations of the pass that counts every clocksource read per op (first boot of each
+    /// kernel, after its rounds); 0: no such pass.
+    pub count_reads: u64,
     /// Where to write each boot's raw console (`RELEASE-bootN.console`); `None`: nowhere.
     pub console_dir: Option<PathBuf>,
 }
 
 impl BenchConfig {
     /// The command line's defaults: the three Debian kernels, tsc against hpet, tmpfs, every
-    /// workload, 3 boots of 8 rounds, 100 ms per workload and visit, seed 1.
+    /// workload, 3 boots of 12 rounds, 60 ms per workload and visit, a read-counting pass of
+    /// 300 iterations, seed 1.
     pub fn new() -> Self {
         BenchConfig {
             kernels: DEFAULT_PACKAGES
@@ -98,8 +103,8 @@ impl BenchConfig {
             filesystems: vec!["tmpfs".into()],
             workloads: loops::WORKLOADS.map(String::from).to_vec(),
             boots: 3,
-            rounds: 8,
-            slot_ms: 100,
+            rounds: 12,
+            slot_ms: 60,
             iterations: 0,
             seed: 1,
             accel: RequestedAccel::Auto,
@@ -108,6 +113,7 @@ impl BenchConfig {
             qemu: "qemu-system-x86_64".into(),
             memory_mb: 256,
             append: None,
+            count_reads: 300,
             console_dir: None,
         }
     }
@@ -128,6 +134,9 @@ pub struct BenchBoot {
     pub boot_clocksource: String,
     pub header: Option<GuestHeader>,
     pub slots: Vec<Slot>,
+    /// The clocksource reads counted after the rounds (first boot of each kernel only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<reads::GuestReads>,
     pub wall_s: f64,
     /// Why the boot gave nothing or less than asked (killed at the timeout, truncated).
     pub error: Option<String>,
@@ -191,7 +200,7 @@ pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
     order.rotate_left(boot as usize % n);
     let mut s = format!(
         "console=ttyS0 quiet panic=-1 clocksource={} tscope.bench={} tscope.cs={} tscope.fs={} \
-         tscope.rounds={} tscope.ms={} tscope.iterations={} tscope.seed={}",
+         tscope.rounds={} tscope.ms={} tscope.iterations={} tscope.seed={} tscope.reads={}",
         order.first().map_or("tsc", String::as_str),
         cfg.workloads.join(","),
         order.join(","),
@@ -200,6 +209,7 @@ pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
         cfg.slot_ms,
         cfg.iterations,
         cfg.seed.wrapping_add(u64::from(boot) * 1000),
+        if boot == 0 { cfg.count_reads } else { 0 },
     );
     if let Some(extra) = &cfg.append {
         s.push(' ');
@@ -208,10 +218,17 @@ pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
     s
 }
 
-/// Reads one boot's console: the header and every slot, in order. A transcript truncated
-/// inside a section is an error; slots before it are kept by the caller's retry of the
-/// sections that did close.
-pub fn parse_console(console: &str) -> Result<(Option<GuestHeader>, Vec<Slot>)> {
+/// What one boot's console held.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Console {
+    pub header: Option<GuestHeader>,
+    pub slots: Vec<Slot>,
+    pub reads: Option<reads::GuestReads>,
+}
+
+/// Reads one boot's console: the header, every slot in order, and the read counts. A
+/// transcript cut inside a section is an error ([`closed_part`] keeps what closed before).
+pub fn parse_console(console: &str) -> Result<Console> {
     let t = serial::parse(console).map_err(|e| crate::failure!("{e}"))?;
     let header = t
         .get("bench")
@@ -228,7 +245,16 @@ pub fn parse_console(console: &str) -> Result<(Option<GuestHeader>, Vec<Slot>)> 
                 .with_context(|| format!("reading the guest's slot-{n} section"))?,
         );
     }
-    Ok((header, slots))
+    let reads = t
+        .get("reads")
+        .map(serde_json::from_str::<reads::GuestReads>)
+        .transpose()
+        .context("reading the guest's reads section")?;
+    Ok(Console {
+        header,
+        slots,
+        reads,
+    })
 }
 
 /// The console up to the last section's opening marker: what a guest cut off while printing
@@ -279,7 +305,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     let machine = crate::probe::machine::gather();
     report.host_cpu = machine.cpu_model;
     report.host_kernel = machine.kernel_release;
-    let result = boot_all(cfg, &bin, &work, &mut report, progress);
+    let result = host::boot_all(cfg, &bin, &work, &mut report, progress);
     let _ = std::fs::remove_dir_all(&work);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
@@ -287,201 +313,4 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     }
     rows::fill(&mut report);
     Ok(report)
-}
-
-/// A kernel ready to boot: its image, its initramfs (with modules when a file system needs
-/// them) and its disk images.
-struct Prepared {
-    kernel: kernel::Kernel,
-    initrd: PathBuf,
-    disks: Vec<PathBuf>,
-}
-
-fn boot_all(
-    cfg: &BenchConfig,
-    bin: &Path,
-    work: &Path,
-    report: &mut BenchReport,
-    progress: &dyn Progress,
-) -> Result<()> {
-    let bytes = std::fs::read(bin).with_context(|| format!("reading '{}'", bin.display()))?;
-    let base = work.join("initramfs.cpio");
-    std::fs::write(&base, binary::initramfs(&bytes)?)
-        .with_context(|| format!("writing '{}'", base.display()))?;
-    let mut prepared = Vec::new();
-    for (i, source) in cfg.kernels.iter().enumerate() {
-        let (path, package) = match source {
-            KernelSource::Package(p) => (None, p.as_str()),
-            KernelSource::Path(p) => (Some(p.as_path()), ""),
-        };
-        let k = kernel::resolve(path, package, progress)?;
-        let tag = i.to_string();
-        let initrd = with_modules(cfg, &k, &base, &tag, progress)?;
-        report.kernels.push(BenchKernel {
-            kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
-            kernel_release: k.release.clone(),
-            hz: k.hz.unwrap_or(ASSUMED_HZ),
-            hz_source: if k.hz.is_some() { "config" } else { "assumed" }.into(),
-            boots: Vec::new(),
-        });
-        prepared.push(Prepared {
-            kernel: k,
-            initrd,
-            disks: Vec::new(),
-        });
-    }
-    let total = cfg.boots as usize * prepared.len();
-    let mut done = 0;
-    for b in 0..cfg.boots {
-        for (i, p) in prepared.iter_mut().enumerate() {
-            child::check_stop()?;
-            // A fresh image per boot: what the last boot wrote must not change this one.
-            for d in p.disks.drain(..) {
-                let _ = std::fs::remove_file(d);
-            }
-            p.disks = disk::disk_filesystems(&cfg.filesystems)
-                .into_iter()
-                .map(|fs| disk::make_image(work, fs, &i.to_string()))
-                .collect::<Result<Vec<_>>>()?;
-            done += 1;
-            let boot = boot_one(cfg, p, b, report.accel.used, progress, (done, total))?;
-            let k = &mut report.kernels[i];
-            if let Some(h) = &boot.header {
-                k.kernel_release = Some(h.release.clone());
-                let from_guest = h.coarse_res_ns.and_then(kconfig::hz_from_tick_ns);
-                if let (None, Some(hz)) = (p.kernel.hz, from_guest) {
-                    k.hz = hz;
-                    k.hz_source = "guest clock_getres(CLOCK_REALTIME_COARSE)".into();
-                }
-            }
-            k.boots.push(boot);
-        }
-    }
-    Ok(())
-}
-
-fn boot_one(
-    cfg: &BenchConfig,
-    p: &Prepared,
-    b: u32,
-    accel: qemu::Accel,
-    progress: &dyn Progress,
-    (done, total): (usize, usize),
-) -> Result<BenchBoot> {
-    let k = &p.kernel;
-    let label = k.release.clone().unwrap_or_else(|| k.origin.clone());
-    let append = cmdline(cfg, b);
-    let first = append
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("clocksource="))
-        .unwrap_or("tsc")
-        .to_string();
-    progress.note(&format!(
-        "[{done}/{total}] {label}: boot {} of {} on {first}, {} round(s) of {}",
-        b + 1,
-        cfg.boots,
-        cfg.rounds,
-        cfg.clocksources.join("/")
-    ));
-    let spec = QemuSpec {
-        binary: cfg.qemu.clone(),
-        accel,
-        kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
-        initrd: p.initrd.clone(),
-        append,
-        memory_mb: cfg.memory_mb,
-        smp: 1,
-        timeout: cfg.timeout,
-        disks: p.disks.clone(),
-    };
-    let out = qemu::run(&spec)?;
-    if let Some(dir) = &cfg.console_dir {
-        let path = dir.join(format!("{label}-boot{}.console", b + 1));
-        std::fs::write(&path, &out.console)
-            .with_context(|| format!("writing '{}'", path.display()))?;
-    }
-    let mut boot = BenchBoot {
-        index: b,
-        boot_clocksource: first,
-        wall_s: out.wall.as_secs_f64(),
-        ..BenchBoot::default()
-    };
-    let tail = || {
-        let lines: Vec<&str> = out.console.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    };
-    match parse_console(&out.console) {
-        Ok((header, slots)) => {
-            boot.header = header;
-            boot.slots = slots;
-        }
-        Err(e) => {
-            // Keep the sections that closed before the cut.
-            if let Ok((h, s)) = parse_console(closed_part(&out.console)) {
-                boot.header = h;
-                boot.slots = s;
-            }
-            boot.error = Some(format!("{e:#}"));
-        }
-    }
-    let want = (cfg.rounds as usize) * cfg.clocksources.len();
-    if out.timed_out {
-        boot.error = Some(format!(
-            "killed after {:.0} s (--timeout) with {} of {want} slot(s) measured",
-            boot.wall_s,
-            boot.slots.len()
-        ));
-    } else if boot.error.is_none() && (boot.header.is_none() || boot.slots.len() < want) {
-        boot.error = Some(format!(
-            "the guest printed {} of {want} slot(s){}; qemu said: {}",
-            boot.slots.len(),
-            if boot.header.is_none() {
-                " and no header"
-            } else {
-                ""
-            },
-            out.stderr.trim()
-        ));
-    }
-    if boot.error.is_some() {
-        boot.console_tail = Some(tail());
-    }
-    progress.note(&format!(
-        "[{done}/{total}] {label}: boot {}: {} in {:.1} s",
-        b + 1,
-        boot.error.as_deref().unwrap_or("ok"),
-        boot.wall_s
-    ));
-    Ok(boot)
-}
-
-/// The initramfs for kernel `k`: `base`, with the file systems' modules appended when a
-/// disk file system of the run is a module.
-fn with_modules(
-    cfg: &BenchConfig,
-    k: &kernel::Kernel,
-    base: &Path,
-    tag: &str,
-    progress: &dyn Progress,
-) -> Result<PathBuf> {
-    let disks = disk::disk_filesystems(&cfg.filesystems);
-    if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
-        return Ok(base.to_path_buf());
-    }
-    let Some(dir) = &k.modules else {
-        progress.note(&format!(
-            "{}: no modules at hand: {} must be built into the kernel",
-            k.origin,
-            disks.join(", ")
-        ));
-        return Ok(base.to_path_buf());
-    };
-    let names = modules::for_filesystems(dir, &disks)?;
-    let mut bytes = std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
-    bytes.extend(crate::vm::boot::cpio::write(&modules::initramfs_entries(
-        dir, &names,
-    )?)?);
-    let path = base.with_file_name(format!("initramfs-{tag}.cpio"));
-    std::fs::write(&path, bytes).with_context(|| format!("writing '{}'", path.display()))?;
-    Ok(path)
 }

@@ -101,6 +101,17 @@ pub struct BenchComparison {
     pub delta_precise_read_ns: Option<Estimate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_coarse_read_ns: Option<Estimate>,
+    /// Clocksource rows: every clocksource read per op as the kernel counted it (a kprobe on
+    /// each clocksource's read callback, [`crate::vm::bench::reads`]), on `from` and on `to`;
+    /// absent when not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_reads_from: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_reads_to: Option<f64>,
+    /// The counted reads on `to` × the change of the precise read's cost: what the change
+    /// would be if every read the kernel really takes cost what the syscall-derived read costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_predicted_delta_ns: Option<f64>,
     /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
     pub pairs: usize,
     /// Half the measured interval's width, ns.
@@ -273,6 +284,19 @@ fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
     o.slot.costs.as_ref().map_or(f64::NAN, f)
 }
 
+/// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
+fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
+    let v: Vec<f64> = k
+        .boots
+        .iter()
+        .filter_map(|b| b.reads.as_ref())
+        .flat_map(|r| &r.counts)
+        .filter(|c| c.clocksource == cs && c.fs == fs && c.workload == workload)
+        .map(|c| c.reads_per_op)
+        .collect();
+    stats::median(&v)
+}
+
 fn clocksource_row(
     k: &BenchKernel,
     from: &str,
@@ -334,6 +358,8 @@ fn clocksource_row(
     let zero = model
         .as_ref()
         .is_some_and(|m| m.precise_per_op < ZERO_READS);
+    let counted_from = counted_reads(k, from, fs, workload);
+    let counted_to = counted_reads(k, to, fs, workload);
     Some(BenchComparison {
         kind: "clocksource".into(),
         kernel_release: Some(release(k)),
@@ -353,6 +379,9 @@ fn clocksource_row(
         model_to: None,
         delta_precise_read_ns: d_precise,
         delta_coarse_read_ns: d_coarse,
+        counted_reads_from: counted_from,
+        counted_reads_to: counted_to,
+        counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
         pairs: pairs.len(),
         noise_ns: compare::noise(&measured),
         verdict: compare::verdict(&measured, predicted, zero),
@@ -423,6 +452,9 @@ fn kernel_row(
         model_to: m_to,
         delta_precise_read_ns: None,
         delta_coarse_read_ns: None,
+        counted_reads_from: None,
+        counted_reads_to: None,
+        counted_predicted_delta_ns: None,
         pairs: a.len().min(b.len()),
         noise_ns: compare::noise(&measured),
         verdict: compare::verdict(&measured, predicted, zero),

@@ -3,6 +3,7 @@
 use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
 use super::*;
 use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::qemu;
 
 fn report(kernels: Vec<BenchKernel>, clocksources: &[&str], workloads: &[&str]) -> BenchReport {
     BenchReport {
@@ -251,7 +252,7 @@ fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
         serial::begin("slot-1"),
     );
     assert!(parse_console(&console).is_err());
-    let (header, slots) = parse_console(closed_part(&console)).unwrap();
-    assert!(header.is_some());
-    assert_eq!(slots.len(), 1);
+    let c = parse_console(closed_part(&console)).unwrap();
+    assert!(c.header.is_some());
+    assert_eq!(c.slots.len(), 1);
 }

@@ -2,8 +2,13 @@
 //! change per op), the kernel A/B rows, the runs, notes; the CSV of every comparison; the SVG
 //! of measured against predicted change; and the A/B's commit-message paragraph.
 
-use plotters::prelude::*;
 use serde::Serialize;
+
+mod commit;
+mod svg;
+
+pub use commit::commit_message;
+pub use svg::svg;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
@@ -152,10 +157,16 @@ fn clocksource_table(rows: &[&BenchComparison]) -> Table {
         ("predicted Δ", Align::Right),
         ("model precise/coarse per op", Align::Left),
         ("Δ precise read ns", Align::Right),
+        ("counted reads/op", Align::Right),
         ("pairs", Align::Right),
         ("verdict", Align::Left),
     ]);
     for c in rows {
+        let counted = match (c.counted_reads_from, c.counted_reads_to) {
+            (Some(a), Some(b)) => format!("{a:.2} → {b:.2}"),
+            (None, Some(b)) => format!("? → {b:.2}"),
+            _ => "-".into(),
+        };
         t.row(vec![
             kernel_label(c),
             c.fs.clone(),
@@ -165,6 +176,7 @@ fn clocksource_table(rows: &[&BenchComparison]) -> Table {
             c.predicted_delta_ns.map_or("-".into(), ns),
             reads(c),
             c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+            counted,
             c.pairs.to_string(),
             verdict_cell(c),
         ]);
@@ -313,202 +325,4 @@ fn notes(r: &BenchReport) -> Vec<String> {
         notes.push("interrupted: the rows are what was measured before the signal".into());
     }
     notes
-}
-
-/// The SVG: each clocksource row's measured Δ ns/op (with its interval) against the model's
-/// predicted Δ, one colour per kernel, the line of agreement drawn.
-pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
-    let err = |e: &dyn std::fmt::Debug| crate::failure!("{e:?}");
-    let rows: Vec<&BenchComparison> = r
-        .comparisons
-        .iter()
-        .filter(|c| c.kind == "clocksource" && c.predicted_delta_ns.is_some())
-        .collect();
-    let vals = rows.iter().flat_map(|c| {
-        [
-            c.predicted_delta_ns.unwrap_or(0.0),
-            c.measured_delta_ns.lower,
-            c.measured_delta_ns.upper,
-        ]
-    });
-    let (lo, hi) = vals.fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
-    let pad = (hi - lo) * 0.08;
-    let (lo, hi) = (lo - pad, hi + pad);
-    let kernels: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| {
-            k.kernel_release
-                .clone()
-                .unwrap_or_else(|| k.kernel_package.clone())
-        })
-        .collect();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 640)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
-        let title = format!(
-            "Δ ns/op {} : measured (95% interval) against predicted{}",
-            r.clocksources.join(" → "),
-            if r.accel.emulation {
-                " — TCG, emulated"
-            } else {
-                ""
-            }
-        );
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 17))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(lo..hi, lo..hi)
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc("predicted Δ ns/op (model reads × Δ measured read cost)")
-            .y_desc("measured Δ ns/op")
-            .draw()
-            .map_err(|e| err(&e))?;
-        let grey = RGBColor(120, 120, 120);
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(lo, lo), (hi, hi)],
-                6,
-                4,
-                grey.stroke_width(1),
-            ))
-            .map_err(|e| err(&e))?;
-        for (i, k) in kernels.iter().enumerate() {
-            let color = super::svg::SERIES[i % super::svg::SERIES.len()];
-            let mine: Vec<&&BenchComparison> = rows
-                .iter()
-                .filter(|c| c.kernel_release.as_deref() == Some(k.as_str()))
-                .collect();
-            let pts: Vec<(f64, f64)> = mine
-                .iter()
-                .map(|c| {
-                    (
-                        c.predicted_delta_ns.unwrap_or(0.0),
-                        c.measured_delta_ns.point,
-                    )
-                })
-                .collect();
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
-                .map_err(|e| err(&e))?
-                .label(k.as_str())
-                .legend(move |(x, y)| Circle::new((x + 7, y), 4, color.filled()));
-            for c in &mine {
-                let x = c.predicted_delta_ns.unwrap_or(0.0);
-                let m = &c.measured_delta_ns;
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x, m.lower), (x, m.upper)],
-                        color.stroke_width(2),
-                    )))
-                    .map_err(|e| err(&e))?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        format!("{}/{}", c.workload, c.fs),
-                        (x, m.point),
-                        ("sans-serif", 11).into_font().color(&color),
-                    )))
-                    .map_err(|e| err(&e))?;
-            }
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
-    }
-    Ok(svg)
-}
-
-/// The A/B paragraph for a commit message: 72 columns, the environment, each kernel row of the
-/// first clocksource with its change, the models' reads and the verdict.
-pub fn commit_message(r: &BenchReport, command: &str) -> String {
-    super::commit::wrap(&paragraph(r, command), super::commit::WIDTH)
-}
-
-fn paragraph(r: &BenchReport, command: &str) -> String {
-    let kernels: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| {
-            k.kernel_release
-                .clone()
-                .unwrap_or_else(|| k.kernel_package.clone())
-        })
-        .collect();
-    let env = format!(
-        "Measured with tscope vm bench in qemu guests ({}{}) on {} (host Linux {}), {} boot(s) \
-         per kernel, {} round(s) per boot alternating clocksource {}, on {}.",
-        r.accel.used.name(),
-        if r.accel.emulation {
-            ": TCG emulation, so these are emulated figures, not hardware figures"
-        } else {
-            ""
-        },
-        r.host_cpu.as_deref().unwrap_or("an unknown CPU"),
-        r.host_kernel.as_deref().unwrap_or("?"),
-        r.boots,
-        r.rounds,
-        r.clocksources.join("/"),
-        r.filesystems.join(", ")
-    );
-    let mut parts = vec![
-        env,
-        format!(
-        "Kernel A {} against B {}; per op, each slot divided by the {} measured in the same slot:",
-        kernels.first().map_or("?", String::as_str),
-        kernels.get(1..).map_or("?".into(), |k| k.join(", ")),
-        r.kernel_control
-    ),
-    ];
-    let first_cs = r.clocksources.first().cloned().unwrap_or_default();
-    let mut items = Vec::new();
-    for c in r
-        .comparisons
-        .iter()
-        .filter(|c| c.kind == "kernel" && c.clocksource.as_deref() == Some(first_cs.as_str()))
-    {
-        let change = c.percent_change.as_ref().map_or("?".into(), percent);
-        let models =
-            match (&c.model_from, &c.model_to) {
-                (Some(a), Some(b)) => {
-                    format!(
-                ", models {} → {}: precise reads {:.2} → {:.2}, coarse {:.2} → {:.2} per op",
-                a.model, b.model, a.precise_per_op, b.precise_per_op, a.coarse_per_op,
-                b.coarse_per_op
-            )
-                }
-                _ => String::new(),
-            };
-        let to = if kernels.len() > 2 {
-            format!(" ({})", c.to)
-        } else {
-            String::new()
-        };
-        items.push(format!(
-            "{}{to} on {first_cs} {change}{}{models}",
-            c.workload,
-            if c.significant == Some(true) {
-                ""
-            } else {
-                " (not significant)"
-            }
-        ));
-    }
-    parts.push(format!("{}.", items.join("; ")));
-    parts.push(format!(
-        "Medians with {:.0}% bootstrap intervals (seed {}), from \"{command}\" ({}).",
-        LEVEL * 100.0,
-        r.seed,
-        r.tool
-    ));
-    parts.join(" ")
 }
