@@ -141,7 +141,7 @@ pub fn count(
             continue;
         }
         for (p, dir) in plan {
-            let n = iterations.clamp(1, p.iterations.max(1));
+            let n = iterations.max(1);
             let counted = (|| -> Result<ReadCount> {
                 let h0 = profile_hits(&ev)?;
                 loops::run_loop(&p.workload, Path::new(dir), 0)?;

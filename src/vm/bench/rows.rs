@@ -26,6 +26,9 @@ pub const KERNEL_CONTROL: &str = "syscall:getppid";
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunCosts {
     pub precise_read_ns: f64,
+    /// The precise read measured after a file write ([`crate::vm::bench::guest::SlotCosts`]).
+    #[serde(default)]
+    pub precise_read_in_write_ns: Option<f64>,
     pub coarse_read_ns: f64,
     pub syscall_ns: f64,
     /// The user-space spin (the emulator's speed).
@@ -101,6 +104,12 @@ pub struct BenchComparison {
     pub delta_precise_read_ns: Option<Estimate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_coarse_read_ns: Option<Estimate>,
+    /// Clocksource rows: the change of the precise read measured after a file write, and the
+    /// model's reads × it (the prediction with that cost instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_precise_read_in_write_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_in_write_delta_ns: Option<f64>,
     /// Clocksource rows: every clocksource read per op as the kernel counted it (a kprobe on
     /// each clocksource's read callback, [`crate::vm::bench::reads`]), on `from` and on `to`;
     /// absent when not counted.
@@ -165,6 +174,8 @@ fn costs(obs: &[Obs]) -> RunCosts {
     };
     RunCosts {
         precise_read_ns: c(|c| c.precise_read_ns),
+        precise_read_in_write_ns: Some(c(|c| c.precise_read_in_write_ns.unwrap_or(f64::NAN)))
+            .filter(|v| v.is_finite()),
         coarse_read_ns: c(|c| c.coarse_read_ns),
         syscall_ns: c(|c| c.syscall_ns),
         spin_ns: c(|c| c.spin_ns),
@@ -317,6 +328,12 @@ fn clocksource_row(
         &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.coarse_read_ns)),
         seed(),
     );
+    let d_in_write = compare::paired_delta(
+        &pairs_by_round(&a, &b, |o| {
+            cost_of(o, |c| c.precise_read_in_write_ns.unwrap_or(f64::NAN))
+        }),
+        seed(),
+    );
     let model = model_reads(
         &release(k),
         k.hz,
@@ -358,6 +375,13 @@ fn clocksource_row(
     let zero = model
         .as_ref()
         .is_some_and(|m| m.precise_per_op < ZERO_READS);
+    let in_write = model
+        .as_ref()
+        .zip(d_in_write)
+        .zip(d_coarse)
+        .map(|((m, p), c)| {
+            compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p.point, c.point)
+        });
     let counted_from = counted_reads(k, from, fs, workload);
     let counted_to = counted_reads(k, to, fs, workload);
     Some(BenchComparison {
@@ -379,6 +403,8 @@ fn clocksource_row(
         model_to: None,
         delta_precise_read_ns: d_precise,
         delta_coarse_read_ns: d_coarse,
+        predicted_in_write_delta_ns: in_write,
+        delta_precise_read_in_write_ns: d_in_write,
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
@@ -452,6 +478,8 @@ fn kernel_row(
         model_to: m_to,
         delta_precise_read_ns: None,
         delta_coarse_read_ns: None,
+        delta_precise_read_in_write_ns: None,
+        predicted_in_write_delta_ns: None,
         counted_reads_from: None,
         counted_reads_to: None,
         counted_predicted_delta_ns: None,

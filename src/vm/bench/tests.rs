@@ -47,6 +47,7 @@ fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> S
             precise_read_ns: precise * speed,
             precise_read_lower_ns: precise * speed - 5.0,
             precise_read_upper_ns: precise * speed + 5.0,
+            precise_read_in_write_ns: Some(precise * speed),
             coarse_read_ns: 60.0 * speed,
             syscall_ns: 400.0 * speed,
             spin_ns: 900.0 * speed,
