@@ -316,6 +316,21 @@ fn notes(r: &BenchReport) -> Vec<String> {
             for e in b.header.iter().flat_map(|h| &h.errors) {
                 notes.push(format!("{rel}: boot {}: in the guest: {e}", b.index + 1));
             }
+            for e in b.reads.iter().flat_map(|r| &r.errors) {
+                notes.push(format!("{rel}: read counts: {e}"));
+            }
+        }
+    }
+    for c in &r.comparisons {
+        if let Some(d) = &c.diagnosis {
+            notes.push(format!(
+                "{} {}/{} {} → {}: {d}",
+                kernel_label(c),
+                c.fs,
+                c.workload,
+                c.from,
+                c.to
+            ));
         }
     }
     for x in &r.refused {

@@ -121,6 +121,10 @@ pub struct BenchComparison {
     /// would be if every read the kernel really takes cost what the syscall-derived read costs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_predicted_delta_ns: Option<f64>,
+    /// Clocksource rows that disagree: where the difference comes from, from the counted reads
+    /// ([`diagnosis`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<String>,
     /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
     pub pairs: usize,
     /// Half the measured interval's width, ns.
@@ -295,6 +299,56 @@ fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
     o.slot.costs.as_ref().map_or(f64::NAN, f)
 }
 
+/// Where a disagreeing clocksource row's difference comes from: the kernel's counted
+/// clocksource reads against the model's (a read the model misses), or, when they match, the
+/// change per counted read against the syscall-derived change of one read (an in-kernel read
+/// that costs more or less than the syscall says). `None` without a model.
+pub fn diagnosis(
+    measured: &Estimate,
+    model: Option<&ModelReads>,
+    counted: Option<f64>,
+    d_precise: Option<Estimate>,
+) -> Option<String> {
+    let m = model?;
+    let Some(n) = counted else {
+        return Some(
+            "the clocksource reads were not counted (--count-reads 0, or the read callback \
+             could not be probed): no diagnosis"
+                .into(),
+        );
+    };
+    if (n - m.precise_per_op).abs() > 0.25 {
+        return Some(format!(
+            "the kernel reads the clocksource {n:.2} times per op, the model {:.2}: a read the \
+             model does not count",
+            m.precise_per_op
+        ));
+    }
+    let d = d_precise?;
+    if n < ZERO_READS {
+        return Some(format!(
+            "no clocksource read per op, counted or modelled, yet a change of {} ns: a \
+             difference the clocksource does not explain",
+            crate::fmt::ns(measured.point)
+        ));
+    }
+    Some(format!(
+        "the kernel reads the clocksource {n:.2} times per op, as the model says ({:.2}): the \
+         change per read is {} ns [{}, {}] in the workload against {} ns measured as a \
+         syscall, so the in-kernel read costs {} than the syscall-derived read",
+        m.precise_per_op,
+        crate::fmt::ns(measured.point / n),
+        crate::fmt::ns(measured.lower / n),
+        crate::fmt::ns(measured.upper / n),
+        crate::fmt::ns(d.point),
+        if measured.point / n > d.point {
+            "more"
+        } else {
+            "less"
+        }
+    ))
+}
+
 /// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
 fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
     let v: Vec<f64> = k
@@ -384,6 +438,7 @@ fn clocksource_row(
         });
     let counted_from = counted_reads(k, from, fs, workload);
     let counted_to = counted_reads(k, to, fs, workload);
+    let verdict = compare::verdict(&measured, predicted, zero);
     Some(BenchComparison {
         kind: "clocksource".into(),
         kernel_release: Some(release(k)),
@@ -399,7 +454,7 @@ fn clocksource_row(
         percent_change: None,
         raw_percent_change: None,
         significant: None,
-        model_from: model,
+        model_from: model.clone(),
         model_to: None,
         delta_precise_read_ns: d_precise,
         delta_coarse_read_ns: d_coarse,
@@ -408,9 +463,12 @@ fn clocksource_row(
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
+        diagnosis: (verdict == Verdict::Disagrees)
+            .then(|| diagnosis(&measured, model.as_ref(), counted_to, d_precise))
+            .flatten(),
         pairs: pairs.len(),
         noise_ns: compare::noise(&measured),
-        verdict: compare::verdict(&measured, predicted, zero),
+        verdict,
     })
 }
 
@@ -483,6 +541,7 @@ fn kernel_row(
         counted_reads_from: None,
         counted_reads_to: None,
         counted_predicted_delta_ns: None,
+        diagnosis: None,
         pairs: a.len().min(b.len()),
         noise_ns: compare::noise(&measured),
         verdict: compare::verdict(&measured, predicted, zero),

@@ -257,3 +257,132 @@ fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
     assert!(c.header.is_some());
     assert_eq!(c.slots.len(), 1);
 }
+
+/// Consoles recorded from real guests (`vm bench --console-dir`, default matrix under TCG):
+/// bookworm's 6.1 and sid's 7.2, first boot each (with the read-counting pass).
+const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
+const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
+
+fn recorded(console: &str) -> BenchKernel {
+    let c = parse_console(console).unwrap();
+    let h = c.header.clone().unwrap();
+    BenchKernel {
+        kernel_package: "recorded".into(),
+        kernel_release: Some(h.release.clone()),
+        hz: 250,
+        hz_source: "config".into(),
+        boots: vec![BenchBoot {
+            boot_clocksource: h.boot_clocksource.clone(),
+            header: c.header,
+            slots: c.slots,
+            reads: c.reads,
+            ..BenchBoot::default()
+        }],
+    }
+}
+
+#[test]
+fn recorded_consoles_parse_into_slots_and_read_counts() {
+    for (console, release) in [(CONSOLE_6_1, "6.1."), (CONSOLE_7_2, "7.2.")] {
+        let c = parse_console(console).unwrap();
+        let h = c.header.as_ref().unwrap();
+        assert!(h.release.starts_with(release), "{}", h.release);
+        assert!(h.errors.is_empty(), "{:?}", h.errors);
+        assert!(h.available_clocksources.iter().any(|c| c == "hpet"));
+        assert_eq!(c.slots.len(), 24);
+        for (i, s) in c.slots.iter().enumerate() {
+            assert_eq!(s.round as usize, i / 2);
+            assert_eq!(s.clocksource_used, s.clocksource_requested);
+            assert!(s.switch_error.is_none());
+            let costs = s.costs.unwrap();
+            assert!(costs.precise_read_ns > 0.0 && costs.syscall_ns > 0.0);
+            assert_eq!(s.runs.len(), 5);
+            assert!(s.runs.iter().all(|r| r.ns_per_op > 0.0 && r.iterations > 0));
+        }
+        // hpet is dearer to read than tsc in every round.
+        for pair in c.slots.chunks(2) {
+            let cost = |cs: &str| {
+                let s = pair.iter().find(|s| s.clocksource_used == cs).unwrap();
+                s.costs.unwrap().precise_read_ns
+            };
+            assert!(cost("hpet") > cost("tsc"));
+        }
+        let reads = c.reads.unwrap();
+        let write_stat = reads
+            .counts
+            .iter()
+            .find(|r| r.clocksource == "hpet" && r.workload == "write-stat")
+            .unwrap();
+        // The multigrain kernel reads the clocksource twice per write-stat op; 6.1 never.
+        let want = if release == "7.2." { 2.0 } else { 0.0 };
+        assert!(
+            (write_stat.reads_per_op - want).abs() < 0.2,
+            "{write_stat:?}"
+        );
+    }
+}
+
+#[test]
+fn recorded_consoles_give_every_row_a_verdict() {
+    let mut r = report(
+        vec![recorded(CONSOLE_6_1), recorded(CONSOLE_7_2)],
+        &["tsc", "hpet"],
+        &["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"],
+    );
+    rows::fill(&mut r);
+    assert_eq!(r.runs.len(), 2 * 2 * 5);
+    assert!(r
+        .runs
+        .iter()
+        .all(|x| x.samples == 12 && x.ns_per_op.is_some()));
+    let cs: Vec<&BenchComparison> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "clocksource")
+        .collect();
+    let ks: Vec<&BenchComparison> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "kernel")
+        .collect();
+    assert_eq!((cs.len(), ks.len()), (10, 10));
+    for c in &cs {
+        assert_eq!(c.pairs, 12);
+        let m = c.model_from.as_ref().unwrap();
+        assert!(c.predicted_delta_ns.is_some());
+        let e = c.measured_delta_ns;
+        assert!(e.lower <= e.point && e.point <= e.upper);
+        if c.kernel_release.as_deref().unwrap().starts_with("6.1.")
+            || c.workload.starts_with("pipe")
+        {
+            assert_eq!(m.precise_per_op, 0.0, "{c:?}");
+        }
+    }
+    let ws = cs
+        .iter()
+        .find(|c| {
+            c.workload == "write-stat" && c.kernel_release.as_deref().unwrap().starts_with("7.2.")
+        })
+        .unwrap();
+    assert!((ws.model_from.as_ref().unwrap().precise_per_op - 2.0).abs() < 0.1);
+    assert!(ws.counted_reads_to.is_some());
+    for k in &ks {
+        assert!(k.percent_change.is_some() && k.significant.is_some());
+        assert_eq!(k.kernels.as_ref().unwrap().len(), 2);
+    }
+    // Every printed form renders.
+    for f in [
+        crate::export::Format::Table,
+        crate::export::Format::Markdown,
+        crate::export::Format::Csv,
+        crate::export::Format::Json,
+    ] {
+        assert!(!crate::export::export(&r, f).unwrap().is_empty());
+    }
+    assert!(crate::export::vm_bench::svg(&r)
+        .unwrap()
+        .contains("write-stat/tmpfs"));
+    let msg = crate::export::vm_bench::commit_message(&r, "tscope vm bench");
+    assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+    assert!(msg.contains("emulated"), "{msg}");
+}
