@@ -134,16 +134,22 @@ fn boot_one(
         let lines: Vec<&str> = out.console.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     };
+    // A console cut inside a section keeps the sections that closed before the cut.
     let parsed = parse_console(&out.console).map_err(|e| {
-        // Keep the sections that closed before the cut.
-        if let Ok(c) = parse_console(closed_part(&out.console)) {
-            (boot.header, boot.slots, boot.reads) = (c.header, c.slots, c.reads);
-        }
-        e
+        (
+            format!("{e:#}"),
+            parse_console(closed_part(&out.console)).ok(),
+        )
     });
-    match parsed {
-        Ok(c) => (boot.header, boot.slots, boot.reads) = (c.header, c.slots, c.reads),
-        Err(e) => boot.error = Some(format!("{e:#}")),
+    let kept = match parsed {
+        Ok(c) => Some(c),
+        Err((e, c)) => {
+            boot.error = Some(e);
+            c
+        }
+    };
+    if let Some(c) = kept {
+        (boot.header, boot.slots, boot.reads) = (c.header, c.slots, c.reads);
     }
     let want = (cfg.rounds as usize) * cfg.clocksources.len();
     if out.timed_out {
