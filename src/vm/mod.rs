@@ -8,7 +8,7 @@
 //!   [`guest::matrix::GuestMatrix`].
 //! - [`count`]: `vm count`, kprobes on the timestamp functions of real kernels, every Linux
 //!   model held to the counts.
-//! - [`bench`]: `vm bench`, the workloads timed while the guest switches its clocksource,
+//! - [`mod@bench`]: `vm bench`, the workloads timed while the guest switches its clocksource,
 //!   the change in ns per op held to the model's reads × the change of the read's cost; and
 //!   kernel A/B.
 //! - [`exits`]: `vm exits`, a micro-VM through /dev/kvm ([`crate::sys::kvm`]) timing each kind

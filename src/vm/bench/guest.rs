@@ -83,7 +83,8 @@ pub struct SlotCosts {
     pub precise_read_ns: f64,
     pub precise_read_lower_ns: f64,
     pub precise_read_upper_ns: f64,
-    /// The same with a one-byte `pwrite` before each clock call ([`in_write`]).
+    /// The same with a one-byte `pwrite` to a file before each clock call: the read as a
+    /// syscall that follows a file write finds the machine.
     #[serde(default)]
     pub precise_read_in_write_ns: Option<f64>,
     /// vDSO `clock_gettime(CLOCK_REALTIME_COARSE)`: a coarse read.
