@@ -5,7 +5,8 @@
 //!
 //! Every interval is a seeded percentile bootstrap of a median (Efron & Tibshirani 1993,
 //! ch. 13; [`crate::stats`]): a TCG boot can stall for a host preemption, and one stalled
-//! round must not move the point.
+//! round must not move the point. The resampling is hierarchical — boots, then rounds within
+//! each boot — so that an interval carries the spread between boots, not only within them.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,46 +44,82 @@ impl Verdict {
     }
 }
 
-/// The median of `samples` with its bootstrap interval; `None` without samples.
-pub fn median_interval(samples: &[f64], seed: u64) -> Option<Estimate> {
-    let point = stats::median(samples)?;
-    if samples.len() < 2 {
+/// One hierarchical resample of `groups` (boots, each a list of rounds) into `out`: boots
+/// drawn with replacement, then rounds within each drawn boot (Davison & Hinkley 1997,
+/// §3.8), so that the interval carries the spread between boots as well as within them. With
+/// one boot, its rounds alone.
+fn resample(groups: &[&[f64]], rng: &mut SplitMix64, out: &mut Vec<f64>) {
+    out.clear();
+    for _ in 0..groups.len() {
+        let g = if groups.len() == 1 {
+            groups[0]
+        } else {
+            groups[rng.below(groups.len() as u64) as usize]
+        };
+        for _ in 0..g.len() {
+            out.push(g[rng.below(g.len() as u64) as usize]);
+        }
+    }
+}
+
+fn non_empty(groups: &[Vec<f64>]) -> Vec<&[f64]> {
+    groups
+        .iter()
+        .filter(|g| !g.is_empty())
+        .map(Vec::as_slice)
+        .collect()
+}
+
+/// The median of every value of `groups` (boots × rounds) with its hierarchical bootstrap
+/// interval; `None` without values.
+pub fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
+    let g = non_empty(groups);
+    let all: Vec<f64> = g.iter().flat_map(|x| x.iter().copied()).collect();
+    let point = stats::median(&all)?;
+    if all.len() < 2 {
         return Some(Estimate::exact(point));
     }
-    let reps = stats::bootstrap(samples, RESAMPLES, seed, |v| {
-        stats::quantile_in_place(v, 0.5)
-    });
+    let mut rng = SplitMix64::new(seed);
+    let mut buf = Vec::with_capacity(all.len());
+    let mut reps = Vec::with_capacity(RESAMPLES);
+    for _ in 0..RESAMPLES {
+        resample(&g, &mut rng, &mut buf);
+        if let Some(m) = stats::quantile_in_place(&mut buf, 0.5) {
+            reps.push(m);
+        }
+    }
     stats::percentile_interval(&reps, point, LEVEL)
 }
 
-/// The change `to − from` measured in pairs taken side by side (one pair per round of one
-/// boot, so the boot's speed cancels): the median of the differences with its interval.
-pub fn paired_delta(pairs: &[(f64, f64)], seed: u64) -> Option<Estimate> {
-    let d: Vec<f64> = pairs.iter().map(|(from, to)| to - from).collect();
+/// The change `to − from` measured in pairs taken side by side (one pair per round, grouped
+/// by boot, so the boot's speed cancels within each pair): the median of the differences with
+/// its hierarchical interval.
+pub fn paired_delta(groups: &[Vec<(f64, f64)>], seed: u64) -> Option<Estimate> {
+    let d: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|g| g.iter().map(|(from, to)| to - from).collect())
+        .collect();
     median_interval(&d, seed)
 }
 
-/// The relative change `median(other) / median(base) − 1` between two independent samples,
-/// with an interval from resampling each sample on its own; `None` when either is empty or
-/// the base's median is not positive.
-pub fn ratio_change(base: &[f64], other: &[f64], seed: u64) -> Option<Estimate> {
+/// The relative change `median(other) / median(base) − 1` between two independent samples
+/// (each grouped by boot), with an interval from resampling each hierarchically on its own;
+/// `None` when either is empty or the base's median is not positive.
+pub fn ratio_change(base: &[Vec<f64>], other: &[Vec<f64>], seed: u64) -> Option<Estimate> {
+    let (gb, go) = (non_empty(base), non_empty(other));
+    let flat = |g: &[&[f64]]| -> Vec<f64> { g.iter().flat_map(|x| x.iter().copied()).collect() };
     let ratio = |b: &[f64], o: &[f64]| {
         let mb = stats::median(b)?;
         let mo = stats::median(o)?;
         (mb > 0.0).then(|| mo / mb - 1.0)
     };
-    let point = ratio(base, other)?;
+    let point = ratio(&flat(&gb), &flat(&go))?;
     let mut rng = SplitMix64::new(seed);
-    let mut bb = vec![0.0; base.len()];
-    let mut bo = vec![0.0; other.len()];
+    let (mut bb, mut bo) = (Vec::new(), Vec::new());
     let mut reps = Vec::with_capacity(RESAMPLES);
     for _ in 0..RESAMPLES {
-        for x in bb.iter_mut() {
-            *x = base[rng.below(base.len() as u64) as usize];
-        }
-        for x in bo.iter_mut() {
-            *x = other[rng.below(other.len() as u64) as usize];
-        }
+        resample(&gb, &mut rng, &mut bb);
+        resample(&go, &mut rng, &mut bo);
         if let Some(r) = ratio(&bb, &bo) {
             reps.push(r);
         }
@@ -91,12 +128,16 @@ pub fn ratio_change(base: &[f64], other: &[f64], seed: u64) -> Option<Estimate> 
 }
 
 /// Each value divided by its control measured in the same slot (a null syscall: it moves
-/// with the boot's speed); pairs with a control that is not positive are dropped.
-pub fn controlled(values: &[(f64, f64)]) -> Vec<f64> {
-    values
+/// with the boot's speed), per group; pairs with a control that is not positive are dropped.
+pub fn controlled(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
+    groups
         .iter()
-        .filter(|(_, c)| *c > 0.0)
-        .map(|(v, c)| v / c)
+        .map(|g| {
+            g.iter()
+                .filter(|(_, c)| *c > 0.0)
+                .map(|(v, c)| v / c)
+                .collect()
+        })
         .collect()
 }
 
@@ -211,14 +252,32 @@ mod tests {
 
     #[test]
     fn intervals_hold_their_point_and_are_seeded() {
-        let xs = [10.0, 11.0, 9.5, 10.2, 30.0, 10.1, 9.9];
+        let xs = vec![vec![10.0, 11.0, 9.5, 10.2], vec![30.0, 10.1, 9.9]];
         let a = median_interval(&xs, 7).unwrap();
         assert_eq!(a.point, 10.1);
         assert!(a.lower <= a.point && a.point <= a.upper);
         assert!(a.upper < 30.0, "{a:?}");
         assert_eq!(median_interval(&xs, 7), Some(a));
-        assert_eq!(median_interval(&[4.0], 1), Some(Estimate::exact(4.0)));
+        assert_eq!(median_interval(&[vec![4.0]], 1), Some(Estimate::exact(4.0)));
         assert_eq!(median_interval(&[], 1), None);
+        assert_eq!(median_interval(&[vec![], vec![]], 1), None);
+    }
+
+    #[test]
+    fn the_interval_carries_the_spread_between_boots() {
+        // Within each boot the rounds agree closely; the boots do not.
+        let boots: Vec<Vec<f64>> = [100.0, 130.0, 90.0]
+            .iter()
+            .map(|b| (0..12).map(|r| b + f64::from(r) * 0.1).collect())
+            .collect();
+        let pooled = vec![boots.concat()];
+        let h = median_interval(&boots, 3).unwrap();
+        let flat = median_interval(&pooled, 3).unwrap();
+        assert!(
+            h.upper - h.lower > flat.upper - flat.lower,
+            "{h:?} {flat:?}"
+        );
+        assert!(h.lower <= 91.0 && h.upper >= 129.0, "{h:?}");
     }
 
     #[test]
@@ -228,23 +287,23 @@ mod tests {
             .iter()
             .map(|s| (1000.0 * s, 1000.0 * s + 100.0))
             .collect();
-        let d = paired_delta(&pairs, 3).unwrap();
+        let d = paired_delta(&[pairs[..2].to_vec(), pairs[2..].to_vec()], 3).unwrap();
         assert_eq!(d, Estimate::exact(100.0));
         assert!(paired_delta(&[], 3).is_none());
     }
 
     #[test]
     fn ratio_change_and_control() {
-        let base = [100.0, 101.0, 99.0, 100.5];
-        let other = [90.0, 91.0, 89.0, 90.5];
+        let base = vec![vec![100.0, 101.0], vec![99.0, 100.5]];
+        let other = vec![vec![90.0, 91.0, 89.0, 90.5]];
         let r = ratio_change(&base, &other, 5).unwrap();
         assert!((r.point - (90.25 / 100.25 - 1.0)).abs() < 1e-12);
         assert!(r.upper < 0.0 && r.lower <= r.point);
         assert_eq!(ratio_change(&[], &other, 5), None);
-        assert_eq!(ratio_change(&[0.0], &other, 5), None);
+        assert_eq!(ratio_change(&[vec![0.0]], &other, 5), None);
         // A boot twice as slow in everything looks the same once divided by its control.
-        let slow = controlled(&[(200.0, 2.0), (100.0, 1.0), (5.0, 0.0)]);
-        assert_eq!(slow, vec![100.0, 100.0]);
+        let slow = controlled(&[vec![(200.0, 2.0), (100.0, 1.0)], vec![(5.0, 0.0)]]);
+        assert_eq!(slow, vec![vec![100.0, 100.0], vec![]]);
     }
 
     #[test]

@@ -224,7 +224,7 @@ pub fn fill(r: &mut BenchReport) {
             for fs in &r.filesystems {
                 for w in &r.workloads {
                     let obs = observations(k, cs, fs, w);
-                    let ns: Vec<f64> = obs.iter().map(|o| o.ns_per_op).collect();
+                    let ns = by_boot(&obs, |o| Some(o.ns_per_op));
                     let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
                     let refused = if obs.is_empty() { refusal(k, cs) } else { None };
                     runs.push(BenchRun {
@@ -279,20 +279,24 @@ pub fn fill(r: &mut BenchReport) {
 }
 
 /// The pairs (from, to) of `value` taken in the same round of the same boot.
-fn pairs_by_round(from: &[Obs], to: &[Obs], value: impl Fn(&Obs) -> f64) -> Vec<(f64, f64)> {
-    let mut out = Vec::new();
-    for a in from {
-        if let Some(b) = to
+fn pairs_by_round(from: &[Obs], to: &[Obs], value: impl Fn(&Obs) -> f64) -> Vec<Vec<(f64, f64)>> {
+    by_boot(from, |a| {
+        let b = to
             .iter()
-            .find(|b| b.boot == a.boot && b.slot.round == a.slot.round)
-        {
-            let (x, y) = (value(a), value(b));
-            if x.is_finite() && y.is_finite() {
-                out.push((x, y));
-            }
-        }
-    }
-    out
+            .find(|b| b.boot == a.boot && b.slot.round == a.slot.round)?;
+        let (x, y) = (value(a), value(b));
+        (x.is_finite() && y.is_finite()).then_some((x, y))
+    })
+}
+
+/// `f` of each observation, grouped by boot (in boot order; observations `f` drops are left
+/// out).
+fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
+    let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
+    boots
+        .into_iter()
+        .map(|b| obs.iter().filter(|o| o.boot == b).filter_map(&f).collect())
+        .collect()
 }
 
 fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
@@ -466,7 +470,7 @@ fn clocksource_row(
         diagnosis: (verdict == Verdict::Disagrees)
             .then(|| diagnosis(&measured, model.as_ref(), counted_to, d_precise))
             .flatten(),
-        pairs: pairs.len(),
+        pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,
     })
@@ -482,19 +486,18 @@ fn kernel_row(
 ) -> Option<BenchComparison> {
     let a = observations(base, cs, fs, workload);
     let b = observations(k, cs, fs, workload);
-    let with_control = |obs: &[Obs]| -> Vec<(f64, f64)> {
-        obs.iter()
-            .map(|o| (o.ns_per_op, cost_of(o, |c| c.syscall_ns)))
-            .collect()
-    };
+    let with_control =
+        |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, cost_of(o, |c| c.syscall_ns))));
     let ratio = compare::ratio_change(
         &compare::controlled(&with_control(&a)),
         &compare::controlled(&with_control(&b)),
         seed(),
     )?;
-    let raw: Vec<f64> = a.iter().map(|o| o.ns_per_op).collect();
-    let raw_b: Vec<f64> = b.iter().map(|o| o.ns_per_op).collect();
-    let raw_ratio = compare::ratio_change(&raw, &raw_b, seed());
+    let raw_ratio = compare::ratio_change(
+        &by_boot(&a, |o| Some(o.ns_per_op)),
+        &by_boot(&b, |o| Some(o.ns_per_op)),
+        seed(),
+    );
     let base_ns = median_of(&a, |o| o.ns_per_op);
     let measured = ratio.scale(base_ns);
     let c = costs(&a);
