@@ -102,6 +102,10 @@ pub struct SlotRun {
     pub workload: String,
     pub iterations: u64,
     pub ns_per_op: f64,
+    /// The null syscall (`getppid`, ns) timed right before this loop: the kernel rows'
+    /// control, taken where the loop runs.
+    #[serde(default)]
+    pub control_ns: Option<f64>,
 }
 
 fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
@@ -383,12 +387,14 @@ fn run_round(
             if !visit(slot) {
                 continue;
             }
+            let control = per_call(1_000, sys::clock::syscall_getppid);
             match time_loop(&p.workload, Path::new(dir), p.iterations) {
                 Ok(ns_per_op) => slot.runs.push(SlotRun {
                     fs: p.fs.clone(),
                     workload: p.workload.clone(),
                     iterations: p.iterations,
                     ns_per_op,
+                    control_ns: Some(control),
                 }),
                 Err(e) => slot.errors.push(format!("{}/{}: {e:#}", p.fs, p.workload)),
             }

@@ -5,9 +5,9 @@
 //!   less that on `from` (one pair per round: the boot's speed cancels), against the
 //!   kernel's model reads per op × the change of the costs measured in the same rounds.
 //! - **kernel** rows: every kernel against the first, per file system, workload and
-//!   clocksource. Boots of two kernels cannot be paired, so each slot's ns per op is divided by
-//!   the null syscall measured in the same slot ([`KERNEL_CONTROL`]), which moves with the
-//!   boot's speed; the raw change is reported beside it.
+//!   clocksource. Boots of two kernels cannot be paired, so each loop's ns per op is divided by
+//!   the null syscall timed right before it ([`KERNEL_CONTROL`]), which moves with the boot's
+//!   speed; the raw change is reported beside it.
 
 use std::collections::BTreeSet;
 
@@ -137,6 +137,8 @@ struct Obs<'a> {
     boot: u32,
     slot: &'a Slot,
     ns_per_op: f64,
+    /// The null syscall timed right before the loop (else the slot's).
+    control_ns: f64,
 }
 
 fn release(k: &BenchKernel) -> String {
@@ -159,6 +161,10 @@ fn observations<'a>(k: &'a BenchKernel, cs: &str, fs: &str, workload: &str) -> V
                         boot: b.index,
                         slot: s,
                         ns_per_op: r.ns_per_op,
+                        control_ns: r
+                            .control_ns
+                            .or(s.costs.map(|c| c.syscall_ns))
+                            .unwrap_or(f64::NAN),
                     });
                 }
             }
@@ -486,8 +492,7 @@ fn kernel_row(
 ) -> Option<BenchComparison> {
     let a = observations(base, cs, fs, workload);
     let b = observations(k, cs, fs, workload);
-    let with_control =
-        |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, cost_of(o, |c| c.syscall_ns))));
+    let with_control = |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, o.control_ns)));
     let ratio = compare::ratio_change(
         &compare::controlled(&with_control(&a)),
         &compare::controlled(&with_control(&b)),

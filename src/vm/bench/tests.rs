@@ -59,6 +59,7 @@ fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> S
                 workload: w.to_string(),
                 iterations: 100,
                 ns_per_op: n * speed,
+                control_ns: Some(400.0 * speed),
             })
             .collect(),
         errors: Vec::new(),
