@@ -39,7 +39,7 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
     let mut parts = vec![
         env,
         format!(
-        "Kernel A {} against B {}; per op, each slot divided by the {} measured in the same slot:",
+        "Kernel A {} against B {}; change per op, each loop divided by the {} timed right before it:",
         kernels.first().map_or("?", String::as_str),
         kernels.get(1..).map_or("?".into(), |k| k.join(", ")),
         r.kernel_control

@@ -43,7 +43,7 @@ impl Render for BenchReport {
             .collect();
         if !ks.is_empty() {
             blocks.push(Block::Heading(format!(
-                "kernel A/B: change per op, each slot divided by its {}",
+                "kernel A/B: change per op, each loop divided by the {} timed before it",
                 self.kernel_control
             )));
             blocks.push(Block::Table(kernel_table(&ks)));
@@ -291,10 +291,10 @@ fn notes(r: &BenchReport) -> Vec<String> {
     ));
     if r.comparisons.iter().any(|c| c.kind == "kernel") {
         notes.push(format!(
-            "kernel rows: boots of two kernels cannot be paired, so each slot's ns/op is divided \
-             by the {} measured in the same slot (it moves with the boot's speed); the raw \
-             change is shown beside it; a kernel row's verdict says whether the models' \
-             timestamp difference accounts for the change",
+            "kernel rows: boots of two kernels cannot be paired, so each loop's ns/op is divided \
+             by the {} timed right before it (it moves with the boot's speed); the raw change \
+             is shown beside it; a kernel row's verdict says whether the models' timestamp \
+             difference accounts for the change",
             r.kernel_control
         ));
     }
