@@ -25,3 +25,4 @@ mod simulate_errors;
 mod simulate_output;
 mod skip;
 mod vm;
+mod vm_bench;

@@ -26,6 +26,11 @@ pub enum VmCommand {
     /// timestamp function, run the workloads inside, and hold the Linux model for each kernel
     /// to the counts per op.
     Count(CountArgs),
+    /// Boot real Linux kernels and time the workloads while the guest switches its
+    /// clocksource at run time (tsc, hpet, …): the change in ns per op against the kernel
+    /// model's reads per op × the change of the read's cost; with two or more kernels, a
+    /// kernel A/B.
+    Bench(BenchArgs),
     /// What tscope runs as /init inside a `vm guest` guest (PID 1 only).
     #[command(hide = true)]
     GuestInit,
@@ -184,6 +189,97 @@ pub struct CountArgs {
     /// Exit 1 when this holds.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Vec<CountFailOn>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+/// What `vm bench --fail-on` can fail on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchFailOn {
+    /// A clocksource row whose measured change rules the model's prediction out.
+    Disagree,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Debian kernel package, NAME or NAME@SUITE; repeatable. Default:
+    /// linux-image-cloud-amd64 (the machine's suite), @trixie and @sid. The first kernel is
+    /// the A of a kernel A/B.
+    #[arg(long, value_name = "PKG")]
+    pub kernel_package: Vec<String>,
+    /// Kernel to boot (bzImage or ELF vmlinux); repeatable, after the --kernel-package ones.
+    #[arg(long, value_name = "PATH")]
+    pub kernel: Vec<PathBuf>,
+    /// Clocksources to alternate inside each boot (tsc, hpet, acpi_pm, kvm-clock); the first
+    /// is the `from` of every comparison.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "tsc,hpet",
+        value_name = "NAME"
+    )]
+    pub clocksource: Vec<String>,
+    /// File systems to run the workloads on: tmpfs, ext4, xfs, btrfs.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "tmpfs",
+        value_name = "FS"
+    )]
+    pub fs: Vec<String>,
+    /// Workloads to time.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
+        value_name = "NAME"
+    )]
+    pub workload: Vec<String>,
+    /// Boots per kernel (their first clocksource alternates).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub boots: u32,
+    /// Rounds per boot, each visiting every clocksource once.
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    pub rounds: u32,
+    /// Milliseconds each workload runs per clocksource visit (its iterations are fixed from a
+    /// warm-up in each boot).
+    #[arg(long, default_value_t = 60, value_name = "MS")]
+    pub slot_ms: u64,
+    /// Fixed iterations per visit instead of --slot-ms.
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
+    /// Seed of the bootstrap intervals and of the guests' paired cost measurements.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    #[command(flatten)]
+    pub boot: BootArgs,
+    /// Seconds each boot may run before it is killed and reported.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub timeout: u64,
+    /// Extra words for the guest kernel command line.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Option<String>,
+    /// Iterations of the pass, in the first boot of each kernel after its rounds, that counts
+    /// every clocksource read per op with a kprobe on the clocksource's read callback
+    /// (read_tsc, read_hpet, …); 0 skips it.
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub count_reads: u64,
+    /// Also write each boot's raw serial console to DIR (`KERNEL-bootN.console`): the
+    /// evidence behind the slots, as the guest printed it.
+    #[arg(long, value_name = "DIR")]
+    pub console_dir: Option<PathBuf>,
+    /// Also write an SVG of the measured against the predicted change, with intervals.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Also write a commit-message paragraph (72 columns) of the kernel A/B; needs two or
+    /// more kernels.
+    #[arg(long, value_name = "FILE")]
+    pub commit_message: Option<PathBuf>,
+    /// Exit 1 when this holds.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Vec<BenchFailOn>,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]

@@ -32,6 +32,7 @@ pub mod show;
 pub mod signals;
 pub mod simulate;
 pub mod vm;
+pub mod vm_bench;
 
 pub use output::{check_output_dir, check_output_file, Destination};
 pub use progress::StderrProgress;

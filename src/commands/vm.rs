@@ -12,7 +12,7 @@ use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init};
 
 /// Range-checks the options every room that boots a guest shares, and its `--timeout`.
-fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
+pub(super) fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
     if !(1..=3600).contains(&timeout) {
         return Err(ConfigError::range("timeout", "1..=3600 seconds", timeout));
     }
@@ -75,6 +75,7 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
         VmCommand::Guest(a) => guest(a, global),
         VmCommand::Exits(a) => exits(a, global),
         VmCommand::Count(a) => count(a, global),
+        VmCommand::Bench(a) => super::vm_bench::run(a, global),
         VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
 }

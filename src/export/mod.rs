@@ -46,6 +46,7 @@ mod simulate;
 pub mod svg;
 pub mod table;
 mod vm;
+pub mod vm_bench;
 mod vm_count;
 
 use std::io::Write;

@@ -92,7 +92,9 @@ pub fn guest_init(console: &mut dyn Write) -> crate::error::Result<i32> {
     let cmdline = read("/proc/cmdline");
     section(console, "cmdline", &cmdline);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if crate::vm::count::guest::wanted(&cmdline) {
+        if crate::vm::bench::guest::wanted(&cmdline) {
+            crate::vm::bench::guest::run(&cmdline, &mut *console)
+        } else if crate::vm::count::guest::wanted(&cmdline) {
             let c = crate::vm::count::guest::run(&cmdline);
             section(&mut *console, "count", &serde_json::to_string(&c)?);
             Ok(())

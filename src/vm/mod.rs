@@ -1,4 +1,4 @@
-//! `tscope vm`: measure inside real guests. Four rooms:
+//! `tscope vm`: measure inside real guests. Five rooms:
 //!
 //! - [`boot`]: everything that fetches, builds and boots a guest — the kernel package, its
 //!   modules and kconfig, initramfs and disk images, qemu, the serial console, child processes,
@@ -8,6 +8,9 @@
 //!   [`guest::matrix::GuestMatrix`].
 //! - [`count`]: `vm count`, kprobes on the timestamp functions of real kernels, every Linux
 //!   model held to the counts.
+//! - [`mod@bench`]: `vm bench`, the workloads timed while the guest switches its clocksource,
+//!   the change in ns per op held to the model's reads × the change of the read's cost; and
+//!   kernel A/B.
 //! - [`exits`]: `vm exits`, a micro-VM through /dev/kvm ([`crate::sys::kvm`]) timing each kind
 //!   of VM exit.
 //!
@@ -17,6 +20,7 @@
 //! Under TCG every guest instruction is emulated: those figures say what the guest kernel's
 //! paths cost relative to each other, not what a KVM guest pays. The output says which it is.
 
+pub mod bench;
 pub mod boot;
 pub mod count;
 pub mod exits;

@@ -55,7 +55,7 @@ impl WorkloadName {
         WorkloadName::ALL.into_iter().find(|w| w.as_str() == name)
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             WorkloadName::Pipe1 => "pipe1",
             WorkloadName::Fifo1 => "fifo1",

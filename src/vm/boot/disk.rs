@@ -237,3 +237,36 @@ mod qemu_args {
         assert!(a.contains("file=/s/a,,b.img,if=none,id=disk1"), "{a}");
     }
 }
+
+/// In the guest: the device holding `fs`'s image. Waits up to 20 s for all `disks` NVMe
+/// namespaces (the driver probes controllers and scans namespaces asynchronously, so they
+/// appear after `/init` starts, and not necessarily in `-device` order), then picks the one
+/// whose superblock is `fs`'s ([`has_magic`]; each file system has one disk).
+pub fn find_in_guest(fs: &str, disks: usize) -> Result<String> {
+    let started = std::time::Instant::now();
+    loop {
+        let devices: Vec<String> = (0..disks.max(1) + 4)
+            .map(guest_device)
+            .filter(|d| Path::new(d).exists())
+            .collect();
+        if devices.len() >= disks || started.elapsed().as_secs() >= 20 {
+            for d in &devices {
+                let mut head = vec![0u8; MAGIC_BYTES];
+                let read = std::fs::File::open(d)
+                    .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+                if read.is_ok() && has_magic(fs, &head) {
+                    return Ok(d.clone());
+                }
+            }
+            crate::fail!(
+                "no NVMe disk with a {fs} superblock within 20 s (found: {})",
+                if devices.is_empty() {
+                    "none".into()
+                } else {
+                    devices.join(", ")
+                }
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,190 @@
+//! `tscope vm bench`: arguments → [`BenchConfig`] → [`crate::vm::bench::run`] → export (and the
+//! SVG and commit-message files) → exit code.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{check_output_file, Destination, Global, StderrProgress};
+use crate::cli::vm::{BenchArgs, BenchFailOn};
+use crate::error::ConfigError;
+use crate::vm::bench::{self, BenchConfig, KernelSource, CLOCKSOURCES};
+
+/// What `tscope vm bench` does: the matrix, where its result goes, its extra files.
+#[derive(Debug, Clone)]
+pub struct BenchJob {
+    pub bench: BenchConfig,
+    pub output: Destination,
+    /// `--svg FILE`: measured against predicted change.
+    pub svg: Option<PathBuf>,
+    /// `--commit-message FILE`: the kernel A/B paragraph.
+    pub commit_message: Option<PathBuf>,
+    /// `--fail-on disagree`.
+    pub fail_on_disagree: bool,
+}
+
+/// Validates `vm bench` arguments: the matrix, then every output path, before any boot.
+pub fn config(a: &BenchArgs, global: &Global) -> Result<BenchJob, ConfigError> {
+    let bench = bench_config(a, global)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
+        if let Some(p) = path {
+            check_output_file(p, option)?;
+            output.refuse_shared(p, option)?;
+        }
+    }
+    Ok(BenchJob {
+        bench,
+        output,
+        svg: a.svg.clone(),
+        commit_message: a.commit_message.clone(),
+        fail_on_disagree: a.fail_on.contains(&BenchFailOn::Disagree),
+    })
+}
+
+/// Validates the matrix itself.
+fn bench_config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigError> {
+    let bad = |m: String| Err(ConfigError::Invalid(m));
+    let mut cfg = BenchConfig::new();
+    for p in &a.kernel_package {
+        if let Err(e) = crate::vm::boot::apt::split_spec(p) {
+            return bad(format!("--kernel-package: {e}"));
+        }
+    }
+    for k in &a.kernel {
+        if !k.is_file() {
+            return bad(format!("--kernel: '{}' is not a file", k.display()));
+        }
+    }
+    if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
+        cfg.kernels = a
+            .kernel_package
+            .iter()
+            .map(|p| KernelSource::Package(p.clone()))
+            .chain(a.kernel.iter().map(|p| KernelSource::Path(p.clone())))
+            .collect();
+    }
+    cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
+    cfg.filesystems = unique(&a.fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
+    cfg.workloads = unique(&a.workload, "--workload", &bench::loops::WORKLOADS)?;
+    let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ConfigError::range(name, what, v))
+        }
+    };
+    range(
+        "boots",
+        "1..=100",
+        (1..=100).contains(&a.boots),
+        a.boots.into(),
+    )?;
+    range(
+        "rounds",
+        "1..=100",
+        (1..=100).contains(&a.rounds),
+        a.rounds.into(),
+    )?;
+    range(
+        "slot-ms",
+        "1..=60000",
+        (1..=60_000).contains(&a.slot_ms),
+        a.slot_ms,
+    )?;
+    if let Some(n) = a.iterations {
+        range(
+            "iterations",
+            "1..=100000000",
+            (1..=100_000_000).contains(&n),
+            n,
+        )?;
+    }
+    super::vm::check_boot(&a.boot, a.timeout)?;
+    if let Some(extra) = &a.append {
+        if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
+            return bad("--append: the tscope.* words are the bench's own; drop them".into());
+        }
+    }
+    cfg.boots = a.boots;
+    cfg.rounds = a.rounds;
+    cfg.slot_ms = a.slot_ms;
+    cfg.iterations = a.iterations.unwrap_or(0);
+    cfg.seed = a.seed;
+    cfg.accel = a.boot.accel.into();
+    cfg.timeout = Duration::from_secs(a.timeout);
+    cfg.guest_bin = a.boot.guest_bin.clone();
+    cfg.qemu = a.boot.qemu.clone();
+    cfg.memory_mb = a.boot.memory;
+    cfg.append = a.append.clone();
+    range(
+        "count-reads",
+        "0..=1000000",
+        a.count_reads <= 1_000_000,
+        a.count_reads,
+    )?;
+    cfg.count_reads = a.count_reads;
+    if let Some(dir) = &a.console_dir {
+        super::check_output_dir(dir, "console-dir")?;
+    }
+    cfg.console_dir = a.console_dir.clone();
+    if a.commit_message.is_some() && cfg.kernels.len() < 2 {
+        return bad(
+            "--commit-message: the paragraph is a kernel A/B; name two or more kernels \
+                    (--kernel-package, --kernel)"
+                .into(),
+        );
+    }
+    Ok(cfg)
+}
+
+/// The trimmed, deduplicated names of a list option, each one of `known`.
+fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, ConfigError> {
+    let mut out: Vec<String> = Vec::new();
+    for x in list {
+        let x = x.trim();
+        if !known.contains(&x) {
+            return Err(ConfigError::Invalid(format!(
+                "{option}: '{x}' is not one of {}",
+                known.join(", ")
+            )));
+        }
+        if !out.iter().any(|y| y == x) {
+            out.push(x.to_string());
+        }
+    }
+    if out.is_empty() {
+        return Err(ConfigError::Invalid(format!("{option}: name at least one")));
+    }
+    Ok(out)
+}
+
+/// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
+pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
+    let job = config(a, global)?;
+    let stop = super::stop_on_signal()?;
+    let cfg = &job.bench;
+    let progress = StderrProgress::new(format!(
+        "vm bench: {} kernel(s) × {} boot(s), {} round(s) of {}",
+        cfg.kernels.len(),
+        cfg.boots,
+        cfg.rounds,
+        cfg.clocksources.join("/")
+    ));
+    let r = bench::run(cfg, &progress);
+    drop(progress);
+    let r = r?;
+    job.output.export(&r)?;
+    if let Some(p) = &job.svg {
+        crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
+    }
+    if let Some(p) = &job.commit_message {
+        let command: Vec<String> = std::env::args().collect();
+        let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
+        crate::export::emit(text.as_bytes(), Some(p))?;
+    }
+    let disagree = job.fail_on_disagree
+        && r.comparisons
+            .iter()
+            .any(|c| c.kind == "clocksource" && c.verdict == bench::compare::Verdict::Disagrees);
+    Ok(stop.exit_code(if disagree || r.failed() { 1 } else { 0 }))
+}

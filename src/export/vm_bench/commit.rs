@@ -1,0 +1,90 @@
+//! The kernel A/B paragraph of `vm bench` for a commit message (72 columns).
+
+use super::percent;
+use crate::vm::bench::compare::LEVEL;
+use crate::vm::bench::BenchReport;
+
+/// The A/B paragraph for a commit message: 72 columns, the environment, each kernel row of the
+/// first clocksource with its change, the models' reads and the verdict.
+pub fn commit_message(r: &BenchReport, command: &str) -> String {
+    crate::export::commit::wrap(&paragraph(r, command), crate::export::commit::WIDTH)
+}
+
+fn paragraph(r: &BenchReport, command: &str) -> String {
+    let kernels: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|k| {
+            k.kernel_release
+                .clone()
+                .unwrap_or_else(|| k.kernel_package.clone())
+        })
+        .collect();
+    let env = format!(
+        "Measured with tscope vm bench in qemu guests ({}{}) on {} (host Linux {}), {} boot(s) \
+         per kernel, {} round(s) per boot alternating clocksource {}, on {}.",
+        r.accel.used.name(),
+        if r.accel.emulation {
+            ": TCG emulation, so these are emulated figures, not hardware figures"
+        } else {
+            ""
+        },
+        r.host_cpu.as_deref().unwrap_or("an unknown CPU"),
+        r.host_kernel.as_deref().unwrap_or("?"),
+        r.boots,
+        r.rounds,
+        r.clocksources.join("/"),
+        r.filesystems.join(", ")
+    );
+    let mut parts = vec![
+        env,
+        format!(
+        "Kernel A {} against B {}; change per op, each loop divided by the {} timed right before it:",
+        kernels.first().map_or("?", String::as_str),
+        kernels.get(1..).map_or("?".into(), |k| k.join(", ")),
+        r.kernel_control
+    ),
+    ];
+    let first_cs = r.clocksources.first().cloned().unwrap_or_default();
+    let mut items = Vec::new();
+    for c in r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "kernel" && c.clocksource.as_deref() == Some(first_cs.as_str()))
+    {
+        let change = c.percent_change.as_ref().map_or("?".into(), percent);
+        let models =
+            match (&c.model_from, &c.model_to) {
+                (Some(a), Some(b)) => {
+                    format!(
+                ", models {} → {}: precise reads {:.2} → {:.2}, coarse {:.2} → {:.2} per op",
+                a.model, b.model, a.precise_per_op, b.precise_per_op, a.coarse_per_op,
+                b.coarse_per_op
+            )
+                }
+                _ => String::new(),
+            };
+        let to = if kernels.len() > 2 {
+            format!(" ({})", c.to)
+        } else {
+            String::new()
+        };
+        items.push(format!(
+            "{}{to} on {first_cs} {change}{}{models}",
+            c.workload,
+            if c.significant == Some(true) {
+                ""
+            } else {
+                " (not significant)"
+            }
+        ));
+    }
+    parts.push(format!("{}.", items.join("; ")));
+    parts.push(format!(
+        "Medians with {:.0}% bootstrap intervals (seed {}), from \"{command}\" ({}).",
+        LEVEL * 100.0,
+        r.seed,
+        r.tool
+    ));
+    parts.join(" ")
+}

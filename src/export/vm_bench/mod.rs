@@ -1,0 +1,343 @@
+//! The printed forms of [`BenchReport`]: the clocksource rows (measured against predicted
+//! change per op), the kernel A/B rows, the runs, notes; the CSV of every comparison; the SVG
+//! of measured against predicted change; and the A/B's commit-message paragraph.
+
+use serde::Serialize;
+
+mod commit;
+mod svg;
+
+pub use commit::commit_message;
+pub use svg::svg;
+
+use super::table::{Align, Table};
+use super::{Block, Render, Style};
+use crate::fmt::ns;
+use crate::stats::Estimate;
+use crate::vm::bench::compare::{AGREE_WITHIN, LEVEL};
+use crate::vm::bench::{BenchComparison, BenchReport};
+
+impl Render for BenchReport {
+    fn json(&self) -> impl Serialize + '_ {
+        self
+    }
+
+    fn blocks(&self, _: Style) -> Vec<Block> {
+        let mut blocks = Vec::new();
+        let cs: Vec<&BenchComparison> = self
+            .comparisons
+            .iter()
+            .filter(|c| c.kind == "clocksource")
+            .collect();
+        if !cs.is_empty() {
+            blocks.push(Block::Heading(
+                "clock cost → throughput: Δ ns/op between clocksources, measured within each boot, against the model".into(),
+            ));
+            blocks.push(Block::Table(clocksource_table(&cs)));
+            blocks.push(Block::Blank);
+        }
+        let ks: Vec<&BenchComparison> = self
+            .comparisons
+            .iter()
+            .filter(|c| c.kind == "kernel")
+            .collect();
+        if !ks.is_empty() {
+            blocks.push(Block::Heading(format!(
+                "kernel A/B: change per op, each loop divided by the {} timed before it",
+                self.kernel_control
+            )));
+            blocks.push(Block::Table(kernel_table(&ks)));
+            blocks.push(Block::Blank);
+        }
+        blocks.push(Block::Heading("runs: ns per op over boots × rounds".into()));
+        blocks.push(Block::Table(runs_table(self)));
+        blocks.push(Block::Blank);
+        blocks.push(Block::list("", notes(self)));
+        blocks
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&[
+            ("kind", Align::Left),
+            ("kernel", Align::Left),
+            ("fs", Align::Left),
+            ("workload", Align::Left),
+            ("clocksource", Align::Left),
+            ("from", Align::Left),
+            ("to", Align::Left),
+            ("measured_delta_ns", Align::Right),
+            ("measured_lower_ns", Align::Right),
+            ("measured_upper_ns", Align::Right),
+            ("predicted_delta_ns", Align::Right),
+            ("precise_reads_per_op", Align::Right),
+            ("coarse_reads_per_op", Align::Right),
+            ("percent_change", Align::Right),
+            ("percent_lower", Align::Right),
+            ("percent_upper", Align::Right),
+            ("pairs", Align::Right),
+            ("verdict", Align::Left),
+        ]);
+        let n = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+        for c in &self.comparisons {
+            let m = &c.measured_delta_ns;
+            t.row(vec![
+                c.kind.clone(),
+                kernel_label(c),
+                c.fs.clone(),
+                c.workload.clone(),
+                c.clocksource.clone().unwrap_or_default(),
+                c.from.clone(),
+                c.to.clone(),
+                m.point.to_string(),
+                m.lower.to_string(),
+                m.upper.to_string(),
+                n(c.predicted_delta_ns),
+                n(c.model_from.as_ref().map(|r| r.precise_per_op)),
+                n(c.model_from.as_ref().map(|r| r.coarse_per_op)),
+                n(c.percent_change.map(|p| p.point)),
+                n(c.percent_change.map(|p| p.lower)),
+                n(c.percent_change.map(|p| p.upper)),
+                c.pairs.to_string(),
+                c.verdict.name().into(),
+            ]);
+        }
+        t
+    }
+}
+
+fn kernel_label(c: &BenchComparison) -> String {
+    match (&c.kernel_release, &c.kernels) {
+        (Some(k), _) => k.clone(),
+        (None, Some(ks)) => ks.join(" → "),
+        _ => String::new(),
+    }
+}
+
+/// `point [lower, upper]`, signed.
+fn signed(e: &Estimate) -> String {
+    let s = |v: f64| {
+        if v > 0.0 {
+            format!("+{}", ns(v))
+        } else {
+            ns(v)
+        }
+    };
+    format!("{} [{}, {}]", s(e.point), s(e.lower), s(e.upper))
+}
+
+/// `−9.8% ± 1.2%` (the half-width of the interval).
+pub fn percent(e: &Estimate) -> String {
+    let half = (e.upper - e.lower) / 2.0;
+    let sign = if e.point < 0.0 { "−" } else { "+" };
+    format!("{sign}{:.1}% ± {:.1}%", e.point.abs(), half)
+}
+
+fn reads(c: &BenchComparison) -> String {
+    c.model_from.as_ref().map_or("-".into(), |m| {
+        format!("{} {:.2}/{:.2}", m.model, m.precise_per_op, m.coarse_per_op)
+    })
+}
+
+fn verdict_cell(c: &BenchComparison) -> String {
+    match c.verdict {
+        crate::vm::bench::compare::Verdict::Undecided => {
+            format!("undecided (noise ±{} ns)", ns(c.noise_ns))
+        }
+        v => v.name().into(),
+    }
+}
+
+fn clocksource_table(rows: &[&BenchComparison]) -> Table {
+    let mut t = Table::new(&[
+        ("kernel", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("change", Align::Left),
+        ("measured Δ ns/op", Align::Right),
+        ("predicted Δ", Align::Right),
+        ("model precise/coarse per op", Align::Left),
+        ("Δ precise read ns", Align::Right),
+        ("counted reads/op", Align::Right),
+        ("pairs", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    for c in rows {
+        let counted = match (c.counted_reads_from, c.counted_reads_to) {
+            (Some(a), Some(b)) => format!("{a:.2} → {b:.2}"),
+            (None, Some(b)) => format!("? → {b:.2}"),
+            _ => "-".into(),
+        };
+        t.row(vec![
+            kernel_label(c),
+            c.fs.clone(),
+            c.workload.clone(),
+            format!("{} → {}", c.from, c.to),
+            signed(&c.measured_delta_ns),
+            c.predicted_delta_ns.map_or("-".into(), ns),
+            reads(c),
+            c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+            counted,
+            c.pairs.to_string(),
+            verdict_cell(c),
+        ]);
+    }
+    t
+}
+
+fn kernel_table(rows: &[&BenchComparison]) -> Table {
+    let mut t = Table::new(&[
+        ("kernels", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("clocksource", Align::Left),
+        ("change", Align::Right),
+        ("raw change", Align::Right),
+        ("significant", Align::Left),
+        ("models precise/coarse per op", Align::Left),
+        ("Δ ns/op measured", Align::Right),
+        ("predicted", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    for c in rows {
+        let models = match (&c.model_from, &c.model_to) {
+            (Some(a), Some(b)) => format!(
+                "{:.2}/{:.2} → {:.2}/{:.2}",
+                a.precise_per_op, a.coarse_per_op, b.precise_per_op, b.coarse_per_op
+            ),
+            _ => "-".into(),
+        };
+        t.row(vec![
+            kernel_label(c),
+            c.fs.clone(),
+            c.workload.clone(),
+            c.clocksource.clone().unwrap_or_default(),
+            c.percent_change.as_ref().map_or("-".into(), percent),
+            c.raw_percent_change.as_ref().map_or("-".into(), percent),
+            match c.significant {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => String::new(),
+            },
+            models,
+            signed(&c.measured_delta_ns),
+            c.predicted_delta_ns.map_or("-".into(), ns),
+            verdict_cell(c),
+        ]);
+    }
+    t
+}
+
+fn runs_table(r: &BenchReport) -> Table {
+    let mut t = Table::new(&[
+        ("kernel", Align::Left),
+        ("clocksource", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("ns/op", Align::Right),
+        ("precise read ns", Align::Right),
+        ("coarse read ns", Align::Right),
+        ("null syscall ns", Align::Right),
+        ("boots × rounds", Align::Right),
+    ]);
+    for run in &r.runs {
+        let cs = if run.clocksource_used == run.clocksource_requested {
+            run.clocksource_used.clone()
+        } else {
+            format!(
+                "{} (refused: {})",
+                run.clocksource_requested, run.clocksource_used
+            )
+        };
+        t.row(vec![
+            run.kernel_release.clone(),
+            cs,
+            run.fs.clone(),
+            run.workload.clone(),
+            run.ns_per_op
+                .as_ref()
+                .map_or("-".into(), crate::fmt::estimate),
+            ns(run.costs.precise_read_ns),
+            ns(run.costs.coarse_read_ns),
+            ns(run.costs.syscall_ns),
+            run.samples.to_string(),
+        ]);
+    }
+    t
+}
+
+fn notes(r: &BenchReport) -> Vec<String> {
+    let mut notes = vec![format!(
+        "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
+         {} ms per workload per visit; intervals: {:.0}% percentile bootstrap of the median, seed {}",
+        r.accel.used.name(),
+        if r.accel.emulation {
+            " (TCG: emulated figures, not hardware figures)"
+        } else {
+            ""
+        },
+        r.boots,
+        r.rounds,
+        r.clocksources.join("/"),
+        r.slot_ms,
+        LEVEL * 100.0,
+        r.seed
+    )];
+    notes.push(format!(
+        "verdict: agrees when the prediction lies in the measured interval or within {:.0}% of \
+         the measured Δ and the interval excludes 0; a model without precise reads predicts no \
+         change and agrees with an interval that holds 0; undecided when the interval holds \
+         both 0 and the prediction (the noise is stated)",
+        AGREE_WITHIN * 100.0
+    ));
+    if r.comparisons.iter().any(|c| c.kind == "kernel") {
+        notes.push(format!(
+            "kernel rows: boots of two kernels cannot be paired, so each loop's ns/op is divided \
+             by the {} timed right before it (it moves with the boot's speed); the raw change \
+             is shown beside it; a kernel row's verdict says whether the models' timestamp \
+             difference accounts for the change",
+            r.kernel_control
+        ));
+    }
+    for k in &r.kernels {
+        let rel = k.kernel_release.as_deref().unwrap_or("?");
+        let ok = k.boots.iter().filter(|b| b.error.is_none()).count();
+        notes.push(format!(
+            "{} ({rel}, HZ {} from {}): {ok} of {} boot(s) complete, {:.0} s",
+            k.kernel_package,
+            k.hz,
+            k.hz_source,
+            k.boots.len(),
+            k.boots.iter().map(|b| b.wall_s).sum::<f64>()
+        ));
+        for b in &k.boots {
+            if let Some(e) = &b.error {
+                notes.push(format!("{rel}: boot {}: {e}", b.index + 1));
+            }
+            for e in b.header.iter().flat_map(|h| &h.errors) {
+                notes.push(format!("{rel}: boot {}: in the guest: {e}", b.index + 1));
+            }
+            for e in b.reads.iter().flat_map(|r| &r.errors) {
+                notes.push(format!("{rel}: read counts: {e}"));
+            }
+        }
+    }
+    for c in &r.comparisons {
+        if let Some(d) = &c.diagnosis {
+            notes.push(format!(
+                "{} {}/{} {} → {}: {d}",
+                kernel_label(c),
+                c.fs,
+                c.workload,
+                c.from,
+                c.to
+            ));
+        }
+    }
+    for x in &r.refused {
+        notes.push(format!("refused: {x}"));
+    }
+    if r.interrupted {
+        notes.push("interrupted: the rows are what was measured before the signal".into());
+    }
+    notes
+}

@@ -1,0 +1,432 @@
+//! The guest side of `vm bench` (PID 1, when the kernel command line says `tscope.bench=`):
+//! mount the test file systems, warm each workload up and fix its iterations, then run the
+//! rounds. In each round the guest visits every requested clocksource in turn — switching at
+//! run time by writing its name to `current_clocksource` and reading it back. A round has one
+//! *slot* per clocksource: the costs the model needs (the precise read, paired as the probe
+//! pairs it; the coarse read; a null syscall; a user-space spin) and every workload's ns per
+//! op, each workload timed on every clocksource in turn (one switch per loop), so the two
+//! halves of a comparison are taken a loop apart.
+//!
+//! The order alternates (A B, then B A, …) with the round and the workload: a drift within
+//! the boot then cancels between the halves, and a boot's overall speed cancels within each
+//! pair. Each round's slots are printed as console sections (`slot-N`) when the round ends, so
+//! a guest killed late still gives what it measured.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::loops;
+use crate::error::{Context, Result};
+use crate::measure::{paired_difference, PairedConfig};
+use crate::sys::{self, clock};
+use crate::vm::boot::serial;
+
+const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+const AVAILABLE: &str = "/sys/devices/system/clocksource/clocksource0/available_clocksource";
+
+/// What the guest prints first (the `bench` section, JSON).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GuestHeader {
+    /// `/proc/sys/kernel/osrelease`.
+    pub release: String,
+    /// `clock_getres(CLOCK_REALTIME_COARSE)`: the kernel's tick, from which the host derives
+    /// `CONFIG_HZ` when the kernel's configuration is not at hand.
+    pub coarse_res_ns: Option<u64>,
+    /// The clocksource the kernel booted on and those it offers.
+    pub boot_clocksource: String,
+    pub available_clocksources: Vec<String>,
+    /// Iterations of each file system × workload per slot (fixed after the warm-up).
+    pub iterations: Vec<Planned>,
+    /// Kernel modules loaded before mounting (xfs, btrfs and their dependencies).
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// Set-up errors (a file system not mounted, a workload that failed its warm-up).
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// One file system × workload and its iterations per slot.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Planned {
+    pub fs: String,
+    pub workload: String,
+    pub iterations: u64,
+}
+
+/// One visit of one clocksource in one round (a `slot-N` section, JSON).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Slot {
+    pub round: u32,
+    pub clocksource_requested: String,
+    /// What `current_clocksource` read after the switch.
+    pub clocksource_used: String,
+    /// Why the switch did not take (the write failed, or the kernel kept another one); the
+    /// slot then measures nothing.
+    #[serde(default)]
+    pub switch_error: Option<String>,
+    #[serde(default)]
+    pub costs: Option<SlotCosts>,
+    #[serde(default)]
+    pub runs: Vec<SlotRun>,
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// The costs measured in one slot, ns.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct SlotCosts {
+    /// syscall `clock_gettime(CLOCK_REALTIME)` − syscall `clock_gettime(CLOCK_REALTIME_COARSE)`,
+    /// paired (median of pairs, [`crate::measure::paired_difference`]): one clocksource read.
+    pub precise_read_ns: f64,
+    pub precise_read_lower_ns: f64,
+    pub precise_read_upper_ns: f64,
+    /// The same with a one-byte `pwrite` to a file before each clock call: the read as a
+    /// syscall that follows a file write finds the machine.
+    #[serde(default)]
+    pub precise_read_in_write_ns: Option<f64>,
+    /// vDSO `clock_gettime(CLOCK_REALTIME_COARSE)`: a coarse read.
+    pub coarse_read_ns: f64,
+    /// syscall `getppid`: the null syscall (the control between boots).
+    pub syscall_ns: f64,
+    /// A fixed user-space spin (no kernel at all): the emulator's speed in this slot.
+    pub spin_ns: f64,
+}
+
+/// One workload timed in one slot.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SlotRun {
+    pub fs: String,
+    pub workload: String,
+    pub iterations: u64,
+    pub ns_per_op: f64,
+    /// The null syscall (`getppid`, ns) timed right before this loop: the kernel rows'
+    /// control, taken where the loop runs.
+    #[serde(default)]
+    pub control_ns: Option<f64>,
+}
+
+fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
+    cmdline.split_whitespace().find_map(|w| w.strip_prefix(key))
+}
+
+fn list<'a>(cmdline: &'a str, key: &str, default: &'a str) -> Vec<&'a str> {
+    word(cmdline, key)
+        .unwrap_or(default)
+        .split(',')
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Whether the command line asks for a bench run.
+pub fn wanted(cmdline: &str) -> bool {
+    word(cmdline, "tscope.bench=").is_some()
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn section(out: &mut dyn Write, name: &str, body: &str) {
+    let _ = writeln!(
+        out,
+        "\n{}\n{}\n{}",
+        serial::begin(name),
+        body,
+        serial::end(name)
+    );
+    let _ = out.flush();
+}
+
+/// Switches the clocksource to `name` and reads back what the kernel uses.
+pub fn switch(name: &str) -> (String, Option<String>) {
+    let wrote = std::fs::write(CURRENT, name);
+    let used = read(CURRENT);
+    let error = match wrote {
+        Err(e) => Some(format!("writing '{name}' to {CURRENT}: {e}")),
+        Ok(()) if used != name => Some(format!(
+            "the kernel kept '{used}' after '{name}' was written to {CURRENT} (available: {})",
+            read(AVAILABLE)
+        )),
+        Ok(()) => None,
+    };
+    (used, error)
+}
+
+/// Mean ns per call of `f` over `n` calls.
+fn per_call<R>(n: u32, mut f: impl FnMut() -> R) -> f64 {
+    let started = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(f());
+    }
+    started.elapsed().as_nanos() as f64 / f64::from(n)
+}
+
+/// The slot's costs: the precise read paired against the coarse syscall (30 ms of pairs), the
+/// coarse read, the null syscall and the spin.
+pub fn costs(seed: u64) -> SlotCosts {
+    let cfg = PairedConfig {
+        budget: Duration::from_millis(30),
+        batch: Duration::from_micros(50),
+        warmup: Duration::from_millis(2),
+        resamples: 200,
+        seed,
+        level: 0.95,
+    };
+    let precise = paired_difference(
+        &cfg,
+        || clock::syscall_clock_gettime(clock::id::REALTIME),
+        || clock::syscall_clock_gettime(clock::id::REALTIME_COARSE),
+    );
+    let spin = || {
+        let mut acc = 0u64;
+        for i in 0..std::hint::black_box(1_000u64) {
+            acc = acc.wrapping_mul(31).wrapping_add(i);
+        }
+        acc
+    };
+    let (p, lo, hi) = precise.map_or((f64::NAN, f64::NAN, f64::NAN), |d| {
+        (d.diff_ns.point, d.diff_ns.lower, d.diff_ns.upper)
+    });
+    SlotCosts {
+        precise_read_in_write_ns: in_write(&cfg),
+        precise_read_ns: p,
+        precise_read_lower_ns: lo,
+        precise_read_upper_ns: hi,
+        coarse_read_ns: per_call(20_000, || {
+            clock::vdso_clock_gettime(clock::id::REALTIME_COARSE)
+        }),
+        syscall_ns: per_call(5_000, sys::clock::syscall_getppid),
+        spin_ns: per_call(200, spin),
+    }
+}
+
+/// The precise read paired as above, each call after a one-byte `pwrite` to a file in the
+/// guest's root (no stat, so no multigrain fine read): the clocksource read as a syscall that
+/// follows a file write finds the machine, not as a tight loop of clock syscalls does.
+fn in_write(cfg: &PairedConfig) -> Option<f64> {
+    let path = std::ffi::CString::new("/tscope-cost.file").ok()?;
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
+    let fd = crate::sys::fs::open(&path, flags, 0o600).ok()?;
+    let write = || crate::sys::fs::pwrite_byte(std::os::fd::AsFd::as_fd(&fd), 1, 0);
+    let d = paired_difference(
+        cfg,
+        || (write(), clock::syscall_clock_gettime(clock::id::REALTIME)),
+        || {
+            (
+                write(),
+                clock::syscall_clock_gettime(clock::id::REALTIME_COARSE),
+            )
+        },
+    );
+    let _ = crate::sys::fs::close(fd);
+    let _ = crate::sys::fs::unlink(&path);
+    d.map(|d| d.diff_ns.point)
+}
+
+/// ns per op of `n` iterations of `workload` in `dir`.
+fn time_loop(workload: &str, dir: &Path, n: u64) -> Result<f64> {
+    let t = loops::run_loop(workload, dir, n)?;
+    Ok(t.as_nanos() as f64 / n.max(1) as f64)
+}
+
+/// Iterations of `workload` that take about `ms` milliseconds at the fastest rate seen in
+/// doubling warm-up loops (a loop slowed by a host stall must not shrink the count).
+fn calibrate(workload: &str, dir: &Path, ms: u64) -> Result<u64> {
+    let target_ns = ms as f64 * 1e6;
+    let mut n = 4u64;
+    let mut best = f64::INFINITY;
+    loop {
+        let t = loops::run_loop(workload, dir, n)?.as_nanos() as f64;
+        best = best.min((t / n as f64).max(1.0));
+        if n as f64 * best >= target_ns / 4.0 || n >= 1 << 30 {
+            return Ok(((target_ns / best).ceil() as u64).max(4));
+        }
+        n *= 2;
+    }
+}
+
+/// Mounts `fs` on `/mnt/FS` (tmpfs, or its NVMe disk) and returns the directory.
+fn mount(fs: &str, disks: usize) -> Result<String> {
+    let dir = format!("/mnt/{fs}");
+    let source = if crate::vm::boot::disk::needs_disk(fs) {
+        crate::vm::boot::disk::find_in_guest(fs, disks)?
+    } else {
+        fs.to_string()
+    };
+    sys::guest::mount(&source, &dir, fs)
+        .with_context(|| format!("mount {source} ({fs}) on {dir}"))?;
+    Ok(dir)
+}
+
+/// Runs the bench in the guest, printing the `bench` section and one `slot-N` section per
+/// slot to `out`.
+pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
+    let workloads = list(cmdline, "tscope.bench=", "");
+    let clocksources = list(cmdline, "tscope.cs=", "tsc");
+    let filesystems = list(cmdline, "tscope.fs=", "tmpfs");
+    let num = |key: &str, default: u64| {
+        word(cmdline, key)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let rounds = num("tscope.rounds=", 4) as u32;
+    let ms = num("tscope.ms=", 250);
+    let fixed = num("tscope.iterations=", 0);
+    let seed = num("tscope.seed=", 1);
+    let mut header = GuestHeader {
+        release: read("/proc/sys/kernel/osrelease"),
+        coarse_res_ns: clock::clock_getres(clock::id::REALTIME_COARSE).ok(),
+        boot_clocksource: read(CURRENT),
+        available_clocksources: read(AVAILABLE)
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
+        ..GuestHeader::default()
+    };
+    match crate::vm::boot::modules::load_in_guest() {
+        Ok(loaded) => header.modules = loaded,
+        Err(e) => header.errors.push(format!("{e:#}")),
+    }
+    let disks = filesystems
+        .iter()
+        .filter(|f| crate::vm::boot::disk::needs_disk(f))
+        .count();
+    let mut plan: Vec<(Planned, String)> = Vec::new();
+    for fs in &filesystems {
+        let dir = match mount(fs, disks) {
+            Ok(d) => d,
+            Err(e) => {
+                header.errors.push(format!("{e:#}"));
+                continue;
+            }
+        };
+        for w in &workloads {
+            // The warm-up also translates the loop's code once (TCG), before any slot.
+            match calibrate(w, Path::new(&dir), ms) {
+                Ok(n) => {
+                    let iterations = if fixed > 0 { fixed } else { n };
+                    let p = Planned {
+                        fs: fs.to_string(),
+                        workload: w.to_string(),
+                        iterations,
+                    };
+                    header.iterations.push(p.clone());
+                    plan.push((p, dir.clone()));
+                }
+                Err(e) => header.errors.push(format!("{fs}/{w}: {e:#}")),
+            }
+        }
+    }
+    section(out, "bench", &serde_json::to_string(&header)?);
+    let mut n = 0usize;
+    for round in 0..rounds {
+        let slots = run_round(round, &clocksources, &plan, seed.wrapping_add(n as u64));
+        for slot in slots {
+            section(out, &format!("slot-{n}"), &serde_json::to_string(&slot)?);
+            n += 1;
+        }
+    }
+    let reads = num("tscope.reads=", 0);
+    if reads > 0 {
+        let (counts, errors) = super::reads::count(&clocksources, &plan, reads);
+        let r = super::reads::GuestReads { counts, errors };
+        section(out, "reads", &serde_json::to_string(&r)?);
+    }
+    Ok(())
+}
+
+/// One round: a slot per clocksource, filled visit by visit. The costs are measured first,
+/// one clocksource after the other; then each workload is timed on every clocksource in turn,
+/// so the two halves of a pair are taken one loop apart, not a whole round. The order
+/// alternates with the round and the workload (A B, then B A), so that neither side always
+/// runs first after a switch.
+fn run_round(
+    round: u32,
+    clocksources: &[&str],
+    plan: &[(Planned, String)],
+    seed: u64,
+) -> Vec<Slot> {
+    let mut slots: Vec<Slot> = clocksources
+        .iter()
+        .map(|cs| Slot {
+            round,
+            clocksource_requested: cs.to_string(),
+            ..Slot::default()
+        })
+        .collect();
+    let order = |k: usize| -> Vec<usize> {
+        let mut o: Vec<usize> = (0..clocksources.len()).collect();
+        if k % 2 == 1 {
+            o.reverse();
+        }
+        o
+    };
+    // Switches to slot i's clocksource; false (and the slot says why) when it did not take.
+    let visit = |slot: &mut Slot| -> bool {
+        if slot.switch_error.is_some() {
+            return false;
+        }
+        let (used, error) = switch(&slot.clocksource_requested);
+        slot.clocksource_used = used;
+        slot.switch_error = error;
+        slot.switch_error.is_none()
+    };
+    for (k, i) in order(round as usize).into_iter().enumerate() {
+        if visit(&mut slots[i]) {
+            slots[i].costs = Some(costs(seed.wrapping_add(k as u64)));
+        }
+    }
+    for (w, (p, dir)) in plan.iter().enumerate() {
+        for i in order(round as usize + w) {
+            let slot = &mut slots[i];
+            if !visit(slot) {
+                continue;
+            }
+            let control = per_call(1_000, sys::clock::syscall_getppid);
+            match time_loop(&p.workload, Path::new(dir), p.iterations) {
+                Ok(ns_per_op) => slot.runs.push(SlotRun {
+                    fs: p.fs.clone(),
+                    workload: p.workload.clone(),
+                    iterations: p.iterations,
+                    ns_per_op,
+                    control_ns: Some(control),
+                }),
+                Err(e) => slot.errors.push(format!("{}/{}: {e:#}", p.fs, p.workload)),
+            }
+        }
+    }
+    slots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_its_settings_from_the_command_line() {
+        let c = "console=ttyS0 tscope.bench=pipe1,vfsmix tscope.cs=tsc,hpet tscope.rounds=2";
+        assert!(wanted(c));
+        assert!(!wanted("console=ttyS0 tscope.count=pipe1"));
+        assert_eq!(list(c, "tscope.bench=", ""), ["pipe1", "vfsmix"]);
+        assert_eq!(list(c, "tscope.cs=", "tsc"), ["tsc", "hpet"]);
+        assert_eq!(list(c, "tscope.fs=", "tmpfs"), ["tmpfs"]);
+    }
+
+    #[test]
+    fn costs_and_loops_run_on_the_host_too() {
+        let c = costs(3);
+        assert!(c.coarse_read_ns > 0.0 && c.syscall_ns > 0.0 && c.spin_ns > 0.0);
+        assert!(c.precise_read_lower_ns <= c.precise_read_upper_ns, "{c:?}");
+        let dir = tempfile::tempdir().unwrap();
+        for w in loops::WORKLOADS {
+            assert!(time_loop(w, dir.path(), 3).unwrap() > 0.0, "{w}");
+        }
+        assert!(time_loop("nope", dir.path(), 1).is_err());
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+}

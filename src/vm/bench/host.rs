@@ -1,0 +1,213 @@
+//! The host side of `vm bench`: every kernel resolved once, its initramfs (with the modules a
+//! disk file system needs), then the boots — boot b of every kernel before boot b + 1 of any —
+//! each parsed into a [`BenchBoot`] as it ends.
+
+use std::path::{Path, PathBuf};
+
+use super::{
+    closed_part, cmdline, parse_console, BenchBoot, BenchConfig, BenchKernel, BenchReport,
+    KernelSource, ASSUMED_HZ,
+};
+use crate::error::{Context, Result};
+use crate::progress::Progress;
+use crate::vm::boot::qemu::{self, QemuSpec};
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, modules};
+
+/// A kernel ready to boot: its image, its initramfs (with modules when a file system needs
+/// them) and its disk images.
+struct Prepared {
+    kernel: kernel::Kernel,
+    initrd: PathBuf,
+    disks: Vec<PathBuf>,
+}
+
+pub(super) fn boot_all(
+    cfg: &BenchConfig,
+    bin: &binary::GuestBinary,
+    work: &Path,
+    report: &mut BenchReport,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let base = work.join("initramfs.cpio");
+    std::fs::write(&base, binary::initramfs(bin)?)
+        .with_context(|| format!("writing '{}'", base.display()))?;
+    let mut prepared = Vec::new();
+    for (i, source) in cfg.kernels.iter().enumerate() {
+        let (path, package) = match source {
+            KernelSource::Package(p) => (None, p.as_str()),
+            KernelSource::Path(p) => (Some(p.as_path()), ""),
+        };
+        let k = kernel::resolve(path, package, progress)?;
+        let tag = i.to_string();
+        let initrd = with_modules(cfg, &k, &base, &tag, progress)?;
+        report.kernels.push(BenchKernel {
+            kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
+            kernel_release: k.release.clone(),
+            hz: k.hz.unwrap_or(ASSUMED_HZ),
+            hz_source: if k.hz.is_some() { "config" } else { "assumed" }.into(),
+            boots: Vec::new(),
+        });
+        prepared.push(Prepared {
+            kernel: k,
+            initrd,
+            disks: Vec::new(),
+        });
+    }
+    let total = cfg.boots as usize * prepared.len();
+    let mut done = 0;
+    for b in 0..cfg.boots {
+        for (i, p) in prepared.iter_mut().enumerate() {
+            child::check_stop()?;
+            // A fresh image per boot: what the last boot wrote must not change this one.
+            for d in p.disks.drain(..) {
+                let _ = std::fs::remove_file(d);
+            }
+            p.disks = disk::disk_filesystems(&cfg.filesystems)
+                .into_iter()
+                .map(|fs| disk::make_image(work, fs, &i.to_string()))
+                .collect::<Result<Vec<_>>>()?;
+            done += 1;
+            let boot = boot_one(cfg, p, b, report.accel.used, progress, (done, total))?;
+            let k = &mut report.kernels[i];
+            if let Some(h) = &boot.header {
+                k.kernel_release = Some(h.release.clone());
+                let from_guest = h.coarse_res_ns.and_then(kconfig::hz_from_tick_ns);
+                if let (None, Some(hz)) = (p.kernel.hz, from_guest) {
+                    k.hz = hz;
+                    k.hz_source = "guest clock_getres(CLOCK_REALTIME_COARSE)".into();
+                }
+            }
+            k.boots.push(boot);
+        }
+    }
+    Ok(())
+}
+
+fn boot_one(
+    cfg: &BenchConfig,
+    p: &Prepared,
+    b: u32,
+    accel: qemu::Accel,
+    progress: &dyn Progress,
+    (done, total): (usize, usize),
+) -> Result<BenchBoot> {
+    let k = &p.kernel;
+    let label = k.release.clone().unwrap_or_else(|| k.origin.clone());
+    let append = cmdline(cfg, b);
+    let first = append
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("clocksource="))
+        .unwrap_or("tsc")
+        .to_string();
+    progress.note(&format!(
+        "[{done}/{total}] {label}: boot {} of {} on {first}, {} round(s) of {}",
+        b + 1,
+        cfg.boots,
+        cfg.rounds,
+        cfg.clocksources.join("/")
+    ));
+    let mut spec = QemuSpec {
+        binary: cfg.qemu.clone(),
+        accel,
+        kernel: k.image.clone(),
+        initrd: p.initrd.clone(),
+        append,
+        memory_mb: cfg.memory_mb,
+        smp: 1,
+        timeout: cfg.timeout,
+        disks: p.disks.clone(),
+    };
+    let out = launch::boot(&mut spec, k, &mut true, &label, progress)?;
+    if let Some(dir) = &cfg.console_dir {
+        let path = dir.join(format!("{label}-boot{}.console", b + 1));
+        std::fs::write(&path, &out.console)
+            .with_context(|| format!("writing '{}'", path.display()))?;
+    }
+    let mut boot = BenchBoot {
+        index: b,
+        boot_clocksource: first,
+        wall_s: out.wall.as_secs_f64(),
+        ..BenchBoot::default()
+    };
+    let tail = || {
+        let lines: Vec<&str> = out.console.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    };
+    // A console cut inside a section keeps the sections that closed before the cut.
+    let parsed = parse_console(&out.console).map_err(|e| {
+        (
+            format!("{e:#}"),
+            parse_console(closed_part(&out.console)).ok(),
+        )
+    });
+    let kept = match parsed {
+        Ok(c) => Some(c),
+        Err((e, c)) => {
+            boot.error = Some(e);
+            c
+        }
+    };
+    if let Some(c) = kept {
+        (boot.header, boot.slots, boot.reads) = (c.header, c.slots, c.reads);
+    }
+    let want = (cfg.rounds as usize) * cfg.clocksources.len();
+    if out.timed_out {
+        boot.error = Some(format!(
+            "killed after {:.0} s (--timeout) with {} of {want} slot(s) measured",
+            boot.wall_s,
+            boot.slots.len()
+        ));
+    } else if boot.error.is_none() && (boot.header.is_none() || boot.slots.len() < want) {
+        boot.error = Some(format!(
+            "the guest printed {} of {want} slot(s){}; qemu said: {}",
+            boot.slots.len(),
+            if boot.header.is_none() {
+                " and no header"
+            } else {
+                ""
+            },
+            out.stderr.trim()
+        ));
+    }
+    if boot.error.is_some() {
+        boot.console_tail = Some(tail());
+    }
+    progress.note(&format!(
+        "[{done}/{total}] {label}: boot {}: {} in {:.1} s",
+        b + 1,
+        boot.error.as_deref().unwrap_or("ok"),
+        boot.wall_s
+    ));
+    Ok(boot)
+}
+
+/// The initramfs for kernel `k`: `base`, with the file systems' modules appended when a
+/// disk file system of the run is a module.
+fn with_modules(
+    cfg: &BenchConfig,
+    k: &kernel::Kernel,
+    base: &Path,
+    tag: &str,
+    progress: &dyn Progress,
+) -> Result<PathBuf> {
+    let disks = disk::disk_filesystems(&cfg.filesystems);
+    if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
+        return Ok(base.to_path_buf());
+    }
+    let Some(dir) = &k.modules else {
+        progress.note(&format!(
+            "{}: no modules at hand: {} must be built into the kernel",
+            k.origin,
+            disks.join(", ")
+        ));
+        return Ok(base.to_path_buf());
+    };
+    let names = modules::for_filesystems(dir, &disks)?;
+    let mut bytes = std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
+    bytes.extend(crate::vm::boot::cpio::write(&modules::initramfs_entries(
+        dir, &names,
+    )?)?);
+    let path = base.with_file_name(format!("initramfs-{tag}.cpio"));
+    std::fs::write(&path, bytes).with_context(|| format!("writing '{}'", path.display()))?;
+    Ok(path)
+}

@@ -1,0 +1,315 @@
+//! `tscope vm bench`: boot real Linux kernels and time the workloads while the guest switches
+//! its clocksource at run time, so that the change in ns per op when every precise timestamp
+//! gets dearer can be held to the model's reads per op × the change of the guest-measured
+//! read cost; and, with two or more kernels, put a kernel A/B beside the models' difference.
+//!
+//! - [`guest`]: PID 1 inside (the rounds A B, B A, … of clocksource slots);
+//! - [`loops`]: the timed loops, behind one function;
+//! - [`predict`]: the Linux model's precise and coarse reads per op;
+//! - [`compare`]: the interval and verdict arithmetic (pure);
+//! - [`rows`]: from the boots' slots to the report's runs and comparisons.
+//!
+//! This room depends on [`crate::vm::boot`] only.
+
+pub mod compare;
+pub mod guest;
+mod host;
+pub mod loops;
+pub mod predict;
+pub mod reads;
+pub mod rows;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use self::guest::{GuestHeader, Slot};
+use crate::error::{Context, Result};
+use crate::progress::Progress;
+use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
+use crate::vm::boot::{binary, child, disk, kernel, serial};
+
+pub use rows::{BenchComparison, BenchRun, RunCosts};
+
+/// Version of the `vm bench` JSON.
+pub const VM_BENCH_SCHEMA_VERSION: u32 = 1;
+
+/// The default kernels: bookworm's 6.1, trixie's 6.12 and sid's newest, all cloud.
+pub const DEFAULT_PACKAGES: [&str; 3] = [
+    "linux-image-cloud-amd64",
+    "linux-image-cloud-amd64@trixie",
+    "linux-image-cloud-amd64@sid",
+];
+
+/// The clocksources a guest may be asked to switch to.
+pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
+
+/// `CONFIG_HZ` the model assumes when neither the kernel's configuration nor the guest says.
+pub const ASSUMED_HZ: u32 = 250;
+
+/// Where a kernel comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelSource {
+    /// `NAME` or `NAME@SUITE`.
+    Package(String),
+    /// A bzImage or vmlinux given by path.
+    Path(PathBuf),
+}
+
+/// A validated `vm bench` configuration.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub kernels: Vec<KernelSource>,
+    pub clocksources: Vec<String>,
+    pub filesystems: Vec<String>,
+    pub workloads: Vec<String>,
+    /// Boots per kernel (the second level of repetition).
+    pub boots: u32,
+    /// Rounds per boot (each visits every clocksource once).
+    pub rounds: u32,
+    /// How long each workload runs per slot (the guest fixes its iterations from this).
+    pub slot_ms: u64,
+    /// Fixed iterations per slot instead (0: from `slot_ms`).
+    pub iterations: u64,
+    pub seed: u64,
+    pub accel: RequestedAccel,
+    pub timeout: Duration,
+    pub guest_bin: Option<PathBuf>,
+    pub qemu: String,
+    pub memory_mb: u32,
+    /// Extra words for the guest kernel command line.
+    pub append: Option<String>,
+    /// Iterations of the pass that counts every clocksource read per op (first boot of each
+    /// kernel, after its rounds); 0: no such pass.
+    pub count_reads: u64,
+    /// Where to write each boot's raw console (`RELEASE-bootN.console`); `None`: nowhere.
+    pub console_dir: Option<PathBuf>,
+}
+
+impl BenchConfig {
+    /// The command line's defaults: the three Debian kernels, tsc against hpet, tmpfs, every
+    /// workload, 3 boots of 12 rounds, 60 ms per workload and visit, a read-counting pass of
+    /// 300 iterations, seed 1.
+    pub fn new() -> Self {
+        BenchConfig {
+            kernels: DEFAULT_PACKAGES
+                .iter()
+                .map(|p| KernelSource::Package(p.to_string()))
+                .collect(),
+            clocksources: vec!["tsc".into(), "hpet".into()],
+            filesystems: vec!["tmpfs".into()],
+            workloads: loops::WORKLOADS.map(String::from).to_vec(),
+            boots: 3,
+            rounds: 12,
+            slot_ms: 60,
+            iterations: 0,
+            seed: 1,
+            accel: RequestedAccel::Auto,
+            timeout: Duration::from_secs(300),
+            guest_bin: None,
+            qemu: "qemu-system-x86_64".into(),
+            memory_mb: 256,
+            append: None,
+            count_reads: 300,
+            console_dir: None,
+        }
+    }
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One boot of one kernel: what the guest printed, parsed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BenchBoot {
+    /// 0-based, per kernel.
+    pub index: u32,
+    /// The `clocksource=` it booted with (the boots alternate it).
+    pub boot_clocksource: String,
+    pub header: Option<GuestHeader>,
+    pub slots: Vec<Slot>,
+    /// The clocksource reads counted after the rounds (first boot of each kernel only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<reads::GuestReads>,
+    pub wall_s: f64,
+    /// Why the boot gave nothing or less than asked (killed at the timeout, truncated).
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_tail: Option<String>,
+}
+
+/// One kernel of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BenchKernel {
+    pub kernel_package: String,
+    pub kernel_release: Option<String>,
+    pub hz: u32,
+    /// `config`, `guest clock_getres(CLOCK_REALTIME_COARSE)` or `assumed`.
+    pub hz_source: String,
+    pub boots: Vec<BenchBoot>,
+}
+
+/// What `vm bench` prints.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchReport {
+    pub schema_version: u32,
+    pub tool: String,
+    pub created_unix_s: u64,
+    pub accel: AccelChoice,
+    /// Seed of every bootstrap interval (and of the guests' paired cost measurements).
+    pub seed: u64,
+    pub boots: u32,
+    pub rounds: u32,
+    pub slot_ms: u64,
+    pub clocksources: Vec<String>,
+    pub filesystems: Vec<String>,
+    pub workloads: Vec<String>,
+    pub kernels: Vec<BenchKernel>,
+    pub runs: Vec<BenchRun>,
+    pub comparisons: Vec<BenchComparison>,
+    /// Requests the kernels refused (`KERNEL: clocksource X: …`); those slots measure nothing.
+    pub refused: Vec<String>,
+    /// The control that cancels a boot's speed in kernel rows.
+    pub kernel_control: String,
+    /// The host's CPU model and kernel (the commit paragraph's environment).
+    pub host_cpu: Option<String>,
+    pub host_kernel: Option<String>,
+    pub interrupted: bool,
+}
+
+impl BenchReport {
+    /// Whether any boot failed.
+    pub fn failed(&self) -> bool {
+        self.kernels
+            .iter()
+            .any(|k| k.boots.iter().any(|b| b.error.is_some()))
+    }
+}
+
+/// The guest kernel command line of one boot: `clocksource=` the boot's first, the rounds
+/// starting there.
+pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
+    let n = cfg.clocksources.len().max(1);
+    let mut order = cfg.clocksources.clone();
+    order.rotate_left(boot as usize % n);
+    let mut s = format!(
+        "console=ttyS0 quiet panic=-1 clocksource={} tscope.bench={} tscope.cs={} tscope.fs={} \
+         tscope.rounds={} tscope.ms={} tscope.iterations={} tscope.seed={} tscope.reads={}",
+        order.first().map_or("tsc", String::as_str),
+        cfg.workloads.join(","),
+        order.join(","),
+        cfg.filesystems.join(","),
+        cfg.rounds,
+        cfg.slot_ms,
+        cfg.iterations,
+        cfg.seed.wrapping_add(u64::from(boot) * 1000),
+        if boot == 0 { cfg.count_reads } else { 0 },
+    );
+    if let Some(extra) = &cfg.append {
+        s.push(' ');
+        s += extra;
+    }
+    s
+}
+
+/// What one boot's console held.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Console {
+    pub header: Option<GuestHeader>,
+    pub slots: Vec<Slot>,
+    pub reads: Option<reads::GuestReads>,
+}
+
+/// Reads one boot's console: the header, every slot in order, and the read counts. A
+/// transcript cut inside a section is an error ([`closed_part`] keeps what closed before).
+pub fn parse_console(console: &str) -> Result<Console> {
+    let t = serial::parse(console).map_err(|e| crate::failure!("{e}"))?;
+    let header = t
+        .get("bench")
+        .map(serde_json::from_str::<GuestHeader>)
+        .transpose()
+        .context("reading the guest's bench section")?;
+    let mut slots = Vec::new();
+    for n in 0.. {
+        let Some(body) = t.get(&format!("slot-{n}")) else {
+            break;
+        };
+        slots.push(
+            serde_json::from_str::<Slot>(body)
+                .with_context(|| format!("reading the guest's slot-{n} section"))?,
+        );
+    }
+    let reads = t
+        .get("reads")
+        .map(serde_json::from_str::<reads::GuestReads>)
+        .transpose()
+        .context("reading the guest's reads section")?;
+    Ok(Console {
+        header,
+        slots,
+        reads,
+    })
+}
+
+/// The console up to the last section's opening marker: what a guest cut off while printing
+/// had closed before.
+pub fn closed_part(console: &str) -> &str {
+    let marker = serial::begin("");
+    let prefix = marker.trim_end_matches('=');
+    console.rfind(prefix).map_or(console, |at| &console[..at])
+}
+
+/// Runs every boot of the configuration: boot b of every kernel before boot b + 1 of any
+/// (kernels interleave, so the host's drift falls on all alike).
+pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
+    let host = crate::detect::host::gather();
+    let accel = accel::choose_accel(cfg.accel, &host.kvm)?;
+    if let Some(n) = &accel.note {
+        progress.note(n);
+    }
+    let cache = kernel::cache_dir()?;
+    disk::check_tools(&cfg.filesystems)?;
+    let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
+    crate::vm::boot::scratch::sweep_stale(&cache);
+    let work = crate::vm::boot::scratch::work_dir(&cache)?;
+    let mut report = BenchReport {
+        schema_version: VM_BENCH_SCHEMA_VERSION,
+        tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
+        created_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        accel,
+        seed: cfg.seed,
+        boots: cfg.boots,
+        rounds: cfg.rounds,
+        slot_ms: cfg.slot_ms,
+        clocksources: cfg.clocksources.clone(),
+        filesystems: cfg.filesystems.clone(),
+        workloads: cfg.workloads.clone(),
+        kernels: Vec::new(),
+        runs: Vec::new(),
+        comparisons: Vec::new(),
+        refused: Vec::new(),
+        kernel_control: rows::KERNEL_CONTROL.into(),
+        host_cpu: None,
+        host_kernel: None,
+        interrupted: false,
+    };
+    let machine = crate::probe::machine::gather();
+    report.host_cpu = machine.cpu_model;
+    report.host_kernel = machine.kernel_release;
+    let result = host::boot_all(cfg, &bin, &work, &mut report, progress);
+    let _ = std::fs::remove_dir_all(&work);
+    match result {
+        Err(e) if child::is_interrupted(&e) => report.interrupted = true,
+        other => other?,
+    }
+    rows::fill(&mut report);
+    Ok(report)
+}

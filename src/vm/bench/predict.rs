@@ -1,0 +1,91 @@
+//! What the Linux model for a kernel release says one op of a workload reads: precise
+//! (clocksource) reads and coarse (tick) reads per op, evaluated at the guest's own ns per op
+//! and tick, so that a multigrain kernel's fine reads — taken only when the coarse clock has
+//! not moved since the inode's ctime was queried — come out as the fraction the guest sees.
+//!
+//! Only the counts are taken from the model; the prices come from the guest
+//! ([`crate::vm::bench::guest::SlotCosts`]), and the prediction is their product
+//! ([`crate::vm::bench::compare::predicted_delta`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::{Family, ModelSpec};
+use crate::sim::estimate;
+use crate::sim::replay::Costs;
+use crate::trace::FsKind;
+use crate::workload::{def, WorkloadName};
+
+/// The model's reads per op of one workload on one file system of one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelReads {
+    /// `linux@6.1`, `linux@6.13`, …
+    pub model: String,
+    /// Clocksource reads per op (`ktime_get_real_ts64`, `ktime_get_real_ts64_mg`).
+    pub precise_per_op: f64,
+    /// Tick copies per op (`ktime_get_coarse_real_ts64`, `…_mg`).
+    pub coarse_per_op: f64,
+}
+
+/// The model for `kernel_release` (the newest modelled when it has no version) on
+/// `workload`'s loop (its one definition, [`crate::workload::def::scenario`]) on `fs`,
+/// replayed at `guest_ns_per_op` and `hz`; `None` when the workload or the file system is not
+/// one tscope defines, or the model has no stock policy.
+pub fn model_reads(
+    kernel_release: &str,
+    hz: u32,
+    workload: &str,
+    fs: &str,
+    guest_ns_per_op: f64,
+) -> Option<ModelReads> {
+    let (model, _) = ModelSpec {
+        family: Family::Linux,
+        version: None,
+        alias: false,
+    }
+    .resolve(Some(kernel_release));
+    let w = WorkloadName::parse(workload).filter(|w| def::has_loop(*w))?;
+    let fs = FsKind::parse(fs)?;
+    let loop_ = def::scenario(w, fs).compile();
+    // Fixed prices: only the counts are read from the estimate.
+    let costs = Costs {
+        precise_read_ns: 20.0,
+        coarse_read_ns: 2.0,
+        update_ns: 10.0,
+        tick_ns: 1e9 / f64::from(hz.max(1)),
+    };
+    let stock = estimate::estimates(model, costs, &loop_, guest_ns_per_op.max(1.0), 20_000)
+        .into_iter()
+        .find(|e| e.stock)?;
+    let get = |k: &str| stock.reads_per_op.get(k).copied().unwrap_or(0.0);
+    Some(ModelReads {
+        model: model.label(),
+        precise_per_op: get("counter"),
+        coarse_per_op: get("coarse"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multigrain_write_stat_reads_the_clocksource_and_pipes_do_not() {
+        let old =
+            model_reads("6.1.0-48-cloud-amd64", 250, "write-stat", "tmpfs", 30_000.0).unwrap();
+        assert_eq!(old.precise_per_op, 0.0);
+        assert!(old.coarse_per_op >= 1.0);
+        let new = model_reads(
+            "7.2.13+deb14-cloud-amd64",
+            250,
+            "write-stat",
+            "tmpfs",
+            30_000.0,
+        )
+        .unwrap();
+        assert!(new.precise_per_op > 0.5, "{new:?}");
+        let pipe =
+            model_reads("7.2.13+deb14-cloud-amd64", 250, "pipe1", "tmpfs", 17_000.0).unwrap();
+        assert_eq!(pipe.precise_per_op, 0.0);
+        assert!(model_reads("6.1.0", 250, "no-such-workload", "tmpfs", 1.0).is_none());
+    }
+}

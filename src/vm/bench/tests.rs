@@ -1,0 +1,389 @@
+//! The host side on guest output: the console parser and the rows built from the slots.
+
+use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
+use super::*;
+use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::qemu;
+
+fn report(kernels: Vec<BenchKernel>, clocksources: &[&str], workloads: &[&str]) -> BenchReport {
+    BenchReport {
+        schema_version: VM_BENCH_SCHEMA_VERSION,
+        tool: "tscope test".into(),
+        created_unix_s: 0,
+        accel: AccelChoice {
+            requested: "tcg".into(),
+            used: qemu::Accel::Tcg,
+            emulation: true,
+            kvm_module: None,
+            note: None,
+        },
+        seed: 1,
+        boots: 2,
+        rounds: 2,
+        slot_ms: 100,
+        clocksources: clocksources.iter().map(|s| s.to_string()).collect(),
+        filesystems: vec!["tmpfs".into()],
+        workloads: workloads.iter().map(|s| s.to_string()).collect(),
+        kernels,
+        runs: Vec::new(),
+        comparisons: Vec::new(),
+        refused: Vec::new(),
+        kernel_control: rows::KERNEL_CONTROL.into(),
+        host_cpu: None,
+        host_kernel: None,
+        interrupted: false,
+    }
+}
+
+/// A slot on `cs` whose workloads cost `ns` each times the boot's `speed`, and whose precise
+/// read costs `precise` × `speed`.
+fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> Slot {
+    Slot {
+        round,
+        clocksource_requested: cs.into(),
+        clocksource_used: cs.into(),
+        switch_error: None,
+        costs: Some(SlotCosts {
+            precise_read_ns: precise * speed,
+            precise_read_lower_ns: precise * speed - 5.0,
+            precise_read_upper_ns: precise * speed + 5.0,
+            precise_read_in_write_ns: Some(precise * speed),
+            coarse_read_ns: 60.0 * speed,
+            syscall_ns: 400.0 * speed,
+            spin_ns: 900.0 * speed,
+        }),
+        runs: ns
+            .iter()
+            .map(|(w, n)| SlotRun {
+                fs: "tmpfs".into(),
+                workload: w.to_string(),
+                iterations: 100,
+                ns_per_op: n * speed,
+                control_ns: Some(400.0 * speed),
+            })
+            .collect(),
+        errors: Vec::new(),
+    }
+}
+
+#[test]
+fn slots_become_runs_and_paired_clocksource_rows() {
+    // 7.2: write-stat pays two precise reads more on hpet (precise 300 → 600 ns: +600 ns per
+    // op); pipe1 pays nothing. Boots differ in speed by 30%, rounds by 5%.
+    let mut boots = Vec::new();
+    for (b, speed) in [(0u32, 1.0), (1, 1.3)] {
+        let mut slots = Vec::new();
+        for r in 0..3u32 {
+            let s = speed * (1.0 + 0.05 * f64::from(r));
+            slots.push(slot(
+                r,
+                "tsc",
+                s,
+                300.0,
+                &[("pipe1", 17_000.0), ("write-stat", 30_000.0)],
+            ));
+            slots.push(slot(
+                r,
+                "hpet",
+                s,
+                600.0,
+                &[("pipe1", 17_000.0), ("write-stat", 30_600.0)],
+            ));
+        }
+        boots.push(BenchBoot {
+            index: b,
+            boot_clocksource: "tsc".into(),
+            header: Some(GuestHeader::default()),
+            slots,
+            ..BenchBoot::default()
+        });
+    }
+    let k = BenchKernel {
+        kernel_package: "linux-image-cloud-amd64@sid".into(),
+        kernel_release: Some("7.2.13+deb14-cloud-amd64".into()),
+        hz: 250,
+        hz_source: "config".into(),
+        boots,
+    };
+    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    rows::fill(&mut r);
+    assert_eq!(r.runs.len(), 4);
+    assert!(r.runs.iter().all(|x| x.samples == 6 && x.boots == 2));
+    assert_eq!(r.comparisons.len(), 2);
+    let pipe = &r.comparisons[0];
+    assert_eq!(
+        (pipe.workload.as_str(), pipe.from.as_str(), pipe.to.as_str()),
+        ("pipe1", "tsc", "hpet")
+    );
+    assert_eq!(pipe.measured_delta_ns, crate::stats::Estimate::exact(0.0));
+    assert_eq!(pipe.verdict, compare::Verdict::Agrees);
+    let ws = &r.comparisons[1];
+    assert_eq!(ws.pairs, 6);
+    let m = ws.model_from.as_ref().unwrap();
+    assert!(m.precise_per_op > 0.5, "{m:?}");
+    assert!(
+        ws.measured_delta_ns.lower > 500.0,
+        "{:?}",
+        ws.measured_delta_ns
+    );
+    assert!(ws.predicted_delta_ns.unwrap() > 0.0);
+    // The JSON contract's names.
+    let j = serde_json::to_value(&r).unwrap();
+    for key in [
+        "kernel_release",
+        "clocksource_requested",
+        "clocksource_used",
+        "fs",
+        "workload",
+    ] {
+        assert!(j["runs"][0].get(key).is_some(), "{key}");
+    }
+    for key in ["precise_read_ns", "coarse_read_ns", "syscall_ns"] {
+        assert!(j["runs"][0]["costs"].get(key).is_some(), "{key}");
+    }
+    for key in ["point", "lower", "upper"] {
+        assert!(j["runs"][0]["ns_per_op"].get(key).is_some(), "{key}");
+        assert!(
+            j["comparisons"][0]["measured_delta_ns"].get(key).is_some(),
+            "{key}"
+        );
+    }
+    assert_eq!(j["comparisons"][1]["kind"], "clocksource");
+    assert!(j["comparisons"][1]["verdict"].is_string());
+    assert!(j["comparisons"][1]["predicted_delta_ns"].is_number());
+}
+
+#[test]
+fn a_refused_clocksource_is_reported_not_relabelled() {
+    let mut s = slot(0, "hpet", 1.0, 300.0, &[]);
+    s.clocksource_used = "tsc".into();
+    s.switch_error = Some("the kernel kept 'tsc'".into());
+    s.costs = None;
+    let k = BenchKernel {
+        kernel_release: Some("6.1.0-48-cloud-amd64".into()),
+        hz: 250,
+        boots: vec![BenchBoot {
+            slots: vec![slot(0, "tsc", 1.0, 300.0, &[("pipe1", 30_000.0)]), s],
+            ..BenchBoot::default()
+        }],
+        ..BenchKernel::default()
+    };
+    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1"]);
+    rows::fill(&mut r);
+    let hpet = r
+        .runs
+        .iter()
+        .find(|x| x.clocksource_requested == "hpet")
+        .unwrap();
+    assert_eq!(hpet.clocksource_used, "tsc");
+    assert!(hpet.ns_per_op.is_none() && hpet.refused.is_some());
+    assert_eq!(r.refused.len(), 1);
+    assert!(r.comparisons.is_empty());
+}
+
+#[test]
+fn kernel_rows_cancel_the_boot_speed_with_the_control() {
+    let kernel = |rel: &str, pipe: f64, speed: f64| BenchKernel {
+        kernel_release: Some(rel.into()),
+        hz: 250,
+        boots: vec![BenchBoot {
+            slots: (0..4)
+                .map(|r| {
+                    slot(
+                        r,
+                        "tsc",
+                        speed * (1.0 + 0.01 * f64::from(r)),
+                        300.0,
+                        &[("pipe1", pipe)],
+                    )
+                })
+                .collect(),
+            ..BenchBoot::default()
+        }],
+        ..BenchKernel::default()
+    };
+    // B is 10% faster per op, but its boot ran 30% slower.
+    let mut r = report(
+        vec![
+            kernel("6.12.117+deb13-cloud-amd64", 20_000.0, 1.0),
+            kernel("7.2.13+deb14-cloud-amd64", 18_000.0, 1.3),
+        ],
+        &["tsc"],
+        &["pipe1"],
+    );
+    rows::fill(&mut r);
+    let c = r.comparisons.iter().find(|c| c.kind == "kernel").unwrap();
+    let p = c.percent_change.unwrap();
+    assert!((p.point + 10.0).abs() < 1e-9, "{p:?}");
+    assert_eq!(c.significant, Some(true));
+    assert!(c.raw_percent_change.unwrap().point > 0.0);
+    let (a, b) = (c.model_from.as_ref().unwrap(), c.model_to.as_ref().unwrap());
+    assert!(
+        a.coarse_per_op > 1.5 && b.coarse_per_op < 0.01,
+        "{a:?} {b:?}"
+    );
+}
+
+#[test]
+fn the_command_line_alternates_the_first_clocksource() {
+    let mut cfg = BenchConfig::new();
+    cfg.workloads = vec!["pipe1".into()];
+    let a = cmdline(&cfg, 0);
+    let b = cmdline(&cfg, 1);
+    assert!(
+        a.contains("clocksource=tsc ") && a.contains("tscope.cs=tsc,hpet"),
+        "{a}"
+    );
+    assert!(
+        b.contains("clocksource=hpet ") && b.contains("tscope.cs=hpet,tsc"),
+        "{b}"
+    );
+    assert!(guest::wanted(&a));
+}
+
+#[test]
+fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
+    let h = serde_json::to_string(&GuestHeader::default()).unwrap();
+    let s = serde_json::to_string(&slot(0, "tsc", 1.0, 300.0, &[("pipe1", 1.0)])).unwrap();
+    let console = format!(
+        "noise\n{}\n{h}\n{}\n{}\n{s}\n{}\n{}\n{{\"round\":",
+        serial::begin("bench"),
+        serial::end("bench"),
+        serial::begin("slot-0"),
+        serial::end("slot-0"),
+        serial::begin("slot-1"),
+    );
+    assert!(parse_console(&console).is_err());
+    let c = parse_console(closed_part(&console)).unwrap();
+    assert!(c.header.is_some());
+    assert_eq!(c.slots.len(), 1);
+}
+
+/// Consoles recorded from real guests (`vm bench --console-dir`, default matrix under TCG):
+/// bookworm's 6.1 and sid's 7.2, first boot each (with the read-counting pass).
+const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
+const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
+
+fn recorded(console: &str) -> BenchKernel {
+    let c = parse_console(console).unwrap();
+    let h = c.header.clone().unwrap();
+    BenchKernel {
+        kernel_package: "recorded".into(),
+        kernel_release: Some(h.release.clone()),
+        hz: 250,
+        hz_source: "config".into(),
+        boots: vec![BenchBoot {
+            boot_clocksource: h.boot_clocksource.clone(),
+            header: c.header,
+            slots: c.slots,
+            reads: c.reads,
+            ..BenchBoot::default()
+        }],
+    }
+}
+
+#[test]
+fn recorded_consoles_parse_into_slots_and_read_counts() {
+    for (console, release) in [(CONSOLE_6_1, "6.1."), (CONSOLE_7_2, "7.2.")] {
+        let c = parse_console(console).unwrap();
+        let h = c.header.as_ref().unwrap();
+        assert!(h.release.starts_with(release), "{}", h.release);
+        assert!(h.errors.is_empty(), "{:?}", h.errors);
+        assert!(h.available_clocksources.iter().any(|c| c == "hpet"));
+        assert_eq!(c.slots.len(), 24);
+        for (i, s) in c.slots.iter().enumerate() {
+            assert_eq!(s.round as usize, i / 2);
+            assert_eq!(s.clocksource_used, s.clocksource_requested);
+            assert!(s.switch_error.is_none());
+            let costs = s.costs.unwrap();
+            assert!(costs.precise_read_ns > 0.0 && costs.syscall_ns > 0.0);
+            assert_eq!(s.runs.len(), 5);
+            assert!(s.runs.iter().all(|r| r.ns_per_op > 0.0 && r.iterations > 0));
+        }
+        // hpet is dearer to read than tsc in every round.
+        for pair in c.slots.chunks(2) {
+            let cost = |cs: &str| {
+                let s = pair.iter().find(|s| s.clocksource_used == cs).unwrap();
+                s.costs.unwrap().precise_read_ns
+            };
+            assert!(cost("hpet") > cost("tsc"));
+        }
+        let reads = c.reads.unwrap();
+        let write_stat = reads
+            .counts
+            .iter()
+            .find(|r| r.clocksource == "hpet" && r.workload == "write-stat")
+            .unwrap();
+        // The multigrain kernel reads the clocksource twice per write-stat op; 6.1 never.
+        let want = if release == "7.2." { 2.0 } else { 0.0 };
+        assert!(
+            (write_stat.reads_per_op - want).abs() < 0.2,
+            "{write_stat:?}"
+        );
+    }
+}
+
+#[test]
+fn recorded_consoles_give_every_row_a_verdict() {
+    let mut r = report(
+        vec![recorded(CONSOLE_6_1), recorded(CONSOLE_7_2)],
+        &["tsc", "hpet"],
+        &["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"],
+    );
+    rows::fill(&mut r);
+    assert_eq!(r.runs.len(), 2 * 2 * 5);
+    assert!(r
+        .runs
+        .iter()
+        .all(|x| x.samples == 12 && x.ns_per_op.is_some()));
+    let cs: Vec<&BenchComparison> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "clocksource")
+        .collect();
+    let ks: Vec<&BenchComparison> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "kernel")
+        .collect();
+    assert_eq!((cs.len(), ks.len()), (10, 10));
+    for c in &cs {
+        assert_eq!(c.pairs, 12);
+        let m = c.model_from.as_ref().unwrap();
+        assert!(c.predicted_delta_ns.is_some());
+        let e = c.measured_delta_ns;
+        assert!(e.lower <= e.point && e.point <= e.upper);
+        if c.kernel_release.as_deref().unwrap().starts_with("6.1.")
+            || c.workload.starts_with("pipe")
+        {
+            assert_eq!(m.precise_per_op, 0.0, "{c:?}");
+        }
+    }
+    let ws = cs
+        .iter()
+        .find(|c| {
+            c.workload == "write-stat" && c.kernel_release.as_deref().unwrap().starts_with("7.2.")
+        })
+        .unwrap();
+    assert!((ws.model_from.as_ref().unwrap().precise_per_op - 2.0).abs() < 0.1);
+    assert!(ws.counted_reads_to.is_some());
+    for k in &ks {
+        assert!(k.percent_change.is_some() && k.significant.is_some());
+        assert_eq!(k.kernels.as_ref().unwrap().len(), 2);
+    }
+    // Every printed form renders.
+    for f in [
+        crate::export::Format::Table,
+        crate::export::Format::Markdown,
+        crate::export::Format::Csv,
+        crate::export::Format::Json,
+    ] {
+        assert!(!crate::export::export(&r, f).unwrap().is_empty());
+    }
+    assert!(crate::export::vm_bench::svg(&r)
+        .unwrap()
+        .contains("write-stat/tmpfs"));
+    let msg = crate::export::vm_bench::commit_message(&r, "tscope vm bench");
+    assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+    assert!(msg.contains("emulated"), "{msg}");
+}

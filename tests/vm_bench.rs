@@ -1,0 +1,124 @@
+//! `tscope vm bench`: bad arguments, and one tiny real run under TCG — bookworm's 6.1, tsc and
+//! hpet alternated in two rounds of one boot, pipe1 and write-stat at a few hundred iterations —
+//! whose JSON carries the contract's fields, the clocksource read back, and a verdict on every
+//! clocksource row. Figures are not asserted (they are emulated and vary); invariants are.
+
+use crate::common::tscope;
+use crate::skip;
+use predicates::str::contains;
+
+#[test]
+fn bench_bad_arguments_are_clear_errors() {
+    for (args, text) in [
+        (
+            &["--workload", "pipe2"][..],
+            "--workload: 'pipe2' is not one of",
+        ),
+        (
+            &["--clocksource", "jiffies"][..],
+            "--clocksource: 'jiffies' is not one of",
+        ),
+        (&["--fs", "zfs"][..], "--fs: 'zfs' is not one of"),
+        (&["--boots", "0"][..], "--boots must be"),
+        (&["--rounds", "0"][..], "--rounds must be"),
+        (&["--iterations", "0"][..], "--iterations must be"),
+        (&["--kernel", "/nonexistent/bzImage"][..], "is not a file"),
+        (
+            &["--append", "tscope.rounds=9"][..],
+            "--append: the tscope.* words",
+        ),
+        (
+            &[
+                "--kernel-package",
+                "linux-image-cloud-amd64",
+                "--commit-message",
+                "c.txt",
+            ][..],
+            "--commit-message: the paragraph is a kernel A/B",
+        ),
+    ] {
+        tscope()
+            .args(["vm", "bench"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains(text));
+    }
+}
+
+#[test]
+fn bench_times_tsc_against_hpet_in_one_boot() {
+    let _cpu = crate::common::cpu_lock();
+    if skip::without("qemu") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("bench.svg");
+    let out = tscope()
+        .args(["vm", "bench", "--kernel-package", "linux-image-cloud-amd64"])
+        .args([
+            "--workload",
+            "pipe1,write-stat",
+            "--clocksource",
+            "tsc,hpet",
+        ])
+        .args(["--boots", "1", "--rounds", "2", "--iterations", "300"])
+        .args(["--accel", "tcg", "--timeout", "180", "--json", "--svg"])
+        .arg(&svg)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("run tscope vm bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(out.status.success(), "vm bench: {stderr}\n{v:#}");
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["seed"].is_u64());
+    let boot = &v["kernels"][0]["boots"][0];
+    assert!(boot["error"].is_null(), "{boot}");
+    assert_eq!(boot["slots"].as_array().unwrap().len(), 4);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        assert!(
+            r["kernel_release"].as_str().unwrap().starts_with("6.1."),
+            "{r}"
+        );
+        // The switch took: the run says what was used, and it is what was asked.
+        assert_eq!(r["clocksource_used"], r["clocksource_requested"], "{r}");
+        let e = &r["ns_per_op"];
+        let (lo, p, hi) = (
+            e["lower"].as_f64().unwrap(),
+            e["point"].as_f64().unwrap(),
+            e["upper"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= p && p <= hi, "{r}");
+        for key in ["precise_read_ns", "coarse_read_ns", "syscall_ns"] {
+            assert!(r["costs"][key].as_f64().unwrap() > 0.0, "{key}: {r}");
+        }
+        assert_eq!(r["samples"], 2);
+    }
+    let rows: Vec<&serde_json::Value> = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "clocksource")
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for c in &rows {
+        assert_eq!(
+            (c["from"].as_str(), c["to"].as_str()),
+            (Some("tsc"), Some("hpet"))
+        );
+        assert!(["agrees", "disagrees", "undecided"].contains(&c["verdict"].as_str().unwrap()));
+        assert!(c["predicted_delta_ns"].is_number(), "{c}");
+        assert_eq!(c["pairs"], 2);
+        // 6.1 takes no clocksource read in either loop.
+        assert_eq!(c["model_from"]["model"], "linux@6.1");
+        assert_eq!(c["model_from"]["precise_per_op"], 0.0);
+    }
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.starts_with("<svg") && text.contains("pipe1/tmpfs"),
+        "{text}"
+    );
+}
