@@ -18,6 +18,7 @@
 //! This module and `cli/` are the only places that see clap types. Adding a command means a
 //! `cli` struct, a file here, and one match arm in `lib.rs`.
 
+pub mod boot;
 pub mod compare;
 pub mod completions;
 pub mod detect;

@@ -2,25 +2,15 @@
 
 use std::time::Duration;
 
+use super::boot::check_boot;
 use super::{Destination, Global, StderrProgress};
-use crate::cli::vm::{BootArgs, CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
+use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
 use crate::vm::count;
 use crate::vm::count::{CountConfig, KernelSource};
 use crate::vm::guest::matrix;
 use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init};
-
-/// Range-checks the options every room that boots a guest shares, and its `--timeout`.
-pub(super) fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
-    if !(1..=3600).contains(&timeout) {
-        return Err(ConfigError::range("timeout", "1..=3600 seconds", timeout));
-    }
-    if !(128..=65536).contains(&b.memory) {
-        return Err(ConfigError::range("memory", "128..=65536 MiB", b.memory));
-    }
-    Ok(())
-}
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {

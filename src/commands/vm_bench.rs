@@ -99,7 +99,7 @@ fn bench_config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigEr
             n,
         )?;
     }
-    super::vm::check_boot(&a.boot, a.timeout)?;
+    super::boot::check_boot(&a.boot, a.timeout)?;
     if let Some(extra) = &a.append {
         if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
             return bad("--append: the tscope.* words are the bench's own; drop them".into());

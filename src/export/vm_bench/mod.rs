@@ -341,3 +341,20 @@ fn notes(r: &BenchReport) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::export::{export, Format};
+
+    #[test]
+    fn every_printed_form_renders_the_recorded_bench() {
+        let r = crate::vm::bench::fixture::recorded_report();
+        for f in [Format::Table, Format::Markdown, Format::Csv, Format::Json] {
+            assert!(!export(&r, f).unwrap().is_empty());
+        }
+        assert!(super::svg(&r).unwrap().contains("write-stat/tmpfs"));
+        let msg = super::commit_message(&r, "tscope vm bench");
+        assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+        assert!(msg.contains("emulated"), "{msg}");
+    }
+}

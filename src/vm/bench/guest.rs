@@ -18,14 +18,13 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::clocksource::{read, switch, AVAILABLE, CURRENT};
 use super::loops;
+pub use super::Planned;
 use crate::error::{Context, Result};
 use crate::measure::{paired_difference, PairedConfig};
 use crate::sys::{self, clock};
 use crate::vm::boot::serial;
-
-const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
-const AVAILABLE: &str = "/sys/devices/system/clocksource/clocksource0/available_clocksource";
 
 /// What the guest prints first (the `bench` section, JSON).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -46,14 +45,6 @@ pub struct GuestHeader {
     /// Set-up errors (a file system not mounted, a workload that failed its warm-up).
     #[serde(default)]
     pub errors: Vec<String>,
-}
-
-/// One file system × workload and its iterations per slot.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Planned {
-    pub fs: String,
-    pub workload: String,
-    pub iterations: u64,
 }
 
 /// One visit of one clocksource in one round (a `slot-N` section, JSON).
@@ -125,12 +116,6 @@ pub fn wanted(cmdline: &str) -> bool {
     word(cmdline, "tscope.bench=").is_some()
 }
 
-fn read(path: &str) -> String {
-    std::fs::read_to_string(path)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 fn section(out: &mut dyn Write, name: &str, body: &str) {
     let _ = writeln!(
         out,
@@ -140,21 +125,6 @@ fn section(out: &mut dyn Write, name: &str, body: &str) {
         serial::end(name)
     );
     let _ = out.flush();
-}
-
-/// Switches the clocksource to `name` and reads back what the kernel uses.
-pub fn switch(name: &str) -> (String, Option<String>) {
-    let wrote = std::fs::write(CURRENT, name);
-    let used = read(CURRENT);
-    let error = match wrote {
-        Err(e) => Some(format!("writing '{name}' to {CURRENT}: {e}")),
-        Ok(()) if used != name => Some(format!(
-            "the kernel kept '{used}' after '{name}' was written to {CURRENT} (available: {})",
-            read(AVAILABLE)
-        )),
-        Ok(()) => None,
-    };
-    (used, error)
 }
 
 /// Mean ns per call of `f` over `n` calls.

@@ -63,7 +63,8 @@ pub fn run_loop(workload: &str, dir: &Path, iterations: u64) -> Result<Duration>
     let returned = Instant::now();
     Ok(match (span.start, span.end) {
         (Some(s), Some(e)) => e.duration_since(s),
-        (Some(_), None) => Duration::ZERO,
+        // No iteration ran (a baseline of 0): from the start to the return.
+        (Some(s), None) => returned.duration_since(s),
         _ => returned.duration_since(called),
     })
 }

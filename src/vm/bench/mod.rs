@@ -11,12 +11,16 @@
 //!
 //! This room depends on [`crate::vm::boot`] only.
 
+pub mod clocksource;
 pub mod compare;
+#[cfg(test)]
+pub mod fixture;
 pub mod guest;
 mod host;
 pub mod loops;
 pub mod predict;
 pub mod reads;
+pub mod result;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -33,6 +37,14 @@ use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
 use crate::vm::boot::{binary, child, disk, kernel, serial};
 
 pub use rows::{BenchComparison, BenchRun, RunCosts};
+
+/// One file system × workload and its iterations per slot.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Planned {
+    pub fs: String,
+    pub workload: String,
+    pub iterations: u64,
+}
 
 /// Version of the `vm bench` JSON.
 pub const VM_BENCH_SCHEMA_VERSION: u32 = 1;

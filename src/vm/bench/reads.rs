@@ -14,8 +14,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::guest::{switch, Planned};
+use super::clocksource::switch;
 use super::loops;
+use super::Planned;
 use crate::error::{Context, Result};
 
 const TRACING: &str = "/sys/kernel/tracing";

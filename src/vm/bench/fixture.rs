@@ -1,0 +1,72 @@
+//! Bench reports for unit tests here and in `crate::export`: built by hand, or from guest
+//! consoles recorded in real TCG guests (tests/data/vm-bench/).
+
+use super::*;
+use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::qemu;
+
+/// An empty report over `kernels`.
+pub fn report(kernels: Vec<BenchKernel>, clocksources: &[&str], workloads: &[&str]) -> BenchReport {
+    BenchReport {
+        schema_version: VM_BENCH_SCHEMA_VERSION,
+        tool: "tscope test".into(),
+        created_unix_s: 0,
+        accel: AccelChoice {
+            requested: "tcg".into(),
+            used: qemu::Accel::Tcg,
+            emulation: true,
+            kvm_module: None,
+            note: None,
+        },
+        seed: 1,
+        boots: 2,
+        rounds: 2,
+        slot_ms: 100,
+        clocksources: clocksources.iter().map(|s| s.to_string()).collect(),
+        filesystems: vec!["tmpfs".into()],
+        workloads: workloads.iter().map(|s| s.to_string()).collect(),
+        kernels,
+        runs: Vec::new(),
+        comparisons: Vec::new(),
+        refused: Vec::new(),
+        kernel_control: rows::KERNEL_CONTROL.into(),
+        host_cpu: None,
+        host_kernel: None,
+        interrupted: false,
+    }
+}
+
+/// A 6.1 guest's console.
+pub const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
+/// A 7.2 guest's console.
+pub const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
+
+/// A kernel with one boot read from a recorded console.
+pub fn recorded(console: &str) -> BenchKernel {
+    let c = parse_console(console).unwrap();
+    let h = c.header.clone().unwrap();
+    BenchKernel {
+        kernel_package: "recorded".into(),
+        kernel_release: Some(h.release.clone()),
+        hz: 250,
+        hz_source: "config".into(),
+        boots: vec![BenchBoot {
+            boot_clocksource: h.boot_clocksource.clone(),
+            header: c.header,
+            slots: c.slots,
+            reads: c.reads,
+            ..BenchBoot::default()
+        }],
+    }
+}
+
+/// Both recorded kernels, tsc against hpet, every workload, rows filled.
+pub fn recorded_report() -> BenchReport {
+    let mut r = report(
+        vec![recorded(CONSOLE_6_1), recorded(CONSOLE_7_2)],
+        &["tsc", "hpet"],
+        &["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"],
+    );
+    rows::fill(&mut r);
+    r
+}
