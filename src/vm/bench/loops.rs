@@ -1,6 +1,6 @@
 //! The loops `vm bench` times inside the guest: each workload's one definition
 //! ([`crate::workload::single::run_loop`]), timed from outside with one clock read before the
-//! first iteration and one after the last ([`Span`]), so the loop's own cost does not depend on
+//! first iteration and one after the last (a counting hook), so the loop's own cost does not depend on
 //! the clocksource: no timestamp is taken per iteration, only a counter is bumped. Its set-up
 //! and teardown fall outside the span, except pingpong's, whose loop tells no hook: its span
 //! is the whole call (a fork and a kill, constant across clocksources).
