@@ -200,3 +200,39 @@ fn a_command_waiting_on_a_fifo_stops_on_sigint_and_sigterm_with_exit_130() {
     let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
+
+#[test]
+fn a_guest_binary_that_is_not_a_regular_file_is_refused_before_it_is_read() {
+    // A FIFO nothing writes and a copy of /dev/zero (made here, never /dev itself): either
+    // would block or fill memory if it were read.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let mut specials = vec![(fifo, "is a FIFO")];
+    let zero = dir.path().join("zero");
+    let made = std::process::Command::new("mknod")
+        .arg(&zero)
+        .args(["c", "1", "5"])
+        .status();
+    if made.is_ok_and(|s| s.success()) {
+        specials.push((zero, "is a character device"));
+    }
+    for (path, says) in specials {
+        for room in ["guest", "count"] {
+            tscope()
+                .env("XDG_CACHE_HOME", crate::common::cache_home())
+                .args(["vm", room, "--accel", "tcg"])
+                .arg("--guest-bin")
+                .arg(&path)
+                .timeout(std::time::Duration::from_secs(60))
+                .assert()
+                .failure()
+                .stderr(predicates::str::contains(says))
+                .stderr(predicates::str::contains("not a regular file"));
+        }
+    }
+}

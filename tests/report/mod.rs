@@ -1,6 +1,8 @@
 //! `tscope report`: the files exist and parse; the SVG is XML with the expected series and
 //! renders to a non-blank PNG with a standard converter (rsvg-convert).
 
+mod document;
+
 use std::path::Path;
 use std::process::Command;
 

@@ -2,6 +2,9 @@
 //! contract, files cleaned up, the recorded syscall sequence, mtime equality on this kernel),
 //! never wall-clock thresholds.
 
+mod errors;
+mod syscalls;
+
 use crate::common::{empty, json, tscope};
 use serde_json::Value;
 

@@ -2,6 +2,9 @@
 //! traces worked out by hand, sweeps, back-solves and run records. Output forms, determinism
 //! and snapshots: `simulate_output.rs`; bad input: `simulate_errors.rs`.
 
+mod errors;
+mod output;
+
 use crate::common::{est, json, write_tmp, FREEBSD_PIPE1, PROFILE};
 use serde_json::Value;
 
