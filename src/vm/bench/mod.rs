@@ -11,7 +11,9 @@
 //!
 //! This room depends on [`crate::vm::boot`] only.
 
+mod ab;
 pub mod compare;
+pub mod diagnosis;
 pub mod guest;
 mod host;
 pub mod loops;

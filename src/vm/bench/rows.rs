@@ -133,22 +133,27 @@ pub struct BenchComparison {
 }
 
 /// One slot's measurement of one workload.
-struct Obs<'a> {
-    boot: u32,
-    slot: &'a Slot,
-    ns_per_op: f64,
+pub(super) struct Obs<'a> {
+    pub(super) boot: u32,
+    pub(super) slot: &'a Slot,
+    pub(super) ns_per_op: f64,
     /// The null syscall timed right before the loop (else the slot's).
-    control_ns: f64,
+    pub(super) control_ns: f64,
 }
 
-fn release(k: &BenchKernel) -> String {
+pub(super) fn release(k: &BenchKernel) -> String {
     k.kernel_release
         .clone()
         .unwrap_or_else(|| k.kernel_package.clone())
 }
 
 /// Every slot of kernel `k` that ran on `cs` and timed `fs`/`workload`.
-fn observations<'a>(k: &'a BenchKernel, cs: &str, fs: &str, workload: &str) -> Vec<Obs<'a>> {
+pub(super) fn observations<'a>(
+    k: &'a BenchKernel,
+    cs: &str,
+    fs: &str,
+    workload: &str,
+) -> Vec<Obs<'a>> {
     let mut out = Vec::new();
     for b in &k.boots {
         for s in &b.slots {
@@ -173,12 +178,12 @@ fn observations<'a>(k: &'a BenchKernel, cs: &str, fs: &str, workload: &str) -> V
     out
 }
 
-fn median_of(obs: &[Obs], f: impl Fn(&Obs) -> f64) -> f64 {
+pub(super) fn median_of(obs: &[Obs], f: impl Fn(&Obs) -> f64) -> f64 {
     let v: Vec<f64> = obs.iter().map(f).filter(|x| x.is_finite()).collect();
     stats::median(&v).unwrap_or(f64::NAN)
 }
 
-fn costs(obs: &[Obs]) -> RunCosts {
+pub(super) fn costs(obs: &[Obs]) -> RunCosts {
     let c = |f: fn(&super::guest::SlotCosts) -> f64| {
         median_of(obs, |o| o.slot.costs.as_ref().map_or(f64::NAN, f))
     };
@@ -271,7 +276,7 @@ pub fn fill(r: &mut BenchReport) {
             for fs in &r.filesystems {
                 for w in &r.workloads {
                     for cs in &r.clocksources {
-                        if let Some(c) = kernel_row(base, k, cs, fs, w, &mut next_seed) {
+                        if let Some(c) = super::ab::kernel_row(base, k, cs, fs, w, &mut next_seed) {
                             comparisons.push(c);
                         }
                     }
@@ -297,7 +302,7 @@ fn pairs_by_round(from: &[Obs], to: &[Obs], value: impl Fn(&Obs) -> f64) -> Vec<
 
 /// `f` of each observation, grouped by boot (in boot order; observations `f` drops are left
 /// out).
-fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
+pub(super) fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
     let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
     boots
         .into_iter()
@@ -305,58 +310,8 @@ fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
         .collect()
 }
 
-fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
+pub(super) fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
     o.slot.costs.as_ref().map_or(f64::NAN, f)
-}
-
-/// Where a disagreeing clocksource row's difference comes from: the kernel's counted
-/// clocksource reads against the model's (a read the model misses), or, when they match, the
-/// change per counted read against the syscall-derived change of one read (an in-kernel read
-/// that costs more or less than the syscall says). `None` without a model.
-pub fn diagnosis(
-    measured: &Estimate,
-    model: Option<&ModelReads>,
-    counted: Option<f64>,
-    d_precise: Option<Estimate>,
-) -> Option<String> {
-    let m = model?;
-    let Some(n) = counted else {
-        return Some(
-            "the clocksource reads were not counted (--count-reads 0, or the read callback \
-             could not be probed): no diagnosis"
-                .into(),
-        );
-    };
-    if (n - m.precise_per_op).abs() > 0.25 {
-        return Some(format!(
-            "the kernel reads the clocksource {n:.2} times per op, the model {:.2}: a read the \
-             model does not count",
-            m.precise_per_op
-        ));
-    }
-    let d = d_precise?;
-    if n < ZERO_READS {
-        return Some(format!(
-            "no clocksource read per op, counted or modelled, yet a change of {} ns: a \
-             difference the clocksource does not explain",
-            crate::fmt::ns(measured.point)
-        ));
-    }
-    Some(format!(
-        "the kernel reads the clocksource {n:.2} times per op, as the model says ({:.2}): the \
-         change per read is {} ns [{}, {}] in the workload against {} ns measured as a \
-         syscall, so the in-kernel read costs {} than the syscall-derived read",
-        m.precise_per_op,
-        crate::fmt::ns(measured.point / n),
-        crate::fmt::ns(measured.lower / n),
-        crate::fmt::ns(measured.upper / n),
-        crate::fmt::ns(d.point),
-        if measured.point / n > d.point {
-            "more"
-        } else {
-            "less"
-        }
-    ))
 }
 
 /// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
@@ -474,84 +429,10 @@ fn clocksource_row(
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
         diagnosis: (verdict == Verdict::Disagrees)
-            .then(|| diagnosis(&measured, model.as_ref(), counted_to, d_precise))
+            .then(|| super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, d_precise))
             .flatten(),
         pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,
-    })
-}
-
-fn kernel_row(
-    base: &BenchKernel,
-    k: &BenchKernel,
-    cs: &str,
-    fs: &str,
-    workload: &str,
-    seed: &mut impl FnMut() -> u64,
-) -> Option<BenchComparison> {
-    let a = observations(base, cs, fs, workload);
-    let b = observations(k, cs, fs, workload);
-    let with_control = |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, o.control_ns)));
-    let ratio = compare::ratio_change(
-        &compare::controlled(&with_control(&a)),
-        &compare::controlled(&with_control(&b)),
-        seed(),
-    )?;
-    let raw_ratio = compare::ratio_change(
-        &by_boot(&a, |o| Some(o.ns_per_op)),
-        &by_boot(&b, |o| Some(o.ns_per_op)),
-        seed(),
-    );
-    let base_ns = median_of(&a, |o| o.ns_per_op);
-    let measured = ratio.scale(base_ns);
-    let c = costs(&a);
-    let m_from = model_reads(&release(base), base.hz, workload, fs, base_ns);
-    let m_to = model_reads(
-        &release(k),
-        k.hz,
-        workload,
-        fs,
-        median_of(&b, |o| o.ns_per_op),
-    );
-    let (predicted, zero) = match (&m_from, &m_to) {
-        (Some(f), Some(t)) => {
-            let dp = t.precise_per_op - f.precise_per_op;
-            let dc = t.coarse_per_op - f.coarse_per_op;
-            (
-                Some(dp * c.precise_read_ns + dc * c.coarse_read_ns),
-                dp.abs() < ZERO_READS && dc.abs() < ZERO_READS,
-            )
-        }
-        _ => (None, false),
-    };
-    Some(BenchComparison {
-        kind: "kernel".into(),
-        kernel_release: None,
-        kernels: Some(vec![release(base), release(k)]),
-        clocksource: Some(cs.into()),
-        fs: fs.into(),
-        workload: workload.into(),
-        from: release(base),
-        to: release(k),
-        measured_delta_ns: measured,
-        predicted_delta_ns: predicted,
-        predicted_range_ns: None,
-        percent_change: Some(ratio.scale(100.0)),
-        raw_percent_change: raw_ratio.map(|e| e.scale(100.0)),
-        significant: Some(!compare::holds(&ratio, 0.0)),
-        model_from: m_from,
-        model_to: m_to,
-        delta_precise_read_ns: None,
-        delta_coarse_read_ns: None,
-        delta_precise_read_in_write_ns: None,
-        predicted_in_write_delta_ns: None,
-        counted_reads_from: None,
-        counted_reads_to: None,
-        counted_predicted_delta_ns: None,
-        diagnosis: None,
-        pairs: a.len().min(b.len()),
-        noise_ns: compare::noise(&measured),
-        verdict: compare::verdict(&measured, predicted, zero),
     })
 }
