@@ -122,7 +122,7 @@ pub struct BenchComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_predicted_delta_ns: Option<f64>,
     /// Clocksource rows that disagree: where the difference comes from, from the counted reads
-    /// ([`diagnosis`]).
+    /// ([`crate::vm::bench::diagnosis::diagnosis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<String>,
     /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
