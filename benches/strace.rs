@@ -4,7 +4,7 @@
 //! the parsing half alone (`parse-only`); and the whole of `simulate --strace` on the same
 //! bytes written to a file (`strace_simulate`: import and replays, one model and all models,
 //! costs given with `--set` so that no probe runs).
-//! Criterion reports it in MB/s (`Throughput::Bytes`). Target (issue 17): `simulate --strace`
+//! Criterion reports it in MB/s (`Throughput::Bytes`). Target: `simulate --strace`
 //! at ≥ 500 MB/s with one model and ≥ 400 MB/s with all (`scripts/strace-figures` measures the
 //! whole command; docs/methodology.md, "Ingestion", has the figures). The input is the bundled real traces (`scenarios/traces/`: a
 //! `make`/`cc` build and a `git status`), each copy varied until the whole is about 32 MB:
@@ -110,7 +110,7 @@ fn ingest(c: &mut Criterion) {
 /// input written to a file under Cargo's scratch directory for benches (removed at the end).
 fn simulate(c: &mut Criterion) {
     use tscope::kernel::ModelSpec;
-    use tscope::sim::config::{Input, Param, SimulateConfig};
+    use tscope::sim::config::{Mode, Param, SimulateConfig, StraceLog};
     let data = input("make-cc.strace");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-simulate.strace");
     std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -118,7 +118,11 @@ fn simulate(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Bytes(data.len() as u64));
     for (label, models) in [("linux", Some("linux")), ("all-models", None)] {
-        let mut cfg = SimulateConfig::new(Input::Strace(path.clone()));
+        let mut cfg = SimulateConfig::of(Mode::Strace(StraceLog {
+            path: path.clone(),
+            strict: false,
+            fs: None,
+        }));
         if let Some(m) = models {
             cfg.models = vec![ModelSpec::parse(m).unwrap()];
         }

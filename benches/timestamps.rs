@@ -12,7 +12,7 @@ fn timestamps(c: &mut Criterion) {
     g.bench_function("rdtsc", |b| b.iter(tsc::rdtsc));
     // rdtscp raises #UD (SIGILL) where CPUID.80000001H:EDX[27] is clear: check it as probe
     // does (src/sys/tsc.rs), from the same decoded CPUID facts.
-    let cpu = tscope::probe::machine::CpuFacts::decode(&raw_cpuid::CpuId::new());
+    let cpu = tscope::cpuid::StandardLeaves::decode(&raw_cpuid::CpuId::new());
     if cpu.rdtscp {
         g.bench_function("rdtscp", |b| b.iter(tsc::rdtscp));
     } else {

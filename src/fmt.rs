@@ -1,12 +1,16 @@
 //! Number formatting for every printed form: one place for how a nanosecond figure, a rate or a
 //! size reads, so two commands never print the same quantity two ways by accident.
 //!
-//! There are two duration styles on purpose, each a printed contract: [`duration`] (`2.50 µs`,
-//! three significant decimals, probe, detect, compare and the report) and [`duration_short`]
-//! (`2.5 us`, trailing zeros dropped, simulate). This module imports nothing from the crate
+//! There are three duration styles on purpose, each a printed contract: [`duration`] (`2.50 µs`,
+//! three significant decimals, probe, detect, compare and the report), [`duration_short`]
+//! (`2.5 us`, trailing zeros dropped, simulate) and [`duration_label`] (`2.5 µs`, the charts). This module imports nothing from the crate
 //! but [`Estimate`], so a domain module that must put a figure into a result string (the
 //! `detail` of a validation row) can use it too; it sits beside `stats`, below both `export`
 //! and the domain.
+
+mod locale;
+
+pub use locale::{for_locale, to_ascii, utf8_output};
 
 use crate::stats::Estimate;
 
@@ -62,6 +66,33 @@ pub fn duration_short(ns: f64) -> String {
     format!("{s} {unit}")
 }
 
+/// A duration in ns for a chart (an axis tick, a bar's value): an SI unit and no needless
+/// digits: `0.5 ns`, `25 ns`, `1.2 µs`,
+/// `10 µs`, `3 ms`.
+pub fn duration_label(v: f64) -> String {
+    let (x, unit) = if v >= 1e6 {
+        (v / 1e6, "ms")
+    } else if v >= 1e3 {
+        (v / 1e3, "µs")
+    } else {
+        (v, "ns")
+    };
+    let digits = if x >= 100.0 {
+        0
+    } else if x >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let s = format!("{x:.digits$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    format!("{s} {unit}")
+}
+
 /// An estimate in ns: `point [lower, upper]`.
 pub fn estimate(e: &Estimate) -> String {
     format!("{} [{}, {}]", ns(e.point), ns(e.lower), ns(e.upper))
@@ -69,11 +100,15 @@ pub fn estimate(e: &Estimate) -> String {
 
 /// A rate with thousands separators (`2,413,901`).
 pub fn rate(v: f64) -> String {
-    let n = v.round() as u64;
-    let s = n.to_string();
+    thousands(v.round() as u64)
+}
+
+/// A count with thousands separators: `4500000` as `4,500,000`.
+pub fn thousands(v: u64) -> String {
+    let digits = v.to_string();
     let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
             out.push(',');
         }
         out.push(c);
@@ -99,6 +134,15 @@ pub fn pct(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 
+/// A percentage (not a share) for a chart axis: `0.1%`, `5%`, `1,000%`.
+pub fn pct_label(v: f64) -> String {
+    if v < 1.0 {
+        format!("{v:.1}%")
+    } else {
+        format!("{}%", thousands(v.round() as u64))
+    }
+}
+
 /// A frequency in MHz with three decimals: `2299.855 MHz`.
 pub fn mhz(hz: f64) -> String {
     format!("{:.3} MHz", hz / 1e6)
@@ -112,6 +156,17 @@ pub fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
 /// A number as CSV writes it (full precision), empty when absent.
 pub fn csv_num(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| format!("{x}"))
+}
+
+/// A number in an error message, compact: shortest round-trip digits, in exponent form past
+/// 1e15 or below 1e-6 (`-1e308`, not 309 digits): `5`, `0.25`, `1e308`, `NaN`.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if v.is_finite() && a != 0.0 && !(1e-6..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 #[cfg(test)]
@@ -140,11 +195,39 @@ mod tests {
     }
 
     #[test]
+    fn chart_durations_have_units_and_no_needless_digits() {
+        assert_eq!(duration_label(0.5), "0.5 ns");
+        assert_eq!(duration_label(10.0), "10 ns");
+        assert_eq!(duration_label(25.26), "25.3 ns");
+        assert_eq!(duration_label(1000.0), "1 µs");
+        assert_eq!(duration_label(10_865.0), "10.9 µs");
+        assert_eq!(duration_label(3e6), "3 ms");
+    }
+
+    #[test]
+    fn chart_percentages_use_separators_above_one() {
+        assert_eq!(pct_label(0.1), "0.1%");
+        assert_eq!(pct_label(5.0), "5%");
+        assert_eq!(pct_label(1000.0), "1,000%");
+    }
+
+    #[test]
     fn rates_get_thousands_separators() {
         assert_eq!(rate(2_413_901.2), "2,413,901");
         assert_eq!(rate(999.0), "999");
         assert_eq!(rate(1000.0), "1,000");
         assert_eq!(rate(0.0), "0");
+    }
+
+    #[test]
+    fn numbers_in_messages_are_compact() {
+        assert_eq!(num(-1e308), "-1e308");
+        assert_eq!(num(1.5e-9), "1.5e-9");
+        assert_eq!(num(0.25), "0.25");
+        assert_eq!(num(-5.0), "-5");
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(f64::NAN), "NaN");
+        assert_eq!(num(f64::INFINITY), "inf");
     }
 
     #[test]

@@ -12,18 +12,20 @@
 //!   (replay under those models), [`vm`] (guests and the micro-VM), [`compare`], and
 //!   [`gather`] (everything `tscope report` measures).
 //! - Output: [`export`] (every format, every chart).
-//! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`sys`] (the one module allowed
+//! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`cpuid`], [`sys`] (the one module allowed
 //!   `unsafe_code`), and the ground floor that imports no feature module: [`error`],
 //!   [`warnings`], [`progress`].
 
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod cpuid;
 pub mod detect;
 pub mod error;
 pub mod export;
 pub mod fmt;
 pub mod gather;
+pub mod input;
 pub mod kernel;
 pub mod measure;
 pub mod probe;

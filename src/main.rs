@@ -4,7 +4,10 @@ fn main() {
     match tscope::run(tscope::cli::Cli::from_env()) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("tscope: error: {e:#}");
+            // A file name in the message drives no terminal; ASCII under a non-UTF-8 locale.
+            let line = format!("{e:#}");
+            let line = tscope::export::safe::text(&line);
+            eprintln!("tscope: error: {}", tscope::fmt::for_locale(&line));
             std::process::exit(2);
         }
     }

@@ -67,9 +67,8 @@ pub fn empty(dir: &std::path::Path) -> bool {
     std::fs::read_dir(dir).unwrap().next().is_none()
 }
 
-/// The suite's CPU lock. Tests that boot a TCG guest or build the static guest (a CPU hog for
-/// seconds to minutes) and tests whose assertions need every pinned task to make progress (the
-/// workload runs, the report's measured workloads, the micro-VM's timings) hold it for their
+/// The suite's CPU lock. Tests that boot a TCG guest (a CPU hog for seconds to minutes) and
+/// tests whose assertions need every pinned task to make progress (the workload runs, the report's measured workloads, the micro-VM's timings) hold it for their
 /// whole body, so the suite never starves itself: with two TCG guests busy on a 2-vCPU machine,
 /// a pinned pipe1 task completed 80 ops/s where its twin did 450 000. Not reentrant: take it
 /// once per test, at the top.

@@ -147,3 +147,243 @@ fn ratios_carry_an_interval_and_a_judgement() {
     .unwrap();
     assert!(text.contains(" ± ") && text.contains("× slower"), "{text}");
 }
+
+/// Writes `HOST` with the listed sources' `cost_ns` replaced (`[point, lower, upper]`) and,
+/// when given, another kernel release: a profile that differs from `HOST` only there.
+fn adjusted(
+    dir: &std::path::Path,
+    name: &str,
+    costs: &[(&str, [f64; 3])],
+    kernel: Option<&str>,
+) -> std::path::PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(HOST).unwrap()).unwrap();
+    for s in v["sources"].as_array_mut().unwrap() {
+        if let Some((_, [p, l, u])) = costs.iter().find(|(id, _)| s["id"] == *id) {
+            s["cost_ns"] = serde_json::json!({"point": p, "lower": l, "upper": u});
+        }
+    }
+    if let Some(k) = kernel {
+        v["machine"]["kernel_release"] = k.into();
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+/// The printed ratio cell of `id` (`0.98 ± 0.04× no change`), and the bounds it prints.
+fn printed(text: &str, id: &str) -> (String, f64, f64, String) {
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(id))
+        .unwrap_or_else(|| panic!("no row {id} in\n{text}"));
+    let cell = line
+        .split_whitespace()
+        .skip(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (num, word) = cell.split_once('×').unwrap();
+    let mut parts = num.split_whitespace();
+    let x: f64 = parts.next().unwrap().parse().unwrap();
+    let rest: Vec<&str> = parts.collect();
+    let (lo, hi) = match rest.as_slice() {
+        ["±", pm] => {
+            let pm: f64 = pm.parse().unwrap();
+            (x - pm, x + pm)
+        }
+        [sides] => {
+            let (u, l) = sides.trim_start_matches('+').split_once("/−").unwrap();
+            (x - l.parse::<f64>().unwrap(), x + u.parse::<f64>().unwrap())
+        }
+        _ => panic!("unexpected cell {cell:?}"),
+    };
+    (cell.clone(), lo, hi, word.trim().to_string())
+}
+
+/// The word a printed interval allows.
+fn word_of(lo: f64, hi: f64) -> &'static str {
+    if hi < 1.0 {
+        "faster"
+    } else if lo > 1.0 {
+        "slower"
+    } else {
+        "no change"
+    }
+}
+
+#[test]
+fn the_word_follows_from_the_printed_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = ["syscall:tai", "syscall:gettimeofday"];
+    let base = adjusted(
+        dir.path(),
+        "base.json",
+        &[
+            (ids[0], [100.0, 97.1, 102.9]),
+            (ids[1], [100.0, 97.1, 102.9]),
+        ],
+        None,
+    );
+    // Intervals of ±2.9% on both sides: ratios 0.98 and 0.99, each ± 0.04. Both hold 1.0.
+    let near = adjusted(
+        dir.path(),
+        "near.json",
+        &[
+            (ids[0], [98.0, 95.16, 100.84]),
+            (ids[1], [99.0, 96.13, 101.87]),
+        ],
+        None,
+    );
+    let out = tscope()
+        .arg("compare")
+        .args([&base, &near])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for (id, x) in [(ids[0], "0.98 ± 0.04×"), (ids[1], "0.99 ± 0.04×")] {
+        let (cell, lo, hi, word) = printed(&text, id);
+        assert_eq!(cell, format!("{x} no change"), "{text}");
+        assert!(lo <= 1.0 && hi >= 1.0);
+        assert_eq!(word, "no change");
+    }
+    // Lopsided intervals that do not overlap (the baseline tight below, the new cost tight
+    // above) once printed "0.98 ± 0.04× faster": the printed interval is now the one the word
+    // comes from, so it excludes 1.
+    let lopsided = adjusted(
+        dir.path(),
+        "lopsided.json",
+        &[(ids[0], [98.0, 93.0, 99.5]), (ids[1], [99.0, 94.0, 99.7])],
+        None,
+    );
+    let tight_below = adjusted(
+        dir.path(),
+        "tight.json",
+        &[
+            (ids[0], [100.0, 99.8, 105.0]),
+            (ids[1], [100.0, 99.9, 105.0]),
+        ],
+        None,
+    );
+    for (a, b) in [
+        (&tight_below, &lopsided),
+        (&base, &near),
+        (&base, &lopsided),
+    ] {
+        let text = String::from_utf8(
+            tscope()
+                .arg("compare")
+                .args([a, b])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        for id in ids {
+            let (cell, lo, hi, word) = printed(&text, id);
+            assert_eq!(word, word_of(lo, hi), "{id}: {cell}\n{text}");
+        }
+    }
+    // And on every row of the recorded comparison.
+    let text = String::from_utf8(
+        tscope()
+            .args(["compare", HOST, TRAPPED])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let v = crate::common::json(&["compare", HOST, TRAPPED, "--json"]);
+    for r in v["sources"].as_array().unwrap() {
+        let id = r["id"].as_str().unwrap();
+        if let Some(i) = r["ratio_interval"][0].as_object() {
+            let (cell, lo, hi, word) = printed(&text, id);
+            assert_eq!(word, word_of(lo, hi), "{id}: {cell}");
+            let (l, u) = (i["lower"].as_f64().unwrap(), i["upper"].as_f64().unwrap());
+            assert_eq!(word, word_of(l, u), "{id}: {cell} against {i:?}");
+        }
+    }
+}
+
+#[test]
+fn different_machines_are_named_above_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = adjusted(dir.path(), "other.json", &[], Some("6.1.0-28-cloud-amd64"));
+    let out = tscope()
+        .args(["compare", HOST])
+        .arg(&other)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("Different machines (kernel 6.18.44-fc-v657 vs 6.1.0-28-cloud-amd64)")
+            && first.contains("compare machines, not a change"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(
+        &tscope()
+            .args(["compare", HOST])
+            .arg(&other)
+            .arg("--json")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let diffs = v["machine_differences"].as_array().unwrap();
+    assert_eq!(diffs.len(), 1, "{diffs:?}");
+    assert_eq!(diffs[0]["field"], "kernel");
+    assert_eq!(diffs[0]["values"][1], "6.1.0-28-cloud-amd64");
+    // One machine, with and without the emulated trap: no notice, nothing listed.
+    let same = crate::common::json(&["compare", HOST, TRAPPED, "--json"]);
+    assert_eq!(same["machine_differences"], serde_json::json!([]));
+    let text = String::from_utf8(
+        tscope()
+            .args(["compare", HOST, TRAPPED])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(!text.contains("Different machines"), "{text}");
+}
+
+#[test]
+fn fail_on_slower_exits_1_only_on_a_decided_slowdown() {
+    tscope()
+        .args(["compare", HOST, TRAPPED, "--fail-on", "slower"])
+        .assert()
+        .code(1)
+        .stderr(contains("decided slower"))
+        .stderr(contains("rdtsc (trapped-detect)"));
+    // The table is still written.
+    tscope()
+        .args(["compare", HOST, TRAPPED, "--fail-on", "slower", "--json"])
+        .assert()
+        .code(1)
+        .stdout(contains("\"ratio_interval\""));
+    tscope()
+        .args(["compare", HOST, HOST, "--fail-on", "slower"])
+        .assert()
+        .code(0);
+    // Faster is not a failure: the trapped profile as baseline.
+    let dir = tempfile::tempdir().unwrap();
+    let faster = adjusted(
+        dir.path(),
+        "faster.json",
+        &[("cpuid", [1000.0, 990.0, 1010.0])],
+        None,
+    );
+    tscope()
+        .args(["compare", HOST])
+        .arg(&faster)
+        .args(["--fail-on", "slower"])
+        .assert()
+        .code(0);
+    // Without the flag a slowdown is not an error.
+    tscope().args(["compare", HOST, TRAPPED]).assert().code(0);
+    tscope()
+        .args(["compare", HOST, HOST, "--fail-on", "faster"])
+        .assert()
+        .code(2);
+}

@@ -161,7 +161,7 @@ fn strace_input_errors_are_one_line() {
         .args(COSTS)
         .assert()
         .code(2)
-        .stderr(contains("opening strace file '/nonexistent/x.strace'"));
+        .stderr(contains("cannot read strace file '/nonexistent/x.strace'"));
     let dir = tempfile::tempdir().unwrap();
     let t = write_trace(dir.path(), "nothing\n");
     tscope()

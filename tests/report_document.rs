@@ -85,3 +85,83 @@ fn an_unwritable_out_fails_before_measuring() {
             .stderr(predicates::str::contains("--out"));
     }
 }
+
+#[test]
+fn every_quoted_speedup_sits_beside_its_price() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    quick_report(&["--emulate-trap"], &out);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let sims = json["simulation"].as_array().unwrap();
+    // The what-if applied to every model: each priced at the trapped counter read, and says so.
+    let trapped = json["profile"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "rdtscp")
+        .unwrap()["cost_ns"]["point"]
+        .as_f64()
+        .unwrap();
+    for m in sims {
+        assert_eq!(m["costs"]["precise_read_ns"], trapped, "{}", m["model"]);
+        let src = m["costs"]["sources"]["precise_read"].as_str().unwrap();
+        assert!(src.starts_with("profile rdtscp (trapped"), "{src}");
+    }
+    let price_of = |policy: &str| {
+        let m = sims
+            .iter()
+            .find(|m| {
+                m["estimates"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["policy"] == policy)
+            })
+            .unwrap_or_else(|| panic!("no model simulated {policy}"));
+        tscope::fmt::ns(m["costs"]["precise_read_ns"].as_f64().unwrap())
+    };
+
+    let msg = std::fs::read_to_string(out.join("commit-message.txt")).unwrap();
+    let words = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut quoted = 0;
+    // Each "buys X× (policy)" clause (up to its ';') carries "priced at <its price> ns".
+    for clause in words.split("; ") {
+        let Some(at) = clause.find(" buys ") else {
+            continue;
+        };
+        quoted += 1;
+        let rest = &clause[at..];
+        let policy = rest
+            .split_once("× (")
+            .and_then(|(_, p)| p.split_once(')'))
+            .map(|(p, _)| p)
+            .unwrap_or_else(|| panic!("no policy after the speedup: {clause}"));
+        let price = format!("priced at {} ns (rdtscp, trapped)", price_of(policy));
+        assert!(
+            rest.contains(&price),
+            "{price:?} not beside the speedup: {clause}"
+        );
+    }
+    assert_eq!(quoted, 1, "{msg}");
+
+    // The answer table: each row names the price its speedup was computed at.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let head = md
+        .lines()
+        .find(|l| l.starts_with("| scenario | model | stock | best | speedup |"))
+        .unwrap();
+    assert!(head.ends_with("| priced at (precise read) |"), "{head}");
+    let rows: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != head)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(!rows.is_empty());
+    let cell = format!("| {} ns (rdtscp, trapped) |", tscope::fmt::ns(trapped));
+    for row in rows {
+        assert!(row.ends_with(&cell), "{row}");
+    }
+    assert!(md.contains("Under the emulated trap every model is priced at the trapped"));
+}

@@ -100,3 +100,23 @@ fn a_report_json_gives_back_its_report_md_and_simulate_json_round_trips() {
         assert!(!run_ok(&["show", &file, "--csv"]).is_empty());
     }
 }
+
+#[test]
+fn compare_output_shows_again_as_compare_printed_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("cmp.json").display().to_string();
+    let files = [
+        "tests/data/compare/host.json",
+        "tests/data/compare/trapped-detect.json",
+    ];
+    let mut args = vec!["compare", files[0], files[1], "--json", "-o", &saved];
+    run_ok(&args);
+    args.truncate(3);
+    for format in [None, Some("--json"), Some("--markdown"), Some("--csv")] {
+        let mut compare = args.clone();
+        let mut show = vec!["show", saved.as_str()];
+        compare.extend(format);
+        show.extend(format);
+        assert_eq!(run_ok(&show), run_ok(&compare), "{format:?}");
+    }
+}

@@ -8,6 +8,8 @@ mod corpus;
 mod detect;
 mod export;
 mod fidelity;
+mod hostile_input;
+mod hostile_text;
 mod interrupt;
 mod man;
 mod noise;

@@ -1,5 +1,5 @@
 //! The command line, as plain clap-derive structs. Validation into configurations happens in
-//! `config.rs`; nothing here decides anything.
+//! each command's `config` (`commands/<name>.rs`); nothing here decides anything.
 
 use std::path::PathBuf;
 
@@ -87,7 +87,8 @@ pub enum Command {
     /// Put profiles (probe, detect or report JSON) side by side, with ratios against the first.
     #[command(after_help = "Examples:
   tscope compare host.json guest.json --labels host,guest
-  tscope compare a/report.json b/report.json --csv")]
+  tscope compare a/report.json b/report.json --csv
+  tscope compare base.json new.json --fail-on slower   exit 1 on a decided slowdown (CI)")]
     Compare(CompareArgs),
     /// Render a JSON file tscope wrote (probe, detect, run, simulate, vm, compare, report)
     /// again, in any format.
@@ -126,8 +127,8 @@ pub struct ReportArgs {
     /// host-against-guest matrix.
     #[arg(long)]
     pub vm: bool,
-    /// With --vm: the statically linked tscope to put in the guest as /init; default: this
-    /// binary if static, else built with cargo in the source tree (into its target/guest).
+    /// With --vm: the tscope to put in the guest as /init; default: this binary (a dynamic
+    /// build goes in with its interpreter and libraries).
     #[arg(long, value_name = "PATH", requires = "vm")]
     pub guest_bin: Option<PathBuf>,
 }
@@ -141,8 +142,19 @@ pub struct CompareArgs {
     /// Labels for the columns, in order (default: the file names).
     #[arg(long, value_delimiter = ',')]
     pub labels: Vec<String>,
+    /// Exit 1 when a source is decided slower than in the first file (its ratio's 95% interval
+    /// lies above 1): a regression check for CI.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Option<CompareFailOn>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// What `compare --fail-on` can fail on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFailOn {
+    /// A source whose ratio to the first file is decided slower.
+    Slower,
 }
 
 #[derive(Debug, Clone, Args)]

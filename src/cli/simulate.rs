@@ -1,8 +1,8 @@
-//! `tscope simulate`: arguments only; `sim::SimulateConfig::try_from` validates them.
+//! `tscope simulate`: arguments only; `commands::simulate::config` validates them.
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::{ExportArgs, OutputArgs};
 use crate::sim::Counter;
@@ -43,8 +43,8 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// The counter BSD models' precise reads cost.
-    #[arg(long, value_enum, default_value_t = Counter::Rdtscp)]
-    pub counter: Counter,
+    #[arg(long, value_enum, default_value_t = CounterArg::Rdtscp)]
+    pub counter: CounterArg,
     /// What-if cost or setting, KEY=VALUE (repeatable): precise_read_ns, coarse_read_ns,
     /// update_ns, tick_ns, base_ns (per iteration).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -87,4 +87,23 @@ pub struct SimulateArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+/// The counter a BSD timecounter reads, as the command line names it ([`Counter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CounterArg {
+    Rdtscp,
+    #[value(name = "lfence_rdtsc")]
+    LfenceRdtsc,
+    Rdtsc,
+}
+
+impl From<CounterArg> for Counter {
+    fn from(c: CounterArg) -> Self {
+        match c {
+            CounterArg::Rdtscp => Counter::Rdtscp,
+            CounterArg::LfenceRdtsc => Counter::LfenceRdtsc,
+            CounterArg::Rdtsc => Counter::Rdtsc,
+        }
+    }
 }

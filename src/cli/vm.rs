@@ -36,6 +36,27 @@ pub enum VmCommand {
     GuestInit,
 }
 
+/// The options every room that boots a guest takes (`vm guest`, `vm count`): how qemu runs it,
+/// what runs as /init, which qemu, how much memory. `commands::vm` range-checks them once,
+/// with the room's `--timeout` (each room has its own default time limit, so each declares it).
+#[derive(Debug, Clone, Args)]
+pub struct BootArgs {
+    /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
+    /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
+    #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
+    pub accel: AccelArg,
+    /// tscope to put in the guest as /init; default: this binary (a dynamic build goes in with
+    /// its interpreter and libraries).
+    #[arg(long, value_name = "PATH")]
+    pub guest_bin: Option<PathBuf>,
+    /// qemu binary.
+    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
+    pub qemu: String,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory: u32,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct GuestArgs {
     /// Clocksources to boot with, one guest each (the kernel's `clocksource=`).
@@ -46,10 +67,8 @@ pub struct GuestArgs {
         value_name = "NAME"
     )]
     pub clocksource: Vec<String>,
-    /// How qemu runs guest code: kvm (hardware virtualisation), tcg (emulation), or auto (KVM
-    /// when /dev/kvm offers hardware virtualisation, else TCG, with a message).
-    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
-    pub accel: RequestedAccel,
+    #[command(flatten)]
+    pub boot: BootArgs,
     /// Seconds each guest may run before it is killed and reported as hung.
     #[arg(long, default_value_t = 120, value_name = "SECS")]
     pub timeout: u64,
@@ -61,17 +80,10 @@ pub struct GuestArgs {
     /// kernel it depends on).
     #[arg(long, default_value = "linux-image-cloud-amd64", value_name = "PKG")]
     pub kernel_package: String,
-    /// Statically linked tscope to put in the guest as /init; default: this binary if static,
-    /// else built from the source tree with +crt-static into target/guest.
-    #[arg(long, value_name = "PATH")]
-    pub guest_bin: Option<PathBuf>,
     /// Guest CPUs. With more than one, Linux marks the TSC unstable under TCG unless the
     /// command line says tsc=reliable (see --tsc-reliable).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub smp: u32,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory: u32,
     /// Add tsc=reliable to the guest command line (skips the TSC watchdog and sync checks).
     #[arg(long)]
     pub tsc_reliable: bool,
@@ -84,9 +96,6 @@ pub struct GuestArgs {
     /// Boot the bzImage instead of the extracted vmlinux (PVH).
     #[arg(long)]
     pub no_pvh: bool,
-    /// qemu binary.
-    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
-    pub qemu: String,
     /// Do not measure the host (the matrix's first column).
     #[arg(long)]
     pub no_host: bool,
@@ -105,6 +114,27 @@ pub struct ExitsArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+/// How qemu should run guest code, as the command line names it ([`RequestedAccel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AccelArg {
+    /// KVM when /dev/kvm offers hardware virtualisation, else TCG (with a message).
+    Auto,
+    /// Hardware virtualisation (kvm_intel / kvm_amd).
+    Kvm,
+    /// qemu's binary translator: emulation, not virtualisation.
+    Tcg,
+}
+
+impl From<AccelArg> for RequestedAccel {
+    fn from(a: AccelArg) -> Self {
+        match a {
+            AccelArg::Auto => RequestedAccel::Auto,
+            AccelArg::Kvm => RequestedAccel::Kvm,
+            AccelArg::Tcg => RequestedAccel::Tcg,
+        }
+    }
 }
 
 /// What `vm count --fail-on` can fail on.
@@ -132,7 +162,7 @@ pub struct CountArgs {
         default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
         value_name = "NAME"
     )]
-    pub workload: Vec<String>,
+    pub workload: Vec<LoopWorkload>,
     /// File systems to run the workloads on: tmpfs, ext4, xfs, btrfs (each disk an image made
     /// with mkfs.FS on the host, attached as an NVMe disk; xfs and btrfs modules are loaded
     /// from the kernel package).
@@ -142,25 +172,15 @@ pub struct CountArgs {
         default_value = "tmpfs",
         value_name = "FS"
     )]
-    pub fs: Vec<String>,
+    pub fs: Vec<GuestFs>,
     /// Iterations of each workload (a zero-iteration baseline is subtracted).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub iterations: u64,
-    /// How qemu runs guest code (counts do not depend on speed).
-    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
-    pub accel: RequestedAccel,
+    #[command(flatten)]
+    pub boot: BootArgs,
     /// Seconds each guest may run before it is killed and reported.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
-    /// Statically linked tscope to put in the guest as /init.
-    #[arg(long, value_name = "PATH")]
-    pub guest_bin: Option<PathBuf>,
-    /// qemu binary.
-    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
-    pub qemu: String,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory: u32,
     /// Exit 1 when this holds.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Vec<CountFailOn>,
@@ -168,6 +188,102 @@ pub struct CountArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+/// A workload with a single-threaded loop, as `vm count --workload` names it: the command
+/// line's mirror of `crate::workload::def::LOOPS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoopWorkload {
+    Pipe1,
+    Pingpong,
+    WriteOnly,
+    WriteStat,
+    Vfsmix,
+}
+
+impl From<LoopWorkload> for crate::workload::WorkloadName {
+    fn from(w: LoopWorkload) -> Self {
+        use crate::workload::WorkloadName as W;
+        match w {
+            LoopWorkload::Pipe1 => W::Pipe1,
+            LoopWorkload::Pingpong => W::Pingpong,
+            LoopWorkload::WriteOnly => W::WriteOnly,
+            LoopWorkload::WriteStat => W::WriteStat,
+            LoopWorkload::Vfsmix => W::Vfsmix,
+        }
+    }
+}
+
+/// A file system a guest mounts for its workloads (`vm count --fs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuestFs {
+    Tmpfs,
+    Ext4,
+    Xfs,
+    Btrfs,
+}
+
+impl From<GuestFs> for crate::trace::FsKind {
+    fn from(f: GuestFs) -> Self {
+        use crate::trace::FsKind;
+        match f {
+            GuestFs::Tmpfs => FsKind::Tmpfs,
+            GuestFs::Ext4 => FsKind::Ext4,
+            GuestFs::Xfs => FsKind::Xfs,
+            GuestFs::Btrfs => FsKind::Btrfs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::{Parser, ValueEnum};
+
+    #[test]
+    fn the_mirrors_name_what_the_domain_names() {
+        let loops: Vec<crate::workload::WorkloadName> = LoopWorkload::value_variants()
+            .iter()
+            .map(|&w| w.into())
+            .collect();
+        assert_eq!(loops, crate::workload::def::LOOPS);
+        for &w in LoopWorkload::value_variants() {
+            let name = w.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, crate::workload::WorkloadName::from(w).as_str());
+        }
+        let fs: Vec<&str> = GuestFs::value_variants()
+            .iter()
+            .map(|&f| crate::trace::FsKind::from(f).name())
+            .collect();
+        assert_eq!(fs, crate::vm::boot::disk::FILESYSTEMS);
+        for &f in GuestFs::value_variants() {
+            let name = f.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, crate::trace::FsKind::from(f).name());
+        }
+    }
+
+    /// The boot options and the time limit a `vm` command line gives.
+    fn boot(argv: &[&str]) -> (BootArgs, u64) {
+        let cli = Cli::try_parse_from(argv).unwrap();
+        match cli.command {
+            Command::Vm(VmArgs {
+                command: VmCommand::Guest(a),
+            }) => (a.boot, a.timeout),
+            Command::Vm(VmArgs {
+                command: VmCommand::Count(a),
+            }) => (a.boot, a.timeout),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_room_keeps_its_own_time_limit() {
+        assert_eq!(boot(&["tscope", "vm", "guest"]).1, 120);
+        assert_eq!(boot(&["tscope", "vm", "count"]).1, 300);
+        let (b, t) = boot(&["tscope", "vm", "count", "--timeout", "7", "--memory", "512"]);
+        assert_eq!((t, b.memory, b.accel), (7, 512, AccelArg::Auto));
+    }
 }
 
 /// What `vm bench --fail-on` can fail on.
@@ -203,7 +319,7 @@ pub struct BenchArgs {
         default_value = "tmpfs",
         value_name = "FS"
     )]
-    pub fs: Vec<String>,
+    pub fs: Vec<GuestFs>,
     /// Workloads to time.
     #[arg(
         long,
@@ -211,7 +327,7 @@ pub struct BenchArgs {
         default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
         value_name = "NAME"
     )]
-    pub workload: Vec<String>,
+    pub workload: Vec<LoopWorkload>,
     /// Boots per kernel (their first clocksource alternates).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub boots: u32,
@@ -228,21 +344,11 @@ pub struct BenchArgs {
     /// Seed of the bootstrap intervals and of the guests' paired cost measurements.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    /// How qemu runs guest code: kvm, tcg, or auto (KVM when usable, else TCG).
-    #[arg(long, value_enum, default_value_t = RequestedAccel::Auto)]
-    pub accel: RequestedAccel,
+    #[command(flatten)]
+    pub boot: BootArgs,
     /// Seconds each boot may run before it is killed and reported.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
-    /// Statically linked tscope to put in the guest as /init.
-    #[arg(long, value_name = "PATH")]
-    pub guest_bin: Option<PathBuf>,
-    /// qemu binary.
-    #[arg(long, default_value = "qemu-system-x86_64", value_name = "PATH")]
-    pub qemu: String,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory: u32,
     /// Extra words for the guest kernel command line.
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub append: Option<String>,

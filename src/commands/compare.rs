@@ -1,16 +1,24 @@
 //! `tscope compare`: profiles side by side with ratios against the first.
 
-use std::path::PathBuf;
-
-use super::{Global, Output};
+use super::{Destination, Global};
 use crate::cli::CompareArgs;
 use crate::compare;
-use crate::error::ConfigError;
 
-/// The validated inputs: each file with its column label (`None`: the file's own).
-pub fn config(args: &CompareArgs) -> Result<Vec<(PathBuf, Option<String>)>, ConfigError> {
+/// What `tscope compare` compares, and where the comparison goes.
+#[derive(Debug, Clone)]
+pub struct CompareJob {
+    /// Each file loaded, under its column label (`--labels`, else the file's own).
+    pub inputs: Vec<compare::Input>,
+    pub output: Destination,
+    /// `--fail-on slower`: exit 1 when any source is decided slower than the first input.
+    pub fail_on_slower: bool,
+}
+
+/// Validates `args`: one label per file (when labels are given), the output, then each file
+/// loaded and labelled.
+pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob> {
     if !args.labels.is_empty() && args.labels.len() != args.files.len() {
-        return Err(ConfigError::range(
+        return Err(crate::error::ConfigError::range(
             "labels",
             "one label per file",
             format!(
@@ -18,29 +26,36 @@ pub fn config(args: &CompareArgs) -> Result<Vec<(PathBuf, Option<String>)>, Conf
                 args.labels.len(),
                 args.files.len()
             ),
-        ));
+        )
+        .into());
     }
-    Ok(args
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.clone(), args.labels.get(i).cloned()))
-        .collect())
-}
-
-/// Runs `tscope compare`; returns the exit code.
-pub fn run(args: &CompareArgs, _global: &Global) -> anyhow::Result<i32> {
-    let files = config(args)?;
-    let output = Output::new(&args.output)?;
-    let mut inputs = Vec::with_capacity(files.len());
-    for (path, label) in files {
-        let mut input = compare::Input::load(&path)?;
-        if let Some(l) = label {
-            input.label = l;
+    let output = Destination::new(&args.output)?;
+    let mut inputs = Vec::with_capacity(args.files.len());
+    for (i, path) in args.files.iter().enumerate() {
+        let mut input = compare::Input::load(path)?;
+        if let Some(l) = args.labels.get(i) {
+            input.label = l.clone();
         }
         inputs.push(input);
     }
-    let cmp = compare::compare(&inputs);
-    output.export(&cmp)?;
+    Ok(CompareJob {
+        inputs,
+        output,
+        fail_on_slower: args.fail_on.is_some(),
+    })
+}
+
+/// Runs `tscope compare`; returns the exit code.
+pub fn run(args: &CompareArgs, global: &Global) -> anyhow::Result<i32> {
+    // Reading the inputs (in config) is interruptible at once, a FIFO nobody writes included.
+    super::exit_on_signal()?;
+    let job = config(args, global)?;
+    let cmp = compare::compare(&job.inputs);
+    job.output.export(&cmp)?;
+    let slower = cmp.slower();
+    if job.fail_on_slower && !slower.is_empty() {
+        eprintln!("tscope: decided slower: {}", slower.join(", "));
+        return Ok(1);
+    }
     Ok(0)
 }

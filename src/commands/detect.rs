@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{Global, Output};
+use super::{Destination, Global};
 use crate::cli::DetectArgs;
 use crate::detect::{self, DetectConfig};
 use crate::error::ConfigError;
@@ -46,7 +46,7 @@ pub fn config(args: &DetectArgs, global: &Global) -> Result<DetectConfig, Config
 /// Runs `tscope detect`; returns 1 when a `--fail-on` verdict holds.
 pub fn run(args: &DetectArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
-    let output = Output::new(&args.output)?.with_exports(&args.export)?;
+    let output = Destination::new(&args.output)?.with_exports(&args.export)?;
     let detection = detect::run(&cfg);
     output.export(&detection)?;
     let failing = detection.failing(&cfg.fail_on, args.fail_on_inconclusive);

@@ -1,6 +1,6 @@
 //! `tscope probe`: measure every timestamp source (or `--source` ones) and print the profile.
 
-use super::{Global, Output};
+use super::{Destination, Global};
 use crate::cli::ProbeArgs;
 use crate::error::ConfigError;
 use crate::probe::{self, ProbeConfig, Source};
@@ -22,7 +22,7 @@ pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigEr
 
 /// Runs `tscope probe`; returns the exit code.
 pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
-    let output = Output::new(&args.output)?.with_exports(&args.export)?;
+    let output = Destination::new(&args.output)?.with_exports(&args.export)?;
     if args.list {
         if !output.exports.is_empty() {
             return Err(ConfigError::Invalid(
@@ -30,8 +30,7 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
             )
             .into());
         }
-        let ids: Vec<String> = Source::all().iter().map(|s| s.to_string()).collect();
-        output.emit(format!("{}\n", ids.join("\n")).as_bytes())?;
+        output.emit(crate::export::source_list(&Source::all()).as_bytes())?;
         return Ok(0);
     }
     let cfg = config(args, global)?;

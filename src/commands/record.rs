@@ -1,12 +1,13 @@
 //! `tscope record -o FILE -- CMD …`: run a command under strace for `simulate --strace`.
 
-use super::Global;
+use super::{Global, StderrProgress};
 use crate::cli::record::RecordArgs;
 use crate::error::ConfigError;
+use crate::progress::Progress;
 use crate::trace::strace::record::{self, RecordConfig};
 
 /// Validates `args`: the log's path can be written and there is a command.
-pub fn config(args: &RecordArgs) -> Result<RecordConfig, ConfigError> {
+pub fn config(args: &RecordArgs, _global: &Global) -> Result<RecordConfig, ConfigError> {
     super::check_output_file(&args.out, "out")?;
     if crate::export::file::target(&args.out) == Ok(crate::export::file::Target::Stream) {
         return Err(ConfigError::Output {
@@ -26,24 +27,12 @@ pub fn config(args: &RecordArgs) -> Result<RecordConfig, ConfigError> {
     })
 }
 
-/// Runs the command under strace; returns the command's exit code, 130 when interrupted.
-pub fn run(args: &RecordArgs, _global: &Global) -> anyhow::Result<i32> {
-    let cfg = config(args)?;
-    super::stop_on_signal()?;
+/// Runs the command under strace and says on stderr where the log is (the log is the
+/// result; nothing goes to stdout); returns the command's exit code, 130 when interrupted.
+pub fn run(args: &RecordArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(args, global)?;
+    let stop = super::stop_on_signal()?;
     let r = record::record(&cfg)?;
-    if r.interrupted {
-        eprintln!(
-            "tscope: interrupted: strace and the traced command were killed; {} lines kept in {}",
-            r.lines,
-            cfg.out.display()
-        );
-        return Ok(super::EXIT_INTERRUPTED);
-    }
-    eprintln!(
-        "tscope: recorded {} lines in {}; estimate with: tscope simulate --strace {}",
-        r.lines,
-        cfg.out.display(),
-        cfg.out.display()
-    );
-    Ok(r.exit_code)
+    StderrProgress::lines().note(&crate::export::recording(&r, &cfg.out));
+    Ok(stop.exit_code(r.exit_code))
 }

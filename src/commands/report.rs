@@ -1,16 +1,11 @@
 //! `tscope report`: measure this machine and write report.md, report.json and the SVG charts
 //! into a directory.
 
-use std::io::IsTerminal;
-
-use indicatif::{ProgressBar, ProgressStyle};
-
-use super::Global;
+use super::{Global, StderrProgress};
 use crate::cli::ReportArgs;
 use crate::error::ConfigError;
 use crate::export::{self, ReportDocument};
 use crate::gather::{self, ReportConfig};
-use crate::progress::Progress;
 
 /// Validates `args` into a report configuration; the output directory is checked now (nothing
 /// is created), so a path that cannot hold it fails before anything is measured.
@@ -58,53 +53,16 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
 /// Runs `tscope report`; returns the exit code.
 pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
-    let bar = Bar::new(if cfg.vm { 6 } else { 5 });
-    super::stop_on_signal()?;
-    let report = gather::run(&cfg, &bar);
-    bar.0.finish_and_clear();
-    if let Some(code) = super::interrupted() {
+    let progress = StderrProgress::steps(if cfg.vm { 6 } else { 5 });
+    let stop = super::stop_on_signal()?;
+    let report = gather::run(&cfg, &progress);
+    drop(progress);
+    if let Some(code) = stop.nothing_written() {
         return Ok(code);
     }
     // Written whole: a temporary sibling renamed into place (an earlier report is replaced).
     let files = ReportDocument(&report).files()?;
     export::file::write_dir(&args.out, &files)?;
-    let names: Vec<String> = files
-        .iter()
-        .map(|(name, _)| args.out.join(name).display().to_string())
-        .collect();
-    export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
+    export::emit(export::written(&args.out, &files).as_bytes(), None)?;
     Ok(0)
-}
-
-/// Progress as a bar on stderr, drawn only when stderr is a terminal; notes print above it.
-struct Bar(ProgressBar);
-
-impl Bar {
-    fn new(steps: u64) -> Self {
-        let bar = if std::io::stderr().is_terminal() {
-            let b = ProgressBar::new(steps);
-            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
-                b.set_style(style);
-            }
-            b
-        } else {
-            ProgressBar::hidden()
-        };
-        Bar(bar)
-    }
-}
-
-impl Progress for Bar {
-    fn step(&self, what: &str) {
-        self.0.set_message(what.to_string());
-        self.0.inc(1);
-    }
-
-    fn note(&self, line: &str) {
-        if self.0.is_hidden() {
-            eprintln!("tscope: {line}");
-        } else {
-            self.0.println(format!("tscope: {line}"));
-        }
-    }
 }

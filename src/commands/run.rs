@@ -4,14 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Global, Output, EXIT_INTERRUPTED};
+use super::{Destination, Global};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
-use crate::workload::config::{mem_available, parse_size};
+use crate::workload::config::{mem_available, parse_size, MAX_TASKS};
 use crate::workload::{self, MemOp, Mode, Placement, RunConfig, WorkloadName};
-
-/// The most tasks (or mem threads) one run may start.
-pub const MAX_TASKS: u64 = 1024;
 
 fn counts(name: &'static str, xs: &[u64]) -> Result<Vec<usize>, ConfigError> {
     let mut out: Vec<usize> = Vec::new();
@@ -41,9 +38,35 @@ fn seconds(name: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, C
     Ok(Duration::from_secs_f64(v))
 }
 
-/// Validates `tscope run` arguments into a run configuration.
-pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
-    let w = a.workload;
+/// What `tscope run` does: the run, where its result goes, and the `--record` file.
+#[derive(Debug, Clone)]
+pub struct RunJob {
+    pub run: RunConfig,
+    pub output: Destination,
+    /// `--record FILE`: the run record for `simulate --run`, checked like `-o`.
+    pub record: Option<PathBuf>,
+}
+
+/// Validates `tscope run` arguments: the run, then `-o` and `--export-*`, then `--record`
+/// (a path no other output option names).
+pub fn config(a: &RunArgs, _global: &Global) -> Result<RunJob, ConfigError> {
+    let run = run_config(a)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    if let Some(path) = &a.record {
+        super::check_output_file(path, "record")?;
+        output.refuse_shared(path, "record")?;
+    }
+    Ok(RunJob {
+        run,
+        output,
+        record: a.record.clone(),
+    })
+}
+
+/// Validates the run itself into a run configuration.
+fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
+    let w = WorkloadName::from(a.workload);
+    let placement: Vec<Placement> = a.placement.iter().map(|&p| p.into()).collect();
     let is_mem = w == WorkloadName::Mem;
     let runner = w.uses_runner();
     let not_for = |name, applies, hint| ConfigError::NotApplicable {
@@ -85,7 +108,7 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     if a.size.is_some() && runner {
         return Err(not_for("size", "mem and pagezero", "drop it"));
     }
-    if !a.placement.is_empty() && w != WorkloadName::Pingpong {
+    if !placement.is_empty() && w != WorkloadName::Pingpong {
         return Err(not_for("placement", "pingpong", "drop it"));
     }
 
@@ -118,20 +141,21 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         tasks = defaults.tasks.clone();
     }
     let mut modes: Vec<Mode> = Vec::new();
-    for m in &a.mode {
-        if !modes.contains(m) {
-            modes.push(*m);
+    for &m in &a.mode {
+        let m = Mode::from(m);
+        if !modes.contains(&m) {
+            modes.push(m);
         }
     }
     let pin = !a.no_pin;
-    if !a.placement.is_empty() && !pin {
+    if !placement.is_empty() && !pin {
         return Err(not_for(
             "placement",
             "pinned runs",
             "drop --no-pin, or --placement",
         ));
     }
-    if a.placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
+    if placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
         return Err(ConfigError::range(
             "placement",
             "same on a machine where this process may use one CPU",
@@ -140,11 +164,11 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     }
     let placements = if w != WorkloadName::Pingpong || !pin {
         vec![None]
-    } else if a.placement.is_empty() {
+    } else if placement.is_empty() {
         defaults.placements.clone()
     } else {
         let mut p: Vec<Option<Placement>> = Vec::new();
-        for x in &a.placement {
+        for x in &placement {
             if !p.contains(&Some(*x)) {
                 p.push(Some(*x));
             }
@@ -167,7 +191,7 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     };
     let mut mem = defaults.mem.clone();
     if let Some(op) = a.op {
-        mem.op = op;
+        mem.op = op.into();
     }
     let mut cold_bytes = defaults.cold_bytes;
     if is_mem {
@@ -224,31 +248,26 @@ pub fn config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     })
 }
 
-/// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted.
-pub fn run(args: &RunArgs, _global: &Global) -> anyhow::Result<i32> {
-    let cfg = config(args)?;
-    let output = Output::new(&args.output)?.with_exports(&args.export)?;
-    let record: Option<PathBuf> = args.record.clone();
-    if let Some(path) = &record {
-        super::check_output_file(path, "record")?;
-        output.refuse_shared(path, "record")?;
-    }
-    super::stop_on_signal()?;
-    let progress = super::StderrProgress::new(job(&cfg));
-    let report = workload::execute(&cfg);
+/// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted (the
+/// partial result printed first).
+pub fn run(args: &RunArgs, global: &Global) -> anyhow::Result<i32> {
+    let job = config(args, global)?;
+    let stop = super::stop_on_signal()?;
+    let progress = super::StderrProgress::new(job_line(&job.run));
+    let report = workload::execute(&job.run);
     drop(progress);
     let report = report?;
-    output.export(&report)?;
-    if let Some(path) = &record {
+    job.output.export(&report)?;
+    if let Some(path) = &job.record {
         let record = workload::run_record::RunRecord::of(&report);
         crate::export::emit(&crate::export::json(&record)?, Some(path))?;
     }
-    Ok(if report.partial { EXIT_INTERRUPTED } else { 0 })
+    Ok(stop.exit_code(0))
 }
 
 /// What the spinner says during a run: the workload, and for the runner's workloads how many
 /// runs of how long (warm-up plus sampling) it will take.
-fn job(cfg: &RunConfig) -> String {
+fn job_line(cfg: &RunConfig) -> String {
     let w = cfg.workload;
     if !w.uses_runner() {
         return format!("run {}", w.as_str());
@@ -271,7 +290,7 @@ mod tests {
     fn cfg(args: &[&str]) -> Result<RunConfig, ConfigError> {
         let cli = Cli::try_parse_from([&["tscope", "run"], args].concat()).expect("parses");
         match cli.command {
-            Command::Run(a) => config(&a),
+            Command::Run(a) => config(&a, &Global::default()).map(|job| job.run),
             _ => unreachable!(),
         }
     }

@@ -2,16 +2,20 @@
 //! taken once and shown as many ways as needed. The kind is recognised from the document's
 //! fields; the file is parsed with the same types that wrote it, so a field this build does
 //! not know is ignored and a missing one is an error naming the file.
+//!
+//! The file is read whole, bounded ([`crate::input::read_document`]), then parsed twice from
+//! its bytes, never as a `serde_json::Value` tree: its [outline](crate::input::Shape) says what
+//! it is, then it parses into the type that wrote it.
 
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
-use super::{Global, Output as Destination};
+use super::{Destination, Global};
 use crate::cli::ShowArgs;
 use crate::error::ConfigError;
-use crate::export::Format;
+use crate::export::Saved;
+use crate::input::Shape;
 use crate::sim::result::Output;
 
 /// What a tscope JSON document is.
@@ -25,16 +29,18 @@ pub enum Kind {
     /// `simulate --json`: estimates, a sweep, an implied cost or a validation (one object or
     /// an array of them).
     Simulate,
+    /// `compare --json`.
+    Compare,
     /// A report's `report.json`.
     Report,
 }
 
 impl Kind {
     /// Recognises a document by the fields only its kind has.
-    pub fn of(v: &Value) -> Option<Kind> {
-        let has = |k: &str| v.get(k).is_some();
-        let first = v.as_array().and_then(|a| a.first()).unwrap_or(v);
-        let sim = |k: &str| first.get(k).is_some();
+    pub fn of(v: &Shape) -> Option<Kind> {
+        let has = |k: &str| v.has(k);
+        let first = v.first_or_self();
+        let sim = |k: &str| first.has(k);
         if has("environment") && has("simulation") && has("profile") {
             Some(Kind::Report)
         } else if sim("estimates")
@@ -49,6 +55,8 @@ impl Kind {
             Some(Kind::VmExits)
         } else if has("workload") && has("runs") {
             Some(Kind::Run)
+        } else if has("columns") && has("sources") && has("verdicts") {
+            Some(Kind::Compare)
         } else if has("verdicts") && has("facts") {
             Some(Kind::Detect)
         } else if has("sources") && has("machine") && has("derived") {
@@ -59,9 +67,9 @@ impl Kind {
     }
 }
 
-/// Parses the text itself (a `Value` would reorder maps) as the type that wrote it.
-fn parse<T: DeserializeOwned>(text: &str, path: &Path, what: &str) -> anyhow::Result<T> {
-    serde_json::from_str(text).map_err(|e| {
+/// Parses the bytes themselves (a `Value` would reorder maps) as the type that wrote it.
+fn parse<T: DeserializeOwned>(text: &[u8], path: &Path, what: &str) -> anyhow::Result<T> {
+    serde_json::from_slice(text).map_err(|e| {
         ConfigError::Invalid(format!(
             "'{}' looks like {what} output but does not parse as one ({e}): was it written by \
              another tscope version?",
@@ -71,13 +79,20 @@ fn parse<T: DeserializeOwned>(text: &str, path: &Path, what: &str) -> anyhow::Re
     })
 }
 
-/// Renders the file in the chosen format; returns the exit code.
-pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
+/// What `tscope show` shows, and where.
+#[derive(Debug, Clone)]
+pub struct ShowJob {
+    pub document: Saved,
+    pub output: Destination,
+}
+
+/// Validates `args`: the output, then the file read, recognised and parsed as the type that
+/// wrote it, in a format that kind has.
+pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
     let output = Destination::new(&args.output)?;
     let path = &args.file;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::Invalid(format!("cannot read '{}': {e}", path.display())))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
+    let text = crate::input::read_document(path, "document")?;
+    let v = Shape::of(&text).map_err(|e| {
         ConfigError::Invalid(format!(
             "'{}' is not JSON (line {}, column {}): {e}",
             path.display(),
@@ -85,7 +100,7 @@ pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
             e.column()
         ))
     })?;
-    if v.get("kind").and_then(Value::as_str) == Some("tscope-run-record") {
+    if v.kind.as_deref() == Some("tscope-run-record") {
         return Err(ConfigError::Invalid(format!(
             "'{}' is a run record (`tscope run --record`): it is input for `tscope simulate \
              --run`; `tscope show` renders what `tscope run --json` writes",
@@ -96,72 +111,76 @@ pub fn run(args: &ShowArgs, _global: &Global) -> anyhow::Result<i32> {
     let Some(kind) = Kind::of(&v) else {
         return Err(ConfigError::Invalid(format!(
             "'{}' is not a document tscope writes (expected the JSON of probe, detect, run, \
-             vm guest, vm exits, simulate or report.json)",
+             vm guest, vm exits, simulate, compare or report.json)",
             path.display()
         ))
         .into());
     };
-    match kind {
-        Kind::Probe => output.export(&parse::<crate::probe::Profile>(&text, path, "probe")?)?,
-        Kind::Detect => {
-            output.export(&parse::<crate::detect::Detection>(&text, path, "detect")?)?
-        }
-        Kind::Run => output.export(&parse::<crate::workload::RunReport>(&text, path, "run")?)?,
-        Kind::VmGuest => output.export(&parse::<crate::vm::guest::matrix::GuestMatrix>(
-            &text, path, "vm guest",
-        )?)?,
-        Kind::VmExits => {
-            output.export(&parse::<crate::vm::exits::Exits>(&text, path, "vm exits")?)?
-        }
-        Kind::Simulate => output.export(&simulate_output(&v, &text, path)?)?,
-        Kind::Report => {
-            let r: crate::gather::Report = parse(&text, path, "report.json")?;
-            match output.format {
-                Format::Json => output.emit(&crate::export::json(&r)?)?,
-                Format::Csv => {
-                    return Err(ConfigError::Invalid(
-                        "a report has no CSV form: use --markdown (report.md) or --json".into(),
-                    )
-                    .into())
-                }
-                Format::Table | Format::Markdown => {
-                    output.emit(crate::export::ReportDocument(&r).markdown()?.as_bytes())?
-                }
-            }
-        }
-    }
+    let document = match kind {
+        Kind::Probe => Saved::Probe(Box::new(parse(&text, path, "probe")?)),
+        Kind::Detect => Saved::Detect(Box::new(parse(&text, path, "detect")?)),
+        Kind::Run => Saved::Run(Box::new(parse(&text, path, "run")?)),
+        Kind::VmGuest => Saved::VmGuest(Box::new(parse(&text, path, "vm guest")?)),
+        Kind::VmExits => Saved::VmExits(Box::new(parse(&text, path, "vm exits")?)),
+        Kind::Simulate => Saved::Simulate(Box::new(simulate_output(&v, &text, path)?)),
+        Kind::Compare => Saved::Compare(Box::new(parse(&text, path, "compare")?)),
+        Kind::Report => Saved::Report(Box::new(parse(&text, path, "report.json")?)),
+    };
+    document.check(output.format)?;
+    Ok(ShowJob { document, output })
+}
+
+/// Renders the file in the chosen format; returns the exit code.
+pub fn run(args: &ShowArgs, global: &Global) -> anyhow::Result<i32> {
+    // Reading the file (in config) is interruptible at once, a FIFO nobody writes included.
+    super::exit_on_signal()?;
+    let job = config(args, global)?;
+    job.output.emit(&job.document.export(job.output.format)?)?;
     Ok(0)
 }
 
-/// One object or an array of them, as `simulate --json` writes.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum OneOrMany<T> {
-    One(T),
-    Many(Vec<T>),
-}
-
-impl<T> OneOrMany<T> {
-    fn into_vec(self) -> Vec<T> {
-        match self {
-            OneOrMany::One(t) => vec![t],
-            OneOrMany::Many(v) => v,
-        }
+/// One object or an array of them, as `simulate --json` writes; the outline says which, so
+/// the parse goes straight into the type (an untagged enum would buffer the whole document).
+fn one_or_many<T: DeserializeOwned>(
+    v: &Shape,
+    text: &[u8],
+    path: &Path,
+    what: &str,
+) -> anyhow::Result<Vec<T>> {
+    if v.object {
+        Ok(vec![parse::<T>(text, path, what)?])
+    } else {
+        parse::<Vec<T>>(text, path, what)
     }
 }
 
 /// A `simulate --json` document as the result it was rendered from.
-fn simulate_output(v: &Value, text: &str, path: &Path) -> anyhow::Result<Output> {
+fn simulate_output(v: &Shape, text: &[u8], path: &Path) -> anyhow::Result<Output> {
     use crate::sim::result::{ImpliedReport, ModelReport, SweepReport, ValidationReport};
-    let first = v.as_array().and_then(|a| a.first()).unwrap_or(v);
+    let first = v.first_or_self();
     let what = "simulate";
-    Ok(if first.get("estimates").is_some() {
-        Output::Models(parse::<OneOrMany<ModelReport>>(text, path, what)?.into_vec())
-    } else if first.get("break_even").is_some() {
-        Output::Sweeps(parse::<OneOrMany<SweepReport>>(text, path, what)?.into_vec())
-    } else if first.get("published_speedup").is_some() {
-        Output::Implied(parse::<OneOrMany<ImpliedReport>>(text, path, what)?.into_vec())
+    Ok(if first.has("estimates") {
+        Output::Models(one_or_many::<ModelReport>(v, text, path, what)?)
+    } else if first.has("break_even") {
+        Output::Sweeps(one_or_many::<SweepReport>(v, text, path, what)?)
+    } else if first.has("published_speedup") {
+        Output::Implied(one_or_many::<ImpliedReport>(v, text, path, what)?)
     } else {
         Output::Validation(parse::<ValidationReport>(text, path, what)?)
     })
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_output_is_recognised_before_a_profile() {
+        let v =
+            Shape::of(br#"{"schema_version": 1, "columns": [], "sources": [], "verdicts": []}"#)
+                .unwrap();
+        assert_eq!(Kind::of(&v), Some(Kind::Compare));
+        let probe = Shape::of(br#"{"sources": [], "machine": {}, "derived": {}}"#).unwrap();
+        assert_eq!(Kind::of(&probe), Some(Kind::Probe));
+        assert_eq!(Kind::of(&Shape::of(br#"{"a": 1}"#).unwrap()), None);
+    }
 }

@@ -1,78 +1,130 @@
 //! `tscope simulate`: what a `vfs_timestamp` resolution knob buys, and what accuracy it costs —
-//! estimates, sweeps, back-solves and validations.
+//! estimates, sweeps, back-solves, strace logs, validations, and `--explain`'s model tables.
 
-use super::{Global, Output};
+use super::{Destination, Global, StderrProgress};
 use crate::cli::simulate::SimulateArgs;
 use crate::error::ConfigError;
-use crate::export::{table::Align, table::Table, Block, Render, Style};
-use crate::kernel::explain::{explain, Explanation};
-use crate::kernel::{model::model_names_help, Family, ModelSpec};
-use crate::sim::config::{bad, parse_implied, parse_set, parse_sweep};
-use crate::sim::{self, Input, SimulateConfig};
+use crate::kernel::explain::explain;
+use crate::kernel::{model::model_names_help, ModelId, ModelSpec};
+use crate::sim::config::{bad, every_family, parse_implied, parse_set, parse_sweep};
+use crate::sim::{self, Loop, LoopSource, Mode, SimulateConfig, StraceLog, Validation};
 use crate::trace::FsKind;
 
-/// Validates `simulate` arguments into a simulate configuration.
-pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, ConfigError> {
-    let input = match (&a.scenario, &a.run, &a.strace) {
-        (_, _, Some(trace)) => Input::Strace(trace.clone()),
-        (_, Some(run), None) => Input::Run(run.clone()),
-        (Some(s), None, None) => Input::Scenario(s.clone()),
-        (None, None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
+/// What `tscope simulate` does, and where the result goes.
+#[derive(Debug, Clone)]
+pub struct SimulateJob {
+    pub task: Task,
+    pub output: Destination,
+}
+
+/// A simulation, or `--explain`'s table of one model.
+#[derive(Debug, Clone)]
+pub enum Task {
+    Simulate(Box<SimulateConfig>),
+    Explain(ModelId),
+}
+
+/// Validates `simulate` arguments: the task, then `-o` and `--export-*`.
+pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateJob, ConfigError> {
+    let task = match &a.explain {
+        Some(name) => Task::Explain(model_spec(name, "--explain")?.resolve(None).0),
+        None => Task::Simulate(Box::new(simulate_config(a, global)?)),
     };
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    Ok(SimulateJob { task, output })
+}
+
+/// The mode the arguments ask for, with only its own settings.
+fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
     if a.strace.is_none() && (a.strict || a.fs.is_some()) {
         return bad("--strict and --fs apply to --strace FILE only".into());
     }
     if !a.validate && !a.validate_dir.is_empty() {
         return bad("--validate-dir applies to --validate only".into());
     }
-    let fs = match a.fs.as_deref() {
-        None => None,
-        Some(name) => match FsKind::parse(name) {
-            Some(FsKind::Pipefs) | None => {
-                return bad(format!(
-                    "--fs '{name}': expected one of tmpfs, ext4, xfs, btrfs, ufs, other"
-                ))
-            }
-            Some(fs) => Some(fs),
-        },
+    if let Some(path) = &a.strace {
+        if a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some() {
+            return bad(
+                "--strace replays the log once per policy: --sweep, --implied and --iterations \
+                 apply to scenarios"
+                    .into(),
+            );
+        }
+        let fs = match a.fs.as_deref() {
+            None => None,
+            Some(name) => match FsKind::parse(name) {
+                Some(FsKind::Pipefs) | None => {
+                    return bad(format!(
+                        "--fs '{name}': expected one of tmpfs, ext4, xfs, btrfs, ufs, other"
+                    ))
+                }
+                Some(fs) => Some(fs),
+            },
+        };
+        return Ok(Mode::Strace(StraceLog {
+            path: path.clone(),
+            strict: a.strict,
+            fs,
+        }));
+    }
+    let input = match (&a.scenario, &a.run) {
+        (_, Some(run)) => LoopSource::Run(run.clone()),
+        (Some(s), None) => LoopSource::Scenario(s.clone()),
+        (None, None) => return bad("give a SCENARIO, --run FILE or --strace FILE".into()),
     };
-    if matches!(input, Input::Strace(_))
-        && (a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some())
-    {
-        return bad(
-            "--strace replays the log once per policy: --sweep, --implied and --iterations \
-             apply to scenarios"
-                .into(),
-        );
-    }
-    let validate = match (&input, a.validate) {
-        (_, false) => None,
-        (Input::Scenario(name), true) => Some(name.clone()),
-        _ => return bad("--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into()),
-    };
-    if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
-        return bad(format!(
-            "--validate-secs must be 0.2..=600 seconds, got {}",
-            a.validate_secs
-        ));
-    }
-    let sweep = a
-        .sweep
-        .as_deref()
-        .map(|s| parse_sweep(s, a.sweep_points))
-        .transpose()?;
-    let overrides = parse_set(&a.set, sweep.as_ref())?;
-    if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
-        return bad(format!(
-            "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
-            a.break_even
-        ));
-    }
-    let implied = a.implied.as_deref().map(parse_implied).transpose()?;
     if let Some(n) = a.iterations {
         if !(1..=10_000_000_000).contains(&n) {
             return bad(format!("--iterations must be 1..=10000000000, got {n}"));
         }
+    }
+    if a.validate {
+        // clap allows --validate with a SCENARIO only (it conflicts with --run and --strace).
+        let LoopSource::Scenario(check) = input else {
+            return bad("--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into());
+        };
+        if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
+            return bad(format!(
+                "--validate-secs must be 0.2..=600 seconds, got {}",
+                crate::fmt::num(a.validate_secs)
+            ));
+        }
+        return Ok(Mode::Validate(Validation {
+            check,
+            secs: a.validate_secs,
+            dirs: a.validate_dir.clone(),
+        }));
+    }
+    let run = Loop {
+        input,
+        iterations: a.iterations,
+    };
+    Ok(match (&a.sweep, &a.implied) {
+        (Some(spec), _) => Mode::Sweep {
+            run,
+            sweep: parse_sweep(spec, a.sweep_points)?,
+            break_even: a.break_even,
+        },
+        (None, Some(spec)) => Mode::Implied {
+            run,
+            implied: parse_implied(spec)?,
+        },
+        (None, None) => Mode::Estimate(run),
+    })
+}
+
+/// Validates the arguments of a simulation (not `--explain`).
+fn simulate_config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, ConfigError> {
+    let mode = mode(a)?;
+    let sweep = match &mode {
+        Mode::Sweep { sweep, .. } => Some(sweep),
+        _ => None,
+    };
+    let overrides = parse_set(&a.set, sweep)?;
+    if !(a.break_even.is_finite() && a.break_even > 1.0 && a.break_even < 1000.0) {
+        return bad(format!(
+            "--break-even must be a speedup above 1 (e.g. 1.05), got {}",
+            crate::fmt::num(a.break_even)
+        ));
     }
     let mut models = Vec::new();
     for name in &a.models {
@@ -82,16 +134,9 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         }
     }
     if models.is_empty() {
-        models = Family::ALL
-            .iter()
-            .map(|&family| ModelSpec {
-                family,
-                version: None,
-                alias: false,
-            })
-            .collect();
+        models = every_family();
     }
-    if let Some(i) = &implied {
+    if let Mode::Implied { implied: i, .. } = &mode {
         for p in [&i.policy, &i.stock_policy].into_iter().flatten() {
             if !models.iter().any(|m| m.family == p.model.family) {
                 return bad(format!(
@@ -108,25 +153,13 @@ pub fn config(a: &SimulateArgs, global: &Global) -> Result<SimulateConfig, Confi
         }
     }
     Ok(SimulateConfig {
-        input,
+        mode,
         models,
         profile: a.profile.clone(),
         profile_data: None,
-        counter: a.counter,
+        counter: a.counter.into(),
         overrides,
-        sweep,
-        break_even: a.break_even,
-        implied,
-        iterations: a.iterations,
         emulate_trap: global.emulate_trap,
-        strict: a.strict,
-        fs,
-        op_weights: None,
-        op_stamp_at: None,
-        coarse_lag_ns: None,
-        validate,
-        validate_secs: a.validate_secs,
-        validate_dirs: a.validate_dir.clone(),
     })
 }
 
@@ -142,88 +175,125 @@ fn model_spec(name: &str, flag: &str) -> Result<ModelSpec, ConfigError> {
     )
 }
 
-/// Runs `tscope simulate`; returns the exit code.
+/// Runs `tscope simulate`; returns the exit code (130 when a validation was interrupted:
+/// nothing is printed then).
 pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
-    if let Some(name) = &args.explain {
-        let (model, _) = model_spec(name, "--explain")?.resolve(None);
-        let output = Output::new(&args.output)?.with_exports(&args.export)?;
-        output.export(&explain(model))?;
-        return Ok(0);
-    }
-    let cfg = config(args, global)?;
-    let output = Output::new(&args.output)?.with_exports(&args.export)?;
-    if cfg.validate.is_some() {
-        super::stop_on_signal()?;
-    }
-    let progress = match (&cfg.validate, &cfg.input) {
-        (Some(check), _) => Some(format!(
-            "simulate {check} --validate: live runs of {} s",
-            cfg.validate_secs
+    let job = config(args, global)?;
+    let cfg = match job.task {
+        Task::Explain(model) => {
+            job.output.export(&explain(model))?;
+            return Ok(0);
+        }
+        Task::Simulate(cfg) => cfg,
+    };
+    // Only the validations' live runs watch the stop flag.
+    let stop = match &cfg.mode {
+        Mode::Validate(_) => Some(super::stop_on_signal()?),
+        // Reading and replaying only: a stop signal ends it at once, mid-read included.
+        _ => {
+            super::exit_on_signal()?;
+            None
+        }
+    };
+    let progress = match &cfg.mode {
+        Mode::Validate(v) => Some(format!(
+            "simulate {} --validate: live runs of {} s",
+            v.check, v.secs
         )),
-        (None, Input::Strace(path)) => Some(format!("simulate --strace {}", path.display())),
+        Mode::Strace(log) => Some(format!("simulate --strace {}", log.path.display())),
         _ => None,
     }
-    .map(super::StderrProgress::new);
+    .map(StderrProgress::new);
     let result = sim::simulate(&cfg);
     drop(progress);
-    if let Some(code) = super::interrupted() {
+    if let Some(code) = stop.as_ref().and_then(super::Stop::nothing_written) {
         return Ok(code);
     }
-    let result = result?;
-    output.export(&result)?;
+    job.output.export(&result?)?;
     Ok(0)
 }
 
-impl Render for Explanation {
-    fn json(&self) -> impl serde::Serialize + '_ {
-        self
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn job(args: &[&str]) -> Result<SimulateJob, ConfigError> {
+        let cli = Cli::try_parse_from([&["tscope", "simulate"], args].concat()).expect("parses");
+        match cli.command {
+            Command::Simulate(a) => config(&a, &Global::default()),
+            _ => unreachable!(),
+        }
     }
 
-    fn blocks(&self, _style: Style) -> Vec<Block> {
-        let mut blocks = vec![Block::Heading(format!(
-            "{}: timestamp work per syscall and filesystem (stock {}; policies {})",
-            self.model,
-            self.stock_policy,
-            self.policies.join(", ")
-        ))];
-        if !self.notes.is_empty() {
-            blocks.push(Block::list("note: ", self.notes.clone()));
+    fn mode(args: &[&str]) -> Mode {
+        match job(args).expect("valid").task {
+            Task::Simulate(cfg) => cfg.mode,
+            Task::Explain(m) => panic!("explain {m}"),
         }
-        blocks.push(Block::Table(self.csv()));
-        blocks.push(Block::Text(
-            "reads: clock reads at the stock setting (a-b: Linux updates only when the coarse \
-             time moved; BSD flushes only when a flag is pending); status: read = checked \
-             against the source text, cited = from issue 13's reading, recalled = not re-read\n"
-                .into(),
+    }
+
+    #[test]
+    fn each_mode_holds_only_its_settings() {
+        match mode(&["pipe1", "--iterations", "7"]) {
+            Mode::Estimate(Loop {
+                input: LoopSource::Scenario(s),
+                iterations: Some(7),
+            }) => assert_eq!(s, "pipe1"),
+            m => panic!("{m:?}"),
+        }
+        match mode(&[
+            "vfsmix",
+            "--sweep",
+            "precise_read_ns=10..1000",
+            "--break-even",
+            "1.1",
+        ]) {
+            Mode::Sweep {
+                sweep, break_even, ..
+            } => assert_eq!((sweep.points, break_even), (13, 1.1)),
+            m => panic!("{m:?}"),
+        }
+        assert!(matches!(
+            mode(&["pipe1", "--implied", "stock=1,patched=2"]),
+            Mode::Implied { .. }
         ));
-        blocks
+        match mode(&["--strace", "x.strace", "--strict", "--fs", "ext4"]) {
+            Mode::Strace(log) => assert_eq!((log.strict, log.fs), (true, Some(FsKind::Ext4))),
+            m => panic!("{m:?}"),
+        }
+        match mode(&["seed", "--validate", "--validate-secs", "1"]) {
+            Mode::Validate(v) => assert_eq!((v.check.as_str(), v.secs), ("seed", 1.0)),
+            m => panic!("{m:?}"),
+        }
+        assert!(matches!(
+            mode(&["--run", "r.json"]),
+            Mode::Estimate(Loop {
+                input: LoopSource::Run(_),
+                ..
+            })
+        ));
     }
 
-    fn csv(&self) -> Table {
-        let mut t = Table::new(&[
-            ("syscall", Align::Left),
-            ("fs", Align::Left),
-            ("work", Align::Left),
-            ("reads", Align::Right),
-            ("repo", Align::Left),
-            ("file", Align::Left),
-            ("function", Align::Left),
-            ("at", Align::Left),
-            ("status", Align::Left),
-        ]);
-        for r in &self.rows {
-            t.row(vec![
-                r.syscall.to_string(),
-                r.filesystems.join(","),
-                r.work.clone(),
-                r.reads.clone(),
-                r.source.repo.to_string(),
-                r.source.file.to_string(),
-                r.source.function.to_string(),
-                r.source.at.to_string(),
-                r.source.status.to_string(),
-            ]);
+    #[test]
+    fn explain_skips_the_simulation_settings() {
+        let j = job(&["--explain", "freebsd"]).unwrap();
+        assert!(matches!(j.task, Task::Explain(m) if m.family == crate::kernel::Family::Freebsd));
+        assert!(job(&["--explain", "bogus"]).is_err());
+    }
+
+    #[test]
+    fn a_setting_outside_its_mode_is_refused() {
+        for args in [
+            &["pipe1", "--strict"][..],
+            &["--strace", "x", "--iterations", "5"],
+            &["--strace", "x", "--sweep", "precise_read_ns=1..10"],
+            &["pipe1", "--break-even", "1"],
+            &["pipe1", "--iterations", "0"],
+            &["seed", "--validate", "--validate-secs", "0.1"],
+        ] {
+            assert!(job(args).is_err(), "{args:?}");
         }
-        t
     }
 }

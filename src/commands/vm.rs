@@ -2,14 +2,25 @@
 
 use std::time::Duration;
 
-use super::{Global, Output, StderrProgress};
-use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
+use super::{Destination, Global, StderrProgress};
+use crate::cli::vm::{BootArgs, CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
-use crate::vm::count::{self, guest as count_guest};
+use crate::vm::count;
 use crate::vm::count::{CountConfig, KernelSource};
 use crate::vm::guest::matrix;
 use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init};
+
+/// Range-checks the options every room that boots a guest shares, and its `--timeout`.
+fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
+    if !(1..=3600).contains(&timeout) {
+        return Err(ConfigError::range("timeout", "1..=3600 seconds", timeout));
+    }
+    if !(128..=65536).contains(&b.memory) {
+        return Err(ConfigError::range("memory", "128..=65536 MiB", b.memory));
+    }
+    Ok(())
+}
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
@@ -34,36 +45,25 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
             "--clocksource: name at least one clocksource".into(),
         ));
     }
-    let check = |name: &'static str, what: &'static str, ok: bool, value: u64| {
-        if ok {
-            Ok(())
-        } else {
-            Err(ConfigError::range(name, what, value))
-        }
-    };
-    check(
-        "timeout",
-        "1..=3600 seconds",
-        (1..=3600).contains(&a.timeout),
-        a.timeout,
-    )?;
-    check("smp", "1..=64", (1..=64).contains(&a.smp), a.smp.into())?;
-    let mem_ok = (128..=65536).contains(&a.memory);
-    check("memory", "128..=65536 MiB", mem_ok, a.memory.into())?;
+    let b = &a.boot;
+    check_boot(b, a.timeout)?;
+    if !(1..=64).contains(&a.smp) {
+        return Err(ConfigError::range("smp", "1..=64", a.smp));
+    }
     Ok(GuestConfig {
         clocksources,
-        accel: a.accel,
+        accel: b.accel.into(),
         timeout: Duration::from_secs(a.timeout),
         kernel: a.kernel.clone(),
         kernel_package: a.kernel_package.clone(),
-        guest_bin: a.guest_bin.clone(),
+        guest_bin: b.guest_bin.clone(),
         smp: a.smp,
-        memory_mb: a.memory,
+        memory_mb: b.memory,
         tsc_reliable: a.tsc_reliable,
         all_sources: a.all_sources,
         append: a.append.clone(),
         pvh: !a.no_pvh,
-        qemu: a.qemu.clone(),
+        qemu: b.qemu.clone(),
         measure_host: !a.no_host,
         emulate_trap: global.emulate_trap,
     })
@@ -73,8 +73,8 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
 pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
     match &args.command {
         VmCommand::Guest(a) => guest(a, global),
-        VmCommand::Exits(a) => exits(a),
-        VmCommand::Count(a) => count(a),
+        VmCommand::Exits(a) => exits(a, global),
+        VmCommand::Count(a) => count(a, global),
         VmCommand::Bench(a) => super::vm_bench::run(a),
         VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
@@ -83,8 +83,8 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
 /// `vm guest`: exit 1 when a guest hung or failed (the matrix is printed either way).
 fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = guest_config(a, global)?;
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
-    super::stop_on_signal()?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    let stop = super::stop_on_signal()?;
     let progress = StderrProgress::new(format!(
         "vm guest: {} clocksource(s), up to {} s each",
         cfg.clocksources.len(),
@@ -92,31 +92,45 @@ fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
     ));
     let m = guest::run(&cfg, &progress);
     drop(progress);
-    if let Some(code) = super::interrupted() {
+    if let Some(code) = stop.nothing_written() {
         return Ok(code);
     }
-    let m = match m {
-        Err(e) if crate::vm::boot::child::is_interrupted(&e) => return Ok(super::EXIT_INTERRUPTED),
-        other => other?,
-    };
+    let m = m?;
     output.export(&m)?;
     let all_ok = m.guests.iter().all(|g| g.status == matrix::GuestStatus::Ok);
     Ok(if all_ok { 0 } else { 1 })
 }
 
-/// `vm exits`: the micro-VM's exit costs.
-fn exits(a: &ExitsArgs) -> anyhow::Result<i32> {
+/// The most iterations of each exit kind `vm exits` runs.
+pub const MAX_EXITS_ITERATIONS: u32 = 1_000_000;
+
+/// Validates `vm exits` arguments: the iterations of each exit kind (the micro-VM's whole
+/// configuration).
+pub fn exits_config(a: &ExitsArgs, _global: &Global) -> Result<u32, ConfigError> {
     if a.iterations == 0 {
-        return Err(ConfigError::range("iterations", "at least 1", 0).into());
+        return Err(ConfigError::range("iterations", "at least 1", 0));
     }
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
-    let r = exits::run(a.iterations)?;
+    if a.iterations > MAX_EXITS_ITERATIONS {
+        return Err(ConfigError::range(
+            "iterations",
+            format!("1..={MAX_EXITS_ITERATIONS}"),
+            a.iterations,
+        ));
+    }
+    Ok(a.iterations)
+}
+
+/// `vm exits`: the micro-VM's exit costs.
+fn exits(a: &ExitsArgs, global: &Global) -> anyhow::Result<i32> {
+    let iterations = exits_config(a, global)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    let r = exits::run(iterations)?;
     output.export(&r)?;
     Ok(0)
 }
 
 /// Validates `vm count` arguments.
-pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
+pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = CountConfig::new();
     if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
@@ -138,29 +152,17 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
         }
     }
     cfg.workloads.clear();
-    for w in &a.workload {
-        let w = w.trim();
-        if !count_guest::WORKLOADS.contains(&w) {
-            return bad(format!(
-                "--workload: '{w}' is not one of {}",
-                count_guest::WORKLOADS.join(", ")
-            ));
-        }
-        if !cfg.workloads.iter().any(|x| x == w) {
-            cfg.workloads.push(w.to_string());
+    for &w in &a.workload {
+        let w = w.into();
+        if !cfg.workloads.contains(&w) {
+            cfg.workloads.push(w);
         }
     }
     cfg.filesystems.clear();
-    for f in &a.fs {
-        let f = f.trim();
-        if !crate::vm::boot::disk::FILESYSTEMS.contains(&f) {
-            return bad(format!(
-                "--fs: '{f}' is not supported (one of {})",
-                crate::vm::boot::disk::FILESYSTEMS.join(", ")
-            ));
-        }
-        if !cfg.filesystems.iter().any(|x| x == f) {
-            cfg.filesystems.push(f.to_string());
+    for &f in &a.fs {
+        let f = f.into();
+        if !cfg.filesystems.contains(&f) {
+            cfg.filesystems.push(f);
         }
     }
     if cfg.workloads.is_empty() || cfg.filesystems.is_empty() {
@@ -173,35 +175,29 @@ pub fn count_config(a: &CountArgs) -> Result<CountConfig, ConfigError> {
             a.iterations,
         ));
     }
-    if !(1..=3600).contains(&a.timeout) {
-        return Err(ConfigError::range("timeout", "1..=3600 seconds", a.timeout));
-    }
-    if !(128..=65536).contains(&a.memory) {
-        return Err(ConfigError::range("memory", "128..=65536 MiB", a.memory));
-    }
+    let b = &a.boot;
+    check_boot(b, a.timeout)?;
     cfg.iterations = a.iterations;
-    cfg.accel = a.accel;
+    cfg.accel = b.accel.into();
     cfg.timeout = Duration::from_secs(a.timeout);
-    cfg.guest_bin = a.guest_bin.clone();
-    cfg.qemu = a.qemu.clone();
-    cfg.memory_mb = a.memory;
+    cfg.guest_bin = b.guest_bin.clone();
+    cfg.qemu = b.qemu.clone();
+    cfg.memory_mb = b.memory;
     Ok(cfg)
 }
 
-/// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted.
-fn count(a: &CountArgs) -> anyhow::Result<i32> {
-    let cfg = count_config(a)?;
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
-    crate::sys::signal::install_stop_handler()?;
+/// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted (the
+/// rows counted so far printed first).
+fn count(a: &CountArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = count_config(a, global)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    let stop = super::stop_on_signal()?;
     let progress = StderrProgress::new("vm count");
     let r = count::run(&cfg, &progress);
     drop(progress);
     let r = r?;
     output.export(&r)?;
-    if r.interrupted {
-        return Ok(130);
-    }
     let mismatch = a.fail_on.contains(&CountFailOn::Mismatch) && r.mismatches().next().is_some();
     let failed = r.kernels.iter().any(|k| k.error.is_some());
-    Ok(if mismatch || failed { 1 } else { 0 })
+    Ok(stop.exit_code(if mismatch || failed { 1 } else { 0 }))
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{check_output_file, Output, StderrProgress};
+use super::{check_output_file, Destination, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::error::ConfigError;
 use crate::vm::bench::{self, BenchConfig, KernelSource, CLOCKSOURCES};
@@ -31,8 +31,17 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
             .collect();
     }
     cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
-    cfg.filesystems = unique(&a.fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
-    cfg.workloads = unique(&a.workload, "--workload", &bench::loops::WORKLOADS)?;
+    let fs: Vec<String> =
+        a.fs.iter()
+            .map(|&f| crate::trace::FsKind::from(f).name().to_string())
+            .collect();
+    cfg.filesystems = unique(&fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
+    let workloads: Vec<String> = a
+        .workload
+        .iter()
+        .map(|&w| crate::workload::WorkloadName::from(w).as_str().to_string())
+        .collect();
+    cfg.workloads = unique(&workloads, "--workload", &bench::loops::workloads())?;
     let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {
         if ok {
             Ok(())
@@ -75,8 +84,8 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     range(
         "memory",
         "128..=65536 MiB",
-        (128..=65_536).contains(&a.memory),
-        a.memory.into(),
+        (128..=65_536).contains(&a.boot.memory),
+        a.boot.memory.into(),
     )?;
     if let Some(extra) = &a.append {
         if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
@@ -88,11 +97,12 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     cfg.slot_ms = a.slot_ms;
     cfg.iterations = a.iterations.unwrap_or(0);
     cfg.seed = a.seed;
-    cfg.accel = a.accel;
+    let b = &a.boot;
+    cfg.accel = b.accel.into();
     cfg.timeout = Duration::from_secs(a.timeout);
-    cfg.guest_bin = a.guest_bin.clone();
-    cfg.qemu = a.qemu.clone();
-    cfg.memory_mb = a.memory;
+    cfg.guest_bin = b.guest_bin.clone();
+    cfg.qemu = b.qemu.clone();
+    cfg.memory_mb = b.memory;
     cfg.append = a.append.clone();
     range(
         "count-reads",
@@ -139,14 +149,14 @@ fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, 
 /// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
 pub fn run(a: &BenchArgs) -> anyhow::Result<i32> {
     let cfg = config(a)?;
-    let output = Output::new(&a.output)?.with_exports(&a.export)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
     for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
         if let Some(p) = path {
             check_output_file(p, option)?;
             output.refuse_shared(p, option)?;
         }
     }
-    crate::sys::signal::install_stop_handler()?;
+    let stop = super::stop_on_signal()?;
     let progress = StderrProgress::new(format!(
         "vm bench: {} kernel(s) × {} boot(s), {} round(s) of {}",
         cfg.kernels.len(),
@@ -166,12 +176,16 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<i32> {
         let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
-    if r.interrupted {
-        return Ok(super::EXIT_INTERRUPTED);
-    }
     let disagree = a.fail_on.contains(&BenchFailOn::Disagree)
         && r.comparisons
             .iter()
             .any(|c| c.kind == "clocksource" && c.verdict == bench::compare::Verdict::Disagrees);
-    Ok(if disagree || r.failed() { 1 } else { 0 })
+    let code = if r.interrupted {
+        super::EXIT_INTERRUPTED
+    } else if disagree || r.failed() {
+        1
+    } else {
+        0
+    };
+    Ok(stop.exit_code(code))
 }

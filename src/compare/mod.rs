@@ -6,11 +6,13 @@
 //! `detect`).
 
 pub mod numbers;
+pub mod ratio;
+
+pub use ratio::Change;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::probe::{Profile, PROFILE_SCHEMA_VERSION};
@@ -64,8 +66,7 @@ impl From<InputError> for crate::error::Error {
     }
 }
 
-fn check_version(path: &Path, v: &Value) -> Result<(), InputError> {
-    let found = v.get("schema_version");
+fn check_version(path: &Path, found: Option<&Value>) -> Result<(), InputError> {
     if let Some(x) = found.filter(|x| x.as_u64().is_none()) {
         return Err(InputError::Number {
             path: path.into(),
@@ -97,40 +98,57 @@ fn verdicts_of(v: &Value) -> Vec<(String, bool)> {
         .unwrap_or_default()
 }
 
+/// A detection or a report: the profile inside, every other field skipped.
+#[derive(serde::Deserialize)]
+struct Holder {
+    profile: Profile,
+}
+
 impl Input {
-    /// Loads one input file.
+    /// Loads one input file: a regular file of at most [`crate::input::MAX_DOCUMENT`] bytes.
     pub fn load(path: &Path) -> crate::error::Result<Input> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading '{}'", path.display()))?;
-        Ok(Input::parse(&text, path)?)
+        let bytes = crate::input::read_document(path, "compare input")?;
+        Ok(Input::parse_bytes(&bytes, path)?)
     }
 
     /// Parses the text of an input; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Input, InputError> {
-        let v: Value = serde_json::from_str(text).map_err(|e| InputError::Json {
+        Input::parse_bytes(text.as_bytes(), path)
+    }
+
+    /// Parses an input from its bytes, in two passes that hold no tree of the document: its
+    /// [outline](crate::input::Shape) (versions, where the profile is, the verdicts), then the
+    /// profile straight into its type.
+    pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Input, InputError> {
+        let shape = crate::input::Shape::of(bytes).map_err(|e| InputError::Json {
             path: path.into(),
             line: e.line(),
             column: e.column(),
             source: e,
         })?;
-        check_version(path, &v)?;
+        check_version(path, shape.schema_version.as_ref())?;
         // A report holds `profile` and `detect`; a detection holds `profile` and `verdicts`.
-        let (profile_v, verdicts_v) = if v.get("sources").is_some() {
-            (&v, None)
-        } else if let Some(p) = v.get("profile") {
-            let verdicts = v
-                .get("verdicts")
-                .or_else(|| v.get("detect").and_then(|d| d.get("verdicts")));
-            (p, verdicts)
+        let (profile_shape, verdicts_v, nested) = if shape.has("sources") {
+            (&shape, None, false)
+        } else if let Some(p) = shape.profile.as_deref() {
+            let verdicts = shape
+                .verdicts
+                .as_ref()
+                .or_else(|| shape.detect.as_deref().and_then(|d| d.verdicts.as_ref()));
+            (p, verdicts, true)
         } else {
             return Err(InputError::NoProfile { path: path.into() });
         };
-        check_version(path, profile_v)?;
-        let profile: Profile =
-            serde_json::from_value(profile_v.clone()).map_err(|e| InputError::Shape {
-                path: path.into(),
-                source: e,
-            })?;
+        check_version(path, profile_shape.schema_version.as_ref())?;
+        let profile = if nested {
+            serde_json::from_slice::<Holder>(bytes).map(|h| h.profile)
+        } else {
+            serde_json::from_slice::<Profile>(bytes)
+        }
+        .map_err(|e| InputError::Shape {
+            path: path.into(),
+            source: e,
+        })?;
         numbers::check_profile(&profile).map_err(|message| InputError::Number {
             path: path.into(),
             message,
@@ -149,62 +167,25 @@ impl Input {
 }
 
 /// One source across inputs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceRow {
     pub id: String,
     pub cost_ns: Vec<Option<Estimate>>,
     /// `cost / cost of the first input`, for inputs after the first.
     pub ratio_to_first: Vec<Option<f64>>,
-    /// The ratio's uncertainty (±, same units), from both inputs' 95% intervals: their
-    /// relative half-widths added in quadrature.
+    /// The ratio's larger side (`max(upper − ratio, ratio − lower)` of `ratio_interval`):
+    /// `ratio ± this` holds the whole interval.
     pub ratio_plus_minus: Vec<Option<f64>>,
-    /// Against the first input: `faster`, `slower`, or `no change` when the two 95% intervals
-    /// overlap (the difference is within what the measurements can tell apart).
+    /// Against the first input: `faster`, `slower`, or `no change` when `ratio_interval` holds
+    /// 1 (or no interval can be bounded).
     pub change: Vec<Option<Change>>,
-}
-
-/// How one input's cost of a source stands against the first input's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    Faster,
-    Slower,
-    NoChange,
-}
-
-impl Change {
-    /// Judges `cost` against `base` by their intervals.
-    pub fn judge(base: &Estimate, cost: &Estimate) -> Change {
-        if cost.upper < base.lower {
-            Change::Faster
-        } else if cost.lower > base.upper {
-            Change::Slower
-        } else {
-            Change::NoChange
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::Faster => "faster",
-            Change::Slower => "slower",
-            Change::NoChange => "no change",
-        }
-    }
-}
-
-/// The ± of `cost / base` from the two intervals' relative half-widths, in quadrature.
-pub fn ratio_plus_minus(base: &Estimate, cost: &Estimate) -> Option<f64> {
-    if !(base.point > 0.0 && cost.point > 0.0) {
-        return None;
-    }
-    let rel = |e: &Estimate| (e.upper - e.lower) / 2.0 / e.point;
-    let ratio = cost.point / base.point;
-    Some(ratio * (rel(base).powi(2) + rel(cost).powi(2)).sqrt())
+    /// The ratio's 95% interval (see [`ratio`]): the one figure both the printed ± and
+    /// `change` come from. `None` where a cost is missing or an interval reaches 0.
+    pub ratio_interval: Vec<Option<Estimate>>,
 }
 
 /// One verdict across inputs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerdictRow {
     pub name: String,
     pub holds: Vec<Option<bool>>,
@@ -212,8 +193,8 @@ pub struct VerdictRow {
 }
 
 /// A short description of each input's machine.
-#[derive(Debug, Clone, Serialize)]
-pub struct Column {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineSummary {
     pub label: String,
     pub path: String,
     pub cpu: Option<String>,
@@ -224,13 +205,67 @@ pub struct Column {
     pub precise_read_ns: Option<Estimate>,
 }
 
+/// One machine fact that differs between inputs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineDifference {
+    /// `cpu`, `kernel`, `hypervisor` or `clocksource` (the [`MachineSummary`] field).
+    pub field: String,
+    /// The fact per input, in column order.
+    pub values: Vec<Option<String>>,
+}
+
 /// The comparison.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub schema_version: u32,
-    pub columns: Vec<Column>,
+    pub columns: Vec<MachineSummary>,
     pub sources: Vec<SourceRow>,
     pub verdicts: Vec<VerdictRow>,
+    /// The machine facts that differ between inputs; empty when all agree. When not empty the
+    /// ratios compare machines, not a change on one machine.
+    pub machine_differences: Vec<MachineDifference>,
+}
+
+impl Comparison {
+    /// Every `source (label)` decided slower than the first input.
+    pub fn slower(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.sources {
+            for (k, c) in r.change.iter().enumerate() {
+                if *c == Some(Change::Slower) {
+                    let label = self.columns.get(k + 1).map_or("", |c| c.label.as_str());
+                    out.push(format!("{} ({label})", r.id));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The machine facts (CPU model, kernel release, hypervisor, clocksource) known in at least
+/// two inputs that disagree. A fact one input does not carry is not a difference.
+pub fn machine_differences(columns: &[MachineSummary]) -> Vec<MachineDifference> {
+    type Fact = fn(&MachineSummary) -> Option<String>;
+    let facts: [(&str, Fact); 4] = [
+        ("cpu", |c| c.cpu.clone()),
+        ("kernel", |c| c.kernel.clone()),
+        ("hypervisor", |c| c.hypervisor.clone()),
+        ("clocksource", |c| c.clocksource.clone()),
+    ];
+    facts
+        .iter()
+        .filter_map(|(field, get)| {
+            let values: Vec<Option<String>> = columns.iter().map(get).collect();
+            let known: Vec<&String> = values.iter().flatten().collect();
+            known
+                .windows(2)
+                .any(|w| w[0] != w[1])
+                .then(|| MachineDifference {
+                    field: (*field).into(),
+                    values,
+                })
+        })
+        .collect()
 }
 
 /// Compares inputs; the first is the baseline of the ratios. Sources and verdicts appear in the
@@ -265,12 +300,26 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                     _ => None,
                 })
                 .collect();
-            let pairs = || cost_ns.iter().skip(1).map(move |c| c.zip(first));
-            let ratio_plus_minus = pairs()
-                .map(|p| p.and_then(|(c, b)| ratio_plus_minus(&b, &c)))
+            let ratio_interval: Vec<Option<Estimate>> = cost_ns
+                .iter()
+                .skip(1)
+                .map(|c| {
+                    c.zip(first)
+                        .and_then(|(c, b)| ratio::ratio_interval(&b, &c))
+                })
                 .collect();
-            let change = pairs()
-                .map(|p| p.map(|(c, b)| Change::judge(&b, &c)))
+            let ratio_plus_minus = ratio_interval
+                .iter()
+                .map(|r| r.as_ref().map(ratio::plus_minus))
+                .collect();
+            let change = cost_ns
+                .iter()
+                .skip(1)
+                .zip(&ratio_interval)
+                .map(|(c, r)| {
+                    c.zip(first)
+                        .map(|_| r.as_ref().map_or(Change::NoChange, Change::of_interval))
+                })
                 .collect();
             SourceRow {
                 id,
@@ -278,6 +327,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                 ratio_to_first,
                 ratio_plus_minus,
                 change,
+                ratio_interval,
             }
         })
         .collect();
@@ -301,7 +351,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
         .iter()
         .map(|i| {
             let m = &i.profile.machine;
-            Column {
+            MachineSummary {
                 label: i.label.clone(),
                 path: i.path.display().to_string(),
                 cpu: m.cpu_model.clone(),
@@ -313,8 +363,10 @@ pub fn compare(inputs: &[Input]) -> Comparison {
             }
         })
         .collect();
+    let columns: Vec<MachineSummary> = columns;
     Comparison {
         schema_version: 1,
+        machine_differences: machine_differences(&columns),
         columns,
         sources,
         verdicts,

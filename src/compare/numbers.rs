@@ -2,6 +2,7 @@
 //! file edited by hand or by another tool must not turn into "coarse read -5 ns" or "NaN×".
 //! Each failure names the field, so the user knows what to fix.
 
+use crate::fmt::num;
 use crate::probe::Profile;
 use crate::stats::Estimate;
 
@@ -19,13 +20,15 @@ pub fn check_estimate(field: &str, e: &Estimate, max: f64) -> Result<(), String>
     if !(finite && e.point > 0.0 && e.point <= max) {
         return Err(format!(
             "{field}.point must be a finite number in (0, {max:e}], got {}",
-            e.point
+            num(e.point)
         ));
     }
     if !(-max <= e.lower && e.lower <= e.point && e.point <= e.upper && e.upper <= max) {
         return Err(format!(
             "{field} needs lower <= point <= upper <= {max:e}, got lower {} point {} upper {}",
-            e.lower, e.point, e.upper
+            num(e.lower),
+            num(e.point),
+            num(e.upper)
         ));
     }
     Ok(())
@@ -40,7 +43,9 @@ pub fn check_difference(field: &str, e: &Estimate, max: f64) -> Result<(), Strin
         return Err(format!(
             "{field} needs finite lower <= point <= upper within ±{max:e}, got lower {} point {} \
              upper {}",
-            e.lower, e.point, e.upper
+            num(e.lower),
+            num(e.point),
+            num(e.upper)
         ));
     }
     Ok(())
@@ -50,7 +55,8 @@ pub fn check_difference(field: &str, e: &Estimate, max: f64) -> Result<(), Strin
 fn check_value(field: &str, v: Option<f64>, max: f64) -> Result<(), String> {
     match v {
         Some(x) if !(x.is_finite() && (0.0..=max).contains(&x)) => Err(format!(
-            "{field} must be a finite number in [0, {max:e}], got {x}"
+            "{field} must be a finite number in [0, {max:e}], got {}",
+            num(x)
         )),
         _ => Ok(()),
     }
@@ -85,7 +91,8 @@ pub fn check_profile(p: &Profile) -> Result<(), String> {
     if let Some(hz) = d.tsc_hz {
         if !(hz.is_finite() && hz > 0.0 && hz <= MAX_TSC_HZ) {
             return Err(format!(
-                "derived.tsc_hz must be a finite number in (0, {MAX_TSC_HZ:e}], got {hz}"
+                "derived.tsc_hz must be a finite number in (0, {MAX_TSC_HZ:e}], got {}",
+                num(hz)
             ));
         }
     }
@@ -93,7 +100,7 @@ pub fn check_profile(p: &Profile) -> Result<(), String> {
     if !(p.confidence_level > 0.0 && p.confidence_level < 1.0) {
         return Err(format!(
             "confidence_level must be in (0, 1), got {}",
-            p.confidence_level
+            num(p.confidence_level)
         ));
     }
     check_value("cpu_share", p.cpu_share, 1e3)?;

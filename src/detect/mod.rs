@@ -2,14 +2,12 @@
 //! to syscalls, whether the TSC is in step across CPUs, whether any clock warps — each a
 //! verdict with the numbers that decided it.
 //!
-//! Facts come from CPUID ([`cpuid`], [`hypervisor`]) and sysfs/procfs ([`host`]); timings from
+//! Facts come from CPUID ([`crate::cpuid`]) and sysfs/procfs ([`host`]); timings from
 //! a quick [`crate::probe`] run of the sources the rules need, so that every comparison is
 //! between figures measured in the same run; cross-CPU sync from [`sync`]. The rules are pure
 //! functions in [`verdict`].
 
-pub mod cpuid;
 pub mod host;
-pub mod hypervisor;
 pub mod sync;
 pub mod verdict;
 
@@ -18,8 +16,8 @@ use std::time::Duration;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::cpuid::{CpuidFacts, LiveCpuid};
 use crate::probe::{self, Clock, ProbeConfig, Profile, Source};
-use cpuid::{CpuidFacts, LiveCpuid};
 use host::HostFacts;
 use verdict::{ClockWatch, TrapInputs, Verdict};
 

@@ -1,7 +1,7 @@
 //! CPUID decoding against real dumps (`tests/data/cpuid/`, sources in its README).
 
-use super::cpuid::{CpuidDump, CpuidFacts};
 use super::hypervisor_summary;
+use crate::cpuid::{CpuidDump, CpuidFacts};
 
 fn decode(name: &str) -> CpuidFacts {
     let path = format!("{}/tests/data/cpuid/{name}.txt", env!("CARGO_MANIFEST_DIR"));

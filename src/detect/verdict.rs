@@ -8,6 +8,9 @@ use serde_json::{json, Value};
 use super::sync::SyncResult;
 use crate::stats::Estimate;
 
+mod fallback;
+pub use fallback::*;
+
 /// One verdict: whether it holds, the figures and rule that decided it, and a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -165,99 +168,6 @@ pub fn trapped(instr: &str, t: &TrapInputs) -> Verdict {
                     "{instr}'s cost interval [{:.0}, {:.0}] ns straddles half a null syscall \
                      ({line:.0} ns): too noisy to tell a trap from a slow native read",
                     c.lower, c.upper
-                ),
-                evidence,
-            );
-        }
-    }
-    Verdict::decided(holds, evidence, summary)
-}
-
-/// The vDSO path costs about what the syscall path costs: between these ratios it is a
-/// fallback (the glibc wrapper adds a few ns to the syscall); above it, it is slower than the
-/// syscall, which a fallback cannot be (the vDSO's own counter reads trap instead).
-pub const FALLBACK_RATIO: (f64, f64) = (0.5, 2.0);
-
-/// Clocksources with a vDSO clock mode on x86 (`vdso_clock_mode` other than NONE).
-pub const VDSO_CAPABLE: [&str; 3] = ["tsc", "kvm-clock", "hyperv_clocksource_tsc_page"];
-
-/// Why the vDSO may fall back, from the current clocksource.
-pub fn fallback_cause(clocksource: Option<&str>) -> String {
-    match clocksource {
-        Some("kvm-clock") => "kvm-clock is vDSO-capable only while the host sets \
-            PVCLOCK_TSC_STABLE_BIT (KVM_FEATURE_CLOCKSOURCE_STABLE_BIT); without it every read \
-            is a syscall"
-            .into(),
-        Some(cs) if VDSO_CAPABLE.contains(&cs) => format!(
-            "clocksource '{cs}' is vDSO-capable; a fallback here means the kernel marked it \
-             unusable for the vDSO (e.g. an unstable TSC or a seqcount retry storm)"
-        ),
-        Some(cs) => format!(
-            "clocksource '{cs}' has no vDSO clock mode (VDSO_CLOCKMODE_NONE): every \
-             clock_gettime becomes a syscall; switch to tsc or kvm-clock if available"
-        ),
-        None => "the clocksource could not be read".into(),
-    }
-}
-
-/// `vdso_fallback:<clock>`.
-pub fn vdso_fallback(
-    clock: &str,
-    vdso_ns: Option<Estimate>,
-    syscall_ns: Option<Estimate>,
-    clocksource: Option<&str>,
-) -> Verdict {
-    let (Some(v), Some(s)) = (point(vdso_ns), point(syscall_ns)) else {
-        return Verdict::decided(
-            false,
-            json!({ "skipped": "vDSO or syscall path not measured" }),
-            format!("{clock}: not measured"),
-        );
-    };
-    let ratio = v / s;
-    let holds = ratio >= FALLBACK_RATIO.0 && ratio <= FALLBACK_RATIO.1;
-    let coarse = clock.ends_with("_coarse");
-    let cause = if holds {
-        Some(fallback_cause(clocksource))
-    } else {
-        None
-    };
-    let evidence = json!({
-        "vdso_ns": vdso_ns,
-        "syscall_ns": syscall_ns,
-        "ratio": ratio,
-        "clocksource": clocksource,
-        "rule": format!("holds when {} <= vdso_ns / syscall_ns <= {}", FALLBACK_RATIO.0, FALLBACK_RATIO.1),
-        "likely_cause": cause,
-    });
-    let summary = if holds {
-        format!(
-            "{clock}: the vDSO costs {v:.0} ns against {s:.0} ns for the syscall: it falls back"
-        )
-    } else if ratio > FALLBACK_RATIO.1 {
-        format!(
-            "{clock}: the vDSO ({v:.0} ns) is {ratio:.1}× slower than the syscall ({s:.0} ns): not a \
-             fallback but a trapped counter read inside the vDSO"
-        )
-    } else if coarse {
-        format!("{clock}: served by the vDSO ({v:.1} ns against {s:.0} ns), no clocksource read")
-    } else {
-        format!("{clock}: served by the vDSO ({v:.1} ns against {s:.0} ns for the syscall)")
-    };
-    // Noise: the ratio's interval crosses a boundary of the band. The two estimates are
-    // independent, so their relative half-widths add in quadrature (as `compare` does), not
-    // worst case against worst case, which would call most guest measurements undecided.
-    if let (Some(ve), Some(se)) = (vdso_ns, syscall_ns) {
-        let inside = |r: f64| (FALLBACK_RATIO.0..=FALLBACK_RATIO.1).contains(&r);
-        let rel = |e: &Estimate| (e.upper - e.lower) / 2.0 / e.point;
-        let half = ratio * (rel(&ve).powi(2) + rel(&se).powi(2)).sqrt();
-        let (lo, hi) = (ratio - half, ratio + half);
-        if lo.is_finite() && hi.is_finite() && (inside(lo) != holds || inside(hi) != holds) {
-            return Verdict::inconclusive(
-                format!(
-                    "{clock}: vdso_ns / syscall_ns lies in [{lo:.2}, {hi:.2}], across the \
-                     fallback band {}..{}: too noisy to tell",
-                    FALLBACK_RATIO.0, FALLBACK_RATIO.1
                 ),
                 evidence,
             );

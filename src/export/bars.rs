@@ -6,7 +6,8 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::svg::SERIES;
+use super::palette::SERIES;
+use crate::fmt::duration_label;
 use crate::probe::Profile;
 
 /// One bar: a label and a value (ns) with an optional interval.
@@ -23,32 +24,6 @@ pub struct Bar {
 const WIDTH: u32 = 960;
 /// The strip above the plot: the caption, then the legend.
 const HEADER: u32 = 64;
-
-/// A nanosecond value with an SI unit and no needless digits: `0.5 ns`, `25 ns`, `1.2 µs`,
-/// `10 µs`, `3 ms`.
-pub fn si_ns(v: f64) -> String {
-    let (x, unit) = if v >= 1e6 {
-        (v / 1e6, "ms")
-    } else if v >= 1e3 {
-        (v / 1e3, "µs")
-    } else {
-        (v, "ns")
-    };
-    let digits = if x >= 100.0 {
-        0
-    } else if x >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let s = format!("{x:.digits$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &s
-    };
-    format!("{s} {unit}")
-}
 
 /// A sans-serif font of `size` px whose text starts at its point, centred vertically.
 fn left_middle(size: u32) -> TextStyle<'static> {
@@ -122,7 +97,7 @@ pub fn log_bars(
         chart
             .configure_mesh()
             .x_desc(x_label)
-            .x_label_formatter(&|v| si_ns(*v))
+            .x_label_formatter(&|v| duration_label(*v))
             .y_labels(bars.len() * 2 + 1)
             .y_label_formatter(&|v| {
                 let i = (n - v - 0.5).round();
@@ -162,7 +137,7 @@ pub fn log_bars(
                 .draw_series(rows.iter().map(|(i, b)| {
                     let y = n - *i as f64 - 0.5;
                     Text::new(
-                        si_ns(b.value),
+                        duration_label(b.value),
                         (clamp(b.upper.max(b.value) * 1.12), y),
                         left_middle(11),
                     )
@@ -235,16 +210,6 @@ pub fn costs(p: &Profile) -> crate::error::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn si_labels_have_units_and_no_needless_digits() {
-        assert_eq!(si_ns(0.5), "0.5 ns");
-        assert_eq!(si_ns(10.0), "10 ns");
-        assert_eq!(si_ns(25.26), "25.3 ns");
-        assert_eq!(si_ns(1000.0), "1 µs");
-        assert_eq!(si_ns(10_865.0), "10.9 µs");
-        assert_eq!(si_ns(3e6), "3 ms");
-    }
 
     /// Every text element of `svg` with its position and anchor.
     fn texts(svg: &str) -> Vec<(String, f64, f64, String, f64)> {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
-use crate::compare::Comparison;
+use crate::compare::{ratio, Change, Comparison};
 use crate::fmt::{csv_num, estimate, ns, opt};
 
 impl Render for Comparison {
@@ -14,11 +14,15 @@ impl Render for Comparison {
     }
 
     fn blocks(&self, _: Style) -> Vec<Block> {
-        let mut b = vec![
+        let mut b = Vec::new();
+        if let Some(note) = machine_note(self) {
+            b.extend([Block::Text(note), Block::Blank]);
+        }
+        b.extend([
             Block::Table(machines(self)),
             Block::Blank,
             Block::Table(sources(self)),
-        ];
+        ]);
         if !self.verdicts.is_empty() {
             b.extend([Block::Blank, Block::Table(verdicts(self))]);
         }
@@ -35,6 +39,8 @@ impl Render for Comparison {
                 head.push(format!("{}_ratio", c.label));
                 head.push(format!("{}_ratio_plus_minus", c.label));
                 head.push(format!("{}_change", c.label));
+                head.push(format!("{}_ratio_lower", c.label));
+                head.push(format!("{}_ratio_upper", c.label));
             }
         }
         let head: Vec<&str> = head.iter().map(String::as_str).collect();
@@ -49,6 +55,9 @@ impl Render for Comparison {
                     cells.push(csv_num(r.ratio_to_first[i - 1]));
                     cells.push(csv_num(r.ratio_plus_minus[i - 1]));
                     cells.push(r.change[i - 1].map_or(String::new(), |c| c.as_str().into()));
+                    let interval = r.ratio_interval[i - 1];
+                    cells.push(csv_num(interval.map(|e| e.lower)));
+                    cells.push(csv_num(interval.map(|e| e.upper)));
                 }
             }
             t.row(cells);
@@ -108,16 +117,40 @@ fn sources(cmp: &Comparison) -> Table {
     t
 }
 
-/// `1.03 ± 0.02× slower`: the ratio, its uncertainty and the judgement, hyperfine-style.
+/// `1.03 ± 0.02× slower`: the ratio, its 95% interval and the word that interval decides,
+/// hyperfine-style; `x.xx× no change (unbounded)` where an interval reaches 0.
 fn ratio_cell(r: &crate::compare::SourceRow, k: usize) -> String {
     let Some(x) = r.ratio_to_first[k] else {
         return "-".into();
     };
-    let change = r.change[k].map_or(String::new(), |c| format!(" {}", c.as_str()));
-    match r.ratio_plus_minus[k] {
-        Some(pm) => format!("{x:.2} ± {pm:.2}×{change}"),
-        None => format!("{x:.2}×{change}"),
+    let change = r.change[k].unwrap_or(Change::NoChange);
+    match &r.ratio_interval[k] {
+        Some(i) => format!("{} {}", ratio::format(i, change), change.as_str()),
+        None => format!("{x:.2}× {} (unbounded)", change.as_str()),
     }
+}
+
+/// The notice above the tables when the inputs come from different machines.
+fn machine_note(cmp: &Comparison) -> Option<String> {
+    if cmp.machine_differences.is_empty() {
+        return None;
+    }
+    let what: Vec<String> = cmp
+        .machine_differences
+        .iter()
+        .map(|d| {
+            let values: Vec<&str> = d
+                .values
+                .iter()
+                .map(|v| v.as_deref().unwrap_or("?"))
+                .collect();
+            format!("{} {}", d.field, values.join(" vs "))
+        })
+        .collect();
+    Some(format!(
+        "Different machines ({}): the ratios compare machines, not a change on one machine.\n",
+        what.join("; ")
+    ))
 }
 
 fn verdicts(cmp: &Comparison) -> Table {

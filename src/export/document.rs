@@ -17,6 +17,15 @@ fn opt_est(p: &crate::probe::Profile, id: &str) -> String {
     p.cost_ns(id).as_ref().map_or("-".into(), estimate)
 }
 
+/// What `report` prints once its files are written: the path of each.
+pub fn written(dir: &Path, files: &[(String, Vec<u8>)]) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .map(|(name, _)| dir.join(name).display().to_string())
+        .collect();
+    format!("wrote {}\n", names.join(", "))
+}
+
 impl ReportDocument<'_> {
     fn environment(&self) -> String {
         let e = &self.0.environment;
@@ -251,8 +260,10 @@ impl ReportDocument<'_> {
                 every kernel model, priced with this machine's measured costs (`tscope simulate`; \
                 models and their sources in docs/kernel-models.md).\n";
         out += "\nThe answer first: per scenario and model, the stock setting against the fastest \
-                one, and what the fastest costs in accuracy.\n\n";
+                one, what the fastest costs in accuracy, and the precise-read cost the replay \
+                used.\n\n";
         out += &super::knob::summary(r);
+        out += &super::knob::price_note(r);
         out += &super::knob::sections(r);
         out += "\n## For a commit message\n\nPlain text at 72 columns, also in \
                 `commit-message.txt`:\n\n```text\n";
@@ -267,7 +278,8 @@ impl ReportDocument<'_> {
         for w in &r.profile.warnings {
             out += &format!("- {}\n", w.message);
         }
-        Ok(out)
+        // What the report quotes from the machine (its CPU model, …) drives no terminal.
+        Ok(super::safe::text(&out).into_owned())
     }
 
     /// Every file of the report: (name, contents).

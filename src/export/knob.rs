@@ -40,6 +40,7 @@ pub fn summary(r: &Report) -> String {
         ("speedup", Align::Right),
         ("equal successive mtimes (stock → best)", Align::Right),
         ("resolution (stock → best)", Align::Right),
+        ("priced at (precise read)", Align::Left),
     ]);
     for m in &r.simulation {
         let Some((stock, best)) = stock_and_best(m) else {
@@ -69,9 +70,76 @@ pub fn summary(r: &Report) -> String {
             format!("{:.3}×", best.speedup / stock.speedup),
             both(&equal),
             both(&resolution),
+            price(m),
         ]);
     }
     t.markdown()
+}
+
+/// The precise-read cost `m` was replayed at and where it came from, short:
+/// `22.8 ns (syscall:realtime − syscall:realtime_coarse)`, `1616 ns (rdtscp, trapped)`.
+pub fn price(m: &ModelReport) -> String {
+    format!(
+        "{} ns ({})",
+        ns(m.costs.precise_read_ns),
+        price_source(&m.costs.sources.precise_read)
+    )
+}
+
+/// The line under the answer table that says where its prices come from: the models priced
+/// differently, or, under `--emulate-trap`, why every model is priced at the trapped read.
+pub fn price_note(r: &Report) -> String {
+    let all = prices(r.simulation.iter());
+    let mut out = format!("\nPrecise reads priced at {}.", all.join("; at "));
+    if r.profile.emulate_trap {
+        out += " Under the emulated trap every model is priced at the trapped counter read, not \
+                the measured syscall:realtime − syscall:realtime_coarse (the emulation traps only \
+                user-mode reads): a hypervisor that traps RDTSC traps the kernel's TSC reads too.";
+    }
+    out + "\n"
+}
+
+/// The short form of a `costs.sources.precise_read`.
+fn price_source(src: &str) -> String {
+    if src.starts_with("--set") {
+        return "--set precise_read_ns".into();
+    }
+    if src.contains("derived.precise_read_ns") {
+        return "syscall:realtime − syscall:realtime_coarse".into();
+    }
+    let what = src
+        .strip_prefix("profile ")
+        .unwrap_or(src)
+        .split_whitespace()
+        .next()
+        .unwrap_or(src);
+    if src.contains(crate::sim::costs::EMULATED_PRICE) {
+        format!("{what}, trapped")
+    } else {
+        what.to_string()
+    }
+}
+
+/// One clause per distinct price among `models` (each model named once, in order):
+/// `22.8 ns for linux@6.18 (syscall:realtime − syscall:realtime_coarse)`.
+pub fn prices<'a>(models: impl Iterator<Item = &'a ModelReport>) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for m in models {
+        let p = price(m);
+        match groups.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, names)) if names.contains(&m.model) => {}
+            Some((_, names)) => names.push(m.model.clone()),
+            None => groups.push((p, vec![m.model.clone()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(p, names)| {
+            let (cost, src) = p.split_once(" (").unwrap_or((&p, ""));
+            let src = src.trim_end_matches(')');
+            format!("{cost} for {} ({src})", names.join(", "))
+        })
+        .collect()
 }
 
 /// A model's stock estimate and its fastest one; the stock setting itself when nothing beats it
@@ -168,30 +236,57 @@ pub fn sections(r: &Report) -> String {
     out
 }
 
-/// One sentence on what the knob buys in the swept scenario, at this machine's costs.
+/// One sentence on what the knob buys in the swept scenario, at this machine's costs, with the
+/// precise-read price of the best setting's model beside it and every model's price after.
 pub fn sentence(r: &Report) -> String {
     let sc = crate::gather::SWEEP_SCENARIO;
-    let best = r
-        .simulation
-        .iter()
-        .filter(|m| m.scenario == sc || m.scenario == format!("run:{sc}"))
-        .flat_map(|m| m.estimates.iter())
-        .max_by(|a, b| a.speedup.total_cmp(&b.speedup));
+    let models = || {
+        r.simulation
+            .iter()
+            .filter(move |m| m.scenario == sc || m.scenario == format!("run:{sc}"))
+    };
+    let best = models()
+        .flat_map(|m| m.estimates.iter().map(move |e| (m, e)))
+        .max_by(|a, b| a.1.speedup.total_cmp(&b.1.speedup));
     let first_gain = r
         .sweep
         .iter()
         .flat_map(|s| s.break_even.iter())
         .filter_map(|b| b.value.map(|v| (v, &b.policy)))
         .min_by(|a, b| a.0.total_cmp(&b.0));
-    match (best, first_gain) {
-        (Some(e), Some((v, p))) => format!(
-            " Replaying {sc}, the best knob setting at these costs buys {:.3}× ({}); a 5% gain \
-             needs a precise read of {} or more ({p}).",
+    let Some(((m, e), (v, p))) = best.zip(first_gain) else {
+        return String::new();
+    };
+    let all = prices(models());
+    let gain = format!(
+        "a 5% gain needs a precise read of {} or more ({p})",
+        duration(v)
+    );
+    if all.len() == 1 {
+        let why = match r.profile.derived.precise_read_ns {
+            Some(d) if r.profile.emulate_trap => format!(
+                ", the trapped read, not the {} ns measured above: a hypervisor that traps \
+                 RDTSC traps the kernel's TSC reads too, which the emulation does not",
+                ns(d.point)
+            ),
+            _ => String::new(),
+        };
+        format!(
+            " Replaying {sc}, the best knob setting buys {:.3}× ({}) with every model's \
+             precise read priced at {}{why}; {gain}.",
             e.speedup,
             e.policy,
-            duration(v)
-        ),
-        _ => String::new(),
+            price(m),
+        )
+    } else {
+        format!(
+            " Replaying {sc}, the best knob setting buys {:.3}× ({}) with a precise read \
+             priced at {}; {gain}. The replay priced a precise read at {}.",
+            e.speedup,
+            e.policy,
+            price(m),
+            all.join("; at ")
+        )
     }
 }
 

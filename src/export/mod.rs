@@ -33,10 +33,15 @@ pub mod commit;
 mod compare;
 mod detect;
 mod document;
+mod explain;
 pub mod file;
 mod knob;
+mod palette;
 mod probe;
+mod record;
 mod run;
+pub mod safe;
+mod saved;
 mod simulate;
 pub mod svg;
 pub mod table;
@@ -50,7 +55,10 @@ use std::path::Path;
 use crate::error::Context;
 use serde::Serialize;
 
-pub use document::ReportDocument;
+pub use document::{written, ReportDocument};
+pub use probe::source_list;
+pub use record::recording;
+pub use saved::Saved;
 pub use table::{Align, Table};
 
 /// An output format.
@@ -106,17 +114,17 @@ impl Block {
     fn write(&self, style: Style, out: &mut String) {
         let md = style.is_markdown();
         match self {
-            Block::Heading(t) if md => *out += &format!("### {t}\n\n"),
-            Block::Heading(t) => *out += &format!("{t}\n"),
+            Block::Heading(t) if md => *out += &format!("### {}\n\n", safe::cell(t)),
+            Block::Heading(t) => *out += &format!("{}\n", safe::cell(t)),
             Block::Table(t) if md => *out += &t.markdown(),
             Block::Table(t) => *out += &t.text(),
             Block::List { text_bullet, items } => {
                 let bullet = if md { "- " } else { text_bullet };
                 for i in items {
-                    *out += &format!("{bullet}{i}\n");
+                    *out += &format!("{bullet}{}\n", safe::cell(i));
                 }
             }
-            Block::Text(s) => *out += s,
+            Block::Text(s) => *out += &safe::text(s),
             Block::Blank => out.push('\n'),
         }
     }
@@ -133,15 +141,19 @@ pub trait Render {
 }
 
 /// A result in one format: the only way a command turns a result into bytes.
+/// The human forms and CSV are written in ASCII when the locale is not UTF-8
+/// ([`crate::fmt::for_locale`]); JSON is always UTF-8.
 pub fn export<R: Render + ?Sized>(result: &R, format: Format) -> crate::error::Result<Vec<u8>> {
-    match format {
-        Format::Json => json(&result.json()),
-        Format::Csv => Ok(result.csv().csv().into_bytes()),
-        Format::Table => Ok(layout(&result.blocks(Style::Text), Style::Text).into_bytes()),
-        Format::Markdown => {
-            Ok(layout(&result.blocks(Style::Markdown), Style::Markdown).into_bytes())
-        }
-    }
+    let text = match format {
+        Format::Json => return json(&result.json()),
+        Format::Csv => result.csv().csv(),
+        Format::Table => layout(&result.blocks(Style::Text), Style::Text),
+        Format::Markdown => layout(&result.blocks(Style::Markdown), Style::Markdown),
+    };
+    Ok(match crate::fmt::for_locale(&text) {
+        std::borrow::Cow::Borrowed(_) => text.into_bytes(),
+        std::borrow::Cow::Owned(ascii) => ascii.into_bytes(),
+    })
 }
 
 /// Blocks written in order; a non-empty result ends in exactly one newline.

@@ -139,3 +139,9 @@ fn header(p: &Profile) -> Vec<String> {
         ),
     ]
 }
+
+/// `probe --list`: every source id, one a line.
+pub fn source_list(sources: &[crate::probe::Source]) -> String {
+    let ids: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
+    format!("{}\n", ids.join("\n"))
+}

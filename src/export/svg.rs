@@ -3,39 +3,12 @@
 use plotters::prelude::*;
 
 pub use super::bars::{costs, log_bars, Bar};
-
-pub(super) const SERIES: [RGBColor; 4] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-];
+use super::palette::SERIES;
+use crate::fmt::{duration_label, pct_label, thousands};
 
 /// The smallest gain the sweep chart shows (0.1%): its y axis is logarithmic, so a setting that
 /// buys nothing sits on the floor instead of off the chart.
 const GAIN_FLOOR_PCT: f64 = 0.1;
-
-/// A percentage axis label: `0.1%`, `5%`, `1,000%`.
-fn pct_axis(v: f64) -> String {
-    if v < 1.0 {
-        format!("{v:.1}%")
-    } else {
-        format!("{}%", thousands(v.round() as u64))
-    }
-}
-
-/// `4500000` as `4,500,000`.
-pub fn thousands(v: u64) -> String {
-    let digits = v.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// Speedup of each model's best knob setting against the cost of a precise read: gain in % on
 /// a log axis (1–10% gets a decade of its own), one line per OS model, the break-even gain
@@ -121,8 +94,8 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
             .configure_mesh()
             .x_desc("cost of one precise read (clocksource / counter)")
             .y_desc("gain over the stock setting")
-            .x_label_formatter(&|v| super::bars::si_ns(*v))
-            .y_label_formatter(&|v| pct_axis(*v))
+            .x_label_formatter(&|v| duration_label(*v))
+            .y_label_formatter(&|v| pct_label(*v))
             .draw()
             .map_err(|e| err(&e))?;
         for (i, (label, pts)) in series.iter().enumerate() {

@@ -37,9 +37,24 @@ impl Table {
         self.rows.push(cells);
     }
 
-    fn widths(&self) -> Vec<usize> {
-        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for r in &self.rows {
+    /// The headers and rows as the human forms print them: control and bidi characters
+    /// escaped ([`super::safe::cell`]), so no cell can split a row or drive the terminal.
+    fn human(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let safe = |cells: &[String]| -> Vec<String> {
+            cells
+                .iter()
+                .map(|c| super::safe::cell(c).into_owned())
+                .collect()
+        };
+        (
+            safe(&self.headers),
+            self.rows.iter().map(|r| safe(r)).collect(),
+        )
+    }
+
+    fn widths(headers: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+        let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+        for r in rows {
             for (i, c) in r.iter().enumerate().take(w.len()) {
                 w[i] = w[i].max(c.chars().count());
             }
@@ -56,7 +71,8 @@ impl Table {
 
     /// Aligned plain text, two spaces between columns.
     pub fn text(&self) -> String {
-        let w = self.widths();
+        let (headers, rows) = self.human();
+        let w = Self::widths(&headers, &rows);
         let line = |cells: &[String]| {
             let parts: Vec<String> = cells
                 .iter()
@@ -66,10 +82,10 @@ impl Table {
                 .collect();
             parts.join("  ").trim_end().to_string() + "\n"
         };
-        let mut out = line(&self.headers);
+        let mut out = line(&headers);
         let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
         out += &(rule.join("  ") + "\n");
-        for r in &self.rows {
+        for r in &rows {
             out += &line(r);
         }
         out
@@ -86,10 +102,11 @@ impl Table {
 
     /// A GitHub-flavoured Markdown table.
     pub fn markdown(&self) -> String {
+        let (headers, rows) = self.human();
         let esc = |s: &str| s.replace('|', "\\|");
         let mut out = format!(
             "| {} |\n",
-            self.headers
+            headers
                 .iter()
                 .map(|h| esc(h))
                 .collect::<Vec<_>>()
@@ -101,7 +118,7 @@ impl Table {
             .map(|a| if *a == Align::Right { "---:" } else { "---" })
             .collect();
         out += &format!("| {} |\n", rule.join(" | "));
-        for r in &self.rows {
+        for r in &rows {
             out += &format!(
                 "| {} |\n",
                 r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")

@@ -55,11 +55,7 @@ pub const EMULATED_TRAP: &str = "RDTSC trapped by tscope --emulate-trap, not by 
 
 impl Environment {
     /// Gathers the environment now; `profile` supplies the facts the probe already read.
-    pub fn gather(
-        profile: &Profile,
-        cpu: &crate::probe::machine::CpuFacts,
-        hypervisor: &str,
-    ) -> Self {
+    pub fn gather(profile: &Profile, cpu: &crate::cpuid::StandardLeaves, hypervisor: &str) -> Self {
         let read = |p: &str| {
             fs::read_to_string(p)
                 .ok()

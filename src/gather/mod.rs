@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::{self, cpuid::CpuidFacts, verdict::Verdict, Facts};
+use crate::cpuid::{CpuidFacts, LiveCpuid};
+use crate::detect::{self, verdict::Verdict, Facts};
 use crate::probe::{self, ProbeConfig, Profile};
 use crate::progress::Progress;
 pub use environment::{Environment, EMULATED_TRAP};
@@ -88,7 +89,7 @@ pub struct Report {
 /// Measures this machine and returns the report model.
 pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     progress.step("probing every timestamp source");
-    let cpu = CpuidFacts::decode(&detect::cpuid::LiveCpuid);
+    let cpu = CpuidFacts::decode(&LiveCpuid);
     let host = detect::host::gather();
     let mut pcfg = ProbeConfig::new(Vec::new(), cfg.quick, cfg.seed);
     pcfg.emulate_trap = cfg.emulate_trap;
@@ -118,13 +119,11 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         .find(|w| w.workload.as_str() == SWEEP_SCENARIO)
         .map(record_of)
     {
-        Some(Ok(rec)) => sim::Input::Record(Box::new(rec)),
-        _ => sim::Input::Scenario(SWEEP_SCENARIO.to_string()),
+        Some(Ok(rec)) => sim::LoopSource::Record(Box::new(rec)),
+        _ => sim::LoopSource::Scenario(SWEEP_SCENARIO.to_string()),
     };
-    let sweep_cfg = SimulateConfig {
-        iterations: Some(SWEEP_ITERATIONS),
-        ..SimulateConfig::for_report(sweep_input, profile.clone(), true)
-    };
+    let sweep_cfg = SimulateConfig::for_report(sweep_input, profile.clone(), true)
+        .with_iterations(SWEEP_ITERATIONS);
     // Nothing is measured from here on: the sweep (pure computation) runs on a second thread
     // beside the simulations instead of after them.
     let (simulation, sweep) = std::thread::scope(|s| {
@@ -181,12 +180,12 @@ fn simulate_scenarios(
     for name in REPORT_SCENARIOS {
         let measured = workloads.iter().find(|w| w.workload.as_str() == name);
         let input = match measured.map(record_of) {
-            Some(Ok(rec)) => sim::Input::Record(Box::new(rec)),
+            Some(Ok(rec)) => sim::LoopSource::Record(Box::new(rec)),
             Some(Err(e)) => {
                 skipped.push(format!("{name}: the run could not become a record ({e:#}); simulated the bundled scenario"));
-                sim::Input::Scenario(name.to_string())
+                sim::LoopSource::Scenario(name.to_string())
             }
-            None => sim::Input::Scenario(name.to_string()),
+            None => sim::LoopSource::Scenario(name.to_string()),
         };
         match sim::simulate(&SimulateConfig::for_report(input, profile.clone(), false)) {
             Ok(Output::Models(m)) => simulation.extend(m),

@@ -57,10 +57,9 @@ impl Param {
 }
 
 /// The counter a BSD timecounter reads (its cost comes from the profile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Counter {
     Rdtscp,
-    #[value(name = "lfence_rdtsc")]
     LfenceRdtsc,
     Rdtsc,
 }
@@ -143,22 +142,80 @@ pub struct ImpliedSpec {
     pub stock_policy: Option<Policy>,
 }
 
-/// What to simulate from.
+/// The loop a simulation replays.
 #[derive(Debug, Clone)]
-pub enum Input {
+pub enum LoopSource {
     /// A scenario path or bundled name.
     Scenario(String),
+    /// A run record file (`tscope run --record`).
     Run(PathBuf),
     /// A run record already in memory (the report's own workload runs).
     Record(Box<crate::workload::run_record::RunRecord>),
-    /// `strace -f -tt -T -y` output, streamed.
-    Strace(PathBuf),
 }
 
-/// A validated `simulate` configuration.
+/// A loop to replay, and for how many iterations.
+#[derive(Debug, Clone)]
+pub struct Loop {
+    pub input: LoopSource,
+    /// Iterations to replay; `None`: the scenario's.
+    pub iterations: Option<u64>,
+}
+
+/// `simulate --strace FILE`: a log streamed through the models once per policy.
+#[derive(Debug, Clone)]
+pub struct StraceLog {
+    pub path: PathBuf,
+    /// `--strict`: a malformed line is an error naming its number.
+    pub strict: bool,
+    /// `--fs`: the filesystem of every regular path, instead of this machine's mounts.
+    pub fs: Option<FsKind>,
+}
+
+/// `simulate --validate`: a check of the simulator against reality.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// The check (the SCENARIO argument names it).
+    pub check: String,
+    /// Seconds each live run samples.
+    pub secs: f64,
+    /// Directories the live runs use (default per check).
+    pub dirs: Vec<PathBuf>,
+}
+
+/// What a simulation does: one of five modes, each with only the settings it reads.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Every policy of every model on a loop: ops/s and timestamp accuracy.
+    Estimate(Loop),
+    /// One setting swept over a log-spaced range, and the cost at which a policy stops paying
+    /// `break_even` (a speedup, 1.05 for 5%).
+    Sweep {
+        run: Loop,
+        sweep: SweepSpec,
+        break_even: f64,
+    },
+    /// The per-read cost a published stock/patched pair implies.
+    Implied { run: Loop, implied: ImpliedSpec },
+    /// An strace log, streamed.
+    Strace(StraceLog),
+    /// A validation.
+    Validate(Validation),
+}
+
+impl Mode {
+    /// The loop this mode replays (estimates, sweeps and back-solves).
+    pub fn looped(&self) -> Option<&Loop> {
+        match self {
+            Mode::Estimate(run) | Mode::Sweep { run, .. } | Mode::Implied { run, .. } => Some(run),
+            Mode::Strace(_) | Mode::Validate(_) => None,
+        }
+    }
+}
+
+/// A validated `simulate` configuration: the mode and how reads are priced.
 #[derive(Debug, Clone)]
 pub struct SimulateConfig {
-    pub input: Input,
+    pub mode: Mode,
     /// The `--model` arguments; [`crate::sim::resolve_models`] turns them into models once
     /// the profile (whose kernel release a bare `linux` follows) is known.
     pub models: Vec<ModelSpec>,
@@ -167,84 +224,81 @@ pub struct SimulateConfig {
     pub profile_data: Option<crate::probe::Profile>,
     pub counter: Counter,
     pub overrides: Vec<(Param, f64)>,
-    pub sweep: Option<SweepSpec>,
-    pub break_even: f64,
-    pub implied: Option<ImpliedSpec>,
-    pub iterations: Option<u64>,
     /// TSC reads of this process trap (global `--emulate-trap`): recorded in a quick probe.
     pub emulate_trap: bool,
-    /// `--strict`: a malformed strace line is an error naming its number.
-    pub strict: bool,
-    /// `--fs`: the filesystem of every regular path of an strace log; for a scenario (set by
-    /// `vm count --fs`, not the command line), the filesystem its tmpfs files move to.
-    pub fs: Option<FsKind>,
-    /// `vm count`: the relative time of each op of the scenario's loop (the guest's measured
-    /// ns per syscall), over which the base cost per iteration is spread instead of evenly;
-    /// not on the command line.
-    pub op_weights: Option<Vec<f64>>,
-    /// `vm count`: where in each op of the loop its successive timestamps are taken,
-    /// fractions of the op's base cost (the guest's measured places of the clock reads in
-    /// each syscall); applies with `op_weights` only; not on the command line. `None`: at
-    /// each op's start.
-    pub op_stamp_at: Option<Vec<Vec<f64>>>,
-    /// `vm count`: how far the Linux coarse clock's value lags the time, measured in the
-    /// guest; not on the command line. `None`: not at all.
-    pub coarse_lag_ns: Option<f64>,
-    /// `--validate`: the validation to run (the SCENARIO argument names it).
-    pub validate: Option<String>,
-    /// Seconds each live run of a validation samples.
-    pub validate_secs: f64,
-    /// Directories the live runs of a validation use (default per validation).
-    pub validate_dirs: Vec<PathBuf>,
+}
+
+/// Every model family, each at its newest version (a bare `linux`: the profile's kernel).
+pub fn every_family() -> Vec<ModelSpec> {
+    Family::ALL
+        .iter()
+        .map(|&family| ModelSpec {
+            family,
+            version: None,
+            alias: false,
+        })
+        .collect()
 }
 
 impl SimulateConfig {
-    /// Every model on `input` with the command line's defaults: costs from a quick probe taken
-    /// now, no what-ifs, no sweep, a 5% break-even.
-    pub fn new(input: Input) -> Self {
+    /// `mode` with the command line's defaults: every model, costs from a quick probe taken
+    /// now, no what-ifs.
+    pub fn of(mode: Mode) -> Self {
         SimulateConfig {
-            input,
-            models: Family::ALL
-                .iter()
-                .map(|&family| ModelSpec {
-                    family,
-                    version: None,
-                    alias: false,
-                })
-                .collect(),
+            mode,
+            models: every_family(),
             profile: None,
             profile_data: None,
             counter: Counter::Rdtscp,
             overrides: Vec::new(),
-            sweep: None,
-            break_even: 1.05,
-            implied: None,
-            iterations: None,
             emulate_trap: false,
-            strict: false,
-            fs: None,
-            op_weights: None,
-            op_stamp_at: None,
-            coarse_lag_ns: None,
-            validate: None,
-            validate_secs: 2.0,
-            validate_dirs: Vec::new(),
         }
+    }
+
+    /// Estimates of every model on `input`, with the command line's defaults.
+    pub fn new(input: LoopSource) -> Self {
+        SimulateConfig::of(Mode::Estimate(Loop {
+            input,
+            iterations: None,
+        }))
     }
 
     /// Every model on `input` priced from `profile` (what `tscope report` runs), optionally as
     /// a sweep of `precise_read_ns` over 10 ns..100 µs.
-    pub fn for_report(input: Input, profile: crate::probe::Profile, sweep: bool) -> Self {
+    pub fn for_report(input: LoopSource, profile: crate::probe::Profile, sweep: bool) -> Self {
+        let run = Loop {
+            input,
+            iterations: None,
+        };
+        let mode = if sweep {
+            Mode::Sweep {
+                run,
+                sweep: SweepSpec {
+                    param: Param::PreciseReadNs,
+                    lo: 10.0,
+                    hi: 100_000.0,
+                    points: 25,
+                },
+                break_even: 1.05,
+            }
+        } else {
+            Mode::Estimate(run)
+        };
         SimulateConfig {
             profile_data: Some(profile),
-            sweep: sweep.then_some(SweepSpec {
-                param: Param::PreciseReadNs,
-                lo: 10.0,
-                hi: 100_000.0,
-                points: 25,
-            }),
-            ..SimulateConfig::new(input)
+            ..SimulateConfig::of(mode)
         }
+    }
+
+    /// The same, replaying `n` iterations of the loop (a mode without a loop is unchanged).
+    pub fn with_iterations(mut self, n: u64) -> Self {
+        match &mut self.mode {
+            Mode::Estimate(run) | Mode::Sweep { run, .. } | Mode::Implied { run, .. } => {
+                run.iterations = Some(n)
+            }
+            Mode::Strace(_) | Mode::Validate(_) => {}
+        }
+        self
     }
 
     /// The `--set` value of `p`, if any.
@@ -265,8 +319,10 @@ pub fn number(param: Param, text: &str, flag: &str) -> Result<f64, ConfigError> 
     let (lo, hi) = param.range();
     if !v.is_finite() || v < lo || v > hi {
         return bad(format!(
-            "{flag} {}={text}: must be a finite number in {lo}..={hi}",
-            param.name()
+            "{flag} {}={text}: must be a finite number in {}..={}",
+            param.name(),
+            crate::fmt::num(lo),
+            crate::fmt::num(hi)
         ));
     }
     Ok(v)

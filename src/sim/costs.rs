@@ -56,6 +56,11 @@ pub fn quick_profile(counter_id: &str, emulate_trap: bool) -> crate::error::Resu
     Ok(probe::run(&cfg))
 }
 
+/// What a precise-read price under `--emulate-trap` adds to its source: the what-if, applied
+/// to the kernel's reads as to user space's.
+pub const EMULATED_PRICE: &str =
+    "(trapped by tscope --emulate-trap; a hypervisor that traps RDTSC traps the kernel's reads too)";
+
 /// Where each cost came from, for the output.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct CostSources {
@@ -65,11 +70,32 @@ pub struct CostSources {
     pub tick: String,
 }
 
-/// The costs of `model`'s reads.
+/// The costs of `model`'s reads, with the profile's what-if applied (under `--emulate-trap`
+/// every model's precise read is the trapped counter read).
 pub fn resolve(
     model: ModelId,
     profile: Option<&Profile>,
     cfg: &SimulateConfig,
+) -> crate::error::Result<(Costs, CostSources)> {
+    resolve_with(model, profile, cfg, true)
+}
+
+/// The costs `model`'s reads had when the profile's machine ran a workload: under
+/// `--emulate-trap` the kernel's own reads did not trap, so a measured run's timestamp work is
+/// priced without the what-if (for the base cost, which is the run less that work).
+pub fn resolve_as_measured(
+    model: ModelId,
+    profile: Option<&Profile>,
+    cfg: &SimulateConfig,
+) -> crate::error::Result<(Costs, CostSources)> {
+    resolve_with(model, profile, cfg, false)
+}
+
+fn resolve_with(
+    model: ModelId,
+    profile: Option<&Profile>,
+    cfg: &SimulateConfig,
+    what_if: bool,
 ) -> crate::error::Result<(Costs, CostSources)> {
     let counter = cfg.counter.source_id();
     let need = |what: &str| {
@@ -81,8 +107,19 @@ pub fn resolve(
             }
         )
     };
+    // Under `--emulate-trap` only user-mode TSC reads trap, so the kernel's own clocksource
+    // read (the derived precise read) stays native; a hypervisor that traps RDTSC traps the
+    // kernel's reads too. The what-if is applied to every model alike: the Linux models are
+    // priced at the trapped counter read, as the BSD models are.
+    let emulated = what_if && profile.is_some_and(|p| p.emulate_trap);
     let (precise, precise_src) = match cfg.set(Param::PreciseReadNs) {
         Some(v) => (v, "--set precise_read_ns".to_string()),
+        None if model.is_linux() && emulated => {
+            let p = profile
+                .and_then(|p| p.cost_ns(counter))
+                .ok_or_else(|| need(&format!("cost for {counter} (try another --counter)")))?;
+            (p.point, format!("profile {counter} {EMULATED_PRICE}"))
+        }
         None if model.is_linux() => {
             let p = profile
                 .and_then(|p| p.derived.precise_read_ns)
@@ -107,7 +144,12 @@ pub fn resolve(
             let p = profile
                 .and_then(|p| p.cost_ns(counter))
                 .ok_or_else(|| need(&format!("cost for {counter} (try another --counter)")))?;
-            (p.point, format!("profile {counter}"))
+            let trapped = if profile.is_some_and(|p| p.emulate_trap) {
+                format!(" {EMULATED_PRICE}")
+            } else {
+                String::new()
+            };
+            (p.point, format!("profile {counter}{trapped}"))
         }
     };
     let (coarse, coarse_src) = match cfg.set(Param::CoarseReadNs) {

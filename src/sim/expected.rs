@@ -37,7 +37,8 @@ pub fn expected_calls(
 ) -> crate::error::Result<Vec<ExpectedCalls>> {
     crate::ensure!(
         tick_ns.is_finite() && tick_ns > 0.0,
-        "tick must be a positive number of ns, got {tick_ns}"
+        "tick must be a positive number of ns, got {}",
+        crate::fmt::num(tick_ns)
     );
     let compiled = super::validate::scenario_on(scenario, fs)?;
     let costs = Costs {

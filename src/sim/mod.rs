@@ -18,20 +18,17 @@ pub mod streamed;
 pub mod sweep;
 pub mod validate;
 
-#[cfg(test)]
-mod replay_tests;
-
 use std::path::Path;
 
 use crate::error::Context;
 
-pub use config::{Counter, Input, Param, SimulateConfig};
+pub use config::{Counter, Loop, LoopSource, Mode, Param, SimulateConfig, StraceLog, Validation};
 pub use replay::{Costs, Replay, Stats};
 use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_SCHEMA_VERSION};
 
 use crate::kernel::{Family, ModelId, Policy, Version};
 use crate::probe::Profile;
-use crate::trace::{bundled, CompiledScenario, FsKind, Scenario};
+use crate::trace::{bundled, CompiledScenario, Scenario};
 use crate::workload::run_record::RunRecord;
 
 /// Iterations used when deriving a base cost from a measured figure.
@@ -45,24 +42,20 @@ pub struct Loaded {
 }
 
 /// Loads a scenario file, a bundled scenario by name, or a run record.
-pub fn load_input(input: &Input) -> crate::error::Result<Loaded> {
+pub fn load_input(input: &LoopSource) -> crate::error::Result<Loaded> {
     match input {
-        Input::Record(run) => Ok(Loaded {
+        LoopSource::Record(run) => Ok(Loaded {
             scenario: run.scenario(),
             run: Some((**run).clone()),
         }),
-        Input::Strace(path) => crate::fail!(
-            "'{}' is an strace log: it streams through `simulate --strace`, not a loop",
-            path.display()
-        ),
-        Input::Run(path) => {
+        LoopSource::Run(path) => {
             let run = RunRecord::load(path)?;
             Ok(Loaded {
                 scenario: run.scenario(),
                 run: Some(run),
             })
         }
-        Input::Scenario(name) => {
+        LoopSource::Scenario(name) => {
             let path = Path::new(name);
             if path.exists() {
                 return Ok(Loaded {
@@ -132,7 +125,8 @@ fn base_less_stock(
     compiled: &CompiledScenario,
     profile: Option<&Profile>,
 ) -> crate::error::Result<(f64, String)> {
-    let (costs, _) = costs::resolve(model, profile, cfg)?;
+    // The run was measured as the machine is: its kernel's reads did not trap.
+    let (costs, _) = costs::resolve_as_measured(model, profile, cfg)?;
     let stock = &model.policies()[0];
     let base = estimate::base_from_measured(
         model,
@@ -225,55 +219,24 @@ pub(crate) fn costs_out(
 
 /// Runs the whole simulation `cfg` asks for.
 pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
-    if let Some(name) = &cfg.validate {
-        return Ok(Output::Validation(validate::run(cfg, name)?));
-    }
-    if let Input::Strace(path) = &cfg.input {
-        return streamed::simulate(cfg, path);
-    }
-    let mut loaded = load_input(&cfg.input)?;
-    if let Some(fs) = cfg.fs {
-        // `vm count --fs ext4`: the scenario's files live on `fs` instead of tmpfs (the CLI
-        // allows --fs with --strace only).
-        for op in &mut loaded.scenario.iteration {
-            if op.fs == FsKind::Tmpfs.name() {
-                op.fs = fs.name().to_string();
-            }
-        }
-    }
-    let mut compiled = loaded.scenario.compile();
-    if let Some(w) = &cfg.op_weights {
-        crate::ensure!(
-            w.len() == compiled.ops.len() && w.iter().any(|&x| x.is_finite() && x > 0.0),
-            "{} op weights for the {} ops of scenario '{}' (one positive weight per op wanted)",
-            w.len(),
-            compiled.ops.len(),
-            compiled.name
-        );
-        compiled.op_weights = Some(w.clone());
-    }
-    if let Some(at) = &cfg.op_stamp_at {
-        crate::ensure!(
-            at.len() == compiled.ops.len() && at.iter().flatten().all(|f| (0.0..=1.0).contains(f)),
-            "{} stamp offsets for the {} ops of scenario '{}' (fractions 0..1 for each op wanted)",
-            at.len(),
-            compiled.ops.len(),
-            compiled.name
-        );
-        compiled.op_stamp_at = Some(at.clone());
-    }
-    if let Some(lag) = cfg.coarse_lag_ns {
-        crate::ensure!(
-            lag.is_finite() && lag >= 0.0,
-            "coarse clock lag {lag} ns (a finite non-negative time wanted)"
-        );
-        compiled.coarse_lag_ns = Some(lag);
-    }
-    let iterations = cfg.iterations.unwrap_or(loaded.scenario.iterations);
+    let (run, sweep) = match &cfg.mode {
+        Mode::Validate(v) => return Ok(Output::Validation(validate::run(cfg, v)?)),
+        Mode::Strace(log) => return streamed::simulate(cfg, log),
+        Mode::Estimate(run) => (run, None),
+        Mode::Sweep {
+            run,
+            sweep,
+            break_even,
+        } => (run, Some((sweep, *break_even))),
+        Mode::Implied { run, .. } => (run, None),
+    };
+    let loaded = load_input(&run.input)?;
+    let compiled = loaded.scenario.compile();
+    let iterations = run.iterations.unwrap_or(loaded.scenario.iterations);
     let (profile, note) = profile(cfg)?;
     let profile = profile.as_ref();
 
-    if let Some(spec) = &cfg.implied {
+    if let Mode::Implied { implied: spec, .. } = &cfg.mode {
         return implied(cfg, &compiled, iterations, profile, &note, spec);
     }
     let (base, base_source) = base_cost(cfg, &loaded, &compiled, profile)?;
@@ -298,7 +261,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         let (costs, sources) = costs::resolve(model, profile, cfg)?;
         let costs_o = costs_out(costs, sources, base, &base_source);
         let stock_policy = model.policies()[0].name();
-        if let Some(spec) = &cfg.sweep {
+        if let Some((spec, break_even_speedup)) = sweep {
             let (points, break_even) = sweep::sweep(
                 model,
                 spec,
@@ -306,7 +269,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
                 base,
                 &compiled,
                 iterations,
-                cfg.break_even,
+                break_even_speedup,
             );
             sweeps.push(SweepReport {
                 schema_version: SIMULATE_SCHEMA_VERSION,
@@ -314,7 +277,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
                 model: model.label(),
                 stock_policy,
                 parameter: spec.param.name().into(),
-                break_even_speedup: cfg.break_even,
+                break_even_speedup,
                 profile: note.clone(),
                 costs: costs_o,
                 points,
@@ -336,7 +299,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             strace: None,
         });
     }
-    Ok(if cfg.sweep.is_some() {
+    Ok(if sweep.is_some() {
         Output::Sweeps(sweeps)
     } else {
         Output::Models(models)

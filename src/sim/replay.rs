@@ -14,8 +14,9 @@
 use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
 use crate::trace::{InodeId, Op, NO_INODE};
 
-#[path = "replay_linux.rs"]
 mod linux;
+#[cfg(test)]
+mod tests;
 
 /// What each kind of work costs, in ns, and the tick of the coarse clock.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,12 +9,11 @@
 //! upper bound, as it includes ptrace's stops. The virtual clock follows the log's `-tt` times,
 //! so ticks, coarse reads and multigrain floors see the real pacing of the traced program.
 
-use std::fs::File;
 use std::path::Path;
 
 use crate::error::Context;
 
-use super::config::{Param, SimulateConfig};
+use super::config::{Param, SimulateConfig, StraceLog};
 use super::replay::{Costs, Replay, Stats};
 use super::result::{ModelReport, Output, SIMULATE_SCHEMA_VERSION};
 use super::{costs, estimate};
@@ -26,10 +25,11 @@ use crate::trace::Op;
 /// `-tt` times, whose virtual clock advances by the cost).
 const PROVISIONAL_BASE_NS: f64 = 1000.0;
 
-/// Replays the strace log at `path` under every model and policy `cfg` asks for.
-pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Output> {
-    let file =
-        File::open(path).with_context(|| format!("opening strace file '{}'", path.display()))?;
+/// Replays the strace log `log` under every model and policy `cfg` asks for.
+pub fn simulate(cfg: &SimulateConfig, log: &StraceLog) -> crate::error::Result<Output> {
+    let path: &Path = &log.path;
+    // A regular file or a FIFO (`<(zcat log.gz)`); a device or a directory is refused.
+    let file = crate::input::open_stream(path, "strace file")?;
     let (profile, note) = super::profile(cfg)?;
     let profile = profile.as_ref();
     let mut resolved = Vec::new();
@@ -48,7 +48,7 @@ pub fn simulate(cfg: &SimulateConfig, path: &Path) -> crate::error::Result<Outpu
         .map(|&(table, kind, c)| Replay::new(table, kind, c, provisional, 0))
         .collect();
     let origin = path.display().to_string();
-    let import = StraceImport::new(file, &origin, ImportOptions::system(cfg.strict, cfg.fs));
+    let import = StraceImport::new(file, &origin, ImportOptions::system(log.strict, log.fs));
     let summary = pipelined(import, &mut replays)?;
     crate::ensure!(
         summary.calls > 0,

@@ -45,6 +45,10 @@ pub enum TraceError {
         path: String,
         message: String,
     },
+    /// A file refused before it is read (not a regular file, over the size limit) or that
+    /// cannot be read ([`crate::input::read_document`]).
+    #[error(transparent)]
+    Input(crate::error::Error),
 }
 
 impl From<TraceError> for crate::error::Error {
@@ -161,12 +165,14 @@ pub(crate) fn check_version(
     }
 }
 
-/// Reads a whole file, naming it in the error.
+/// Reads a whole JSON document, bounded ([`crate::input::read_document`]), naming it in the
+/// error.
 pub(crate) fn read_text(path: &Path, what: &'static str) -> Result<String, TraceError> {
-    std::fs::read_to_string(path).map_err(|e| TraceError::Read {
+    let bytes = crate::input::read_document(path, what).map_err(TraceError::Input)?;
+    String::from_utf8(bytes).map_err(|e| TraceError::Read {
         what,
         path: path.display().to_string(),
-        cause: e,
+        cause: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
     })
 }
 
@@ -215,7 +221,8 @@ impl Scenario {
         if let Some(b) = self.base_ns_per_iteration {
             if !(b.is_finite() && (0.0..=1e12).contains(&b)) {
                 return Err(bad(format!(
-                    "`base_ns_per_iteration` must be a finite number of ns in 0..=1e12, got {b}"
+                    "`base_ns_per_iteration` must be a finite number of ns in 0..=1e12, got {}",
+                    crate::fmt::num(b)
                 )));
             }
         }
@@ -225,7 +232,10 @@ impl Scenario {
                 ("patched_ops_per_sec", p.patched_ops_per_sec),
             ] {
                 if !(v.is_finite() && v > 0.0) {
-                    return Err(bad(format!("`published.{k}` must be positive, got {v}")));
+                    return Err(bad(format!(
+                        "`published.{k}` must be positive, got {}",
+                        crate::fmt::num(v)
+                    )));
                 }
             }
         }

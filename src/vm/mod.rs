@@ -2,7 +2,7 @@
 //!
 //! - [`boot`]: everything that fetches, builds and boots a guest — the kernel package, its
 //!   modules and kconfig, initramfs and disk images, qemu, the serial console, child processes,
-//!   scratch and cache, the accelerator choice and the static guest binary. The rooms below
+//!   scratch and cache, the accelerator choice and the guest binary. The rooms below
 //!   depend on it, never on each other.
 //! - [`guest`]: `vm guest`, one guest per clocksource with tscope as `/init`, gathered into a
 //!   [`guest::matrix::GuestMatrix`].

@@ -10,16 +10,19 @@
 //! turns the [`RunReport`] into bytes.
 
 pub mod config;
+pub mod def;
 pub mod inject;
 pub mod iteration;
 pub mod mem;
 pub mod null;
 pub mod pagezero;
 pub mod pipe;
+pub mod plan;
 pub mod result;
 pub mod run_record;
 pub mod runner;
 pub mod scratch;
+pub mod single;
 pub mod summary;
 pub mod vfsmix;
 pub mod write;
@@ -33,7 +36,8 @@ pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
 
 use crate::sys;
 use crate::warnings::Warning;
-use runner::{RunPlan, Workload};
+use plan::RunPlan;
+use runner::Workload;
 
 fn machine(cfg: &RunConfig) -> result::RunMachine {
     result::RunMachine {

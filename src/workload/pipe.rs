@@ -13,8 +13,9 @@
 //! wake-up), see `--placement`.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
+use super::def::OpHook;
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::mem::{Control, Slot};
 use crate::sys::worker;
@@ -24,6 +25,65 @@ const SETUP: u32 = 100;
 
 fn eof() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "the pipe was closed")
+}
+
+/// One iteration of pipe1 (and of fifo1, over a FIFO's two ends): write one byte into `w`
+/// (step 0), read it back from `r` (step 1), `hook` told the end of each.
+#[inline(always)]
+pub fn pipe1_iteration<H: OpHook>(
+    r: BorrowedFd<'_>,
+    w: BorrowedFd<'_>,
+    hook: &mut H,
+) -> Result<(), StepError> {
+    if worker::write_byte(w, 0).map_err(step(0))? != 1 {
+        return Err(step(0)(io::ErrorKind::WriteZero.into()));
+    }
+    hook.op();
+    worker::read_byte(r)
+        .map_err(step(1))?
+        .ok_or_else(|| step(1)(eof()))?;
+    hook.op();
+    Ok(())
+}
+
+/// One round trip of a pingpong pair's initiator: write one byte to `to` (step 0), read the
+/// answer from `from` (step 3).
+#[inline(always)]
+pub fn initiator_iteration(to: BorrowedFd<'_>, from: BorrowedFd<'_>) -> Result<(), StepError> {
+    if worker::write_byte(to, 1).map_err(step(0))? != 1 {
+        return Err(step(0)(io::ErrorKind::WriteZero.into()));
+    }
+    worker::read_byte(from)
+        .map_err(step(3))?
+        .ok_or_else(|| step(3)(eof()))?;
+    Ok(())
+}
+
+/// A pingpong pair's responder: reads `from` (step 1) and writes each byte back to `to`
+/// (step 2) until end of file, counting each answer with `answered`.
+pub fn respond(
+    from: BorrowedFd<'_>,
+    to: BorrowedFd<'_>,
+    mut answered: impl FnMut(),
+) -> Result<(), StepError> {
+    while let Some(b) = worker::read_byte(from).map_err(step(1))? {
+        if worker::write_byte(to, b).map_err(step(2))? != 1 {
+            return Err(step(2)(io::ErrorKind::WriteZero.into()));
+        }
+        answered();
+    }
+    Ok(())
+}
+
+/// The name of pingpong's step `i`.
+pub fn pingpong_step_name(i: u32) -> String {
+    match i {
+        0 => "initiator write".into(),
+        1 => "responder read".into(),
+        2 => "responder write".into(),
+        3 => "initiator read".into(),
+        _ => "pipe".into(),
+    }
 }
 
 /// will-it-scale pipe1.
@@ -40,15 +100,7 @@ impl Workload for Pipe1 {
     fn run(&self, _: (), slot: &Slot, control: &Control) -> Result<(), StepError> {
         let (r, w) = worker::pipe().map_err(step(SETUP))?;
         let (r, w) = (r.as_fd(), w.as_fd());
-        count_until_stop(slot, control, || {
-            if worker::write_byte(w, 0).map_err(step(0))? != 1 {
-                return Err(step(0)(io::ErrorKind::WriteZero.into()));
-            }
-            worker::read_byte(r)
-                .map_err(step(1))?
-                .ok_or_else(|| step(1)(eof()))?;
-            Ok(())
-        })
+        count_until_stop(slot, control, || pipe1_iteration(r, w, &mut ()))
     }
 
     fn step_name(&self, i: u32) -> String {
@@ -93,41 +145,23 @@ impl Workload for Pingpong {
         match worker {
             PingpongWorker::Initiator { to, from } => {
                 let (to, from) = (to.as_fd(), from.as_fd());
-                count_until_stop(slot, control, || {
-                    if worker::write_byte(to, 1).map_err(step(0))? != 1 {
-                        return Err(step(0)(io::ErrorKind::WriteZero.into()));
-                    }
-                    worker::read_byte(from)
-                        .map_err(step(3))?
-                        .ok_or_else(|| step(3)(eof()))?;
-                    Ok(())
-                })
+                count_until_stop(slot, control, || initiator_iteration(to, from))
                 // Dropping `to` here gives the responder end of file.
             }
             PingpongWorker::Responder { from, to } => {
                 let (from, to) = (from.as_fd(), to.as_fd());
                 let it = &slot.iterations;
-                while let Some(b) = worker::read_byte(from).map_err(step(1))? {
-                    if worker::write_byte(to, b).map_err(step(2))? != 1 {
-                        return Err(step(2)(io::ErrorKind::WriteZero.into()));
-                    }
+                respond(from, to, || {
                     it.store(
                         it.load(std::sync::atomic::Ordering::Relaxed) + 1,
                         std::sync::atomic::Ordering::Relaxed,
                     );
-                }
-                Ok(())
+                })
             }
         }
     }
 
     fn step_name(&self, i: u32) -> String {
-        match i {
-            0 => "initiator write".into(),
-            1 => "responder read".into(),
-            2 => "responder write".into(),
-            3 => "initiator read".into(),
-            _ => "pipe".into(),
-        }
+        pingpong_step_name(i)
     }
 }

@@ -2,14 +2,13 @@
 //! The JSON contract (`schema_version`, `workload`, `runs[].tasks/mode/ops_per_sec/samples`)
 //! is documented in `docs/schema.md`; fields are only ever added.
 
-use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 use crate::probe::machine::{Clocksource, Machine};
 use crate::warnings::Warning;
 
 /// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadName {
     /// Each task owns one pipe: write 1 byte, read it back (will-it-scale tests/pipe1.c).
@@ -25,7 +24,6 @@ pub enum WorkloadName {
     /// The null system call (the floor).
     Getppid,
     /// sched_yield, with a check that it entered the scheduler.
-    #[value(name = "sched_yield", alias = "sched-yield")]
     #[serde(rename = "sched_yield")]
     SchedYield,
     /// sv_mem: per-thread pre-fault and block copy.
@@ -83,7 +81,7 @@ impl WorkloadName {
 }
 
 /// How tasks run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Forked processes (will-it-scale's `_processes`).
@@ -102,19 +100,17 @@ impl Mode {
 }
 
 /// Where the two tasks of a pingpong pair run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// Both on one CPU: every bounce is a switch on that CPU.
-    #[value(name = "same")]
     SameCpu,
     /// On two CPUs: every bounce is a cross-CPU wake-up.
-    #[value(name = "different")]
     DifferentCpus,
 }
 
 /// What `mem` does with each block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemOp {
     /// Write: copy a block-sized source into the region, block by block.

@@ -16,10 +16,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::iteration::{self, InodeInfo};
 use super::result::{Op, RunReport};
-use crate::trace::scenario::{
-    check_version, read_text, ScenarioOp, TraceError, DEFAULT_ITERATIONS,
-};
-use crate::trace::{FsKind, Scenario, Syscall, SCENARIO_SCHEMA_VERSION};
+use crate::trace::scenario::{check_version, read_text, TraceError, DEFAULT_ITERATIONS};
+use crate::trace::{FsKind, Scenario, SCENARIO_SCHEMA_VERSION};
 
 /// The record kind (`"kind"`) this build writes and reads.
 pub const RUN_RECORD_KIND: &str = "tscope-run-record";
@@ -162,7 +160,7 @@ impl RunRecord {
         if !(self.ops_per_sec.is_finite() && self.ops_per_sec > 0.0 && self.ops_per_sec <= 1e12) {
             return Err(bad(format!(
                 "ops_per_sec must be positive and at most 1e12, got {} (a partial or empty run?)",
-                self.ops_per_sec
+                crate::fmt::num(self.ops_per_sec)
             )));
         }
         if let Some(ns) = self.ns_per_iteration {
@@ -170,7 +168,8 @@ impl RunRecord {
             // absurd is an error.
             if !(ns.is_finite() && ns <= 1e12) {
                 return Err(bad(format!(
-                    "ns_per_iteration must be a finite number of at most 1e12, got {ns}"
+                    "ns_per_iteration must be a finite number of at most 1e12, got {}",
+                    crate::fmt::num(ns)
                 )));
             }
         }
@@ -194,36 +193,7 @@ impl RunRecord {
             .as_deref()
             .and_then(FsKind::parse)
             .unwrap_or(FsKind::Other);
-        let mut unknown: Vec<(String, usize)> = Vec::new();
-        let iteration: Vec<ScenarioOp> = self
-            .iteration
-            .iter()
-            .map(|op| {
-                let syscall = match Syscall::parse(&op.syscall) {
-                    Some(s) => s.refine_open(op.flags.as_deref()),
-                    None => {
-                        match unknown.iter_mut().find(|(n, _)| *n == op.syscall) {
-                            Some((_, c)) => *c += 1,
-                            None => unknown.push((op.syscall.clone(), 1)),
-                        }
-                        Syscall::Other
-                    }
-                };
-                let fs = op
-                    .fs
-                    .as_deref()
-                    .and_then(FsKind::parse)
-                    .unwrap_or(default_fs);
-                ScenarioOp {
-                    syscall: syscall.name().to_string(),
-                    inode: op.inode.clone().unwrap_or_else(|| "none".into()),
-                    fs: fs.name().to_string(),
-                    dir: op.dir.clone(),
-                    task: op.task.map_or(0, |t| u32::try_from(t).unwrap_or(u32::MAX)),
-                }
-            })
-            .collect();
-        unknown.sort();
+        let (iteration, unknown) = super::def::scenario_ops(&self.iteration, default_fs);
         let scenario = Scenario {
             schema_version: SCENARIO_SCHEMA_VERSION,
             name: format!("run:{}", self.workload),

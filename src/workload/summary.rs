@@ -1,7 +1,7 @@
 //! Turns the per-interval rates the runner sampled into a [`RunResult`] (pure; unit-tested).
 
+use super::plan::RunPlan;
 use super::result::{RunResult, Summary, TaskResult};
-use super::runner::RunPlan;
 
 /// Builds the result from the sampled rates (pure; unit-tested).
 pub fn assemble(
@@ -55,11 +55,10 @@ pub fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::runner::tests::plan;
 
     #[test]
     fn assemble_gives_will_it_scale_min_max_and_totals() {
-        let p = plan(2, vec![0, 1], None);
+        let p = RunPlan::for_test(2, vec![0, 1], None);
         let r = assemble(
             &p,
             1,
@@ -84,7 +83,7 @@ mod tests {
 
     #[test]
     fn missing_samples_make_a_partial_run() {
-        let p = plan(1, vec![], None);
+        let p = RunPlan::for_test(1, vec![], None);
         let r = assemble(&p, 1, vec![5.0], vec![vec![5.0]], false);
         assert!(r.partial);
         let empty = assemble(&p, 1, vec![], vec![vec![]], true);

@@ -26,8 +26,9 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use super::def::OpHook;
 use super::runner::{count_until_stop, step, StepError, Workload};
-use crate::sys::mem::{page_size, store_through_shared_mapping, Control, Slot};
+use crate::sys::mem::{page_size, store_through_shared_mapping_marked, Control, Slot};
 use crate::sys::{fs, worker};
 
 /// The names of the steps, in order.
@@ -79,6 +80,36 @@ impl NameBuf {
     }
 }
 
+/// One iteration of vfsmix on the file `path` (the steps above, [`STEPS`]), `page` the page
+/// size; `hook` told the end of each step.
+#[inline(always)]
+pub fn vfsmix_iteration<H: OpHook>(
+    path: &CStr,
+    page: usize,
+    hook: &mut H,
+) -> Result<(), StepError> {
+    let excl = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+    let fd = fs::open(path, excl, 0o600).map_err(step(0))?;
+    hook.op();
+    fs::lstat(path).map_err(step(1))?;
+    hook.op();
+    fs::lseek(fd.as_fd(), page as i64 - 1).map_err(step(2))?;
+    hook.op();
+    fs::close(fd).map_err(step(3))?;
+    hook.op();
+    let trunc = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
+    let fd = fs::open(path, trunc, 0o600).map_err(step(4))?;
+    hook.op();
+    worker::write_byte(fd.as_fd(), 1).map_err(step(5))?;
+    hook.op();
+    store_through_shared_mapping_marked(fd.as_fd(), page, &mut || hook.op()).map_err(step(6))?;
+    fs::close(fd).map_err(step(9))?;
+    hook.op();
+    fs::unlink(path).map_err(step(10))?;
+    hook.op();
+    Ok(())
+}
+
 impl Workload for Vfsmix {
     type Worker = usize;
 
@@ -93,18 +124,7 @@ impl Workload for Vfsmix {
         count_until_stop(slot, control, || {
             let path = name.set(seq);
             seq += 1;
-            let excl = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-            let fd = fs::open(path, excl, 0o600).map_err(step(0))?;
-            fs::lstat(path).map_err(step(1))?;
-            fs::lseek(fd.as_fd(), page as i64 - 1).map_err(step(2))?;
-            fs::close(fd).map_err(step(3))?;
-            let trunc = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
-            let fd = fs::open(path, trunc, 0o600).map_err(step(4))?;
-            worker::write_byte(fd.as_fd(), 1).map_err(step(5))?;
-            store_through_shared_mapping(fd.as_fd(), page).map_err(step(6))?;
-            fs::close(fd).map_err(step(9))?;
-            fs::unlink(path).map_err(step(10))?;
-            Ok(())
+            vfsmix_iteration(path, page, &mut ())
         })
     }
 

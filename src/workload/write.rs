@@ -20,11 +20,12 @@
 use std::ffi::CString;
 
 use crate::error::Context;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::def::OpHook;
 use super::result::{MtimeCheck, RunResult};
 use super::runner::{count_until_stop, step, StepError, Workload};
 use crate::sys::clock::{id, vdso_clock_gettime};
@@ -81,6 +82,25 @@ fn coarse_now() -> std::io::Result<Mtime> {
     })
 }
 
+/// One iteration of write-only (`stat == false`) or write-stat on the open file `f`:
+/// `pwrite` one byte at offset 0 (step 0) and, for write-stat, `fstat` (step 1), whose mtime
+/// goes into `tally`; `hook` told the end of each.
+#[inline(always)]
+pub fn write_iteration<H: OpHook>(
+    f: BorrowedFd<'_>,
+    stat: bool,
+    tally: &mut EqualTally,
+    hook: &mut H,
+) -> Result<(), StepError> {
+    fs::pwrite_byte(f, b'x', 0).map_err(step(0))?;
+    hook.op();
+    if stat {
+        tally.push(fs::fstat_mtime(f).map_err(step(1))?);
+        hook.op();
+    }
+    Ok(())
+}
+
 impl Workload for WriteFile {
     type Worker = CString;
 
@@ -99,14 +119,12 @@ impl Workload for WriteFile {
         let mut tally = EqualTally::default();
         if self.stat {
             count_until_stop(slot, control, || {
-                fs::pwrite_byte(f, b'x', 0).map_err(step(0))?;
-                tally.push(fs::fstat_mtime(f).map_err(step(1))?);
-                Ok(())
+                write_iteration(f, true, &mut tally, &mut ())
             })?;
         } else {
             let (mut since, mut checks, mut mismatches, mut skip) = (0u64, 0u64, 0u64, false);
             count_until_stop(slot, control, || {
-                fs::pwrite_byte(f, b'x', 0).map_err(step(0))?;
+                write_iteration(f, false, &mut tally, &mut ())?;
                 let m = coarse_now().map_err(step(CHECK))?;
                 if skip {
                     // The write after a check's stat took a fine-grained stamp: the kernel's

@@ -5,9 +5,10 @@
 
 use std::path::PathBuf;
 
-use super::{ns, scenario_on, Row, ValidationReport};
+use super::{scenario_on, Row, ValidationReport};
+use crate::fmt::duration_short;
 use crate::kernel::{ModelId, Policy};
-use crate::sim::config::SimulateConfig;
+use crate::sim::config::{SimulateConfig, Validation};
 use crate::sim::costs;
 use crate::sim::estimate::{base_from_measured, replay};
 
@@ -15,16 +16,17 @@ use crate::sim::estimate::{base_from_measured, replay};
 const MAX_ITERATIONS: u64 = 2_000_000;
 
 /// Runs the accuracy validation (`name`: accuracy, write-only or write-stat).
-pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
+pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<ValidationReport> {
+    let name = v.check.as_str();
     let workloads: &[&str] = match name {
         "write-only" => &["write-only"],
         "write-stat" => &["write-stat"],
         _ => &["write-only", "write-stat"],
     };
-    let dirs: Vec<PathBuf> = if cfg.validate_dirs.is_empty() {
+    let dirs: Vec<PathBuf> = if v.dirs.is_empty() {
         vec!["/dev/shm".into(), "/var/tmp".into()]
     } else {
-        cfg.validate_dirs.clone()
+        v.dirs.clone()
     };
     let (profile, note) = crate::sim::profile(cfg)?;
     let model = ModelId::newest(crate::kernel::Family::Linux);
@@ -35,13 +37,13 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
     let mut rows = Vec::new();
     let mut notes = vec![format!(
         "tick {} ({}); profile: {}",
-        ns(c.tick_ns),
+        duration_short(c.tick_ns),
         sources.tick,
         note.origin
     )];
     for dir in &dirs {
         for &w in workloads {
-            let report = super::run_workload(w, cfg.validate_secs, Some(dir))?;
+            let report = super::run_workload(w, v.secs, Some(dir))?;
             let run = &report.runs[0];
             let Some(m) = &run.mtimes else {
                 crate::fail!("{w} reported no mtimes");
@@ -75,7 +77,7 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
                      replayed {iterations} iterations",
                     m.pairs,
                     m.source,
-                    ns(measured_ns)
+                    duration_short(measured_ns)
                 ),
             ));
         }

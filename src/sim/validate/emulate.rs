@@ -12,9 +12,10 @@
 
 use std::path::PathBuf;
 
-use super::{ns, scenario_on, Row, ValidationReport, GOAL_PCT};
+use super::{scenario_on, Row, ValidationReport, GOAL_PCT};
+use crate::fmt::duration_short;
 use crate::sim::config::Counter;
-use crate::sim::config::SimulateConfig;
+use crate::sim::config::{SimulateConfig, Validation};
 use crate::sim::costs;
 use crate::sim::estimate::replay;
 use crate::sim::replay::Costs;
@@ -103,9 +104,9 @@ fn round_error_pct((a, k, b): (f64, f64, f64), ts_ns: f64) -> f64 {
 }
 
 /// Runs the emulation validation of `name` (pipe1 or vfsmix).
-pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
-    let secs = cfg.validate_secs;
-    let dir: Option<PathBuf> = match (cfg.validate_dirs.first(), name) {
+pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<ValidationReport> {
+    let (name, secs) = (v.check.as_str(), v.secs);
+    let dir: Option<PathBuf> = match (v.dirs.first(), name) {
         (Some(d), _) => Some(d.clone()),
         (None, "vfsmix") => Some(PathBuf::from("/dev/shm")),
         _ => None,
@@ -207,15 +208,15 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
                 "{} (uninjected, mean of the runs around) + {:.3} x {} ({}) + {:.3} x {} ({}) \
                  per op = {} predicted, {} measured: {error:+.1}%; error by round {} (mean \
                  {round_mean:+.1}%; 95% interval ±{half:.1}%)",
-                ns(base),
+                duration_short(base),
                 p.nc,
                 p.counter.probe_id(),
-                ns(p.counter_ns),
+                duration_short(p.counter_ns),
                 p.nk,
                 coarse.probe_id(),
-                ns(coarse_ns),
-                ns(predicted_ns),
-                ns(m),
+                duration_short(coarse_ns),
+                duration_short(predicted_ns),
+                duration_short(m),
                 spread.join(" ")
             ),
         );
@@ -238,10 +239,10 @@ pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationR
                 .unwrap_or_default(),
             keys.len(),
             keys.len() * ROUNDS + 2,
-            ns(baselines.iter().copied().fold(f64::INFINITY, f64::min)),
-            ns(baselines.iter().copied().fold(0.0, f64::max)),
+            duration_short(baselines.iter().copied().fold(f64::INFINITY, f64::min)),
+            duration_short(baselines.iter().copied().fold(0.0, f64::max)),
             drift * 100.0,
-            ns(t0)
+            duration_short(t0)
         ),
         format!(
             "error: predicted against measured ops/s over the rounds (predicted: the mean of the \

@@ -16,26 +16,22 @@ pub mod emulate;
 pub mod noise;
 pub mod seed;
 
-use super::config::SimulateConfig;
+use super::config::{SimulateConfig, Validation};
 pub use super::result::{Row, ValidationReport, GOAL_PCT, VALIDATION_SCHEMA_VERSION};
 
 /// Which validation a `--validate` name asks for.
-pub fn run(cfg: &SimulateConfig, name: &str) -> crate::error::Result<ValidationReport> {
+pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<ValidationReport> {
+    let name = v.check.as_str();
     match name {
         "seed" | "netbsd-seed" | "netbsd-seed-vfsmix" => seed::run(cfg),
-        "accuracy" | "write-only" | "write-stat" => accuracy::run(cfg, name),
-        "pipe1" | "vfsmix" => emulate::run(cfg, name),
+        "accuracy" | "write-only" | "write-stat" => accuracy::run(cfg, v),
+        "pipe1" | "vfsmix" => emulate::run(cfg, v),
         other => crate::fail!(
             "--validate '{other}': validations exist for pipe1 and vfsmix (cost, by emulation), \
              accuracy, write-only and write-stat (multigrain mtimes on the live kernel), and seed \
              (the NetBSD figures)"
         ),
     }
-}
-
-/// `1.5 us` for a detail line.
-pub(crate) fn ns(v: f64) -> String {
-    crate::fmt::duration_short(v)
 }
 
 /// One live run of a `tscope run` workload with one task, pinned, for `secs` seconds.

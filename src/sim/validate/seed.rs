@@ -6,7 +6,8 @@
 //! the replay and the solve agree (ticks, coalescing and all), not that the model is right.
 //! The informative rows are the cross-checks: one clock cost must explain both pairs.
 
-use super::{ns, Row, ValidationReport};
+use super::{Row, ValidationReport};
+use crate::fmt::duration_short;
 use crate::kernel::{Family, ModelId, Policy};
 use crate::sim::config::SimulateConfig;
 use crate::sim::estimate::{base_from_measured, replay};
@@ -107,8 +108,8 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
     let d = format!(
         "netbsd-knob:3 -> :1 on tmpfs (5 nanotime() per op), back-solved read {} and base {}; \
          replayed: {so:.0} -> {po:.0} ops/s",
-        ns(cv),
-        ns(bv)
+        duration_short(cv),
+        duration_short(bv)
     );
     rows.push(Row::new(
         "vfsmix, own back-solve".into(),
@@ -141,7 +142,7 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
         format!(
             "netbsd-knob:3 -> :1: sys_pipe.c stamps pipes with getnanotime(), so the knob changes \
              no read; base {} from the stock figure",
-            ns(b1)
+            duration_short(b1)
         ),
     ));
 
@@ -156,8 +157,8 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
             pp / ps,
             format!(
                 "freebsd@12.4:3 -> :1 (2 counter reads per op), back-solved read {} and base {}",
-                ns(cp),
-                ns(bp)
+                duration_short(cp),
+                duration_short(bp)
             ),
         ));
         let (_, _, sp3) = speedup(&f3, &f1, fb_costs, cv, &pipe1, bp);
@@ -169,8 +170,8 @@ pub fn run(cfg: &SimulateConfig) -> crate::error::Result<ValidationReport> {
             format!(
                 "freebsd@12.4:3 -> :1 with vfsmix's {} read and pipe1's base {}: one clock cannot \
                  explain both pairs this way",
-                ns(cv),
-                ns(bp)
+                duration_short(cv),
+                duration_short(bp)
             ),
         ));
     } else {

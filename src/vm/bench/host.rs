@@ -23,14 +23,13 @@ struct Prepared {
 
 pub(super) fn boot_all(
     cfg: &BenchConfig,
-    bin: &Path,
+    bin: &binary::GuestBinary,
     work: &Path,
     report: &mut BenchReport,
     progress: &dyn Progress,
 ) -> Result<()> {
-    let bytes = std::fs::read(bin).with_context(|| format!("reading '{}'", bin.display()))?;
     let base = work.join("initramfs.cpio");
-    std::fs::write(&base, binary::initramfs(&bytes)?)
+    std::fs::write(&base, binary::initramfs(bin)?)
         .with_context(|| format!("writing '{}'", base.display()))?;
     let mut prepared = Vec::new();
     for (i, source) in cfg.kernels.iter().enumerate() {

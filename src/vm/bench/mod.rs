@@ -103,7 +103,7 @@ impl BenchConfig {
                 .collect(),
             clocksources: vec!["tsc".into(), "hpet".into()],
             filesystems: vec!["tmpfs".into()],
-            workloads: loops::WORKLOADS.map(String::from).to_vec(),
+            workloads: loops::workloads().into_iter().map(String::from).collect(),
             boots: 3,
             rounds: 12,
             slot_ms: 60,
@@ -277,7 +277,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     }
     let cache = kernel::cache_dir()?;
     disk::check_tools(&cfg.filesystems)?;
-    let bin = binary::guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
     crate::vm::boot::scratch::sweep_stale(&cache);
     let work = cache.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;

@@ -8,7 +8,7 @@ use crate::fail as bail;
 use crate::vm::boot::qemu::Accel;
 
 /// How qemu should run guest code, as asked (what it used is [`AccelChoice`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestedAccel {
     /// KVM when /dev/kvm offers hardware virtualisation, else TCG (with a message).
     Auto,

@@ -8,11 +8,15 @@ use std::path::{Path, PathBuf};
 use crate::error::{Context, Result};
 use crate::fail as bail;
 
-/// `$XDG_CACHE_HOME/tscope`, else `$HOME/.cache/tscope`, created if missing and checked
-/// writable (the guest kernel, ~30 MB, and each run's initramfs go there).
+/// `$XDG_CACHE_HOME/tscope`, else `$HOME/.cache/tscope`, created if missing. It need not be
+/// writable: a shared, pre-seeded cache may be read-only, and only what is written there (a
+/// fetch, an extraction: see [`writable`]) needs write access; a run's scratch goes to the
+/// temporary directory then ([`crate::vm::boot::scratch::work_dir`]).
 pub fn cache_dir() -> Result<PathBuf> {
     let dir = cache_dir_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))?;
-    writable(&dir)?;
+    if !dir.is_dir() {
+        writable(&dir)?;
+    }
     Ok(dir)
 }
 
@@ -42,8 +46,8 @@ pub fn cache_dir_from(xdg: Option<OsString>, home: Option<OsString>) -> Result<P
 }
 
 /// Creates `dir` if missing and checks that files can be created in it; the error names the
-/// directory and what to set instead.
-fn writable(dir: &Path) -> Result<()> {
+/// directory and what to set instead. Called before anything is written into the cache.
+pub fn writable(dir: &Path) -> Result<()> {
     let hint = "set XDG_CACHE_HOME to a writable directory";
     fs::create_dir_all(dir).with_context(|| {
         format!(

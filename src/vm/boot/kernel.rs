@@ -8,12 +8,14 @@
 //! `qemu -kernel vmlinux`. The bzImage stays beside it as the fallback.
 
 use std::fs;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::vm::boot::apt::{self, Apt};
 use crate::vm::boot::child;
+use crate::vm::boot::elf::Elf;
+use crate::vm::boot::extract::extract_vmlinux;
+use crate::vm::boot::integrity::{self, write_atomic};
 use crate::vm::boot::kconfig;
 use crate::vm::boot::modules;
 
@@ -50,6 +52,9 @@ pub struct Kernel {
 
 pub use crate::vm::boot::cache::cache_dir;
 
+/// The largest kernel image read (Debian's are 10-30 MB, an ELF vmlinux up to ~100 MB).
+const MAX_KERNEL_BYTES: u64 = 512 << 20;
+
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
 pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {
     let cache = cache_dir()?;
@@ -77,9 +82,13 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
         .as_ref()
         .and_then(|c| fs::read_to_string(c).ok())
         .and_then(|c| kconfig::config_hz(&c));
-    let bytes =
-        fs::read(&image).with_context(|| format!("reading kernel '{}'", image.display()))?;
+    let bytes = crate::input::read_regular(&image, "kernel", MAX_KERNEL_BYTES, None)?;
+    if bytes.is_empty() {
+        bail!("kernel '{}' is empty", image.display());
+    }
     if bytes.starts_with(b"\x7fELF") {
+        Elf::parse(&bytes)
+            .with_context(|| format!("kernel '{}' is not a whole ELF file", image.display()))?;
         return Ok(Kernel {
             vmlinux: Some(image.clone()),
             image,
@@ -97,12 +106,30 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     let out = cache.join("vmlinux").join(format!("{name}-{fnv:016x}.elf"));
-    let (vmlinux, extract_note) = if out.exists() {
+    let whole = |p: &Path| {
+        integrity::verify_file(p).and_then(|()| {
+            let elf = fs::read(p).map_err(|e| e.to_string())?;
+            Elf::parse(&elf).map(|_| ()).map_err(|e| e.to_string())
+        })
+    };
+    let reuse = match whole(&out) {
+        Ok(()) => true,
+        Err(why) if out.exists() => {
+            progress.note(&format!(
+                "cached vmlinux failed its check ({why}); extracting it again"
+            ));
+            let _ = fs::remove_file(&out);
+            false
+        }
+        Err(_) => false,
+    };
+    let (vmlinux, extract_note) = if reuse {
         (Some(out), None)
     } else {
         match extract_vmlinux(&bytes) {
             Ok(elf) => {
-                write_atomic(&out, &elf)?;
+                crate::vm::boot::cache::writable(&cache)?;
+                integrity::write_checked(&out, &elf)?;
                 (Some(out), None)
             }
             Err(e) => (None, Some(format!("{e:#}"))),
@@ -118,15 +145,6 @@ pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> R
         hz,
         modules,
     })
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().context("cache path has no parent")?;
-    fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    fs::write(&tmp, bytes).with_context(|| format!("writing '{}'", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming to '{}'", path.display()))?;
-    Ok(())
 }
 
 /// The concrete package a meta package depends on (`linux-image-cloud-amd64` →
@@ -250,14 +268,24 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
         },
     };
     let dir = cache.join("kernels").join(&pkg);
-    // `release` marks an entry written whole (older ones kept only the vmlinuz); an entry
-    // without the extracted modules (written before tscope loaded any) is fetched again.
-    if dir.join("vmlinuz").exists()
-        && dir.join("release").exists()
-        && dir.join(modules::CACHE_DIR).join("order").exists()
-    {
-        return Ok(cached(&dir, &pkg));
+    // The manifest marks an entry written whole, and every file in it must match: an entry
+    // that fails (truncated, corrupted, or written before checksums) is removed and fetched
+    // again.
+    match integrity::verify_manifest(&dir) {
+        Ok(()) if dir.join(modules::CACHE_DIR).join("order").exists() => {
+            return Ok(cached(&dir, &pkg))
+        }
+        Ok(()) => {}
+        Err(why) if dir.exists() => {
+            progress.note(&format!(
+                "cached {pkg} failed its check ({why}); fetching it again"
+            ));
+            fs::remove_dir_all(&dir)
+                .with_context(|| format!("removing the damaged '{}'", dir.display()))?;
+        }
+        Err(_) => {}
     }
+    crate::vm::boot::cache::writable(cache)?;
     let work = cache.join(format!("fetch-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
@@ -305,8 +333,9 @@ pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetche
             "{pkg}: extracting the xfs and btrfs modules and their dependencies"
         ));
         modules::extract(&work.join("x"), &dir.join(modules::CACHE_DIR))?;
+        write_atomic(&dir.join("release"), release.unwrap_or_default().as_bytes())?;
         // Last: its presence marks the entry complete.
-        write_atomic(&dir.join("release"), release.unwrap_or_default().as_bytes())
+        integrity::write_manifest(&dir)
     })();
     let _ = fs::remove_dir_all(&work);
     result?;
@@ -318,7 +347,7 @@ fn newest_cached(cache: &Path) -> Option<(PathBuf, String)> {
     let mut found: Vec<(PathBuf, String)> = fs::read_dir(cache.join("kernels"))
         .ok()?
         .flatten()
-        .filter(|e| e.path().join("vmlinuz").exists())
+        .filter(|e| integrity::verify_manifest(&e.path()).is_ok())
         .map(|e| {
             (
                 e.path().join("vmlinuz"),
@@ -328,159 +357,4 @@ fn newest_cached(cache: &Path) -> Option<(PathBuf, String)> {
         .collect();
     found.sort_by(|a, b| a.1.cmp(&b.1));
     found.pop()
-}
-
-/// A compressed payload format the kernel supports, by magic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    Gzip,
-    Xz,
-    Zstd,
-    Lz4,
-    Bzip2,
-    Lzma,
-}
-
-impl Compression {
-    pub fn sniff(b: &[u8]) -> Option<Self> {
-        Some(match b {
-            [0x1f, 0x8b, ..] => Self::Gzip,
-            [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => Self::Xz,
-            [0x28, 0xb5, 0x2f, 0xfd, ..] => Self::Zstd,
-            [0x02, 0x21, 0x4c, 0x18, ..] => Self::Lz4,
-            [b'B', b'Z', b'h', ..] => Self::Bzip2,
-            [0x5d, 0, 0, ..] => Self::Lzma,
-            _ => return None,
-        })
-    }
-
-    /// The decompressor reading stdin, writing stdout.
-    fn tool(self) -> (&'static str, &'static [&'static str]) {
-        match self {
-            Self::Gzip => ("gzip", &["-dc"]),
-            Self::Xz => ("xz", &["-dc", "--single-stream"]),
-            Self::Zstd => ("zstd", &["-dcq"]),
-            Self::Lz4 => ("lz4", &["-dc"]),
-            Self::Bzip2 => ("bzip2", &["-dc"]),
-            Self::Lzma => ("xz", &["-dc", "--format=lzma"]),
-        }
-    }
-}
-
-/// The compressed payload of a bzImage: boot protocol ≥ 2.08 gives its offset (from the start
-/// of the protected-mode code) and length.
-pub fn payload(bz: &[u8]) -> Result<&[u8]> {
-    let u16_at = |o: usize| bz.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let u32_at = |o: usize| {
-        bz.get(o..o + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
-    if bz.get(0x202..0x206) != Some(b"HdrS") {
-        bail!("not a bzImage (no 'HdrS' boot header at 0x202)");
-    }
-    let version = u16_at(0x206).unwrap_or(0);
-    if version < 0x208 {
-        bail!("boot protocol {version:#x} predates payload_offset (2.08)");
-    }
-    let setup_sects = match bz[0x1f1] {
-        0 => 4,
-        n => usize::from(n),
-    };
-    let pm_start = (setup_sects + 1) * 512;
-    let (off, len) = (u32_at(0x248).unwrap_or(0), u32_at(0x24c).unwrap_or(0));
-    bz.get(pm_start + off..pm_start + off + len)
-        .context("payload_offset/payload_length point past the end of the file")
-}
-
-/// Decompresses a bzImage's payload into the ELF vmlinux, with the system's decompressor.
-pub fn extract_vmlinux(bz: &[u8]) -> Result<Vec<u8>> {
-    let mut data = payload(bz)?;
-    let kind = Compression::sniff(data).context("unknown compression magic in the payload")?;
-    // Every format but gzip carries the decompressed size as 4 trailing bytes (the kernel's
-    // `size_append`), which the stand-alone tools would read as garbage.
-    if kind != Compression::Gzip && data.len() > 4 {
-        data = &data[..data.len() - 4];
-    }
-    let (tool, args) = kind.tool();
-    let mut cmd = Command::new(tool);
-    crate::sys::child::kill_with_parent(&mut cmd);
-    let mut child = cmd
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("running {tool} to unpack the {kind:?} kernel (install it)"))?;
-    let mut stdin = child.stdin.take().context("decompressor stdin")?;
-    let input = data.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let mut out = Vec::new();
-    child
-        .stdout
-        .take()
-        .context("decompressor stdout")?
-        .read_to_end(&mut out)?;
-    let _ = writer.join();
-    let _ = child.wait();
-    // Tools may complain about trailing bytes yet have written the whole stream: judge the
-    // result, not the exit status.
-    if !out.starts_with(b"\x7fELF") {
-        bail!(
-            "{tool} did not produce an ELF vmlinux ({} bytes)",
-            out.len()
-        );
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sniffs_compression_magics() {
-        assert_eq!(
-            Compression::sniff(&[0x1f, 0x8b, 8]),
-            Some(Compression::Gzip)
-        );
-        assert_eq!(Compression::sniff(b"\xfd7zXZ\0rest"), Some(Compression::Xz));
-        assert_eq!(
-            Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]),
-            Some(Compression::Zstd)
-        );
-        assert_eq!(
-            Compression::sniff(&[0x02, 0x21, 0x4c, 0x18]),
-            Some(Compression::Lz4)
-        );
-        assert_eq!(Compression::sniff(b"\x7fELF"), None);
-    }
-
-    /// A synthetic bzImage: header fields at their offsets, then a gzip payload of an "ELF".
-    #[test]
-    fn finds_and_unpacks_the_payload() {
-        if crate::skip::without("gzip") {
-            return;
-        }
-        let elf = b"\x7fELF\x02\x01\x01 pretend vmlinux".to_vec();
-        let mut gz = Command::new("gzip")
-            .arg("-c")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("gzip starts");
-        gz.stdin.take().unwrap().write_all(&elf).unwrap();
-        let compressed = gz.wait_with_output().unwrap().stdout;
-        let mut bz = vec![0u8; 5 * 512];
-        bz[0x1f1] = 4;
-        bz[0x202..0x206].copy_from_slice(b"HdrS");
-        bz[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
-        bz[0x248..0x24c].copy_from_slice(&16u32.to_le_bytes());
-        bz[0x24c..0x250].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
-        bz.extend_from_slice(&[0xaa; 16]);
-        bz.extend_from_slice(&compressed);
-        bz.extend_from_slice(b"trailing setup data");
-        assert_eq!(payload(&bz).unwrap(), &compressed[..]);
-        assert_eq!(extract_vmlinux(&bz).unwrap(), elf);
-        assert!(payload(b"short").is_err());
-    }
 }

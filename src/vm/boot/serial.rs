@@ -15,7 +15,8 @@
 
 use std::collections::BTreeMap;
 
-const BEGIN: &str = "=====TSCOPE-BEGIN ";
+/// What opens a section on the console (`=====TSCOPE-BEGIN NAME=====`).
+pub const BEGIN: &str = "=====TSCOPE-BEGIN ";
 const END: &str = "=====TSCOPE-END ";
 const TAIL: &str = "=====";
 /// Printed by the guest after its last section.

@@ -33,9 +33,13 @@ fn tells_static_from_dynamic_elf() {
     // This test binary is dynamically linked (it has PT_INTERP).
     let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
     assert!(!is_static_elf(&me));
-    // A 64-bit little-endian ELF header with no program headers has no interpreter.
-    let mut elf = vec![0u8; 64];
+    // A 64-bit little-endian ELF header with one loadable segment and no interpreter.
+    let mut elf = vec![0u8; 120];
     elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    elf[0x20] = 64; // e_phoff
+    elf[0x36] = 56; // e_phentsize
+    elf[0x38] = 1; // e_phnum
+    elf[64] = 1; // PT_LOAD, offset 0, file size 0
     assert!(is_static_elf(&elf));
     assert!(!is_static_elf(b"#!/bin/sh\n"));
 }

@@ -5,7 +5,8 @@
 //! setup and teardown) and N — reading `kprobe_profile` and the histogram around each run.
 //! The host subtracts and divides ([`crate::vm::count`]).
 //!
-//! Each workload issues exactly the system calls its definition names (one syscall per
+//! Each workload is its one definition's loop ([`crate::workload::single::run_loop`]) and issues
+//! exactly the system calls that definition names ([`crate::workload::def`]; one syscall per
 //! `crate::sys` call), so the syscall counts per op show a loop that does more than it should.
 //!
 //! After each counted run, outside the snapshots that bracket it, a timing pass runs the same
@@ -17,9 +18,7 @@
 //! of it. One clock read's cost, measured, is taken off every position.
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Instant;
 
@@ -27,15 +26,15 @@ use serde::{Deserialize, Serialize};
 
 use super::kprobe::{self, Probe};
 use super::offsets::{self, StampOffsets};
-use super::timing::{clock_read_ns, positions, OpTimer, TIMING_ITERATIONS};
+use super::timing::{clock_read_ns, OpTimer, TIMING_ITERATIONS};
 use crate::error::{Context, Result};
-use crate::sys::{self, fs, worker};
+use crate::sys;
+use crate::workload::def::{self, positions};
+use crate::workload::single::run_loop;
+use crate::workload::WorkloadName;
 
 const TRACING: &str = "/sys/kernel/tracing";
 const SYSCALL_TRIGGER: &str = "hist:keys=id:size=256";
-
-/// The workloads the guest can run, by name.
-pub const WORKLOADS: [&str; 5] = ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"];
 
 /// What one guest measured (the `count` section, JSON).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -184,11 +183,16 @@ pub fn run(cmdline: &str) -> GuestCount {
 }
 
 fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
-    let workloads: Vec<&str> = word(cmdline, "tscope.count=")
+    let workloads = word(cmdline, "tscope.count=")
         .unwrap_or("")
         .split(',')
         .filter(|w| !w.is_empty())
-        .collect();
+        .map(|w| {
+            WorkloadName::parse(w)
+                .filter(|&w| def::has_loop(w))
+                .ok_or_else(|| crate::failure!("unknown workload '{w}'"))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let iterations: u64 = word(cmdline, "tscope.iterations=")
         .and_then(|n| n.parse().ok())
         .unwrap_or(10_000);
@@ -253,28 +257,29 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         }
         for &w in &workloads {
             let dir = Path::new(&dir);
+            let positions = positions(w);
             let (b_hits, b_calls) = snapshot(&registered, out.syscall_hist)?;
-            run_workload(w, dir, 0, &mut OpTimer::off())?;
+            run_loop(w, dir, 0, &mut ())?;
             let (m_hits, m_calls) = snapshot(&registered, out.syscall_hist)?;
             let started = Instant::now();
-            let equal = run_workload(w, dir, iterations, &mut OpTimer::off())?;
+            let outcome = run_loop(w, dir, iterations, &mut ())?;
             let ns = started.elapsed().as_nanos() as f64;
             let (e_hits, e_calls) = snapshot(&registered, out.syscall_hist)?;
             // The timing pass, outside the snapshots.
             let timing_iterations = iterations.min(TIMING_ITERATIONS);
-            let mut timer = OpTimer::on(positions(w).len());
+            let mut timer = OpTimer::on(positions.len());
             let mut ns_by_position = Vec::new();
-            if !positions(w).is_empty() && timing_iterations > 0 {
-                run_workload(w, dir, timing_iterations, &mut timer)?;
+            if !positions.is_empty() && timing_iterations > 0 {
+                run_loop(w, dir, timing_iterations, &mut timer)?;
                 let read_ns = *out.timing_clock_read_ns.get_or_insert_with(clock_read_ns);
                 ns_by_position = timer.means(read_ns);
             }
             // The traced pass, outside the snapshots too.
             let traced = match &trace_setup {
-                _ if positions(w).is_empty() || iterations == 0 => Ok(StampOffsets::default()),
+                _ if positions.is_empty() || iterations == 0 => Ok(StampOffsets::default()),
                 Ok(_) => offsets::traced_pass(w, || {
                     let n = iterations.min(offsets::TRACED_ITERATIONS);
-                    run_workload(w, dir, n, &mut OpTimer::off()).map(drop)
+                    run_loop(w, dir, n, &mut ()).map(drop)
                 }),
                 Err(e) => Err(crate::failure!("trace setup: {e:#}")),
             };
@@ -282,7 +287,7 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
             let offsets = traced.unwrap_or_default();
             let traced_by = |v: &[Option<f64>]| offsets::by_position(v, offsets.iterations);
             out.runs.push(WorkloadCount {
-                workload: w.to_string(),
+                workload: w.as_str().to_string(),
                 fs: fs_name.to_string(),
                 iterations,
                 ns_per_op: ns / iterations.max(1) as f64,
@@ -290,7 +295,7 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
                 hits: diff(&m_hits, &e_hits),
                 baseline_syscalls: diff(&b_calls, &m_calls),
                 syscalls: diff(&m_calls, &e_calls),
-                equal_mtime_share: equal,
+                equal_mtime_share: outcome.equal_mtime_share,
                 ns_by_position,
                 timing_iterations: timer.iterations,
                 tick_moves_by_position: if timer.iterations > 0 {
@@ -389,104 +394,4 @@ fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeM
             )
         })
         .collect()
-}
-
-/// One workload, `n` iterations, setup and teardown included (the baseline is `n` = 0),
-/// `timer` told the end of every op ([`positions`]). Returns write-stat's share of equal
-/// successive mtimes.
-pub fn run_workload(name: &str, dir: &Path, n: u64, timer: &mut OpTimer) -> Result<Option<f64>> {
-    let io = |what: &str| format!("{name}: {what}");
-    match name {
-        "pipe1" => {
-            let (r, w) = worker::pipe().with_context(|| io("pipe"))?;
-            timer.begin();
-            for _ in 0..n {
-                worker::write_byte(w.as_fd(), 1).with_context(|| io("write"))?;
-                timer.op();
-                worker::read_byte(r.as_fd()).with_context(|| io("read"))?;
-                timer.op();
-                timer.end_iteration();
-            }
-        }
-        "pingpong" => pingpong(n).with_context(|| io("pingpong"))?,
-        "write-only" | "write-stat" => {
-            let path =
-                CString::new(format!("{}/{name}.file", dir.display())).context("file name")?;
-            let flags = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
-            let fd = fs::open(&path, flags, 0o600).with_context(|| io("open"))?;
-            let stat = name == "write-stat";
-            let (mut prev, mut equal, mut pairs) = (None, 0u64, 0u64);
-            timer.begin();
-            for _ in 0..n {
-                fs::pwrite_byte(fd.as_fd(), 1, 0).with_context(|| io("pwrite"))?;
-                timer.op();
-                if stat {
-                    let m = fs::fstat_mtime(fd.as_fd()).with_context(|| io("fstat"))?;
-                    timer.op();
-                    if let Some(p) = prev {
-                        pairs += 1;
-                        equal += u64::from(p == m);
-                    }
-                    prev = Some(m);
-                }
-                timer.end_iteration();
-            }
-            fs::close(fd).with_context(|| io("close"))?;
-            fs::unlink(&path).with_context(|| io("unlink"))?;
-            return Ok((stat && pairs > 0).then(|| equal as f64 / pairs as f64));
-        }
-        "vfsmix" => {
-            let page = sys::mem::page_size();
-            let mut names = crate::workload::vfsmix::NameBuf::new(dir, "vfsmix", 0);
-            timer.begin();
-            for seq in 0..n {
-                let path = names.set(seq);
-                let excl = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-                let fd = fs::open(path, excl, 0o600).with_context(|| io("open"))?;
-                timer.op();
-                fs::lstat(path).with_context(|| io("lstat"))?;
-                timer.op();
-                fs::lseek(fd.as_fd(), page as i64 - 1).with_context(|| io("lseek"))?;
-                timer.op();
-                fs::close(fd).with_context(|| io("close"))?;
-                timer.op();
-                let trunc = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
-                let fd = fs::open(path, trunc, 0o600).with_context(|| io("open"))?;
-                timer.op();
-                worker::write_byte(fd.as_fd(), 1).with_context(|| io("write"))?;
-                timer.op();
-                sys::mem::store_through_shared_mapping_marked(fd.as_fd(), page, &mut || timer.op())
-                    .with_context(|| io("mmap"))?;
-                fs::close(fd).with_context(|| io("close"))?;
-                timer.op();
-                fs::unlink(path).with_context(|| io("unlink"))?;
-                timer.op();
-                timer.end_iteration();
-            }
-        }
-        other => crate::fail!("unknown workload '{other}'"),
-    }
-    Ok(None)
-}
-
-/// will-it-scale pingpong: a byte goes to a child over one pipe and comes back over another.
-fn pingpong(n: u64) -> std::io::Result<()> {
-    let (r1, w1) = worker::pipe()?;
-    let (r2, w2) = worker::pipe()?;
-    let child = worker::fork_worker(|| {
-        while let Ok(Some(b)) = worker::read_byte(r1.as_fd()) {
-            if worker::write_byte(w2.as_fd(), b).is_err() {
-                return 1;
-            }
-        }
-        0
-    })?;
-    for _ in 0..n {
-        worker::write_byte(w1.as_fd(), 1)?;
-        worker::read_byte(r2.as_fd())?;
-    }
-    // The child holds a copy of the write end too, so it never sees EOF: end it.
-    let _ = worker::kill(child);
-    let _ = worker::wait(child, true);
-    Ok(())
 }

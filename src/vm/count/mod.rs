@@ -26,9 +26,11 @@ use self::guest::GuestCount;
 use self::rows::{AccuracyRow, CountRow};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::trace::FsKind;
 use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
-use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, modules, serial};
+use crate::vm::boot::qemu::QemuSpec;
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, modules, serial};
+use crate::workload::WorkloadName;
 
 /// Version of the `vm count` JSON.
 pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
@@ -43,9 +45,8 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
 /// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
 pub const ASSUMED_HZ: u32 = 250;
 
-/// The workloads and file systems run by default.
-pub const DEFAULT_WORKLOADS: [&str; 5] =
-    ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"];
+/// The workloads run by default: every single-threaded loop of the workloads' definition.
+pub const DEFAULT_WORKLOADS: [WorkloadName; 5] = crate::workload::def::LOOPS;
 
 /// Where a kernel comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,8 +61,8 @@ pub enum KernelSource {
 #[derive(Debug, Clone)]
 pub struct CountConfig {
     pub kernels: Vec<KernelSource>,
-    pub workloads: Vec<String>,
-    pub filesystems: Vec<String>,
+    pub workloads: Vec<WorkloadName>,
+    pub filesystems: Vec<FsKind>,
     pub iterations: u64,
     pub accel: RequestedAccel,
     pub timeout: Duration,
@@ -79,8 +80,8 @@ impl CountConfig {
                 .iter()
                 .map(|p| KernelSource::Package(p.to_string()))
                 .collect(),
-            workloads: DEFAULT_WORKLOADS.map(String::from).to_vec(),
-            filesystems: vec!["tmpfs".into()],
+            workloads: DEFAULT_WORKLOADS.to_vec(),
+            filesystems: vec![FsKind::Tmpfs],
             iterations: 10_000,
             accel: RequestedAccel::Auto,
             timeout: Duration::from_secs(300),
@@ -88,6 +89,16 @@ impl CountConfig {
             qemu: "qemu-system-x86_64".into(),
             memory_mb: 256,
         }
+    }
+}
+
+impl CountConfig {
+    /// The file systems by name, as the boot code takes them.
+    fn fs_names(&self) -> Vec<String> {
+        self.filesystems
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect()
     }
 }
 
@@ -174,9 +185,13 @@ impl CountReport {
 pub fn cmdline(cfg: &CountConfig) -> String {
     format!(
         "console=ttyS0 quiet panic=-1 tscope.count={} tscope.iterations={} tscope.fs={}",
-        cfg.workloads.join(","),
+        cfg.workloads
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
         cfg.iterations,
-        cfg.filesystems.join(",")
+        cfg.fs_names().join(",")
     )
 }
 
@@ -189,11 +204,10 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     }
     // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
-    disk::check_tools(&cfg.filesystems)?;
-    let bin = binary::guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    disk::check_tools(&cfg.fs_names())?;
+    let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
     crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = cache.join(format!("run-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    let work = crate::vm::boot::scratch::work_dir(&cache)?;
     let initrd = work.join("initramfs.cpio");
     let mut report = CountReport {
         schema_version: VM_COUNT_SCHEMA_VERSION,
@@ -209,8 +223,7 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
         interrupted: false,
     };
     let result = (|| -> Result<()> {
-        let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
-        std::fs::write(&initrd, binary::initramfs(&bytes)?)
+        std::fs::write(&initrd, binary::initramfs(&bin)?)
             .with_context(|| format!("writing '{}'", initrd.display()))?;
         for source in &cfg.kernels {
             count_one(cfg, source, &initrd, &mut report, progress)?;
@@ -235,7 +248,8 @@ fn with_modules(
     tag: &str,
     progress: &dyn Progress,
 ) -> Result<PathBuf> {
-    let disks = disk::disk_filesystems(&cfg.filesystems);
+    let fs_names = cfg.fs_names();
+    let disks = disk::disk_filesystems(&fs_names);
     if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
         return Ok(base.to_path_buf());
     }
@@ -274,15 +288,15 @@ fn count_one(
     // A fresh image per kernel, in the run's scratch directory (removed with it).
     let scratch = initrd.parent().unwrap_or(initrd);
     let tag = report.kernels.len().to_string();
-    let disks = disk::disk_filesystems(&cfg.filesystems)
+    let disks = disk::disk_filesystems(&cfg.fs_names())
         .into_iter()
         .map(|fs| disk::make_image(scratch, fs, &tag))
         .collect::<Result<Vec<_>>>()?;
     let initrd = with_modules(cfg, &k, initrd, &tag, progress)?;
-    let spec = QemuSpec {
+    let mut spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel: report.accel.used,
-        kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
+        kernel: k.image.clone(),
         initrd,
         append: cmdline(cfg),
         memory_mb: cfg.memory_mb,
@@ -294,7 +308,7 @@ fn count_one(
         "{label}: counting in a {} guest",
         report.accel.used.name()
     ));
-    let out = qemu::run(&spec)?;
+    let out = launch::boot(&mut spec, &k, &mut true, &label, progress)?;
     let mut run = KernelRun {
         kernel_package: label.clone(),
         kernel_release: k.release.clone(),
@@ -371,8 +385,8 @@ fn count_one(
                     ))
                 })
                 .collect();
-            report.rows.extend(rows::rows(&label, hz, &g));
-            report.accuracy.extend(rows::accuracy_rows(&label, hz, &g));
+            report.rows.extend(rows::rows(&label, hz, &g)?);
+            report.accuracy.extend(rows::accuracy_rows(&label, hz, &g)?);
         }
         Err(e) => {
             run.error = Some(e.to_string());

@@ -17,6 +17,7 @@
 //! (`-smp 1`) and a syscall whose enter and exit are on different CPUs is left out anyway.
 
 use crate::error::{Context, Result};
+use crate::workload::WorkloadName;
 
 /// Iterations of a traced pass at most.
 pub const TRACED_ITERATIONS: u64 = 200;
@@ -24,31 +25,6 @@ pub const TRACED_ITERATIONS: u64 = 200;
 const BUFFER_KB: &str = "8192";
 const TRACING: &str = "/sys/kernel/tracing";
 const SYSCALL_EVENTS: [&str; 2] = ["sys_enter", "sys_exit"];
-
-/// The syscall each position of `workload`'s loop ([`crate::vm::count::timing::positions`]) issues
-/// (x86_64 glibc 2.36, as in [`crate::vm::count::rows::expected_syscalls`]); `None` for a position
-/// that is no syscall (vfsmix's store through the mapping is a page fault).
-pub fn position_syscalls(workload: &str) -> &'static [Option<&'static str>] {
-    match workload {
-        "pipe1" => &[Some("write"), Some("read")],
-        "write-only" => &[Some("pwrite64")],
-        "write-stat" => &[Some("pwrite64"), Some("newfstatat")],
-        "vfsmix" => &[
-            Some("openat"),
-            Some("newfstatat"),
-            Some("lseek"),
-            Some("close"),
-            Some("openat"),
-            Some("write"),
-            Some("mmap"),
-            None,
-            Some("munmap"),
-            Some("close"),
-            Some("unlink"),
-        ],
-        _ => &[],
-    }
-}
 
 /// One syscall of one task in the trace: its number, the timestamps of its entry and exit (in
 /// the trace clock's unit) and of every clock-read probe hit between them.
@@ -203,14 +179,14 @@ struct Sums {
 }
 
 /// [`StampOffsets`] of `workload`'s loop from the syscalls of a traced pass: each run of
-/// syscalls that is one iteration in order ([`position_syscalls`]) counts; anything else
-/// (setup, teardown) is skipped.
-pub fn summarise(workload: &str, syscalls: &[TracedSyscall]) -> StampOffsets {
-    let want = position_syscalls(workload);
+/// syscalls that is one iteration in order ([`crate::workload::def::position_syscalls`])
+/// counts; anything else (setup, teardown) is skipped.
+pub fn summarise(workload: WorkloadName, syscalls: &[TracedSyscall]) -> StampOffsets {
+    let want = crate::workload::def::position_syscalls(workload);
     let calls: Vec<(usize, &str)> = want
         .iter()
         .enumerate()
-        .filter_map(|(p, s)| Some((p, (*s)?)))
+        .filter_map(|(p, s)| Some((p, s.as_deref()?)))
         .collect();
     let n = want.len();
     let mut out = StampOffsets {
@@ -298,7 +274,10 @@ pub fn setup() -> Result<String> {
 /// One traced pass: clears the trace, records the syscall events while `run` runs the loop,
 /// stops them, and summarises the guest's own syscalls. An error (nothing reported) when the
 /// buffer dropped events.
-pub fn traced_pass(workload: &str, run: impl FnOnce() -> Result<()>) -> Result<StampOffsets> {
+pub fn traced_pass(
+    workload: WorkloadName,
+    run: impl FnOnce() -> Result<()>,
+) -> Result<StampOffsets> {
     write("trace", "")?;
     let set = |v: &str| -> Result<()> {
         for e in SYSCALL_EVENTS {
@@ -312,7 +291,7 @@ pub fn traced_pass(workload: &str, run: impl FnOnce() -> Result<()>) -> Result<S
     stopped?;
     let text = std::fs::read_to_string(format!("{TRACING}/trace")).context("reading trace")?;
     let syscalls = parse_trace(&text, std::process::id())
-        .with_context(|| format!("{workload}: the traced pass"))?;
+        .with_context(|| format!("{}: the traced pass", workload.as_str()))?;
     Ok(summarise(workload, &syscalls))
 }
 

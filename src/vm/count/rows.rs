@@ -6,9 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use super::guest::{GuestCount, WorkloadCount};
 use super::kprobe;
+use crate::error::Result;
 use crate::kernel::ModelId;
-use crate::sim::estimate::PolicyEstimate;
-use crate::sim::{self, Input, Param, SimulateConfig};
+use crate::sim::estimate::{self, PolicyEstimate};
+use crate::sim::Costs;
+use crate::trace::FsKind;
+use crate::workload::{def, WorkloadName};
 
 /// A row differs when |kernel − model| exceeds this per op …
 pub const TOLERANCE: f64 = 0.05;
@@ -90,7 +93,9 @@ impl SyscallTime {
 /// The timing pass of `run`, named by op; empty when it has none or its length is not the
 /// loop's.
 pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
-    let names = crate::vm::count::timing::positions(&run.workload);
+    let names = WorkloadName::parse(&run.workload)
+        .map(def::positions)
+        .unwrap_or_default();
     if names.len() != run.ns_by_position.len() {
         return Vec::new();
     }
@@ -122,28 +127,6 @@ pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
         .collect()
 }
 
-/// The syscalls each workload issues per iteration (glibc 2.36 on x86_64: `fstat` and `lstat`
-/// are `newfstatat`, `open` is `openat`); pingpong counts both processes.
-pub fn expected_syscalls(workload: &str) -> &'static [(&'static str, f64)] {
-    match workload {
-        "pipe1" => &[("write", 1.0), ("read", 1.0)],
-        "pingpong" => &[("write", 2.0), ("read", 2.0)],
-        "write-only" => &[("pwrite64", 1.0)],
-        "write-stat" => &[("pwrite64", 1.0), ("newfstatat", 1.0)],
-        "vfsmix" => &[
-            ("openat", 2.0),
-            ("newfstatat", 1.0),
-            ("lseek", 1.0),
-            ("close", 2.0),
-            ("write", 1.0),
-            ("mmap", 1.0),
-            ("munmap", 1.0),
-            ("unlink", 1.0),
-        ],
-        _ => &[],
-    }
-}
-
 /// The versioned Linux model for a kernel release (`linux@6.1`, `linux@6.13`, `linux@6.15`,
 /// by the release's version); the newest modelled when the release has no version.
 pub fn model_for(kernel_release: &str) -> ModelId {
@@ -160,54 +143,63 @@ pub fn model_for(kernel_release: &str) -> ModelId {
 /// the guest's speed (`base_ns` = the guest's ns per op, spread over the loop's ops as the
 /// guest's timing pass found it, `ns_by_syscall`, else evenly) and tick (`hz`), so that it
 /// predicts the fraction of ops in which the coarse clock moves, and between which syscalls;
-/// fixed costs (`--set` style), so no probe runs. Returns the model's name and its stock
-/// policy's estimate. The one place that picks and runs the model: the versioned models
-/// (`linux@6.1`, `linux@6.13`, `linux@6.15`) plug in here.
+/// fixed costs, so no probe runs. The loop is the workload's own definition
+/// ([`def::scenario`]), replayed under the model ([`estimate::estimates`]). Returns the
+/// model's name and its stock policy's estimate. The one place that picks and runs the model:
+/// the versioned models (`linux@6.1`, `linux@6.13`, `linux@6.15`) plug in here.
 pub fn model_estimate(
     kernel_release: &str,
     hz: u32,
-    workload: &str,
-    fs: &str,
+    workload: WorkloadName,
+    fs: FsKind,
     guest_ns_per_op: f64,
     ns_by_syscall: &[SyscallTime],
     coarse_lag_ns: Option<f64>,
-) -> Option<(String, PolicyEstimate)> {
+) -> Result<(String, PolicyEstimate)> {
     let model = model_for(kernel_release);
-    let mut cfg = SimulateConfig::new(Input::Scenario(workload.to_string()));
-    // The bundled scenarios' files are on tmpfs: move them to the guest's file system.
-    cfg.fs = crate::trace::FsKind::parse(fs).filter(|f| *f != crate::trace::FsKind::Tmpfs);
-    cfg.models = vec![crate::kernel::ModelSpec {
-        family: model.family,
-        version: Some(model.version),
-        alias: false,
-    }];
-    cfg.iterations = Some(20_000);
-    cfg.coarse_lag_ns = coarse_lag_ns;
+    let mut loop_ = def::scenario(workload, fs).compile();
+    let ops = loop_.ops.len();
     if ns_by_syscall.iter().any(|t| t.ns > 0.0) {
-        cfg.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
+        crate::ensure!(
+            ns_by_syscall.len() == ops,
+            "{} timed ops for the {ops} ops of {}'s loop",
+            ns_by_syscall.len(),
+            workload.as_str()
+        );
+        loop_.op_weights = Some(ns_by_syscall.iter().map(|t| t.ns).collect());
         let at: Vec<Vec<f64>> = ns_by_syscall.iter().map(SyscallTime::stamps_at).collect();
         if at.iter().any(|a| !a.is_empty()) {
-            cfg.op_stamp_at = Some(at);
+            crate::ensure!(
+                at.iter().flatten().all(|f| (0.0..=1.0).contains(f)),
+                "{}: a stamp offset outside 0..1 ({at:?})",
+                workload.as_str()
+            );
+            loop_.op_stamp_at = Some(at);
         }
     }
-    cfg.overrides = vec![
-        (Param::PreciseReadNs, 20.0),
-        (Param::CoarseReadNs, 2.0),
-        (Param::UpdateNs, 10.0),
-        (Param::TickNs, 1e9 / f64::from(hz.max(1))),
-        (Param::BaseNs, guest_ns_per_op.max(1.0)),
-    ];
-    let sim::result::Output::Models(reports) = sim::simulate(&cfg).ok()? else {
-        return None;
+    if let Some(lag) = coarse_lag_ns {
+        crate::ensure!(
+            lag.is_finite() && lag >= 0.0,
+            "coarse clock lag {lag} ns (a finite non-negative time wanted)"
+        );
+        loop_.coarse_lag_ns = Some(lag);
+    }
+    let costs = Costs {
+        precise_read_ns: 20.0,
+        coarse_read_ns: 2.0,
+        update_ns: 10.0,
+        tick_ns: 1e9 / f64::from(hz.max(1)),
     };
-    let stock = reports
+    let base = guest_ns_per_op.max(1.0);
+    let stock = estimate::estimates(model, costs, &loop_, base, MODEL_ITERATIONS)
         .into_iter()
-        .next()?
-        .estimates
-        .into_iter()
-        .find(|e| e.stock)?;
-    Some((model.label(), stock))
+        .find(|e| e.stock)
+        .ok_or_else(|| crate::failure!("the {} model has no stock policy", model.label()))?;
+    Ok((model.label(), stock))
 }
+
+/// Iterations the model replays for one row.
+const MODEL_ITERATIONS: u64 = 20_000;
 
 /// The model's reads per op of a clock-read `function` (0 when the model names reads of other
 /// functions only); `None` for context functions, which no model names.
@@ -244,18 +236,29 @@ pub struct AccuracyRow {
     pub guest_ns_by_syscall: Vec<SyscallTime>,
 }
 
+/// The workload and file system a guest's run names.
+fn named(run: &WorkloadCount) -> Result<(WorkloadName, FsKind)> {
+    let w = WorkloadName::parse(&run.workload)
+        .filter(|&w| def::has_loop(w))
+        .ok_or_else(|| crate::failure!("the guest ran an unknown workload '{}'", run.workload))?;
+    let fs = FsKind::parse(&run.fs)
+        .ok_or_else(|| crate::failure!("the guest ran on an unknown file system '{}'", run.fs))?;
+    Ok((w, fs))
+}
+
 /// [`model_estimate`] for one workload run of a guest, at its measured time per syscall.
 fn run_estimate(
     g: &GuestCount,
     hz: u32,
     run: &WorkloadCount,
     timing: &[SyscallTime],
-) -> Option<(String, PolicyEstimate)> {
+) -> Result<(String, PolicyEstimate)> {
+    let (w, fs) = named(run)?;
     model_estimate(
         &g.release,
         hz,
-        &run.workload,
-        &run.fs,
+        w,
+        fs,
         run.ns_per_op,
         timing,
         coarse_lag_ns(&g.coarse_lag_ns),
@@ -271,26 +274,27 @@ pub fn coarse_lag_ns(lags: &[u64]) -> Option<f64> {
 }
 
 /// The accuracy rows of one guest's count.
-pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Vec<AccuracyRow> {
-    g.runs
-        .iter()
-        .filter_map(|run| {
-            let share = run.equal_mtime_share?;
-            let timing = ns_by_syscall(run);
-            let est = run_estimate(g, hz, run, &timing);
-            Some(AccuracyRow {
-                kernel_release: g.release.clone(),
-                kernel_package: package.to_string(),
-                fs: run.fs.clone(),
-                workload: run.workload.clone(),
-                equal_successive_share: share,
-                model: model_for(&g.release).label(),
-                model_equal_successive_share: est.map(|e| e.1.accuracy.equal_successive_share),
-                guest_ns_per_op: run.ns_per_op,
-                guest_ns_by_syscall: timing,
-            })
-        })
-        .collect()
+pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<AccuracyRow>> {
+    let mut out = Vec::new();
+    for run in &g.runs {
+        let Some(share) = run.equal_mtime_share else {
+            continue;
+        };
+        let timing = ns_by_syscall(run);
+        let est = run_estimate(g, hz, run, &timing)?;
+        out.push(AccuracyRow {
+            kernel_release: g.release.clone(),
+            kernel_package: package.to_string(),
+            fs: run.fs.clone(),
+            workload: run.workload.clone(),
+            equal_successive_share: share,
+            model: model_for(&g.release).label(),
+            model_equal_successive_share: Some(est.1.accuracy.equal_successive_share),
+            guest_ns_per_op: run.ns_per_op,
+            guest_ns_by_syscall: timing,
+        });
+    }
+    Ok(out)
 }
 
 fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<bool>) {
@@ -309,7 +313,7 @@ fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<b
 }
 
 /// The rows of one guest's count.
-pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
+pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
     let mut out = Vec::new();
     for run in &g.runs {
         let timing = ns_by_syscall(run);
@@ -342,7 +346,8 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
                 symbols,
             }
         };
-        let est = run_estimate(g, hz, run, &timing);
+        let (workload, _) = named(run)?;
+        let est = Some(run_estimate(g, hz, run, &timing)?);
         for f in kprobe::FUNCTIONS {
             let present = g.probes.iter().any(|(func, _)| func == f);
             let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
@@ -357,8 +362,8 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
         if !g.syscall_hist {
             continue;
         }
-        let expected = expected_syscalls(&run.workload);
-        let mut names: Vec<&str> = expected.iter().map(|(s, _)| *s).collect();
+        let expected = def::syscalls_per_iteration(workload);
+        let mut names: Vec<&str> = expected.iter().map(|(s, _)| s.as_str()).collect();
         for (s, &n) in &run.syscalls {
             let extra = per(n, run.baseline_syscalls.get(s).copied().unwrap_or(0));
             if extra >= 0.5 && !names.contains(&s.as_str()) {
@@ -373,7 +378,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Vec<CountRow> {
             out.push(row(format!("syscall:{s}"), "syscall", Some(per(n, b)), m));
         }
     }
-    out
+    Ok(out)
 }
 
 fn hit(run: &WorkloadCount, function: &str, baseline: bool) -> u64 {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use super::guest::{GuestCount, WorkloadCount};
 use super::rows::{model_for, rows, TOLERANCE, TOLERANCE_FRACTIONAL};
 use crate::kernel::ModelId;
+use crate::trace::FsKind;
+use crate::workload::WorkloadName;
 
 fn map(v: &[(&str, u64)]) -> BTreeMap<String, u64> {
     v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
@@ -56,7 +58,7 @@ fn pipe1_6_1() -> GuestCount {
 
 #[test]
 fn rows_subtract_the_baseline_and_mark_absent_functions_null() {
-    let r = rows("linux-image-6.1.0-57-cloud-amd64", 250, &pipe1_6_1());
+    let r = rows("linux-image-6.1.0-57-cloud-amd64", 250, &pipe1_6_1()).unwrap();
     let row = |f: &str| r.iter().find(|x| x.function == f).unwrap();
     let coarse = row("ktime_get_coarse_real_ts64");
     assert_eq!(coarse.kernel_per_op, Some(2.0));
@@ -91,7 +93,7 @@ fn fractional_kernel_counts_get_the_wider_tolerance() {
     g.runs[0]
         .hits
         .insert("ktime_get_coarse_real_ts64".into(), 2203); // 2.2 per op
-    let r = rows("p", 250, &g);
+    let r = rows("p", 250, &g).unwrap();
     let coarse = r
         .iter()
         .find(|x| x.function == "ktime_get_coarse_real_ts64")
@@ -101,7 +103,7 @@ fn fractional_kernel_counts_get_the_wider_tolerance() {
     g.runs[0]
         .hits
         .insert("ktime_get_coarse_real_ts64".into(), 3003); // 3.0: a whole count
-    let r = rows("p", 250, &g);
+    let r = rows("p", 250, &g).unwrap();
     let coarse = r
         .iter()
         .find(|x| x.function == "ktime_get_coarse_real_ts64")
@@ -127,7 +129,16 @@ fn the_model_follows_the_kernel_release() {
         ModelId::newest(crate::kernel::Family::Linux)
     );
     // Context functions have no model count; clock reads do.
-    let est = super::rows::model_estimate("6.1.0", 250, "write-only", "tmpfs", 20_000.0, &[], None);
+    let est = super::rows::model_estimate(
+        "6.1.0",
+        250,
+        WorkloadName::WriteOnly,
+        FsKind::Tmpfs,
+        20_000.0,
+        &[],
+        None,
+    )
+    .ok();
     assert!(est.is_some());
     assert_eq!(super::rows::model_per_op(est.as_ref(), "touch_atime"), None);
     let (name, n) = super::rows::model_per_op(est.as_ref(), "ktime_get_real_ts64").unwrap();
@@ -196,7 +207,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
     assert_eq!(g.runs[0].ns_by_position, [2_900_000.0, 100_000.0]);
     assert_eq!(g.runs[0].timing_iterations, 100);
     // … named by the scenario's ops in every row.
-    let r = rows("p", 250, &g);
+    let r = rows("p", 250, &g).unwrap();
     let want = [
         super::rows::SyscallTime {
             syscall: "write".into(),
@@ -228,6 +239,7 @@ fn the_timing_pass_travels_from_guest_to_rows() {
     let g: GuestCount = serde_json::from_str(&old).unwrap();
     assert_eq!(g.timing_clock_read_ns, None);
     assert!(rows("p", 250, &g)
+        .unwrap()
         .iter()
         .all(|x| x.guest_ns_by_syscall.is_empty()));
     // A timing pass of the wrong length is not used.
@@ -242,7 +254,7 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
     // moves between create and O_TRUNC. Fast create..close (the ext4 guests' shape): nearly
     // one; evenly: clearly fewer.
     let t = |ns: [f64; 11]| -> Vec<super::rows::SyscallTime> {
-        crate::vm::count::timing::positions("vfsmix")
+        crate::workload::def::positions(WorkloadName::Vfsmix)
             .iter()
             .zip(ns)
             .map(|(s, ns)| super::rows::SyscallTime {
@@ -256,7 +268,16 @@ fn the_model_spreads_the_op_as_the_guest_timed_it() {
             .collect()
     };
     let fine = |timing: &[super::rows::SyscallTime]| {
-        let est = super::rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 3e6, timing, None);
+        let est = super::rows::model_estimate(
+            "7.2.13",
+            250,
+            WorkloadName::Vfsmix,
+            FsKind::Ext4,
+            3e6,
+            timing,
+            None,
+        )
+        .ok();
         super::rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1
@@ -307,7 +328,16 @@ fn the_traced_pass_travels_from_guest_to_rows_and_moves_the_models_stamps() {
     // the two stamps against 0.89 ms; a 4 ms tick: about 0.045 fewer moves per op), so more
     // O_TRUNCs take the fine read.
     let fine = |timing: &[super::rows::SyscallTime]| {
-        let est = super::rows::model_estimate("7.2.13", 250, "vfsmix", "ext4", 5.2e6, timing, None);
+        let est = super::rows::model_estimate(
+            "7.2.13",
+            250,
+            WorkloadName::Vfsmix,
+            FsKind::Ext4,
+            5.2e6,
+            timing,
+            None,
+        )
+        .ok();
         super::rows::model_per_op(est.as_ref(), "ktime_get_real_ts64_mg")
             .unwrap()
             .1

@@ -1,39 +1,14 @@
-//! The timing pass of `vm count`'s guest ([`crate::vm::count::guest`]): which ops make up one
-//! iteration of each workload ([`positions`], the bundled scenario's order) and a timer that
-//! sums the time of each ([`OpTimer`]), so that the model spreads an op's time over its
-//! syscalls as the guest spent it.
+//! The timing pass of `vm count`'s guest ([`crate::vm::count::guest`]): a timer that sums the
+//! time of each op of a workload's loop ([`OpTimer`], told by the loop as its
+//! [`OpHook`]; the ops are [`crate::workload::def::positions`]), so that the model spreads an
+//! op's time over its syscalls as the guest spent it.
 
 use std::time::Instant;
 
+use crate::workload::def::OpHook;
+
 /// Iterations of a timing pass at most (vfsmix on ext4 under TCG: about 3 s).
 pub const TIMING_ITERATIONS: u64 = 1_000;
-
-/// The ops of one iteration of `workload` in the order its timing pass reports them: the ops
-/// of the bundled scenario of that name (`scenarios/NAME.json`), which the model replays.
-/// Empty for pingpong: its two processes split each op, and its counts do not depend on
-/// where the time goes (each pipe timestamp is compared with the same one an iteration
-/// earlier).
-pub fn positions(workload: &str) -> &'static [&'static str] {
-    match workload {
-        "pipe1" => &["write", "read"],
-        "write-only" => &["write"],
-        "write-stat" => &["write", "stat"],
-        "vfsmix" => &[
-            "create",
-            "stat",
-            "lseek",
-            "close",
-            "open_trunc",
-            "write",
-            "mmap",
-            "mmap_store",
-            "munmap",
-            "close",
-            "unlink",
-        ],
-        _ => &[],
-    }
-}
 
 /// Where a loop's time goes: the time from the end of one op to the end of the next, summed
 /// per position in the iteration, and how often the coarse clock (`CLOCK_REALTIME_COARSE`,
@@ -68,8 +43,22 @@ impl OpTimer {
         }
     }
 
+    /// Mean ns per position less `clock_read_ns` (at least 0); empty when nothing ran.
+    pub fn means(&self, clock_read_ns: f64) -> Vec<f64> {
+        if self.iterations == 0 {
+            return Vec::new();
+        }
+        let n = self.iterations as f64;
+        self.sums_ns
+            .iter()
+            .map(|s| (s / n - clock_read_ns).max(0.0))
+            .collect()
+    }
+}
+
+impl OpHook for OpTimer {
     /// The loop starts now.
-    pub fn begin(&mut self) {
+    fn begin(&mut self) {
         if self.on {
             self.last = Some(Instant::now());
             self.last_coarse = coarse_now();
@@ -78,7 +67,7 @@ impl OpTimer {
 
     /// An op ended now.
     #[inline]
-    pub fn op(&mut self) {
+    fn op(&mut self) {
         if !self.on {
             return;
         }
@@ -101,23 +90,11 @@ impl OpTimer {
 
     /// An iteration ended (after its last op).
     #[inline]
-    pub fn end_iteration(&mut self) {
+    fn end_iteration(&mut self) {
         if self.on {
             self.position = 0;
             self.iterations += 1;
         }
-    }
-
-    /// Mean ns per position less `clock_read_ns` (at least 0); empty when nothing ran.
-    pub fn means(&self, clock_read_ns: f64) -> Vec<f64> {
-        if self.iterations == 0 {
-            return Vec::new();
-        }
-        let n = self.iterations as f64;
-        self.sums_ns
-            .iter()
-            .map(|s| (s / n - clock_read_ns).max(0.0))
-            .collect()
     }
 }
 
@@ -167,21 +144,6 @@ pub fn coarse_lag_ns(moves: usize, max_ns: u64) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn positions_are_the_bundled_scenarios_ops() {
-        for w in crate::vm::count::guest::WORKLOADS {
-            let names = positions(w);
-            if w == "pingpong" {
-                assert!(names.is_empty());
-                continue;
-            }
-            let text = crate::trace::bundled::get(w).unwrap();
-            let s = crate::trace::Scenario::from_json(text, w).unwrap();
-            let ops: Vec<&str> = s.iteration.iter().map(|o| o.syscall.as_str()).collect();
-            assert_eq!(names, ops.as_slice(), "{w}");
-        }
-    }
 
     #[test]
     fn the_timer_sums_per_position_and_off_times_nothing() {

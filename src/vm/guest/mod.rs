@@ -19,7 +19,7 @@ use crate::progress::Progress;
 use crate::vm::boot::accel::{choose_accel, AccelChoice, RequestedAccel};
 use crate::vm::boot::binary::{guest_binary, initramfs};
 use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{kernel, serial};
+use crate::vm::boot::{kernel, launch, serial};
 use crate::vm::init;
 
 /// A validated `vm guest` configuration.
@@ -184,14 +184,12 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     }
     // The cache first: an unusable one (HOME empty, read-only) fails before any build.
     let cache = kernel::cache_dir()?;
-    let bin = guest_binary(cfg.guest_bin.as_deref(), progress)?;
+    let bin = guest_binary(cfg.guest_bin.as_deref())?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
     crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = cache.join(format!("run-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    let work = crate::vm::boot::scratch::work_dir(&cache)?;
     let initrd = work.join("initramfs.cpio");
-    let bytes = std::fs::read(&bin).with_context(|| format!("reading '{}'", bin.display()))?;
-    let result = std::fs::write(&initrd, initramfs(&bytes)?)
+    let result = std::fs::write(&initrd, initramfs(&bin)?)
         .with_context(|| format!("writing '{}'", initrd.display()))
         .and_then(|()| boot_all(progress, cfg, &accel, &kernel, &initrd));
     let _ = std::fs::remove_dir_all(&work);
@@ -214,7 +212,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
             vmlinux: kernel.vmlinux.as_ref().map(|p| p.display().to_string()),
             extract_note: kernel.extract_note.clone(),
         },
-        guest_bin: bin.display().to_string(),
+        guest_bin: bin.path.display().to_string(),
         host,
         guests,
     })
@@ -242,26 +240,7 @@ fn boot_all(
             disks: Vec::new(),
         };
         let label = format!("guest clocksource={cs} ({})", accel.used.name());
-        let mut out = None;
-        if pvh {
-            spec.kernel = kernel.vmlinux.clone().unwrap_or_default();
-            let o = qemu::run(&spec)?;
-            // qemu refusing the ELF (no PVH note) exits at once with nothing on the console.
-            if !o.timed_out && !o.console.contains("=====TSCOPE-BEGIN") {
-                progress.note(&format!(
-                    "{label}: PVH boot failed ({}), retrying with the bzImage",
-                    o.stderr.trim()
-                ));
-                pvh = false;
-                spec.kernel = kernel.image.clone();
-            } else {
-                out = Some(o);
-            }
-        }
-        let out = match out {
-            Some(o) => o,
-            None => qemu::run(&spec)?,
-        };
+        let out = launch::boot(&mut spec, kernel, &mut pvh, &label, progress)?;
         let (status, error, column, guest_cmdline) = harvest(cs, &out);
         progress.note(&format!(
             "{label}: {} in {:.1} s",

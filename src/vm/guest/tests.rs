@@ -7,7 +7,7 @@ use super::cmdline;
 use super::harvest;
 use super::GuestConfig;
 use crate::vm::boot::accel::RequestedAccel;
-use crate::vm::boot::binary::initramfs;
+use crate::vm::boot::binary::{initramfs, GuestBinary};
 use crate::vm::boot::qemu::QemuOutcome;
 use crate::vm::boot::{cpio, serial};
 use crate::vm::guest::matrix::GuestStatus;
@@ -38,11 +38,38 @@ fn cmdline_and_initramfs() {
         cmdline(&config(), "hpet"),
         "console=ttyS0 clocksource=hpet quiet panic=-1 tsc=reliable loglevel=3"
     );
-    let entries = cpio::parse(&initramfs(b"\x7fELF").unwrap()).unwrap();
+    // A static program goes in alone, a dynamic one with its interpreter and libraries.
+    let mut bin = GuestBinary {
+        path: "tscope".into(),
+        program: b"\x7fELF".to_vec(),
+        runtime: Vec::new(),
+    };
+    let entries = cpio::parse(&initramfs(&bin).unwrap()).unwrap();
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["dev", "dev/console", "proc", "sys", "init"]);
     assert_eq!(entries[1].rdev, (5, 1));
     assert_eq!(entries[4].mode, 0o100_755);
+    bin.runtime = vec![
+        ("lib64/ld-linux-x86-64.so.2".into(), b"ld".to_vec()),
+        ("lib/x86_64-linux-gnu/libc.so.6".into(), b"libc".to_vec()),
+    ];
+    let entries = cpio::parse(&initramfs(&bin).unwrap()).unwrap();
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "dev",
+            "dev/console",
+            "proc",
+            "sys",
+            "lib",
+            "lib/x86_64-linux-gnu",
+            "lib64",
+            "lib64/ld-linux-x86-64.so.2",
+            "lib/x86_64-linux-gnu/libc.so.6",
+            "init"
+        ]
+    );
 }
 
 fn outcome(console: &str, timed_out: bool) -> QemuOutcome {

@@ -1,7 +1,7 @@
 //! Replay semantics on hand-built traces: deferred BSD flags, Linux update dedup and the
 //! multigrain floor.
 
-use super::replay::{Costs, Replay, Stats};
+use super::{Costs, Replay, Stats};
 use crate::kernel::{ModelId, Policy};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 
@@ -147,8 +147,8 @@ fn vfsmix_reads(
         tick_ns: 4e6,
         ..COSTS
     };
-    let st = super::estimate::replay(&model.table(), policy, costs, &s, 2e6, 20_000);
-    let e = super::estimate::estimate(policy, &st, 1.0, 1, &costs);
+    let st = crate::sim::estimate::replay(&model.table(), policy, costs, &s, 2e6, 20_000);
+    let e = crate::sim::estimate::estimate(policy, &st, 1.0, 1, &costs);
     e.reads_per_op_by_function
         .get(function)
         .copied()
@@ -183,7 +183,7 @@ fn the_tick_moves_inside_the_slow_syscalls() {
 
 #[test]
 fn spread_ignores_weights_that_are_not_positive() {
-    use super::estimate::spread;
+    use crate::sim::estimate::spread;
     assert_eq!(spread(100.0, &[1.0, 3.0]), [25.0, 75.0]);
     assert_eq!(spread(100.0, &[-1.0, f64::NAN, 2.0]), [0.0, 0.0, 100.0]);
     assert!(spread(100.0, &[0.0, -1.0]).is_empty());

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cpuid::CpuidSource;
+use super::source::{register_bytes, CpuidSource};
 
 /// One hypervisor interface found in the CPUID range.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,15 +104,31 @@ pub fn vendor_of(signature: &str) -> String {
     name.to_string()
 }
 
+/// The 12-byte signature of a hypervisor base leaf (EBX, ECX, EDX) as text, trailing NULs
+/// dropped, whatever it holds: what a probe profile records as `hypervisor_signature`.
+pub fn raw_signature(regs: [u32; 4]) -> String {
+    String::from_utf8_lossy(&register_bytes(&regs[1..]))
+        .trim_end_matches('\0')
+        .to_string()
+}
+
+/// The signature of a base leaf when it is one: printable ASCII padded with NULs, trimmed.
 fn signature(r: [u32; 4]) -> Option<String> {
-    let bytes: Vec<u8> = [r[1], r[2], r[3]]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
+    let bytes = register_bytes(&r[1..]);
     let trimmed: Vec<u8> = bytes.iter().copied().take_while(|&b| b != 0).collect();
     let printable = !trimmed.is_empty() && trimmed.iter().all(|b| (0x20..0x7f).contains(b));
     let rest_nul = bytes[trimmed.len()..].iter().all(|&b| b == 0);
     (printable && rest_nul).then(|| String::from_utf8_lossy(&trimmed).trim().to_string())
+}
+
+/// Leaf 0x40000010 EAX, the TSC frequency in kHz, when leaf 0x40000000 names a maximum that
+/// reaches it and the value is not zero. Only meaningful when the hypervisor bit is set.
+pub fn tsc_khz_40000010(src: &dyn CpuidSource) -> Option<u32> {
+    let max = src.leaf(0x4000_0000, 0)?[0];
+    if max < 0x4000_0010 {
+        return None;
+    }
+    src.leaf(0x4000_0010, 0).map(|r| r[0]).filter(|&k| k != 0)
 }
 
 /// Scans 0x40000000..0x40010000 in 0x100 steps for hypervisor interfaces.
@@ -172,8 +188,8 @@ pub fn scan(src: &dyn CpuidSource) -> HypervisorLeaves {
             }
             _ => {}
         }
-        if base == 0x4000_0000 && max_leaf >= 0x4000_0010 {
-            out.tsc_khz_40000010 = src.leaf(0x4000_0010, 0).map(|r| r[0]).filter(|&k| k != 0);
+        if base == 0x4000_0000 {
+            out.tsc_khz_40000010 = tsc_khz_40000010(src);
         }
         out.leaves.push(HypervisorLeaf {
             base,
@@ -194,5 +210,21 @@ impl HypervisorLeaves {
             .find(|l| l.signature != "Microsoft Hv")
             .or(self.leaves.first())
             .map(|l| l.vendor.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_signature_decodes_kvm_leaf() {
+        // "KVMKVMKVM\0\0\0" as EBX, ECX, EDX of leaf 0x40000000.
+        let regs = [0x4000_0001, 0x4b4d_564b, 0x564b_4d56, 0x0000_004d];
+        assert_eq!(raw_signature(regs), "KVMKVMKVM");
+        assert_eq!(signature(regs).as_deref(), Some("KVMKVMKVM"));
+        // Not a signature: no text at all.
+        assert_eq!(raw_signature([0; 4]), "");
+        assert_eq!(signature([0; 4]), None);
     }
 }

@@ -1,15 +1,8 @@
-//! CPUID facts, decoded from any [`CpuidSource`]: the live CPU, or a recorded dump (the files
-//! under `tests/data/cpuid/`, format `leaf subleaf eax ebx ecx edx` in hex per line), so that
-//! the decoding is tested against real hypervisors' values instead of invented ones. The
-//! standard leaves are decoded by raw-cpuid, fed through `CpuId::with_cpuid_reader`; the
-//! hypervisor leaves (`super::hypervisor`) and TDX's leaf 0x21, which raw-cpuid lacks, here.
+//! Where CPUID answers come from: the live CPU, or a recorded dump (the files under
+//! `tests/data/cpuid/`, format `leaf subleaf eax ebx ecx edx` in hex per line), so that the
+//! decoding is tested against real hypervisors' values instead of invented ones.
 
 use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
-use super::hypervisor::{self, HypervisorLeaves};
-use crate::probe::machine::CpuFacts;
 
 /// Something that answers CPUID queries. `None` means the leaf is absent (beyond the maximum,
 /// or not recorded in a dump).
@@ -96,7 +89,7 @@ impl CpuidSource for CpuidDump {
 /// Answers raw-cpuid's queries from a [`CpuidSource`]; an absent leaf reads as zeros, which
 /// raw-cpuid's decoders treat as "not enumerated".
 #[derive(Clone, Copy)]
-struct Replay<'a>(&'a dyn CpuidSource);
+pub(super) struct Replay<'a>(pub(super) &'a dyn CpuidSource);
 
 impl raw_cpuid::CpuIdReader for Replay<'_> {
     fn cpuid2(&self, leaf: u32, subleaf: u32) -> raw_cpuid::CpuIdResult {
@@ -105,59 +98,7 @@ impl raw_cpuid::CpuIdReader for Replay<'_> {
     }
 }
 
-/// What CPUID says, decoded: the standard leaves (by raw-cpuid, shared with the probe's
-/// [`Machine`](crate::probe::machine::Machine)) and the hypervisor leaves raw-cpuid does not
-/// decode. The JSON is flat (`facts.cpu` in docs/schema.md); in code the standard-leaf facts
-/// are reached through `Deref`, so `facts.rdtscp` reads as it always did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuidFacts {
-    #[serde(flatten)]
-    pub standard: CpuFacts,
-    /// The hypervisor leaves found from 0x40000000 in 0x100 steps.
-    pub hypervisor: HypervisorLeaves,
-    /// A confidential-computing guest named by CPUID: "Intel TDX" when leaf 0x21 carries the
-    /// "IntelTDX    " signature.
-    pub confidential_guest: Option<String>,
-}
-
-impl std::ops::Deref for CpuidFacts {
-    type Target = CpuFacts;
-
-    fn deref(&self) -> &CpuFacts {
-        &self.standard
-    }
-}
-
-fn ascii(regs: &[u32]) -> String {
-    let bytes: Vec<u8> = regs.iter().flat_map(|r| r.to_le_bytes()).collect();
-    String::from_utf8_lossy(&bytes)
-        .trim_matches(char::from(0))
-        .trim()
-        .to_string()
-}
-
-impl CpuidFacts {
-    /// Decodes the facts from `src`.
-    pub fn decode(src: &dyn CpuidSource) -> Self {
-        let standard = CpuFacts::decode(&raw_cpuid::CpuId::with_cpuid_reader(Replay(src)));
-        let max_basic = src.leaf(0, 0).map(|r| r[0]);
-        // Leaf 0x21 (Intel TDX's signature) is one raw-cpuid does not know.
-        let confidential_guest = max_basic
-            .filter(|&m| m >= 0x21)
-            .and_then(|_| src.leaf(0x21, 0))
-            .filter(|r| ascii(&[r[1], r[3], r[2]]) == "IntelTDX")
-            .map(|_| "Intel TDX".to_string());
-        // Hypervisor leaves are only meaningful when the hypervisor bit is set: on bare metal
-        // Intel answers 0x40000000 with the highest basic leaf's data.
-        let hypervisor = if standard.hypervisor_bit {
-            hypervisor::scan(src)
-        } else {
-            HypervisorLeaves::default()
-        };
-        CpuidFacts {
-            standard,
-            hypervisor,
-            confidential_guest,
-        }
-    }
+/// The bytes of `regs` in register order, little-endian: how CPUID spells a signature.
+pub(super) fn register_bytes(regs: &[u32]) -> Vec<u8> {
+    regs.iter().flat_map(|r| r.to_le_bytes()).collect()
 }

@@ -1,0 +1,71 @@
+//! Text from a file or the command line (a profile's `machine.cpu_model`, a file name, a
+//! `--labels` value) made safe to print in the human forms: every control character (ESC,
+//! BEL, CR, DEL, the C1 range), every bidirectional control (U+202E RIGHT-TO-LEFT OVERRIDE and
+//! its kin) and the Unicode line and paragraph separators are written as a visible escape
+//! (`\x1b`, `\u{202e}`), so a file cannot move the cursor, retitle a terminal, reorder what is
+//! read, or split a table row. Applied once, where [`Block`](super::Block)s and tables are laid
+//! out; CSV quotes instead (RFC 4180) and JSON escapes (serde).
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// Whether `c` must not reach a terminal or a Markdown page raw (newlines aside).
+fn unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+}
+
+fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
+    let bad = |c: char| unsafe_char(c) && !(keep_newlines && c == '\n');
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !bad(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x100 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One line of a human form (a table cell, a heading, a list item): every unsafe character
+/// escaped, newlines included.
+pub fn cell(s: &str) -> Cow<'_, str> {
+    escape(s, false)
+}
+
+/// Preformatted text of several lines: the same, but newlines kept.
+pub fn text(s: &str) -> Cow<'_, str> {
+    escape(s, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_and_bidi_overrides_become_visible_escapes() {
+        assert!(matches!(cell("AMD EPYC 7B13 µs"), Cow::Borrowed(_)));
+        assert_eq!(
+            cell("a\x1b]0;owned\x07b\nc\u{202e}d\te\r\u{9b}"),
+            "a\\x1b]0;owned\\x07b\\nc\\u{202e}d\\te\\r\\x9b"
+        );
+        assert_eq!(text("one\ntwo\x1b[2J\n"), "one\ntwo\\x1b[2J\n");
+        assert_eq!(
+            cell("\u{2066}x\u{2069}\u{2028}"),
+            "\\u{2066}x\\u{2069}\\u{2028}"
+        );
+    }
+}
