@@ -12,13 +12,13 @@ fn bench_bad_arguments_are_clear_errors() {
     for (args, text) in [
         (
             &["--workload", "pipe2"][..],
-            "--workload: 'pipe2' is not one of",
+            "invalid value 'pipe2' for '--workload",
         ),
         (
             &["--clocksource", "jiffies"][..],
             "--clocksource: 'jiffies' is not one of",
         ),
-        (&["--fs", "zfs"][..], "--fs: 'zfs' is not one of"),
+        (&["--fs", "zfs"][..], "invalid value 'zfs' for '--fs"),
         (&["--boots", "0"][..], "--boots must be"),
         (&["--rounds", "0"][..], "--rounds must be"),
         (&["--iterations", "0"][..], "--iterations must be"),
@@ -95,7 +95,15 @@ fn bench_times_tsc_against_hpet_in_one_boot() {
         for key in ["precise_read_ns", "coarse_read_ns", "syscall_ns"] {
             assert!(r["costs"][key].as_f64().unwrap() > 0.0, "{key}: {r}");
         }
-        assert_eq!(r["samples"], 2);
+        // Two rounds; a round whose switch the kernel refused (its watchdog can mark the TSC
+        // unstable on a loaded host) measures nothing and says why.
+        assert!((1..=2).contains(&r["samples"].as_u64().unwrap()), "{r}");
+    }
+    for s in boot["slots"].as_array().unwrap() {
+        assert!(
+            s["clocksource_used"] == s["clocksource_requested"] || s["switch_error"].is_string(),
+            "relabelled: {s}"
+        );
     }
     let rows: Vec<&serde_json::Value> = v["comparisons"]
         .as_array()
@@ -111,7 +119,7 @@ fn bench_times_tsc_against_hpet_in_one_boot() {
         );
         assert!(["agrees", "disagrees", "undecided"].contains(&c["verdict"].as_str().unwrap()));
         assert!(c["predicted_delta_ns"].is_number(), "{c}");
-        assert_eq!(c["pairs"], 2);
+        assert!((1..=2).contains(&c["pairs"].as_u64().unwrap()), "{c}");
         // 6.1 takes no clocksource read in either loop.
         assert_eq!(c["model_from"]["model"], "linux@6.1");
         assert_eq!(c["model_from"]["precise_per_op"], 0.0);

@@ -228,7 +228,7 @@ pub struct BenchArgs {
         default_value = "tmpfs",
         value_name = "FS"
     )]
-    pub fs: Vec<String>,
+    pub fs: Vec<GuestFs>,
     /// Workloads to time.
     #[arg(
         long,
@@ -236,7 +236,7 @@ pub struct BenchArgs {
         default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
         value_name = "NAME"
     )]
-    pub workload: Vec<String>,
+    pub workload: Vec<LoopWorkload>,
     /// Boots per kernel (their first clocksource alternates).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub boots: u32,

@@ -1,48 +1,15 @@
 //! `tscope vm bench`: arguments → [`BenchConfig`] → [`crate::vm::bench::run`] → export (and the
 //! SVG and commit-message files) → exit code.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{check_output_file, Destination, Global, StderrProgress};
+use super::{check_output_file, Destination, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::error::ConfigError;
 use crate::vm::bench::{self, BenchConfig, KernelSource, CLOCKSOURCES};
 
-/// What `tscope vm bench` does: the matrix, where its result goes, its extra files.
-#[derive(Debug, Clone)]
-pub struct BenchJob {
-    pub bench: BenchConfig,
-    pub output: Destination,
-    /// `--svg FILE`: measured against predicted change.
-    pub svg: Option<PathBuf>,
-    /// `--commit-message FILE`: the kernel A/B paragraph.
-    pub commit_message: Option<PathBuf>,
-    /// `--fail-on disagree`.
-    pub fail_on_disagree: bool,
-}
-
-/// Validates `vm bench` arguments: the matrix, then every output path, before any boot.
-pub fn config(a: &BenchArgs, global: &Global) -> Result<BenchJob, ConfigError> {
-    let bench = bench_config(a, global)?;
-    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
-    for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
-        if let Some(p) = path {
-            check_output_file(p, option)?;
-            output.refuse_shared(p, option)?;
-        }
-    }
-    Ok(BenchJob {
-        bench,
-        output,
-        svg: a.svg.clone(),
-        commit_message: a.commit_message.clone(),
-        fail_on_disagree: a.fail_on.contains(&BenchFailOn::Disagree),
-    })
-}
-
-/// Validates the matrix itself.
-fn bench_config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigError> {
+/// Validates `vm bench` arguments.
+pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = BenchConfig::new();
     for p in &a.kernel_package {
@@ -64,8 +31,17 @@ fn bench_config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigEr
             .collect();
     }
     cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
-    cfg.filesystems = unique(&a.fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
-    cfg.workloads = unique(&a.workload, "--workload", &bench::loops::WORKLOADS)?;
+    let fs: Vec<String> =
+        a.fs.iter()
+            .map(|&f| crate::trace::FsKind::from(f).name().to_string())
+            .collect();
+    cfg.filesystems = unique(&fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
+    let workloads: Vec<String> = a
+        .workload
+        .iter()
+        .map(|&w| crate::workload::WorkloadName::from(w).as_str().to_string())
+        .collect();
+    cfg.workloads = unique(&workloads, "--workload", &bench::loops::workloads())?;
     let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {
         if ok {
             Ok(())
@@ -99,7 +75,18 @@ fn bench_config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigEr
             n,
         )?;
     }
-    super::boot::check_boot(&a.boot, a.timeout)?;
+    range(
+        "timeout",
+        "1..=7200 seconds",
+        (1..=7200).contains(&a.timeout),
+        a.timeout,
+    )?;
+    range(
+        "memory",
+        "128..=65536 MiB",
+        (128..=65_536).contains(&a.boot.memory),
+        a.boot.memory.into(),
+    )?;
     if let Some(extra) = &a.append {
         if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
             return bad("--append: the tscope.* words are the bench's own; drop them".into());
@@ -110,11 +97,12 @@ fn bench_config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigEr
     cfg.slot_ms = a.slot_ms;
     cfg.iterations = a.iterations.unwrap_or(0);
     cfg.seed = a.seed;
-    cfg.accel = a.boot.accel.into();
+    let b = &a.boot;
+    cfg.accel = b.accel.into();
     cfg.timeout = Duration::from_secs(a.timeout);
-    cfg.guest_bin = a.boot.guest_bin.clone();
-    cfg.qemu = a.boot.qemu.clone();
-    cfg.memory_mb = a.boot.memory;
+    cfg.guest_bin = b.guest_bin.clone();
+    cfg.qemu = b.qemu.clone();
+    cfg.memory_mb = b.memory;
     cfg.append = a.append.clone();
     range(
         "count-reads",
@@ -159,10 +147,16 @@ fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, 
 }
 
 /// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
-pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
-    let job = config(a, global)?;
+pub fn run(a: &BenchArgs) -> anyhow::Result<i32> {
+    let cfg = config(a)?;
+    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
+    for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
+        if let Some(p) = path {
+            check_output_file(p, option)?;
+            output.refuse_shared(p, option)?;
+        }
+    }
     let stop = super::stop_on_signal()?;
-    let cfg = &job.bench;
     let progress = StderrProgress::new(format!(
         "vm bench: {} kernel(s) × {} boot(s), {} round(s) of {}",
         cfg.kernels.len(),
@@ -170,21 +164,28 @@ pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
         cfg.rounds,
         cfg.clocksources.join("/")
     ));
-    let r = bench::run(cfg, &progress);
+    let r = bench::run(&cfg, &progress);
     drop(progress);
     let r = r?;
-    job.output.export(&r)?;
-    if let Some(p) = &job.svg {
+    output.export(&r)?;
+    if let Some(p) = &a.svg {
         crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
     }
-    if let Some(p) = &job.commit_message {
+    if let Some(p) = &a.commit_message {
         let command: Vec<String> = std::env::args().collect();
         let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
-    let disagree = job.fail_on_disagree
+    let disagree = a.fail_on.contains(&BenchFailOn::Disagree)
         && r.comparisons
             .iter()
             .any(|c| c.kind == "clocksource" && c.verdict == bench::compare::Verdict::Disagrees);
-    Ok(stop.exit_code(if disagree || r.failed() { 1 } else { 0 }))
+    let code = if r.interrupted {
+        super::EXIT_INTERRUPTED
+    } else if disagree || r.failed() {
+        1
+    } else {
+        0
+    };
+    Ok(stop.exit_code(code))
 }

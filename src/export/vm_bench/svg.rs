@@ -2,6 +2,8 @@
 
 use plotters::prelude::*;
 
+use crate::export::palette::SERIES;
+
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 /// The SVG: each clocksource row's measured Δ ns/op (with its interval) against the model's
@@ -68,7 +70,7 @@ pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
             ))
             .map_err(|e| err(&e))?;
         for (i, k) in kernels.iter().enumerate() {
-            let color = crate::export::palette::SERIES[i % crate::export::palette::SERIES.len()];
+            let color = SERIES[i % SERIES.len()];
             let mine: Vec<&&BenchComparison> = rows
                 .iter()
                 .filter(|c| c.kernel_release.as_deref() == Some(k.as_str()))

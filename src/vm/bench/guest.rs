@@ -393,7 +393,7 @@ mod tests {
         assert!(c.coarse_read_ns > 0.0 && c.syscall_ns > 0.0 && c.spin_ns > 0.0);
         assert!(c.precise_read_lower_ns <= c.precise_read_upper_ns, "{c:?}");
         let dir = tempfile::tempdir().unwrap();
-        for w in loops::WORKLOADS {
+        for w in loops::workloads() {
             assert!(time_loop(w, dir.path(), 3).unwrap() > 0.0, "{w}");
         }
         assert!(time_loop("nope", dir.path(), 1).is_err());

@@ -11,7 +11,7 @@ use super::{
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, modules};
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, modules};
 
 /// A kernel ready to boot: its image, its initramfs (with modules when a file system needs
 /// them) and its disk images.
@@ -106,10 +106,10 @@ fn boot_one(
         cfg.rounds,
         cfg.clocksources.join("/")
     ));
-    let mut spec = QemuSpec {
+    let spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel,
-        kernel: k.image.clone(),
+        kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
         initrd: p.initrd.clone(),
         append,
         memory_mb: cfg.memory_mb,
@@ -117,7 +117,7 @@ fn boot_one(
         timeout: cfg.timeout,
         disks: p.disks.clone(),
     };
-    let out = launch::boot(&mut spec, k, &mut true, &label, progress)?;
+    let out = qemu::run(&spec)?;
     if let Some(dir) = &cfg.console_dir {
         let path = dir.join(format!("{label}-boot{}.console", b + 1));
         std::fs::write(&path, &out.console)

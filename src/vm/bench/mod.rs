@@ -11,16 +11,16 @@
 //!
 //! This room depends on [`crate::vm::boot`] only.
 
+mod ab;
 pub mod clocksource;
 pub mod compare;
-#[cfg(test)]
-pub mod fixture;
+pub mod diagnosis;
+pub mod fill;
 pub mod guest;
 mod host;
 pub mod loops;
 pub mod predict;
 pub mod reads;
-pub mod result;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -113,7 +113,7 @@ impl BenchConfig {
                 .collect(),
             clocksources: vec!["tsc".into(), "hpet".into()],
             filesystems: vec!["tmpfs".into()],
-            workloads: loops::WORKLOADS.map(String::from).to_vec(),
+            workloads: loops::workloads().into_iter().map(String::from).collect(),
             boots: 3,
             rounds: 12,
             slot_ms: 60,
@@ -289,7 +289,8 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     disk::check_tools(&cfg.filesystems)?;
     let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
     crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = crate::vm::boot::scratch::work_dir(&cache)?;
+    let work = cache.join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -322,6 +323,6 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
     }
-    rows::fill(&mut report);
+    fill::fill(&mut report);
     Ok(report)
 }

@@ -3,17 +3,20 @@
 //! and tick, so that a multigrain kernel's fine reads — taken only when the coarse clock has
 //! not moved since the inode's ctime was queried — come out as the fraction the guest sees.
 //!
-//! Only the counts are taken from the model; the prices come from the guest
-//! ([`crate::vm::bench::guest::SlotCosts`]), and the prediction is their product
+//! The loop replayed is the workload's one definition ([`crate::workload::def::scenario`]) on
+//! the guest's file system. Only the counts are taken from the model; the prices come from the
+//! guest ([`crate::vm::bench::guest::SlotCosts`]), and the prediction is their product
 //! ([`crate::vm::bench::compare::predicted_delta`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Family, ModelSpec};
-use crate::sim::estimate;
-use crate::sim::replay::Costs;
+use crate::sim::{estimate, Costs};
 use crate::trace::FsKind;
 use crate::workload::{def, WorkloadName};
+
+/// Iterations the model replays for one row.
+const MODEL_ITERATIONS: u64 = 20_000;
 
 /// The model's reads per op of one workload on one file system of one kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,9 +30,8 @@ pub struct ModelReads {
 }
 
 /// The model for `kernel_release` (the newest modelled when it has no version) on
-/// `workload`'s loop (its one definition, [`crate::workload::def::scenario`]) on `fs`,
-/// replayed at `guest_ns_per_op` and `hz`; `None` when the workload or the file system is not
-/// one tscope defines, or the model has no stock policy.
+/// `workload`'s loop on `fs`, run at `guest_ns_per_op` and `hz`; `None` for a workload or
+/// file system the definitions do not know.
 pub fn model_reads(
     kernel_release: &str,
     hz: u32,
@@ -37,25 +39,31 @@ pub fn model_reads(
     fs: &str,
     guest_ns_per_op: f64,
 ) -> Option<ModelReads> {
+    let w = WorkloadName::parse(workload).filter(|w| def::has_loop(*w))?;
+    let fs = FsKind::parse(fs)?;
     let (model, _) = ModelSpec {
         family: Family::Linux,
         version: None,
         alias: false,
     }
     .resolve(Some(kernel_release));
-    let w = WorkloadName::parse(workload).filter(|w| def::has_loop(*w))?;
-    let fs = FsKind::parse(fs)?;
     let loop_ = def::scenario(w, fs).compile();
-    // Fixed prices: only the counts are read from the estimate.
+    // Fixed prices (no probe runs): only the counts are read from the estimate.
     let costs = Costs {
         precise_read_ns: 20.0,
         coarse_read_ns: 2.0,
         update_ns: 10.0,
         tick_ns: 1e9 / f64::from(hz.max(1)),
     };
-    let stock = estimate::estimates(model, costs, &loop_, guest_ns_per_op.max(1.0), 20_000)
-        .into_iter()
-        .find(|e| e.stock)?;
+    let stock = estimate::estimates(
+        model,
+        costs,
+        &loop_,
+        guest_ns_per_op.max(1.0),
+        MODEL_ITERATIONS,
+    )
+    .into_iter()
+    .find(|e| e.stock)?;
     let get = |k: &str| stock.reads_per_op.get(k).copied().unwrap_or(0.0);
     Some(ModelReads {
         model: model.label(),
@@ -87,5 +95,6 @@ mod tests {
             model_reads("7.2.13+deb14-cloud-amd64", 250, "pipe1", "tmpfs", 17_000.0).unwrap();
         assert_eq!(pipe.precise_per_op, 0.0);
         assert!(model_reads("6.1.0", 250, "no-such-workload", "tmpfs", 1.0).is_none());
+        assert!(model_reads("6.1.0", 250, "pipe1", "zfs", 1.0).is_none());
     }
 }

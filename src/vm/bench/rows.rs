@@ -11,34 +11,149 @@
 
 use std::collections::BTreeSet;
 
+use serde::{Deserialize, Serialize};
+
 use super::compare::{self, Verdict, ZERO_READS};
 use super::guest::Slot;
 use super::predict::{model_reads, ModelReads};
-use super::{BenchKernel, BenchReport};
+use super::BenchKernel;
 use crate::stats::{self, Estimate};
-
-pub use super::result::{BenchComparison, BenchRun, RunCosts};
 
 /// The control of kernel rows.
 pub const KERNEL_CONTROL: &str = "syscall:getppid";
 
-/// One slot's measurement of one workload.
-struct Obs<'a> {
-    boot: u32,
-    slot: &'a Slot,
-    ns_per_op: f64,
-    /// The null syscall timed right before the loop (else the slot's).
-    control_ns: f64,
+/// The median costs measured in a run's slots, ns.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunCosts {
+    pub precise_read_ns: f64,
+    /// The precise read measured after a file write ([`crate::vm::bench::guest::SlotCosts`]).
+    #[serde(default)]
+    pub precise_read_in_write_ns: Option<f64>,
+    pub coarse_read_ns: f64,
+    pub syscall_ns: f64,
+    /// The user-space spin (the emulator's speed).
+    pub spin_ns: f64,
 }
 
-fn release(k: &BenchKernel) -> String {
+/// One kernel × clocksource × file system × workload.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchRun {
+    pub kernel_release: String,
+    pub kernel_package: String,
+    pub clocksource_requested: String,
+    /// What the guest read back after switching; differs from the request when the kernel
+    /// refused it (then `ns_per_op` is `null` and `refused` says why).
+    pub clocksource_used: String,
+    pub fs: String,
+    pub workload: String,
+    /// Median over every slot of every boot, with its bootstrap interval; `null` when no slot
+    /// ran on the requested clocksource.
+    pub ns_per_op: Option<Estimate>,
+    /// Slots behind it (boots × rounds).
+    pub samples: usize,
+    pub boots: usize,
+    pub costs: RunCosts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// One comparison row.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchComparison {
+    /// `clocksource` or `kernel`.
+    pub kind: String,
+    /// The kernel of a clocksource row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_release: Option<String>,
+    /// The two kernels of a kernel row, from first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<Vec<String>>,
+    /// The clocksource of a kernel row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
+    pub fs: String,
+    pub workload: String,
+    /// Clocksources (clocksource rows) or kernel releases (kernel rows).
+    pub from: String,
+    pub to: String,
+    /// ns per op of `to` less `from`: paired within rounds (clocksource rows), or the
+    /// controlled relative change × `from`'s ns per op (kernel rows).
+    pub measured_delta_ns: Estimate,
+    /// The model's change; `null` where no model applies.
+    pub predicted_delta_ns: Option<f64>,
+    /// The prediction's range from the intervals of the measured cost changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_range_ns: Option<Estimate>,
+    /// Kernel rows: the controlled change in %, with its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_change: Option<Estimate>,
+    /// Kernel rows: the change in % without the control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_percent_change: Option<Estimate>,
+    /// Kernel rows: whether the controlled change's interval excludes 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significant: Option<bool>,
+    /// The model's reads per op (clocksource rows: the kernel's; kernel rows: `from`'s).
+    pub model_from: Option<ModelReads>,
+    /// Kernel rows: `to`'s model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_to: Option<ModelReads>,
+    /// Clocksource rows: the change of the guest-measured precise and coarse read costs
+    /// (paired within rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_precise_read_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_coarse_read_ns: Option<Estimate>,
+    /// Clocksource rows: the change of the precise read measured after a file write, and the
+    /// model's reads × it (the prediction with that cost instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_precise_read_in_write_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_in_write_delta_ns: Option<f64>,
+    /// Clocksource rows: every clocksource read per op as the kernel counted it (a kprobe on
+    /// each clocksource's read callback, [`crate::vm::bench::reads`]), on `from` and on `to`;
+    /// absent when not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_reads_from: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_reads_to: Option<f64>,
+    /// The counted reads on `to` × the change of the precise read's cost: what the change
+    /// would be if every read the kernel really takes cost what the syscall-derived read costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_predicted_delta_ns: Option<f64>,
+    /// Clocksource rows that disagree: where the difference comes from, from the counted reads
+    /// ([`crate::vm::bench::diagnosis::diagnosis`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<String>,
+    /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
+    pub pairs: usize,
+    /// Half the measured interval's width, ns.
+    pub noise_ns: f64,
+    pub verdict: Verdict,
+}
+
+/// One slot's measurement of one workload.
+pub(super) struct Obs<'a> {
+    pub(super) boot: u32,
+    pub(super) slot: &'a Slot,
+    pub(super) ns_per_op: f64,
+    /// The null syscall timed right before the loop (else the slot's).
+    pub(super) control_ns: f64,
+}
+
+pub(super) fn release(k: &BenchKernel) -> String {
     k.kernel_release
         .clone()
         .unwrap_or_else(|| k.kernel_package.clone())
 }
 
 /// Every slot of kernel `k` that ran on `cs` and timed `fs`/`workload`.
-fn observations<'a>(k: &'a BenchKernel, cs: &str, fs: &str, workload: &str) -> Vec<Obs<'a>> {
+pub(super) fn observations<'a>(
+    k: &'a BenchKernel,
+    cs: &str,
+    fs: &str,
+    workload: &str,
+) -> Vec<Obs<'a>> {
     let mut out = Vec::new();
     for b in &k.boots {
         for s in &b.slots {
@@ -63,12 +178,12 @@ fn observations<'a>(k: &'a BenchKernel, cs: &str, fs: &str, workload: &str) -> V
     out
 }
 
-fn median_of(obs: &[Obs], f: impl Fn(&Obs) -> f64) -> f64 {
+pub(super) fn median_of(obs: &[Obs], f: impl Fn(&Obs) -> f64) -> f64 {
     let v: Vec<f64> = obs.iter().map(f).filter(|x| x.is_finite()).collect();
     stats::median(&v).unwrap_or(f64::NAN)
 }
 
-fn costs(obs: &[Obs]) -> RunCosts {
+pub(super) fn costs(obs: &[Obs]) -> RunCosts {
     let c = |f: fn(&super::guest::SlotCosts) -> f64| {
         median_of(obs, |o| o.slot.costs.as_ref().map_or(f64::NAN, f))
     };
@@ -83,7 +198,7 @@ fn costs(obs: &[Obs]) -> RunCosts {
 }
 
 /// Why kernel `k` ran no slot on `cs`: what it kept instead.
-fn refusal(k: &BenchKernel, cs: &str) -> Option<(String, String)> {
+pub(super) fn refusal(k: &BenchKernel, cs: &str) -> Option<(String, String)> {
     k.boots
         .iter()
         .flat_map(|b| &b.slots)
@@ -97,85 +212,16 @@ fn refusal(k: &BenchKernel, cs: &str) -> Option<(String, String)> {
 }
 
 /// A seed per row, from the run's.
-fn row_seed(seed: u64, n: usize) -> u64 {
+pub(super) fn row_seed(seed: u64, n: usize) -> u64 {
     seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// Fills `runs`, `comparisons` and `refused` from the kernels' boots.
-pub fn fill(r: &mut BenchReport) {
-    let mut n = 0usize;
-    let mut next_seed = || {
-        n += 1;
-        row_seed(r.seed, n)
-    };
-    let (mut runs, mut comparisons, mut refused) = (Vec::new(), Vec::new(), BTreeSet::new());
-    for k in &r.kernels {
-        for cs in &r.clocksources {
-            if let Some((used, why)) = refusal(k, cs) {
-                refused.insert(format!(
-                    "{}: clocksource {cs}: {why} (used {used})",
-                    release(k)
-                ));
-            }
-            for fs in &r.filesystems {
-                for w in &r.workloads {
-                    let obs = observations(k, cs, fs, w);
-                    let ns = by_boot(&obs, |o| Some(o.ns_per_op));
-                    let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
-                    let refused = if obs.is_empty() { refusal(k, cs) } else { None };
-                    runs.push(BenchRun {
-                        kernel_release: release(k),
-                        kernel_package: k.kernel_package.clone(),
-                        clocksource_requested: cs.clone(),
-                        clocksource_used: refused
-                            .as_ref()
-                            .map_or_else(|| cs.clone(), |(used, _)| used.clone()),
-                        fs: fs.clone(),
-                        workload: w.clone(),
-                        ns_per_op: compare::median_interval(&ns, next_seed()),
-                        samples: obs.len(),
-                        boots: boots.len(),
-                        costs: costs(&obs),
-                        refused: refused.map(|(_, why)| why),
-                    });
-                }
-            }
-        }
-    }
-    for k in &r.kernels {
-        let Some((from, rest)) = r.clocksources.split_first() else {
-            break;
-        };
-        for to in rest {
-            for fs in &r.filesystems {
-                for w in &r.workloads {
-                    if let Some(c) = clocksource_row(k, from, to, fs, w, &mut next_seed) {
-                        comparisons.push(c);
-                    }
-                }
-            }
-        }
-    }
-    if let Some((base, others)) = r.kernels.split_first() {
-        for k in others {
-            for fs in &r.filesystems {
-                for w in &r.workloads {
-                    for cs in &r.clocksources {
-                        if let Some(c) = kernel_row(base, k, cs, fs, w, &mut next_seed) {
-                            comparisons.push(c);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    r.runs = runs;
-    r.comparisons = comparisons;
-    r.refused = refused.into_iter().collect();
-}
-
 /// The pairs (from, to) of `value` taken in the same round of the same boot.
-fn pairs_by_round(from: &[Obs], to: &[Obs], value: impl Fn(&Obs) -> f64) -> Vec<Vec<(f64, f64)>> {
+pub(super) fn pairs_by_round(
+    from: &[Obs],
+    to: &[Obs],
+    value: impl Fn(&Obs) -> f64,
+) -> Vec<Vec<(f64, f64)>> {
     by_boot(from, |a| {
         let b = to
             .iter()
@@ -187,7 +233,7 @@ fn pairs_by_round(from: &[Obs], to: &[Obs], value: impl Fn(&Obs) -> f64) -> Vec<
 
 /// `f` of each observation, grouped by boot (in boot order; observations `f` drops are left
 /// out).
-fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
+pub(super) fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
     let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
     boots
         .into_iter()
@@ -195,62 +241,12 @@ fn by_boot<T>(obs: &[Obs], f: impl Fn(&Obs) -> Option<T>) -> Vec<Vec<T>> {
         .collect()
 }
 
-fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
+pub(super) fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
     o.slot.costs.as_ref().map_or(f64::NAN, f)
 }
 
-/// Where a disagreeing clocksource row's difference comes from: the kernel's counted
-/// clocksource reads against the model's (a read the model misses), or, when they match, the
-/// change per counted read against the syscall-derived change of one read (an in-kernel read
-/// that costs more or less than the syscall says). `None` without a model.
-pub fn diagnosis(
-    measured: &Estimate,
-    model: Option<&ModelReads>,
-    counted: Option<f64>,
-    d_precise: Option<Estimate>,
-) -> Option<String> {
-    let m = model?;
-    let Some(n) = counted else {
-        return Some(
-            "the clocksource reads were not counted (--count-reads 0, or the read callback \
-             could not be probed): no diagnosis"
-                .into(),
-        );
-    };
-    if (n - m.precise_per_op).abs() > 0.25 {
-        return Some(format!(
-            "the kernel reads the clocksource {n:.2} times per op, the model {:.2}: a read the \
-             model does not count",
-            m.precise_per_op
-        ));
-    }
-    let d = d_precise?;
-    if n < ZERO_READS {
-        return Some(format!(
-            "no clocksource read per op, counted or modelled, yet a change of {} ns: a \
-             difference the clocksource does not explain",
-            crate::fmt::ns(measured.point)
-        ));
-    }
-    Some(format!(
-        "the kernel reads the clocksource {n:.2} times per op, as the model says ({:.2}): the \
-         change per read is {} ns [{}, {}] in the workload against {} ns measured as a \
-         syscall, so the in-kernel read costs {} than the syscall-derived read",
-        m.precise_per_op,
-        crate::fmt::ns(measured.point / n),
-        crate::fmt::ns(measured.lower / n),
-        crate::fmt::ns(measured.upper / n),
-        crate::fmt::ns(d.point),
-        if measured.point / n > d.point {
-            "more"
-        } else {
-            "less"
-        }
-    ))
-}
-
 /// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
-fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
+pub(super) fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
     let v: Vec<f64> = k
         .boots
         .iter()
@@ -262,7 +258,7 @@ fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<
     stats::median(&v)
 }
 
-fn clocksource_row(
+pub(super) fn clocksource_row(
     k: &BenchKernel,
     from: &str,
     to: &str,
@@ -364,84 +360,10 @@ fn clocksource_row(
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
         diagnosis: (verdict == Verdict::Disagrees)
-            .then(|| diagnosis(&measured, model.as_ref(), counted_to, d_precise))
+            .then(|| super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, d_precise))
             .flatten(),
         pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,
-    })
-}
-
-fn kernel_row(
-    base: &BenchKernel,
-    k: &BenchKernel,
-    cs: &str,
-    fs: &str,
-    workload: &str,
-    seed: &mut impl FnMut() -> u64,
-) -> Option<BenchComparison> {
-    let a = observations(base, cs, fs, workload);
-    let b = observations(k, cs, fs, workload);
-    let with_control = |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, o.control_ns)));
-    let ratio = compare::ratio_change(
-        &compare::controlled(&with_control(&a)),
-        &compare::controlled(&with_control(&b)),
-        seed(),
-    )?;
-    let raw_ratio = compare::ratio_change(
-        &by_boot(&a, |o| Some(o.ns_per_op)),
-        &by_boot(&b, |o| Some(o.ns_per_op)),
-        seed(),
-    );
-    let base_ns = median_of(&a, |o| o.ns_per_op);
-    let measured = ratio.scale(base_ns);
-    let c = costs(&a);
-    let m_from = model_reads(&release(base), base.hz, workload, fs, base_ns);
-    let m_to = model_reads(
-        &release(k),
-        k.hz,
-        workload,
-        fs,
-        median_of(&b, |o| o.ns_per_op),
-    );
-    let (predicted, zero) = match (&m_from, &m_to) {
-        (Some(f), Some(t)) => {
-            let dp = t.precise_per_op - f.precise_per_op;
-            let dc = t.coarse_per_op - f.coarse_per_op;
-            (
-                Some(dp * c.precise_read_ns + dc * c.coarse_read_ns),
-                dp.abs() < ZERO_READS && dc.abs() < ZERO_READS,
-            )
-        }
-        _ => (None, false),
-    };
-    Some(BenchComparison {
-        kind: "kernel".into(),
-        kernel_release: None,
-        kernels: Some(vec![release(base), release(k)]),
-        clocksource: Some(cs.into()),
-        fs: fs.into(),
-        workload: workload.into(),
-        from: release(base),
-        to: release(k),
-        measured_delta_ns: measured,
-        predicted_delta_ns: predicted,
-        predicted_range_ns: None,
-        percent_change: Some(ratio.scale(100.0)),
-        raw_percent_change: raw_ratio.map(|e| e.scale(100.0)),
-        significant: Some(!compare::holds(&ratio, 0.0)),
-        model_from: m_from,
-        model_to: m_to,
-        delta_precise_read_ns: None,
-        delta_coarse_read_ns: None,
-        delta_precise_read_in_write_ns: None,
-        predicted_in_write_delta_ns: None,
-        counted_reads_from: None,
-        counted_reads_to: None,
-        counted_predicted_delta_ns: None,
-        diagnosis: None,
-        pairs: a.len().min(b.len()),
-        noise_ns: compare::noise(&measured),
-        verdict: compare::verdict(&measured, predicted, zero),
     })
 }

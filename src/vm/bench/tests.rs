@@ -1,8 +1,39 @@
 //! The host side on guest output: the console parser and the rows built from the slots.
 
-use super::fixture::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
 use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
 use super::*;
+use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::qemu;
+
+fn report(kernels: Vec<BenchKernel>, clocksources: &[&str], workloads: &[&str]) -> BenchReport {
+    BenchReport {
+        schema_version: VM_BENCH_SCHEMA_VERSION,
+        tool: "tscope test".into(),
+        created_unix_s: 0,
+        accel: AccelChoice {
+            requested: "tcg".into(),
+            used: qemu::Accel::Tcg,
+            emulation: true,
+            kvm_module: None,
+            note: None,
+        },
+        seed: 1,
+        boots: 2,
+        rounds: 2,
+        slot_ms: 100,
+        clocksources: clocksources.iter().map(|s| s.to_string()).collect(),
+        filesystems: vec!["tmpfs".into()],
+        workloads: workloads.iter().map(|s| s.to_string()).collect(),
+        kernels,
+        runs: Vec::new(),
+        comparisons: Vec::new(),
+        refused: Vec::new(),
+        kernel_control: rows::KERNEL_CONTROL.into(),
+        host_cpu: None,
+        host_kernel: None,
+        interrupted: false,
+    }
+}
 
 /// A slot on `cs` whose workloads cost `ns` each times the boot's `speed`, and whose precise
 /// read costs `precise` × `speed`.
@@ -75,7 +106,7 @@ fn slots_become_runs_and_paired_clocksource_rows() {
         boots,
     };
     let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
-    rows::fill(&mut r);
+    super::fill::fill(&mut r);
     assert_eq!(r.runs.len(), 4);
     assert!(r.runs.iter().all(|x| x.samples == 6 && x.boots == 2));
     assert_eq!(r.comparisons.len(), 2);
@@ -138,7 +169,7 @@ fn a_refused_clocksource_is_reported_not_relabelled() {
         ..BenchKernel::default()
     };
     let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1"]);
-    rows::fill(&mut r);
+    super::fill::fill(&mut r);
     let hpet = r
         .runs
         .iter()
@@ -180,7 +211,7 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
         &["tsc"],
         &["pipe1"],
     );
-    rows::fill(&mut r);
+    super::fill::fill(&mut r);
     let c = r.comparisons.iter().find(|c| c.kind == "kernel").unwrap();
     let p = c.percent_change.unwrap();
     assert!((p.point + 10.0).abs() < 1e-9, "{p:?}");
@@ -230,6 +261,27 @@ fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
 
 /// Consoles recorded from real guests (`vm bench --console-dir`, default matrix under TCG):
 /// bookworm's 6.1 and sid's 7.2, first boot each (with the read-counting pass).
+const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
+const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
+
+fn recorded(console: &str) -> BenchKernel {
+    let c = parse_console(console).unwrap();
+    let h = c.header.clone().unwrap();
+    BenchKernel {
+        kernel_package: "recorded".into(),
+        kernel_release: Some(h.release.clone()),
+        hz: 250,
+        hz_source: "config".into(),
+        boots: vec![BenchBoot {
+            boot_clocksource: h.boot_clocksource.clone(),
+            header: c.header,
+            slots: c.slots,
+            reads: c.reads,
+            ..BenchBoot::default()
+        }],
+    }
+}
+
 #[test]
 fn recorded_consoles_parse_into_slots_and_read_counts() {
     for (console, release) in [(CONSOLE_6_1, "6.1."), (CONSOLE_7_2, "7.2.")] {
@@ -278,7 +330,7 @@ fn recorded_consoles_give_every_row_a_verdict() {
         &["tsc", "hpet"],
         &["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"],
     );
-    rows::fill(&mut r);
+    super::fill::fill(&mut r);
     assert_eq!(r.runs.len(), 2 * 2 * 5);
     assert!(r
         .runs

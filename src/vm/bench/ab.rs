@@ -1,0 +1,84 @@
+//! Kernel rows of `vm bench` (comparison b): every kernel against the first, per file system,
+//! workload and clocksource. Boots of two kernels cannot be paired, so each loop's ns per op
+//! is divided by the null syscall timed right before it ([`super::rows::KERNEL_CONTROL`]),
+//! and the change is the ratio of the medians, resampled per kernel; the raw change is beside
+//! it, and the models' difference at the first kernel's measured costs.
+
+use super::compare::{self, ZERO_READS};
+use super::predict::model_reads;
+use super::rows::{by_boot, costs, median_of, observations, release, BenchComparison, Obs};
+use super::BenchKernel;
+
+pub(super) fn kernel_row(
+    base: &BenchKernel,
+    k: &BenchKernel,
+    cs: &str,
+    fs: &str,
+    workload: &str,
+    seed: &mut impl FnMut() -> u64,
+) -> Option<BenchComparison> {
+    let a = observations(base, cs, fs, workload);
+    let b = observations(k, cs, fs, workload);
+    let with_control = |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, o.control_ns)));
+    let ratio = compare::ratio_change(
+        &compare::controlled(&with_control(&a)),
+        &compare::controlled(&with_control(&b)),
+        seed(),
+    )?;
+    let raw_ratio = compare::ratio_change(
+        &by_boot(&a, |o| Some(o.ns_per_op)),
+        &by_boot(&b, |o| Some(o.ns_per_op)),
+        seed(),
+    );
+    let base_ns = median_of(&a, |o| o.ns_per_op);
+    let measured = ratio.scale(base_ns);
+    let c = costs(&a);
+    let m_from = model_reads(&release(base), base.hz, workload, fs, base_ns);
+    let m_to = model_reads(
+        &release(k),
+        k.hz,
+        workload,
+        fs,
+        median_of(&b, |o| o.ns_per_op),
+    );
+    let (predicted, zero) = match (&m_from, &m_to) {
+        (Some(f), Some(t)) => {
+            let dp = t.precise_per_op - f.precise_per_op;
+            let dc = t.coarse_per_op - f.coarse_per_op;
+            (
+                Some(dp * c.precise_read_ns + dc * c.coarse_read_ns),
+                dp.abs() < ZERO_READS && dc.abs() < ZERO_READS,
+            )
+        }
+        _ => (None, false),
+    };
+    Some(BenchComparison {
+        kind: "kernel".into(),
+        kernel_release: None,
+        kernels: Some(vec![release(base), release(k)]),
+        clocksource: Some(cs.into()),
+        fs: fs.into(),
+        workload: workload.into(),
+        from: release(base),
+        to: release(k),
+        measured_delta_ns: measured,
+        predicted_delta_ns: predicted,
+        predicted_range_ns: None,
+        percent_change: Some(ratio.scale(100.0)),
+        raw_percent_change: raw_ratio.map(|e| e.scale(100.0)),
+        significant: Some(!compare::holds(&ratio, 0.0)),
+        model_from: m_from,
+        model_to: m_to,
+        delta_precise_read_ns: None,
+        delta_coarse_read_ns: None,
+        delta_precise_read_in_write_ns: None,
+        predicted_in_write_delta_ns: None,
+        counted_reads_from: None,
+        counted_reads_to: None,
+        counted_predicted_delta_ns: None,
+        diagnosis: None,
+        pairs: a.len().min(b.len()),
+        noise_ns: compare::noise(&measured),
+        verdict: compare::verdict(&measured, predicted, zero),
+    })
+}

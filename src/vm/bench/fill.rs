@@ -1,0 +1,81 @@
+//! Fills a report's runs, comparisons and refusals from its boots: the clocksource rows
+//! ([`super::rows`]) and the kernel rows ([`super::ab`]), each from the same observations.
+
+use std::collections::BTreeSet;
+
+use super::compare;
+use super::rows::*;
+use super::BenchReport;
+
+/// Fills `runs`, `comparisons` and `refused` from the kernels' boots.
+pub fn fill(r: &mut BenchReport) {
+    let mut n = 0usize;
+    let mut next_seed = || {
+        n += 1;
+        row_seed(r.seed, n)
+    };
+    let (mut runs, mut comparisons, mut refused) = (Vec::new(), Vec::new(), BTreeSet::new());
+    for k in &r.kernels {
+        for cs in &r.clocksources {
+            if let Some((used, why)) = refusal(k, cs) {
+                refused.insert(format!(
+                    "{}: clocksource {cs}: {why} (used {used})",
+                    release(k)
+                ));
+            }
+            for fs in &r.filesystems {
+                for w in &r.workloads {
+                    let obs = observations(k, cs, fs, w);
+                    let ns = by_boot(&obs, |o| Some(o.ns_per_op));
+                    let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
+                    let refused = if obs.is_empty() { refusal(k, cs) } else { None };
+                    runs.push(BenchRun {
+                        kernel_release: release(k),
+                        kernel_package: k.kernel_package.clone(),
+                        clocksource_requested: cs.clone(),
+                        clocksource_used: refused
+                            .as_ref()
+                            .map_or_else(|| cs.clone(), |(used, _)| used.clone()),
+                        fs: fs.clone(),
+                        workload: w.clone(),
+                        ns_per_op: compare::median_interval(&ns, next_seed()),
+                        samples: obs.len(),
+                        boots: boots.len(),
+                        costs: costs(&obs),
+                        refused: refused.map(|(_, why)| why),
+                    });
+                }
+            }
+        }
+    }
+    for k in &r.kernels {
+        let Some((from, rest)) = r.clocksources.split_first() else {
+            break;
+        };
+        for to in rest {
+            for fs in &r.filesystems {
+                for w in &r.workloads {
+                    if let Some(c) = clocksource_row(k, from, to, fs, w, &mut next_seed) {
+                        comparisons.push(c);
+                    }
+                }
+            }
+        }
+    }
+    if let Some((base, others)) = r.kernels.split_first() {
+        for k in others {
+            for fs in &r.filesystems {
+                for w in &r.workloads {
+                    for cs in &r.clocksources {
+                        if let Some(c) = super::ab::kernel_row(base, k, cs, fs, w, &mut next_seed) {
+                            comparisons.push(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    r.runs = runs;
+    r.comparisons = comparisons;
+    r.refused = refused.into_iter().collect();
+}
