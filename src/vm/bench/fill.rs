@@ -1,5 +1,5 @@
 //! Fills a report's runs, comparisons and refusals from its boots: the clocksource rows
-//! ([`super::rows`]) and the kernel rows ([`super::ab`]), each from the same observations.
+//! ([`super::rows`]) and the kernel rows (`ab.rs`), each from the same observations.
 
 use std::collections::BTreeSet;
 
