@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// Whether `c` must not reach a terminal or a Markdown page raw (newlines aside).
-fn unsafe_char(c: char) -> bool {
+fn hostile_char(c: char) -> bool {
     c.is_control()
         || matches!(c,
             '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}'
@@ -18,7 +18,7 @@ fn unsafe_char(c: char) -> bool {
 }
 
 fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
-    let bad = |c: char| unsafe_char(c) && !(keep_newlines && c == '\n');
+    let bad = |c: char| hostile_char(c) && !(keep_newlines && c == '\n');
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
@@ -40,7 +40,7 @@ fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// One line of a human form (a table cell, a heading, a list item): every unsafe character
+/// One line of a human form (a table cell, a heading, a list item): every control or bidi character
 /// escaped, newlines included.
 pub fn cell(s: &str) -> Cow<'_, str> {
     escape(s, false)

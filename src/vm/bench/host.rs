@@ -11,7 +11,7 @@ use super::{
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, modules};
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch};
 
 /// A kernel ready to boot: its image, its initramfs (with modules when a file system needs
 /// them) and its disk images.
@@ -39,7 +39,7 @@ pub(super) fn boot_all(
         };
         let k = kernel::resolve(path, package, progress)?;
         let tag = i.to_string();
-        let initrd = with_modules(cfg, &k, &base, &tag, progress)?;
+        let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, &base, &tag, progress)?;
         report.kernels.push(BenchKernel {
             kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
             kernel_release: k.release.clone(),
@@ -106,10 +106,10 @@ fn boot_one(
         cfg.rounds,
         cfg.clocksources.join("/")
     ));
-    let spec = QemuSpec {
+    let mut spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel,
-        kernel: k.vmlinux.clone().unwrap_or_else(|| k.image.clone()),
+        kernel: k.image.clone(),
         initrd: p.initrd.clone(),
         append,
         memory_mb: cfg.memory_mb,
@@ -117,7 +117,7 @@ fn boot_one(
         timeout: cfg.timeout,
         disks: p.disks.clone(),
     };
-    let out = qemu::run(&spec)?;
+    let out = launch::boot(&mut spec, k, &mut true, &label, progress)?;
     if let Some(dir) = &cfg.console_dir {
         let path = dir.join(format!("{label}-boot{}.console", b + 1));
         std::fs::write(&path, &out.console)
@@ -179,35 +179,4 @@ fn boot_one(
         boot.wall_s
     ));
     Ok(boot)
-}
-
-/// The initramfs for kernel `k`: `base`, with the file systems' modules appended when a
-/// disk file system of the run is a module.
-fn with_modules(
-    cfg: &BenchConfig,
-    k: &kernel::Kernel,
-    base: &Path,
-    tag: &str,
-    progress: &dyn Progress,
-) -> Result<PathBuf> {
-    let disks = disk::disk_filesystems(&cfg.filesystems);
-    if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
-        return Ok(base.to_path_buf());
-    }
-    let Some(dir) = &k.modules else {
-        progress.note(&format!(
-            "{}: no modules at hand: {} must be built into the kernel",
-            k.origin,
-            disks.join(", ")
-        ));
-        return Ok(base.to_path_buf());
-    };
-    let names = modules::for_filesystems(dir, &disks)?;
-    let mut bytes = std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
-    bytes.extend(crate::vm::boot::cpio::write(&modules::initramfs_entries(
-        dir, &names,
-    )?)?);
-    let path = base.with_file_name(format!("initramfs-{tag}.cpio"));
-    std::fs::write(&path, bytes).with_context(|| format!("writing '{}'", path.display()))?;
-    Ok(path)
 }

@@ -30,7 +30,7 @@ use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
 use crate::vm::boot::qemu::QemuSpec;
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, modules, serial};
+use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, serial};
 use crate::workload::WorkloadName;
 
 /// Version of the `vm count` JSON.
@@ -258,40 +258,6 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     Ok(report)
 }
 
-/// The initramfs for kernel `k`: `base` alone, or, when a file system of the run is a module
-/// ([`crate::vm::boot::modules`]), `base` with a second archive of the modules appended (the kernel
-/// unpacks concatenated archives in turn), written beside it.
-fn with_modules(
-    cfg: &CountConfig,
-    k: &kernel::Kernel,
-    base: &std::path::Path,
-    tag: &str,
-    progress: &dyn Progress,
-) -> Result<PathBuf> {
-    let fs_names = cfg.fs_names();
-    let disks = disk::disk_filesystems(&fs_names);
-    if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
-        return Ok(base.to_path_buf());
-    }
-    let Some(dir) = &k.modules else {
-        progress.note(&format!(
-            "{}: no modules at hand (--kernel PATH, or a cache entry from before tscope \
-             extracted them): {} must be built into the kernel",
-            k.origin,
-            disks.join(", ")
-        ));
-        return Ok(base.to_path_buf());
-    };
-    let names = modules::for_filesystems(dir, &disks)?;
-    let mut bytes = std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
-    bytes.extend(crate::vm::boot::cpio::write(&modules::initramfs_entries(
-        dir, &names,
-    )?)?);
-    let path = base.with_file_name(format!("initramfs-{tag}.cpio"));
-    std::fs::write(&path, bytes).with_context(|| format!("writing '{}'", path.display()))?;
-    Ok(path)
-}
-
 fn count_one(
     cfg: &CountConfig,
     source: &KernelSource,
@@ -312,7 +278,7 @@ fn count_one(
         .into_iter()
         .map(|fs| disk::make_image(scratch, fs, &tag))
         .collect::<Result<Vec<_>>>()?;
-    let initrd = with_modules(cfg, &k, initrd, &tag, progress)?;
+    let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), initrd, &tag, progress)?;
     let mut spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel: report.accel.used,
