@@ -1,7 +1,42 @@
 //! The checks every `vm` room that boots a guest shares (`vm guest`, `vm count`, `vm bench`).
 
+use std::path::PathBuf;
+
 use crate::cli::vm::BootArgs;
 use crate::error::ConfigError;
+use crate::vm::boot::kernel::KernelSource;
+
+/// The kernels `--kernel-package` and `--kernel` name, packages first, each checked (a
+/// package spec that parses, a path that is a file); `None` when neither is given (the room's
+/// default matrix).
+pub fn kernel_sources(
+    packages: &[String],
+    paths: &[PathBuf],
+) -> Result<Option<Vec<KernelSource>>, ConfigError> {
+    for p in packages {
+        if let Err(e) = crate::vm::boot::apt::split_spec(p) {
+            return Err(ConfigError::Invalid(format!("--kernel-package: {e}")));
+        }
+    }
+    for k in paths {
+        if !k.is_file() {
+            return Err(ConfigError::Invalid(format!(
+                "--kernel: '{}' is not a file",
+                k.display()
+            )));
+        }
+    }
+    if packages.is_empty() && paths.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(
+        packages
+            .iter()
+            .map(|p| KernelSource::Package(p.clone()))
+            .chain(paths.iter().map(|p| KernelSource::Path(p.clone())))
+            .collect(),
+    ))
+}
 
 /// Range-checks the options every room that boots a guest shares, and its `--timeout`.
 pub fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {

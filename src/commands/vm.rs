@@ -7,7 +7,7 @@ use super::{Destination, Global, StderrProgress};
 use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
 use crate::vm::count;
-use crate::vm::count::{CountConfig, KernelSource};
+use crate::vm::count::CountConfig;
 use crate::vm::guest::matrix;
 use crate::vm::guest::{self, GuestConfig};
 use crate::vm::{exits, init};
@@ -123,23 +123,8 @@ fn exits(a: &ExitsArgs, global: &Global) -> anyhow::Result<i32> {
 pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = CountConfig::new();
-    if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
-        cfg.kernels = a
-            .kernel_package
-            .iter()
-            .map(|p| KernelSource::Package(p.clone()))
-            .chain(a.kernel.iter().map(|p| KernelSource::Path(p.clone())))
-            .collect();
-    }
-    for p in &a.kernel_package {
-        if let Err(e) = crate::vm::boot::apt::split_spec(p) {
-            return bad(format!("--kernel-package: {e}"));
-        }
-    }
-    for k in &a.kernel {
-        if !k.is_file() {
-            return bad(format!("--kernel: '{}' is not a file", k.display()));
-        }
+    if let Some(kernels) = super::boot::kernel_sources(&a.kernel_package, &a.kernel)? {
+        cfg.kernels = kernels;
     }
     cfg.workloads.clear();
     for &w in &a.workload {

@@ -6,29 +6,14 @@ use std::time::Duration;
 use super::{check_output_file, Destination, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::error::ConfigError;
-use crate::vm::bench::{self, BenchConfig, KernelSource, CLOCKSOURCES};
+use crate::vm::bench::{self, BenchConfig, CLOCKSOURCES};
 
 /// Validates `vm bench` arguments.
 pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = BenchConfig::new();
-    for p in &a.kernel_package {
-        if let Err(e) = crate::vm::boot::apt::split_spec(p) {
-            return bad(format!("--kernel-package: {e}"));
-        }
-    }
-    for k in &a.kernel {
-        if !k.is_file() {
-            return bad(format!("--kernel: '{}' is not a file", k.display()));
-        }
-    }
-    if !a.kernel_package.is_empty() || !a.kernel.is_empty() {
-        cfg.kernels = a
-            .kernel_package
-            .iter()
-            .map(|p| KernelSource::Package(p.clone()))
-            .chain(a.kernel.iter().map(|p| KernelSource::Path(p.clone())))
-            .collect();
+    if let Some(kernels) = super::boot::kernel_sources(&a.kernel_package, &a.kernel)? {
+        cfg.kernels = kernels;
     }
     cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
     let fs: Vec<String> =

@@ -5,6 +5,17 @@
 use crate::common::tscope;
 use crate::skip;
 
+/// One TCG guest on tsc, without the host column.
+const TSC_GUEST: [&str; 7] = [
+    "vm",
+    "guest",
+    "--accel",
+    "tcg",
+    "--clocksource",
+    "tsc",
+    "--no-host",
+];
+
 /// One `vm guest` with tsc, `--kernel` given, in `cache` (XDG_CACHE_HOME): its JSON and stderr.
 fn guest_with_kernel(
     kernel: &std::path::Path,
@@ -12,15 +23,7 @@ fn guest_with_kernel(
 ) -> (serde_json::Value, String) {
     let out = tscope()
         .env("XDG_CACHE_HOME", cache)
-        .args([
-            "vm",
-            "guest",
-            "--accel",
-            "tcg",
-            "--clocksource",
-            "tsc",
-            "--no-host",
-        ])
+        .args(TSC_GUEST)
         .args(["--timeout", "120", "--json", "--kernel"])
         .arg(kernel)
         .timeout(std::time::Duration::from_secs(600))
@@ -38,17 +41,9 @@ fn a_damaged_cached_vmlinux_is_extracted_again_and_a_read_only_cache_serves() {
         return;
     }
     // The package's bzImage, fetched once into the tests' cache.
-    let (v, _) = {
+    let v: serde_json::Value = {
         let out = tscope()
-            .args([
-                "vm",
-                "guest",
-                "--accel",
-                "tcg",
-                "--clocksource",
-                "tsc",
-                "--no-host",
-            ])
+            .args(TSC_GUEST)
             .args(["--json"])
             .timeout(std::time::Duration::from_secs(600))
             .output()
@@ -58,8 +53,7 @@ fn a_damaged_cached_vmlinux_is_extracted_again_and_a_read_only_cache_serves() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        (v, ())
+        serde_json::from_slice(&out.stdout).unwrap()
     };
     let cache = tempfile::tempdir().unwrap();
     // A copy anyone may read (the tests' cache is private to root).
@@ -120,15 +114,7 @@ fn a_damaged_cached_vmlinux_is_extracted_again_and_a_read_only_cache_serves() {
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(bin)
-        .args([
-            "vm",
-            "guest",
-            "--accel",
-            "tcg",
-            "--clocksource",
-            "tsc",
-            "--no-host",
-        ])
+        .args(TSC_GUEST)
         .args(["--timeout", "120", "--json", "--kernel"])
         .arg(&image)
         .env("XDG_CACHE_HOME", cache.path())

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     closed_part, cmdline, parse_console, BenchBoot, BenchConfig, BenchKernel, BenchReport,
-    KernelSource, ASSUMED_HZ,
+    ASSUMED_HZ,
 };
 use crate::error::{Context, Result};
 use crate::progress::Progress;
@@ -33,11 +33,7 @@ pub(super) fn boot_all(
         .with_context(|| format!("writing '{}'", base.display()))?;
     let mut prepared = Vec::new();
     for (i, source) in cfg.kernels.iter().enumerate() {
-        let (path, package) = match source {
-            KernelSource::Package(p) => (None, p.as_str()),
-            KernelSource::Path(p) => (Some(p.as_path()), ""),
-        };
-        let k = kernel::resolve(path, package, progress)?;
+        let k = source.resolve(progress)?;
         let tag = i.to_string();
         let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, &base, &tag, progress)?;
         report.kernels.push(BenchKernel {

@@ -62,14 +62,7 @@ pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
 /// `CONFIG_HZ` the model assumes when neither the kernel's configuration nor the guest says.
 pub const ASSUMED_HZ: u32 = 250;
 
-/// Where a kernel comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KernelSource {
-    /// `NAME` or `NAME@SUITE`.
-    Package(String),
-    /// A bzImage or vmlinux given by path.
-    Path(PathBuf),
-}
+pub use crate::vm::boot::kernel::KernelSource;
 
 /// A validated `vm bench` configuration.
 #[derive(Debug, Clone)]

@@ -55,6 +55,25 @@ pub use crate::vm::boot::cache::cache_dir;
 /// The largest kernel image read (Debian's are 10-30 MB, an ELF vmlinux up to ~100 MB).
 const MAX_KERNEL_BYTES: u64 = 512 << 20;
 
+/// Where a room's kernel comes from, as the command line named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelSource {
+    /// `NAME` or `NAME@SUITE` (a private apt configuration for SUITE).
+    Package(String),
+    /// A bzImage or vmlinux given by path.
+    Path(PathBuf),
+}
+
+impl KernelSource {
+    /// The kernel ready to boot: the path as given, or the package cached or fetched.
+    pub fn resolve(&self, progress: &dyn Progress) -> Result<Kernel> {
+        match self {
+            KernelSource::Package(p) => resolve(None, p, progress),
+            KernelSource::Path(p) => resolve(Some(p), "", progress),
+        }
+    }
+}
+
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
 pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {
     let cache = cache_dir()?;

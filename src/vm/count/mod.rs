@@ -49,14 +49,7 @@ pub const ASSUMED_HZ: u32 = 250;
 /// The workloads run by default: every single-threaded loop of the workloads' definition.
 pub const DEFAULT_WORKLOADS: [WorkloadName; 6] = crate::workload::def::LOOPS;
 
-/// Where a kernel comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KernelSource {
-    /// `NAME` or `NAME@SUITE` (a private apt configuration for SUITE).
-    Package(String),
-    /// A bzImage or vmlinux given by path.
-    Path(PathBuf),
-}
+pub use crate::vm::boot::kernel::KernelSource;
 
 /// A validated `vm count` configuration.
 #[derive(Debug, Clone)]
@@ -265,11 +258,7 @@ fn count_one(
     report: &mut CountReport,
     progress: &dyn Progress,
 ) -> Result<()> {
-    let (path, package) = match source {
-        KernelSource::Package(p) => (None, p.as_str()),
-        KernelSource::Path(p) => (Some(p.as_path()), ""),
-    };
-    let k = kernel::resolve(path, package, progress)?;
+    let k = source.resolve(progress)?;
     let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
     // A fresh image per kernel, in the run's scratch directory (removed with it).
     let scratch = initrd.parent().unwrap_or(initrd);
