@@ -76,6 +76,15 @@ pub struct SimulateArgs {
         requires = "validate"
     )]
     pub validate_secs: f64,
+    /// Seconds pipe1/vfsmix --validate may take in all: it adds rounds until every row decides
+    /// or the next round would not fit.
+    #[arg(
+        long,
+        default_value_t = 90.0,
+        value_name = "SECS",
+        requires = "validate"
+    )]
+    pub validate_budget: f64,
     /// Directory for the live runs of --validate (repeatable; default: /dev/shm for vfsmix,
     /// /dev/shm and /var/tmp for accuracy).
     #[arg(long, value_name = "DIR", requires = "validate")]

@@ -88,10 +88,17 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
                 crate::fmt::num(a.validate_secs)
             ));
         }
+        if !(a.validate_budget.is_finite() && (1.0..=3600.0).contains(&a.validate_budget)) {
+            return bad(format!(
+                "--validate-budget must be 1..=3600 seconds, got {}",
+                crate::fmt::num(a.validate_budget)
+            ));
+        }
         return Ok(Mode::Validate(Validation {
             check,
             secs: a.validate_secs,
             dirs: a.validate_dir.clone(),
+            budget_s: a.validate_budget,
         }));
     }
     let run = Loop {
@@ -197,8 +204,8 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     };
     let progress = match &cfg.mode {
         Mode::Validate(v) => Some(format!(
-            "simulate {} --validate: live runs of {} s",
-            v.check, v.secs
+            "simulate {} --validate: live runs of {} s, at most {} s in all",
+            v.check, v.secs, v.budget_s
         )),
         Mode::Strace(log) => Some(format!("simulate --strace {}", log.path.display())),
         _ => None,
@@ -264,7 +271,13 @@ mod tests {
             m => panic!("{m:?}"),
         }
         match mode(&["seed", "--validate", "--validate-secs", "1"]) {
-            Mode::Validate(v) => assert_eq!((v.check.as_str(), v.secs), ("seed", 1.0)),
+            Mode::Validate(v) => {
+                assert_eq!((v.check.as_str(), v.secs, v.budget_s), ("seed", 1.0, 90.0))
+            }
+            m => panic!("{m:?}"),
+        }
+        match mode(&["pipe1", "--validate", "--validate-budget", "30"]) {
+            Mode::Validate(v) => assert_eq!(v.budget_s, 30.0),
             m => panic!("{m:?}"),
         }
         assert!(matches!(
@@ -292,6 +305,9 @@ mod tests {
             &["pipe1", "--break-even", "1"],
             &["pipe1", "--iterations", "0"],
             &["seed", "--validate", "--validate-secs", "0.1"],
+            &["pipe1", "--validate", "--validate-budget", "0.5"],
+            &["pipe1", "--validate", "--validate-budget", "inf"],
+            &["pipe1", "--validate-budget", "30"],
         ] {
             assert!(job(args).is_err(), "{args:?}");
         }

@@ -180,6 +180,8 @@ pub struct Validation {
     pub secs: f64,
     /// Directories the live runs use (default per check).
     pub dirs: Vec<PathBuf>,
+    /// Wall-clock seconds the emulation (pipe1, vfsmix) may take before it stops adding rounds.
+    pub budget_s: f64,
 }
 
 /// What a simulation does: one of five modes, each with only the settings it reads.

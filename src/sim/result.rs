@@ -233,6 +233,19 @@ pub struct ValidationReport {
     /// Every row within the goal.
     pub all_within_goal: bool,
     pub notes: Vec<String>,
+    /// Emulation: the interleaved rounds run (null for the other validations).
+    #[serde(default)]
+    pub rounds: Option<usize>,
+    /// Emulation: why the rounds stopped, `all_decided` or `budget`.
+    #[serde(default)]
+    pub stopped: Option<String>,
+    /// Emulation: the time budget, seconds (`--validate-budget`).
+    #[serde(default)]
+    pub budget_s: Option<f64>,
+    /// Emulation: the two-sided level of each look's intervals (`1 − 0.05/looks`), so that
+    /// the interval printed where the rounds stopped is a 95% one.
+    #[serde(default)]
+    pub look_confidence: Option<f64>,
 }
 
 impl ValidationReport {
@@ -245,6 +258,10 @@ impl ValidationReport {
             all_within_goal: rows.iter().all(|r| r.within_goal),
             rows,
             notes,
+            rounds: None,
+            stopped: None,
+            budget_s: None,
+            look_confidence: None,
         }
     }
 }

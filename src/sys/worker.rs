@@ -96,22 +96,46 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// `write(fd, &byte, 1)`: one system call; returns the count written (0 or 1).
+///
+/// Issued through `syscall(SYS_write, …)`, not glibc's `write`: `write` and `read` are
+/// cancellation points, and in a process that has (or, like a worker forked from tscope, had)
+/// a second thread glibc brackets each one with `__pthread_enable_asynccancel` /
+/// `__pthread_disable_asynccancel` (atomic updates of the thread's cancel state). On a pipe1
+/// iteration that was about 15% of the worker's CPU time, which a single-threaded C loop does
+/// not pay. The kernel sees the same call either way.
 #[inline(always)]
 pub fn write_byte(fd: BorrowedFd<'_>, byte: u8) -> io::Result<usize> {
-    // SAFETY: the buffer is one valid byte on our stack; `fd` is open for the borrow.
-    let n = unsafe { libc::write(fd.as_raw_fd(), (&byte as *const u8).cast(), 1) };
+    // SAFETY: SYS_write takes (fd, buffer, count); the buffer is one valid byte on our stack
+    // and `fd` is open for the borrow.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_write,
+            fd.as_raw_fd(),
+            (&byte as *const u8).cast::<libc::c_void>(),
+            1usize,
+        )
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
 }
 
-/// `read(fd, &byte, 1)`: one system call; `Ok(None)` at end of file.
+/// `read(fd, &byte, 1)`: one system call; `Ok(None)` at end of file. Through
+/// `syscall(SYS_read, …)` for the reason [`write_byte`] gives.
 #[inline(always)]
 pub fn read_byte(fd: BorrowedFd<'_>) -> io::Result<Option<u8>> {
     let mut byte = 0u8;
-    // SAFETY: the buffer is one valid, writable byte; `fd` is open for the borrow.
-    let n = unsafe { libc::read(fd.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+    // SAFETY: SYS_read takes (fd, buffer, count); the buffer is one valid, writable byte and
+    // `fd` is open for the borrow.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_read,
+            fd.as_raw_fd(),
+            (&mut byte as *mut u8).cast::<libc::c_void>(),
+            1usize,
+        )
+    };
     match n {
         n if n < 0 => Err(io::Error::last_os_error()),
         0 => Ok(None),

@@ -11,7 +11,10 @@
 //! check: that the kernel takes those reads (that is docs/kernel-models.md's job).
 
 use std::path::PathBuf;
+use std::time::Instant;
 
+use super::chain::{self, Chain};
+use super::stopping::Stop;
 use super::{scenario_on, Row, ValidationReport, GOAL_PCT};
 use crate::fmt::duration_short;
 use crate::sim::config::Counter;
@@ -20,7 +23,7 @@ use crate::sim::costs;
 use crate::sim::estimate::replay;
 use crate::sim::replay::Costs;
 use crate::trace::FsKind;
-use crate::workload::inject::{self, Inject, ReadSource};
+use crate::workload::inject::ReadSource;
 
 fn counter_source(c: Counter) -> ReadSource {
     match c {
@@ -32,35 +35,6 @@ fn counter_source(c: Counter) -> ReadSource {
 
 /// One distinct injection: the source and micro-reads per iteration of counter and coarse.
 type InjectionKey = (ReadSource, u64, u64);
-
-/// Rounds of the interleaved runs: the chain is A K1 A K2 … Kk A K1 A …, every injected run
-/// (K) between two uninjected ones (A), `ROUNDS` times over.
-pub const ROUNDS: usize = 3;
-
-/// Measured ns per iteration of `name` with `reads` injected (one task: 1e9 / its rate).
-/// Uninjected runs go through the same injection loop with no reads, so that the loop itself
-/// is no difference between A and K.
-fn measure(
-    name: &str,
-    secs: f64,
-    dir: Option<&std::path::Path>,
-    reads: &[(ReadSource, f64)],
-) -> crate::error::Result<f64> {
-    let reads: Vec<(ReadSource, f64)> = reads.iter().copied().filter(|r| r.1 > 0.0).collect();
-    inject::set(Some(Inject::new(reads)));
-    let r = super::run_workload(name, secs, dir);
-    inject::set(None);
-    let run = &r?.runs[0];
-    // Interference only ever slows a loop down: the upper quartile of the per-interval rates
-    // tracks the undisturbed rate better than their median on a loaded machine, and is still
-    // not the single luckiest interval.
-    match crate::stats::quantile(&run.samples, 0.75) {
-        Some(rate) if rate > 0.0 => Ok(1e9 / rate),
-        _ => run
-            .ns_per_iteration
-            .ok_or_else(|| crate::failure!("{name} took no sample: no measured rate")),
-    }
-}
 
 /// One policy's prediction, before the runs.
 struct Planned {
@@ -74,37 +48,9 @@ struct Planned {
     nk: f64,
 }
 
-/// Per injection, per round: (uninjected before, injected, uninjected after), ns per iteration.
-type Rounds = Vec<Vec<(f64, f64, f64)>>;
-
-/// Runs the chain A K1 A K2 … A, [`ROUNDS`] times, and returns each injection's rounds.
-fn interleave(
-    name: &str,
-    secs: f64,
-    dir: Option<&std::path::Path>,
-    injections: &[Vec<(ReadSource, f64)>],
-) -> crate::error::Result<Rounds> {
-    let mut out: Rounds = vec![Vec::with_capacity(ROUNDS); injections.len()];
-    let mut a = measure(name, secs, dir, &[])?;
-    for _ in 0..ROUNDS {
-        for (j, reads) in injections.iter().enumerate() {
-            let k = measure(name, secs, dir, reads)?;
-            let b = measure(name, secs, dir, &[])?;
-            out[j].push((a, k, b));
-            a = b;
-        }
-    }
-    Ok(out)
-}
-
-/// The relative error of ops/s, predicted against measured, in one round: with base `(a+b)/2`
-/// the model predicts `base + ts_ns` ns per op where `k` was measured.
-fn round_error_pct((a, k, b): (f64, f64, f64), ts_ns: f64) -> f64 {
-    (k / ((a + b) / 2.0 + ts_ns) - 1.0) * 100.0
-}
-
 /// Runs the emulation validation of `name` (pipe1 or vfsmix).
 pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<ValidationReport> {
+    let started = Instant::now();
     let (name, secs) = (v.check.as_str(), v.secs);
     let dir: Option<PathBuf> = match (v.dirs.first(), name) {
         (Some(d), _) => Some(d.clone()),
@@ -172,20 +118,28 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             });
         }
     }
-    let rounds = interleave(name, secs, dir.as_deref(), &injections)?;
-    // Each injection's per-round errors at its own timestamp cost (one per key: the policies
-    // sharing a key share its reads and so its cost).
-    let ts_of_key = |j: usize| planned.iter().find(|p| p.key == j).map_or(0.0, |p| p.ts_ns);
-    let errors: Vec<Vec<f64>> = rounds
-        .iter()
-        .enumerate()
-        .map(|(j, r)| {
-            r.iter()
-                .map(|&x| round_error_pct(x, ts_of_key(j)))
-                .collect()
-        })
+    // Each injection's timestamp cost (one per key: the policies sharing a key share its
+    // reads and so its cost).
+    let ts_ns: Vec<f64> = (0..keys.len())
+        .map(|j| planned.iter().find(|p| p.key == j).map_or(0.0, |p| p.ts_ns))
         .collect();
-    let intervals = super::noise::pooled(&errors);
+    let chain = chain::run(
+        name,
+        secs,
+        dir.as_deref(),
+        &injections,
+        &ts_ns,
+        started,
+        v.budget_s,
+    )?;
+    let Chain {
+        rounds,
+        stop,
+        plan,
+        runs,
+    } = &chain;
+    let errors = chain::errors(rounds, &ts_ns);
+    let intervals = chain::estimates(rounds, &ts_ns, plan.confidence());
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let mut rows = Vec::new();
     for p in &planned {
@@ -193,8 +147,8 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         let base = mean(&r.iter().map(|x| (x.0 + x.2) / 2.0).collect::<Vec<_>>());
         let m = mean(&r.iter().map(|x| x.1).collect::<Vec<_>>());
         let predicted_ns = base + p.ts_ns;
-        let (round_mean, half) = intervals[p.key];
-        let half = half.unwrap_or(f64::INFINITY);
+        let round_mean = mean(&errors[p.key]);
+        let half = intervals[p.key].1.unwrap_or(f64::INFINITY);
         // The point is the error of the means (the row's own columns); the rounds' errors give
         // its interval.
         let error = (m / predicted_ns - 1.0) * 100.0;
@@ -207,7 +161,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             format!(
                 "{} (uninjected, mean of the runs around) + {:.3} x {} ({}) + {:.3} x {} ({}) \
                  per op = {} predicted, {} measured: {error:+.1}%; error by round {} (mean \
-                 {round_mean:+.1}%; 95% interval ±{half:.1}%)",
+                 {round_mean:+.1}%; 95% interval over all looks ±{half:.1}%)",
                 duration_short(base),
                 p.nc,
                 p.counter.probe_id(),
@@ -228,17 +182,33 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         .flatten()
         .map(|x| ((x.2 - x.0) / ((x.0 + x.2) / 2.0)).abs())
         .fold(0.0, f64::max);
+    let n_rounds = rounds.first().map_or(0, Vec::len);
+    let elapsed = started.elapsed().as_secs_f64();
+    let undecided = rows.iter().filter(|r| r.undecided).count();
+    let outcome = match stop {
+        Stop::Decided => format!(
+            "all {} rows decided after {n_rounds} rounds ({elapsed:.0} s of a {:.0} s budget)",
+            rows.len(),
+            v.budget_s
+        ),
+        Stop::Budget => format!(
+            "time budget reached after {n_rounds} rounds ({elapsed:.0} s of {:.0} s, \
+             --validate-budget): {undecided} of {} rows undecided",
+            v.budget_s,
+            rows.len()
+        ),
+    };
     let notes = vec![
+        outcome,
         format!(
-            "{name}{}: {} distinct injections, each run {ROUNDS} times in one chain A K1 A K2 … A \
-             ({} runs of {secs} s, one pinned task; uninjected runs {}..{}, the largest change \
-             between the two around an injected run {:.1}%); the first uninjected run, {}, paced \
-             the model's clock",
+            "{name}{}: {} distinct injections, each run {n_rounds} times in one chain A K1 A K2 \
+             … A ({runs} runs of {secs} s, one pinned task; uninjected runs {}..{}, the largest \
+             change between the two around an injected run {:.1}%); the first uninjected run, \
+             {}, paced the model's clock",
             dir.as_ref()
                 .map(|d| format!(" in {} ({fs})", d.display()))
                 .unwrap_or_default(),
             keys.len(),
-            keys.len() * ROUNDS + 2,
             duration_short(baselines.iter().copied().fold(f64::INFINITY, f64::min)),
             duration_short(baselines.iter().copied().fold(0.0, f64::max)),
             drift * 100.0,
@@ -246,10 +216,15 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         ),
         format!(
             "error: predicted against measured ops/s over the rounds (predicted: the mean of the \
-             uninjected runs around each injected one plus the model's timestamp cost); its 95% \
+             uninjected runs around each injected one plus the model's timestamp cost); its \
              interval from the spread of the rounds' own errors, pooled over the injections \
-             (Student t); a row whose interval is wider than ±{GOAL_PCT}% is undecided: the \
-             machine was too noisy to tell (load average now {})",
+             (Student t). Rounds are added until every row decides with the same verdict at two \
+             looks in a row, or the budget ends; up to {} looks were planned, each at {:.2}% \
+             (Bonferroni), so the interval where the rounds stopped is a 95% one. A row whose \
+             interval is wider than ±{GOAL_PCT}% is undecided: the machine was too noisy to \
+             tell (load average now {})",
+            plan.looks(),
+            plan.confidence() * 100.0,
             crate::probe::machine::load_average()
                 .map(|l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]))
                 .unwrap_or_else(|| "unknown".into())
@@ -266,20 +241,17 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
          the check is of the cost arithmetic, not of the kernel's read counts"
             .into(),
     ];
-    Ok(ValidationReport::new("emulation", name, rows, notes))
+    let mut report = ValidationReport::new("emulation", name, rows, notes);
+    report.rounds = Some(n_rounds);
+    report.stopped = Some(stop.name().into());
+    report.budget_s = Some(v.budget_s);
+    report.look_confidence = Some(plan.confidence());
+    Ok(report)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_round_error_is_against_the_mean_of_the_runs_around() {
-        // Base (90 + 110) / 2 = 100, the model adds 10: 110 predicted; 121 measured is 10%
-        // slower, so the predicted ops/s are 10% high.
-        assert!((round_error_pct((90.0, 121.0, 110.0), 10.0) - 10.0).abs() < 1e-9);
-        assert_eq!(round_error_pct((100.0, 100.0, 100.0), 0.0), 0.0);
-    }
 
     #[test]
     fn a_noisy_row_is_undecided_with_a_null_error() {

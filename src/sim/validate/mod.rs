@@ -12,9 +12,11 @@
 //! Nothing is asserted here: the error is a measurement, written into docs/validation.md.
 
 pub mod accuracy;
+pub mod chain;
 pub mod emulate;
 pub mod noise;
 pub mod seed;
+pub mod stopping;
 
 use super::config::{SimulateConfig, Validation};
 pub use super::result::{Row, ValidationReport, GOAL_PCT, VALIDATION_SCHEMA_VERSION};

@@ -2,7 +2,8 @@
 //! spread of every group's rounds about its own mean, pooled over the groups (one-way analysis
 //! of variance: the groups share the machine and its noise, so one spread estimated from all of
 //! them is steadier than each group's own from a handful of rounds), gives a Student-t 95%
-//! interval on each group's mean.
+//! interval on each group's mean, at 95% or at any other level (the sequential rule in
+//! [`super::stopping`] looks at wider intervals).
 
 /// Two-sided 95% Student-t quantile `t(0.975, df)`; `None` for `df == 0`. Table values for
 /// df ≤ 30 (any statistics text, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), then the
@@ -25,11 +26,71 @@ pub fn t975(df: usize) -> Option<f64> {
     }
 }
 
+/// `P(|T| ≤ t)` for Student's t with `df ≥ 1` degrees of freedom, exact for integer `df`
+/// (Abramowitz & Stegun 26.7.3–26.7.4: with `θ = atan(t/√df)`, a finite series in `cos² θ`).
+fn two_sided_cdf(t: f64, df: usize) -> f64 {
+    let th = (t / (df as f64).sqrt()).atan();
+    let (s, c2) = (th.sin(), th.cos() * th.cos());
+    let (mut term, mut sum) = (1.0, 1.0);
+    if df % 2 == 1 {
+        for k in 1..=(df.saturating_sub(3) / 2) {
+            term *= (2 * k) as f64 / (2 * k + 1) as f64 * c2;
+            sum += term;
+        }
+        let series = if df == 1 { 0.0 } else { s * th.cos() * sum };
+        2.0 / std::f64::consts::PI * (th + series)
+    } else {
+        for k in 1..=((df - 2) / 2) {
+            term *= (2 * k - 1) as f64 / (2 * k) as f64 * c2;
+            sum += term;
+        }
+        s * sum
+    }
+}
+
+/// The two-sided Student-t quantile: the `t` with `P(|T| ≤ t) = confidence` for `df` degrees
+/// of freedom (`t975(df)` is `t_two_sided(0.95, df)`); `None` for `df == 0` or a confidence
+/// outside (0, 1). Bisection on the exact distribution function, to 1e-9 relative.
+pub fn t_two_sided(confidence: f64, df: usize) -> Option<f64> {
+    if df == 0 || !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
+    let mut hi = 1.0;
+    while two_sided_cdf(hi, df) < confidence {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return Some(f64::INFINITY);
+        }
+    }
+    let mut lo = 0.0;
+    while hi - lo > 1e-9 * hi {
+        let mid = 0.5 * (lo + hi);
+        if two_sided_cdf(mid, df) < confidence {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
 /// Each group's mean and the half-width of its 95% interval from the pooled within-group
 /// spread: `t(0.975, Σ(nᵢ − 1)) · s_p / √nᵢ`. The half-width is `None` when no group has two
 /// values (no spread to estimate) and infinite when that spread is not finite. Empty groups
 /// give a NaN mean. NaN values are dropped.
 pub fn pooled(groups: &[Vec<f64>]) -> Vec<(f64, Option<f64>)> {
+    pooled_with(groups, t975)
+}
+
+/// [`pooled`] at a two-sided `confidence` other than 95%.
+pub fn pooled_at(groups: &[Vec<f64>], confidence: f64) -> Vec<(f64, Option<f64>)> {
+    pooled_with(groups, |df| t_two_sided(confidence, df))
+}
+
+fn pooled_with(
+    groups: &[Vec<f64>],
+    quantile: impl Fn(usize) -> Option<f64>,
+) -> Vec<(f64, Option<f64>)> {
     let clean: Vec<Vec<f64>> = groups
         .iter()
         .map(|g| g.iter().copied().filter(|x| !x.is_nan()).collect())
@@ -45,7 +106,7 @@ pub fn pooled(groups: &[Vec<f64>]) -> Vec<(f64, Option<f64>)> {
     clean
         .iter()
         .map(|g| {
-            let half = match (sp, t975(df)) {
+            let half = match (sp, quantile(df)) {
                 (Some(sp), Some(t)) if !g.is_empty() => Some(if sp.is_finite() {
                     t * sp / (g.len() as f64).sqrt()
                 } else {
@@ -71,6 +132,42 @@ mod tests {
         assert!((t975(40).unwrap() - 2.0211).abs() < 1e-3);
         assert!((t975(120).unwrap() - 1.9799).abs() < 1e-3);
         assert!((t975(1_000_000).unwrap() - 1.96).abs() < 1e-3);
+    }
+
+    #[test]
+    fn exact_quantiles_match_the_tables() {
+        for df in 1..=30 {
+            let t = t_two_sided(0.95, df).unwrap();
+            assert!((t - t975(df).unwrap()).abs() < 1e-3, "df {df}: {t}");
+        }
+        // t(0.995, df): 63.657 (1), 9.925 (2), 3.169 (10), 2.845 (20); t(0.9975, 10) = 3.581.
+        for (conf, df, want) in [
+            (0.99, 1, 63.657),
+            (0.99, 2, 9.925),
+            (0.99, 10, 3.169),
+            (0.99, 20, 2.845),
+            (0.995, 10, 3.581),
+        ] {
+            let t = t_two_sided(conf, df).unwrap();
+            assert!((t - want).abs() < 2e-3, "{conf} {df}: {t} vs {want}");
+        }
+        // A wider interval for a higher confidence; the normal limit for a large df.
+        assert!(t_two_sided(0.995, 12).unwrap() > t_two_sided(0.95, 12).unwrap());
+        assert!((t_two_sided(0.95, 2000).unwrap() - 1.961).abs() < 2e-3);
+        assert_eq!(t_two_sided(0.95, 0), None);
+        assert_eq!(t_two_sided(1.0, 5), None);
+        assert_eq!(t_two_sided(f64::NAN, 5), None);
+    }
+
+    #[test]
+    fn pooled_at_95_is_pooled() {
+        let g = [vec![1.0, 2.0, 4.0], vec![8.0, 10.0, 13.0]];
+        for ((m1, h1), (m2, h2)) in pooled(&g).into_iter().zip(pooled_at(&g, 0.95)) {
+            assert_eq!(m1, m2);
+            assert!((h1.unwrap() - h2.unwrap()).abs() < 1e-3 * h1.unwrap());
+        }
+        let wide = pooled_at(&g, 0.995);
+        assert!(wide[0].1.unwrap() > pooled(&g)[0].1.unwrap());
     }
 
     #[test]
