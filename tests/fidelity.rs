@@ -295,10 +295,18 @@ fn emulation_validation_runs_each_injection() {
         "freebsd@12.4",
         "--validate-secs",
         "0.3",
+        "--validate-budget",
+        "8",
         "--json",
     ]);
     assert_eq!(v["validation"], "emulation");
     assert_eq!(v["scenario"], "pipe1");
+    // At least two rounds (an interval needs them); the rule says why it stopped.
+    assert!(v["rounds"].as_u64().unwrap() >= 2, "{v}");
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(["all_decided", "budget"].contains(&stopped), "{v}");
+    let level = v["look_confidence"].as_f64().unwrap();
+    assert!((0.95..1.0).contains(&level), "{v}");
     let rows = v["rows"].as_array().unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
     assert_eq!(names, ["freebsd:2", "freebsd:0", "freebsd:1", "freebsd:3"]);
@@ -318,6 +326,9 @@ fn emulation_validation_runs_each_injection() {
             assert_eq!(r["error_pct"].as_f64(), Some(point), "{r}");
             assert_eq!(r["within_goal"], point.abs() <= 5.0, "{r}");
         }
+    }
+    if stopped == "all_decided" {
+        assert!(rows.iter().all(|r| r["undecided"] == false), "{v}");
     }
 }
 

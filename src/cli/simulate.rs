@@ -68,10 +68,10 @@ pub struct SimulateArgs {
     /// the multigrain model), seed (the NetBSD figures with the back-solved costs).
     #[arg(long, conflicts_with_all = ["run", "strace", "sweep", "implied"])]
     pub validate: bool,
-    /// Seconds each live run of --validate samples.
+    /// Seconds each live run of --validate samples (pipe1/vfsmix: short runs, more rounds).
     #[arg(
         long,
-        default_value_t = 2.0,
+        default_value_t = 1.0,
         value_name = "SECS",
         requires = "validate"
     )]
