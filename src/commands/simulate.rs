@@ -307,7 +307,6 @@ mod tests {
             &["seed", "--validate", "--validate-secs", "0.1"],
             &["pipe1", "--validate", "--validate-budget", "0.5"],
             &["pipe1", "--validate", "--validate-budget", "inf"],
-            &["pipe1", "--validate-budget", "30"],
         ] {
             assert!(job(args).is_err(), "{args:?}");
         }
