@@ -23,6 +23,7 @@ pub mod cpuid;
 pub mod detect;
 pub mod error;
 pub mod export;
+pub mod fleet;
 pub mod fmt;
 pub mod gather;
 pub mod input;
