@@ -7,6 +7,7 @@ mod compare;
 mod corpus;
 mod detect;
 mod export;
+mod fleet;
 mod fidelity;
 mod hostile_input;
 mod hostile_text;
