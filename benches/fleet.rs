@@ -7,7 +7,7 @@
 //!
 //! `cargo bench --bench fleet` prints the three figures, then criterion's timing of the
 //! report on the full store and of adding 2,000 profiles to an empty one. Under `cargo test`
-//! (no `--bench`), it runs once on 300 profiles as a smoke test.
+//! (no `--bench`), it runs once on 60 profiles and one scenario as a smoke test.
 
 use std::io::Cursor;
 use std::time::Instant;
@@ -95,14 +95,20 @@ fn add(store: &mut Store, ndjson: &[u8]) -> AddSummary {
 }
 
 fn config() -> ReportConfig {
+    // The smoke test replays one scenario; the measurement all that `fleet report` does.
+    let scenarios: &[&str] = if measuring() {
+        &tscope::fleet::replay::DEFAULT_SCENARIOS
+    } else {
+        &["write-stat"]
+    };
     ReportConfig {
         by: vec![GroupBy::Hypervisor, GroupBy::Clocksource],
-        scenarios: vec!["pipe1".into(), "vfsmix".into(), "write-stat".into()],
+        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
     }
 }
 
 fn fleet(c: &mut Criterion) {
-    let n = if measuring() { 100_000 } else { 300 };
+    let n = if measuring() { 100_000 } else { 60 };
     let dir = tempfile::tempdir().unwrap();
     let ndjson = generate(n, 42);
     let mut store = Store::open(&dir.path().join("fleet.db")).unwrap();
