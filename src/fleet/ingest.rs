@@ -1,8 +1,8 @@
 //! What `fleet add` reads: files (a JSON document, or several, one per line), directories
 //! (their `*.json` and `*.ndjson` files, recursively, in name order) and NDJSON on stdin (one
 //! document per line). Files are read through [`crate::input`] (regular files only, bounded);
-//! the documents are parsed and packed on every CPU, then stored one file (or one stdin line)
-//! per transaction, in order.
+//! the documents are parsed and packed on every CPU, then stored one file (or one batch of
+//! stdin lines) per transaction, in order.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -162,12 +162,40 @@ pub fn store_units(
     Ok(())
 }
 
+/// Stores a batch of stdin lines: the good ones in one transaction, the bad ones reported.
+fn store_lines(
+    store: &mut Store,
+    units: Vec<Unit>,
+    label: Option<&str>,
+    summary: &mut AddSummary,
+) -> crate::error::Result<()> {
+    let mut good: Vec<(String, Vec<Prepared>)> = Vec::new();
+    for u in units {
+        summary.units += 1;
+        match u.docs {
+            Ok(docs) => good.push((u.source, docs)),
+            Err(error) => summary.failed.push(Failure {
+                source: u.source,
+                error,
+            }),
+        }
+    }
+    let items: Vec<(&str, &[Prepared])> = good
+        .iter()
+        .map(|(s, d)| (s.as_str(), d.as_slice()))
+        .collect();
+    let a = store.add_many(&items, label)?;
+    summary.added += a.new;
+    summary.present += a.present;
+    Ok(())
+}
+
 /// Lines per batch of stdin prepared at once.
 const STDIN_BATCH: usize = 512;
 
 /// Reads NDJSON from `input` (one document per line, each at most
-/// [`crate::input::MAX_DOCUMENT`] bytes; blank lines skipped) and stores each line in its own
-/// transaction.
+/// [`crate::input::MAX_DOCUMENT`] bytes; blank lines skipped), storing the good lines of each
+/// batch of 512 in one transaction (a bad line is reported and stored in none).
 pub fn add_stream(
     store: &mut Store,
     input: impl BufRead,
@@ -186,7 +214,7 @@ pub fn add_stream(
             docs: prepare(text).map(|p| vec![p]),
         });
         batch.clear();
-        store_units(store, units, label, summary)
+        store_lines(store, units, label, summary)
     };
     loop {
         let mut line = Vec::new();
