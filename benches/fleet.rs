@@ -75,7 +75,8 @@ fn generate(n: usize, seed: u64) -> Vec<u8> {
         }
         let k = (0.1 * normal(&mut rng)).exp();
         scale(&mut p["derived"]["precise_read_ns"], k);
-        let pick = |r: &mut SplitMix64, xs: &[&str]| xs[r.below(xs.len() as u64) as usize].to_string();
+        let pick =
+            |r: &mut SplitMix64, xs: &[&str]| xs[r.below(xs.len() as u64) as usize].to_string();
         let m = &mut p["machine"];
         m["kernel_release"] = Value::from(pick(&mut rng, &kernels));
         m["clocksource"]["current"] = Value::from(pick(&mut rng, &clocksources));

@@ -9,7 +9,12 @@ use super::OutputArgs;
 #[derive(Debug, Clone, Args)]
 pub struct FleetArgs {
     /// The store (an SQLite file, created if missing).
-    #[arg(long, global = true, value_name = "PATH", default_value = "tscope-fleet.db")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        default_value = "tscope-fleet.db"
+    )]
     pub db: PathBuf,
     #[command(subcommand)]
     pub command: FleetCommand,

@@ -98,8 +98,7 @@ fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
         a.scenario.clone()
     };
     for s in &scenarios {
-        fleet::replay::scenario(s)
-            .map_err(|e| ConfigError::Invalid(format!("--scenario: {e}")))?;
+        fleet::replay::scenario(s).map_err(|e| ConfigError::Invalid(format!("--scenario: {e}")))?;
     }
     let mut by = Vec::new();
     for b in &a.by {

@@ -42,7 +42,10 @@ impl Render for FleetReport {
             Block::Blank,
         ];
         for g in &self.groups {
-            out.push(Block::Heading(format!("{}: {} machine(s)", g.name, g.machines)));
+            out.push(Block::Heading(format!(
+                "{}: {} machine(s)",
+                g.name, g.machines
+            )));
             let mut t = Table::new(&[
                 ("cost (ns)", Align::Left),
                 ("machines", Align::Right),
@@ -97,8 +100,17 @@ impl Render for FleetReport {
 
     fn csv(&self) -> Table {
         let mut t = Table::plain(&[
-            "group", "section", "name", "scenario", "model", "policy", "machines", "p10",
-            "median", "p90", "holds_share",
+            "group",
+            "section",
+            "name",
+            "scenario",
+            "model",
+            "policy",
+            "machines",
+            "p10",
+            "median",
+            "p90",
+            "holds_share",
         ]);
         for g in &self.groups {
             let n = g.machines.to_string();
@@ -322,7 +334,12 @@ pub fn add_summary(s: &AddSummary) -> String {
 /// Each group's cost distribution: a bar per (group, cost) at the median, its whisker from
 /// p10 to p90, on a log axis.
 pub fn svg(r: &FleetReport) -> crate::error::Result<String> {
-    const NAMES: [&str; 4] = ["precise read", "vDSO clock_gettime", "syscall clock_gettime", "rdtsc"];
+    const NAMES: [&str; 4] = [
+        "precise read",
+        "vDSO clock_gettime",
+        "syscall clock_gettime",
+        "rdtsc",
+    ];
     let mut bars = Vec::new();
     for g in &r.groups {
         for (series, c) in g.costs.iter().enumerate() {

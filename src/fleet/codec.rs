@@ -125,7 +125,11 @@ fn elide(v: &mut Value) {
                 }
                 _ => false,
             }
-        }) && s.get("cost_ticks").and_then(Value::as_object).map(|o| o.len()) == Some(3);
+        }) && s
+            .get("cost_ticks")
+            .and_then(Value::as_object)
+            .map(|o| o.len())
+            == Some(3);
         if derivable {
             s["cost_ticks"] = Value::from(DERIVED);
         }
@@ -134,8 +138,12 @@ fn elide(v: &mut Value) {
 
 /// Recomputes each marked `cost_ticks`; false when there was nothing to restore.
 fn restore(v: &mut Value) -> bool {
-    let Some(p) = profile_mut(v) else { return false };
-    let Some(k) = ticks_scale(p) else { return false };
+    let Some(p) = profile_mut(v) else {
+        return false;
+    };
+    let Some(k) = ticks_scale(p) else {
+        return false;
+    };
     let Some(sources) = p.get_mut("sources").and_then(Value::as_array_mut) else {
         return false;
     };
@@ -148,7 +156,10 @@ fn restore(v: &mut Value) -> bool {
             .iter()
             .map(|f| {
                 let x = s.pointer(&format!("/cost_ns/{f}")).and_then(Value::as_f64);
-                (f.to_string(), x.map(|x| x * k).map_or(Value::Null, Value::from))
+                (
+                    f.to_string(),
+                    x.map(|x| x * k).map_or(Value::Null, Value::from),
+                )
             })
             .collect();
         s["cost_ticks"] = Value::Object(ticks);
@@ -194,7 +205,12 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
         let json = canonical(&v).unwrap();
         let packed = encode(&json).unwrap();
-        assert!(packed.len() * 4 < json.len(), "{} of {}", packed.len(), json.len());
+        assert!(
+            packed.len() * 4 < json.len(),
+            "{} of {}",
+            packed.len(),
+            json.len()
+        );
         assert_eq!(decode(ENCODING, &packed).unwrap(), json);
         assert_eq!(decode("json", &json).unwrap(), json);
         assert!(decode("zstd-9", &packed).is_err());

@@ -71,9 +71,7 @@ pub fn expand(path: &Path, files: &mut Vec<PathBuf>, failed: &mut Vec<Failure>) 
     names.sort();
     for p in names {
         let is_dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
-        let json = p
-            .extension()
-            .is_some_and(|x| x == "json" || x == "ndjson");
+        let json = p.extension().is_some_and(|x| x == "json" || x == "ndjson");
         if is_dir {
             expand(&p, files, failed);
         } else if json {

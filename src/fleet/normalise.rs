@@ -100,7 +100,9 @@ fn str_at(v: &Value, path: &str) -> Option<String> {
 }
 
 fn num_at(v: &Value, path: &str) -> Option<f64> {
-    v.pointer(path).and_then(Value::as_f64).filter(|x| x.is_finite())
+    v.pointer(path)
+        .and_then(Value::as_f64)
+        .filter(|x| x.is_finite())
 }
 
 fn int_at(v: &Value, path: &str) -> Option<i64> {
@@ -138,7 +140,9 @@ fn kind_of(v: &Value) -> Result<Kind, String> {
 
 fn version_of(v: &Value, what: &str) -> Result<u64, String> {
     match v.get("schema_version") {
-        None => Err(format!("{what} has no schema_version: is it a file tscope wrote?")),
+        None => Err(format!(
+            "{what} has no schema_version: is it a file tscope wrote?"
+        )),
         Some(x) => match x.as_u64() {
             Some(n) if (1..=NEWEST_DOCUMENT_VERSION).contains(&n) => Ok(n),
             Some(n) if n > NEWEST_DOCUMENT_VERSION => Err(format!(
@@ -205,10 +209,15 @@ pub fn normalise(v: &Value) -> Result<Normalised, String> {
     let e = env.unwrap_or(&none);
     let point = |id: &str| cost(p, id).and_then(|s| num_at(s, "/cost_ns/point"));
     let coarse = cost(p, COARSE);
-    let in_vm = p.pointer("/machine/hypervisor_bit").and_then(Value::as_bool);
+    let in_vm = p
+        .pointer("/machine/hypervisor_bit")
+        .and_then(Value::as_bool);
     let hypervisor = str_at(f, "/hypervisor/vendor")
         .or_else(|| str_at(e, "/hypervisor"))
-        .or_else(|| str_at(p, "/machine/hypervisor_signature").map(|s| crate::cpuid::hypervisor::vendor_of(&s)))
+        .or_else(|| {
+            str_at(p, "/machine/hypervisor_signature")
+                .map(|s| crate::cpuid::hypervisor::vendor_of(&s))
+        })
         .or_else(|| (in_vm == Some(false)).then(|| "none".to_string()));
     let out = Facts {
         created_unix_s: int_at(p, "/created_unix_s"),
@@ -290,8 +299,10 @@ mod tests {
             e(r#"{"schema_version":9,"sources":[],"machine":{},"derived":{}}"#)
                 .contains("upgrade tscope")
         );
-        assert!(e(r#"{"schema_version":1,"verdicts":{},"facts":{},"profile":{"schema_version":1}}"#)
-            .contains("no `sources`"));
+        assert!(e(
+            r#"{"schema_version":1,"verdicts":{},"facts":{},"profile":{"schema_version":1}}"#
+        )
+        .contains("no `sources`"));
         let bare = normalise(
             &serde_json::from_str(
                 r#"{"schema_version":1,"sources":[],"machine":{"hypervisor_bit":false},"derived":{}}"#,

@@ -189,9 +189,7 @@ impl Speedups {
     /// Each policy's speedup for one machine, scenario and model.
     pub fn of(&self, f: &Facts, scenario: usize, model: usize) -> Option<&[f64]> {
         let c = costs(self.models[model], f)?;
-        self.memo
-            .get(&key(scenario, model, &c))
-            .map(Vec::as_slice)
+        self.memo.get(&key(scenario, model, &c)).map(Vec::as_slice)
     }
 
     /// How many distinct cost sets were replayed.
@@ -230,7 +228,8 @@ mod tests {
             let l = scenario(name).unwrap();
             for m in models() {
                 let c = costs(m, &facts).unwrap();
-                let short = crate::sim::estimate::estimates(m, c, &l.compiled, l.base, l.iterations);
+                let short =
+                    crate::sim::estimate::estimates(m, c, &l.compiled, l.base, l.iterations);
                 let full = crate::sim::estimate::estimates(
                     m,
                     c,
@@ -240,7 +239,13 @@ mod tests {
                 );
                 for (a, b) in short.iter().zip(&full) {
                     let off = (a.speedup / b.speedup - 1.0).abs();
-                    assert!(off < 0.005, "{name} {}: {} against {}", a.policy, a.speedup, b.speedup);
+                    assert!(
+                        off < 0.005,
+                        "{name} {}: {} against {}",
+                        a.policy,
+                        a.speedup,
+                        b.speedup
+                    );
                 }
             }
         }

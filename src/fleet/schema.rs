@@ -100,7 +100,8 @@ pub fn migrate_to(
     for step in steps {
         tx.execute_batch(step.sql).map_err(sql)?;
     }
-    tx.pragma_update(None, "user_version", target).map_err(sql)?;
+    tx.pragma_update(None, "user_version", target)
+        .map_err(sql)?;
     if target == VERSION && steps.iter().any(|s| s.refill) {
         refill(&tx)?;
     }

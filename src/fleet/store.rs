@@ -230,7 +230,10 @@ fn refill(tx: &Transaction) -> crate::error::Result<()> {
         .map_err(err)?;
     let set: Vec<String> = FACT_COLUMNS.iter().map(|c| format!("{c} = ?")).collect();
     let mut write = tx
-        .prepare(&format!("UPDATE profile SET {} WHERE id = ?", set.join(", ")))
+        .prepare(&format!(
+            "UPDATE profile SET {} WHERE id = ?",
+            set.join(", ")
+        ))
         .map_err(err)?;
     for (id, encoding, body, label) in rows {
         let text = codec::unpack(&encoding, &body)?;
@@ -400,7 +403,9 @@ impl Store {
             )
             .optional()
             .map_err(sql(&self.path))?;
-        found.map(|(enc, body)| codec::unpack(&enc, &body)).transpose()
+        found
+            .map(|(enc, body)| codec::unpack(&enc, &body))
+            .transpose()
     }
 
     /// Removes the rows `selectors` name (and their documents) in one transaction; returns how

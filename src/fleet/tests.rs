@@ -16,12 +16,16 @@ fn adding_twice_stores_once_and_the_document_comes_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(&dir.path().join("f.db")).unwrap();
     let p = prepared(PROFILE);
-    let a = s.add(std::slice::from_ref(&p), Some("lab"), PROFILE).unwrap();
+    let a = s
+        .add(std::slice::from_ref(&p), Some("lab"), PROFILE)
+        .unwrap();
     assert_eq!((a.new, a.present), (1, 0));
     // The same content, pretty or compact, is one document.
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(PROFILE).unwrap()).unwrap();
     let compact = serde_json::to_vec(&v).unwrap();
-    let b = s.add(&[store::prepare(&compact).unwrap()], None, "-").unwrap();
+    let b = s
+        .add(&[store::prepare(&compact).unwrap()], None, "-")
+        .unwrap();
     assert_eq!((b.new, b.present), (0, 1));
     let rows = s.rows().unwrap();
     assert_eq!(rows.len(), 1);
@@ -78,7 +82,10 @@ fn a_version_1_store_opens_and_is_migrated_with_its_facts_refilled() {
     let rows = s.rows().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].label.as_deref(), Some("old"));
-    assert_eq!(rows[0].facts, p.facts, "every fact refilled from the document");
+    assert_eq!(
+        rows[0].facts, p.facts,
+        "every fact refilled from the document"
+    );
     // A store newer than this build is refused, not written.
     drop(s);
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -111,17 +118,14 @@ fn the_report_groups_and_replays_each_machines_costs() {
     let r = report::report(&rows, &cfg).unwrap();
     assert_eq!(r.machines, 3);
     assert_eq!(r.groups.iter().map(|g| g.machines).sum::<usize>(), 3);
-    let all = report::report(
-        &rows,
-        &ReportConfig {
-            by: vec![],
-            ..cfg
-        },
-    )
-    .unwrap();
+    let all = report::report(&rows, &ReportConfig { by: vec![], ..cfg }).unwrap();
     assert_eq!(all.groups.len(), 1);
     let g = &all.groups[0];
-    let trapped = g.verdicts.iter().find(|v| v.name == "rdtsc_trapped").unwrap();
+    let trapped = g
+        .verdicts
+        .iter()
+        .find(|v| v.name == "rdtsc_trapped")
+        .unwrap();
     assert_eq!((trapped.machines, trapped.yes), (1, 1));
     let coarse = g
         .speedups
@@ -135,5 +139,9 @@ fn the_report_groups_and_replays_each_machines_costs() {
         coarse.spread.p90.unwrap(),
     );
     assert!(lo <= mid && mid <= hi && lo > 0.0);
-    assert!(g.speedups.iter().filter(|x| x.stock).all(|x| x.spread.median == Some(1.0)));
+    assert!(g
+        .speedups
+        .iter()
+        .filter(|x| x.stock)
+        .all(|x| x.spread.median == Some(1.0)));
 }

@@ -20,7 +20,11 @@ fn fleet(db: &Path) -> assert_cmd::Command {
 
 fn rows(db: &Path) -> Vec<serde_json::Value> {
     let out = fleet(db).args(["ls", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice::<serde_json::Value>(&out.stdout)
         .unwrap()
         .as_array()
@@ -30,8 +34,7 @@ fn rows(db: &Path) -> Vec<serde_json::Value> {
 
 /// `n` distinct compact copies of the real profile (each its own `created_unix_s`).
 fn copies(dir: &Path, n: usize) -> Vec<PathBuf> {
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(REAL[0]).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(REAL[0]).unwrap()).unwrap();
     (0..n)
         .map(|i| {
             let mut d = v.clone();
@@ -67,8 +70,14 @@ fn add_skips_a_bad_file_exits_1_and_stores_the_rest_once() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.json") && err.contains("is not JSON"), "{err}");
-    assert!(err.contains("run.json") && err.contains("run record"), "{err}");
+    assert!(
+        err.contains("bad.json") && err.contains("is not JSON"),
+        "{err}"
+    );
+    assert!(
+        err.contains("run.json") && err.contains("run record"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     let stored = rows(&db);
     assert_eq!(stored.len(), REAL.len());
@@ -79,7 +88,10 @@ fn add_skips_a_bad_file_exits_1_and_stores_the_rest_once() {
     let again = fleet(&db).arg("add").args(REAL).output().unwrap();
     assert!(again.status.success());
     let text = String::from_utf8_lossy(&again.stdout);
-    assert!(text.contains("0 document(s) added, 4 already stored"), "{text}");
+    assert!(
+        text.contains("0 document(s) added, 4 already stored"),
+        "{text}"
+    );
     assert_eq!(rows(&db).len(), REAL.len());
 }
 
@@ -94,12 +106,21 @@ fn stdin_takes_ndjson_one_line_at_a_time() {
         ndjson.extend_from_slice(b"\n\n");
     }
     ndjson.extend_from_slice(b"{\"a\": 1}\n");
-    let out = fleet(&db).args(["add", "-"]).write_stdin(ndjson).output().unwrap();
+    let out = fleet(&db)
+        .args(["add", "-"])
+        .write_stdin(ndjson)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("stdin:5") && err.contains("not a probe"), "{err}");
+    assert!(
+        err.contains("stdin:5") && err.contains("not a probe"),
+        "{err}"
+    );
     assert_eq!(rows(&db).len(), 2);
-    assert!(rows(&db).iter().all(|r| r["source"].as_str().unwrap().starts_with("stdin:")));
+    assert!(rows(&db)
+        .iter()
+        .all(|r| r["source"].as_str().unwrap().starts_with("stdin:")));
 }
 
 #[test]
@@ -109,12 +130,23 @@ fn report_groups_exports_and_draws() {
     fleet(&db).arg("add").args(REAL).assert().success();
     let svg = dir.path().join("fleet.svg");
     let out = fleet(&db)
-        .args(["report", "--by", "hypervisor,clocksource", "--scenario", "write-stat", "--json"])
+        .args([
+            "report",
+            "--by",
+            "hypervisor,clocksource",
+            "--scenario",
+            "write-stat",
+            "--json",
+        ])
         .arg("--export-svg")
         .arg(&svg)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["machines"], 4);
     let groups = r["groups"].as_array().unwrap();
@@ -123,19 +155,34 @@ fn report_groups_exports_and_draws() {
     assert!(groups.iter().all(|g| g["key"]["hypervisor"].is_string()));
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&svg_text).unwrap();
-    assert!(doc.descendants().any(|n| n.text().is_some_and(|t| t.contains("precise read"))));
+    assert!(doc
+        .descendants()
+        .any(|n| n.text().is_some_and(|t| t.contains("precise read"))));
     let md = fleet(&db)
-        .args(["report", "--by", "label", "--scenario", "write-stat", "--markdown"])
+        .args([
+            "report",
+            "--by",
+            "label",
+            "--scenario",
+            "write-stat",
+            "--markdown",
+        ])
         .output()
         .unwrap();
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("### label=unknown: 4 machine(s)") && md.contains("linux:coarse"), "{md}");
+    assert!(
+        md.contains("### label=unknown: 4 machine(s)") && md.contains("linux:coarse"),
+        "{md}"
+    );
     let csv = fleet(&db)
         .args(["report", "--scenario", "write-stat", "--csv"])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&csv.stdout).starts_with("group,section,name,"));
-    let bad = fleet(&db).args(["report", "--scenario", "nope"]).output().unwrap();
+    let bad = fleet(&db)
+        .args(["report", "--scenario", "nope"])
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no bundled scenario 'nope'"));
 }
@@ -144,8 +191,18 @@ fn report_groups_exports_and_draws() {
 fn rm_and_export() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
-    fleet(&db).arg("add").args(&REAL[..2]).args(["--label", "a"]).assert().success();
-    fleet(&db).arg("add").args(&REAL[2..]).args(["--label", "b"]).assert().success();
+    fleet(&db)
+        .arg("add")
+        .args(&REAL[..2])
+        .args(["--label", "a"])
+        .assert()
+        .success();
+    fleet(&db)
+        .arg("add")
+        .args(&REAL[2..])
+        .args(["--label", "b"])
+        .assert()
+        .success();
     let csv = fleet(&db).arg("export").output().unwrap();
     let csv = String::from_utf8_lossy(&csv.stdout);
     assert!(csv.starts_with("id,hash,kind,"), "{csv}");
@@ -172,7 +229,10 @@ fn a_store_path_that_is_not_a_regular_file_is_refused_and_kept() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
     assert!(dir.path().is_dir());
-    let missing = fleet(&dir.path().join("none.db")).arg("ls").output().unwrap();
+    let missing = fleet(&dir.path().join("none.db"))
+        .arg("ls")
+        .output()
+        .unwrap();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no fleet store"));
 }
@@ -234,7 +294,9 @@ fn a_killed_add_leaves_a_consistent_store() {
     child.kill().unwrap();
     child.wait().unwrap();
     let c = rusqlite::Connection::open(&db).unwrap();
-    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(ok, "ok");
     let orphans: i64 = c
         .query_row(
@@ -259,12 +321,16 @@ fn a_version_1_store_opens_in_this_tscope() {
     let db = dir.path().join("old.db");
     drop(tscope::fleet::Store::open_at(&db, 1).unwrap());
     let c = rusqlite::Connection::open(&db).unwrap();
-    let v: u32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let v: u32 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(v, 1);
     drop(c);
     fleet(&db).arg("add").arg(REAL[0]).assert().success();
     let c = rusqlite::Connection::open(&db).unwrap();
-    let v: u32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let v: u32 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(v, tscope::fleet::schema::VERSION);
     assert_eq!(rows(&db).len(), 1);
 }
