@@ -223,14 +223,18 @@ mod tests {
     fn derivable_ticks_are_elided_and_restored_bit_for_bit() {
         for path in [
             "tests/data/profile-kvm-epyc.json",
+            "tests/data/compare/host.json",
             "tests/data/compare/trapped-detect.json",
             "docs/example-report/report.json",
         ] {
             let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
             let json = canonical(&v).unwrap();
             let packed = pack(&v).unwrap();
-            assert!(packed.len() < encode(&json).unwrap().len(), "{path}");
             assert_eq!(unpack(ENCODING, &packed).unwrap(), json, "{path}");
+            // host.json is not in the dictionary: eliding its ticks shrinks it.
+            if path.ends_with("host.json") {
+                assert!(packed.len() < encode(&json).unwrap().len(), "{path}");
+            }
         }
         // A cost_ticks that is not the product is stored as it is.
         let mut v: Value =
