@@ -23,6 +23,7 @@ pub mod cpuid;
 pub mod detect;
 pub mod error;
 pub mod export;
+pub mod fleet;
 pub mod fmt;
 pub mod gather;
 pub mod input;
@@ -60,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => commands::report::run(args, &global),
         Command::Vm(args) => commands::vm::run(args, &global),
         Command::Show(args) => commands::show::run(args, &global),
+        Command::Fleet(args) => commands::fleet::run(args, &global),
         Command::Completions(args) => commands::completions::run(args, &global),
         Command::Man(args) => commands::man::run(args, &global),
     }

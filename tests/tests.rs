@@ -8,6 +8,7 @@ mod corpus;
 mod detect;
 mod export;
 mod fidelity;
+mod fleet;
 mod hostile_input;
 mod hostile_text;
 mod interrupt;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod fleet;
 pub mod record;
 pub mod run;
 pub mod simulate;
@@ -97,6 +98,13 @@ pub enum Command {
   tscope show tscope-report/report.json         the report's tables on the terminal
   tscope show run.json --csv")]
     Show(ShowArgs),
+    /// Many machines: store their probe, detect and report JSON in an SQLite file, and
+    /// compare them in groups (what a default should be).
+    #[command(after_help = "Examples:
+  tscope fleet add hosts/ --label prod          every *.json below hosts/
+  tscope fleet report --by hypervisor,clocksource --markdown
+  tscope fleet ls; tscope fleet rm 12; tscope fleet export --json")]
+    Fleet(fleet::FleetArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print a man page (roff): tscope's, or a subcommand's; `--out DIR` writes them all.

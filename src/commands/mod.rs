@@ -22,6 +22,7 @@ pub mod boot;
 pub mod compare;
 pub mod completions;
 pub mod detect;
+pub mod fleet;
 pub mod man;
 pub mod output;
 pub mod probe;

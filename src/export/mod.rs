@@ -35,6 +35,7 @@ mod detect;
 mod document;
 mod explain;
 pub mod file;
+pub mod fleet;
 mod knob;
 mod palette;
 mod probe;

@@ -1,0 +1,170 @@
+//! `tscope fleet add|report|ls|rm|export`: the fleet store ([`crate::fleet`]). Each
+//! subcommand is the same five steps: the store path and outputs checked, the store opened
+//! (and migrated), the domain call, the export, the exit code (`add`: 1 when a file was
+//! refused, after every other file is stored).
+
+use std::path::Path;
+
+use super::{check_output_file, Destination, Global};
+use crate::cli::fleet::{FleetAddArgs, FleetArgs, FleetCommand, FleetReportArgs, FleetRmArgs};
+use crate::error::ConfigError;
+use crate::export::Format;
+use crate::fleet::{self, ingest, Listing, ReportConfig, Selector, Store};
+
+/// Runs `tscope fleet …`; returns the exit code.
+pub fn run(args: &FleetArgs, _global: &Global) -> anyhow::Result<i32> {
+    super::exit_on_signal()?;
+    if args.db.as_os_str().is_empty() {
+        return Err(ConfigError::Invalid("--db: an empty path".into()).into());
+    }
+    match &args.command {
+        FleetCommand::Add(a) => add(&args.db, a),
+        FleetCommand::Report(a) => report(&args.db, a),
+        FleetCommand::Ls(a) => list(&args.db, &a.output, Format::Table),
+        FleetCommand::Export(a) => list(&args.db, &a.output, Format::Csv),
+        FleetCommand::Rm(a) => remove(&args.db, a),
+    }
+}
+
+/// Opens a store that must already exist (every subcommand but `add`).
+fn existing(db: &Path) -> anyhow::Result<Store> {
+    if !db.exists() {
+        return Err(ConfigError::Invalid(format!(
+            "no fleet store at '{}': add documents with `tscope fleet add`, or name the store \
+             with --db",
+            db.display()
+        ))
+        .into());
+    }
+    Ok(Store::open(db)?)
+}
+
+fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
+    if let Some(l) = &a.label {
+        if l.trim().is_empty() || l.chars().any(char::is_control) {
+            return Err(ConfigError::Invalid(
+                "--label: give a non-empty label without control characters".into(),
+            )
+            .into());
+        }
+    }
+    let stdin_count = a.inputs.iter().filter(|p| p.as_os_str() == "-").count();
+    if stdin_count > 1 {
+        return Err(ConfigError::Invalid("`-` (stdin) is named more than once".into()).into());
+    }
+    let mut store = Store::open(db)?;
+    let mut summary = fleet::AddSummary {
+        store: db.display().to_string(),
+        ..Default::default()
+    };
+    let label = a.label.as_deref();
+    for input in &a.inputs {
+        if input.as_os_str() == "-" {
+            let stdin = std::io::stdin().lock();
+            ingest::add_stream(&mut store, stdin, label, &mut summary)?;
+            continue;
+        }
+        let mut files = Vec::new();
+        ingest::expand(input, &mut files, &mut summary.failed);
+        for batch in files.chunks(256) {
+            let units = ingest::prepare_files(batch);
+            ingest::store_units(&mut store, units, label, &mut summary)?;
+        }
+    }
+    for f in &summary.failed {
+        eprintln!("tscope: skipped '{}': {}", f.source, f.error);
+    }
+    let out = if a.json {
+        crate::export::json(&summary)?
+    } else {
+        crate::export::fleet::add_summary(&summary).into_bytes()
+    };
+    crate::export::emit(&out, None)?;
+    Ok(if summary.failed.is_empty() { 0 } else { 1 })
+}
+
+fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
+    let output = Destination::new(&a.output)?;
+    if let Some(svg) = &a.export_svg {
+        check_output_file(svg, "export-svg")?;
+        output.refuse_shared(svg, "export-svg")?;
+    }
+    let scenarios = if a.scenario.is_empty() {
+        fleet::replay::DEFAULT_SCENARIOS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        a.scenario.clone()
+    };
+    for s in &scenarios {
+        fleet::replay::scenario(s).map_err(|e| ConfigError::Invalid(format!("--scenario: {e}")))?;
+    }
+    let mut by = Vec::new();
+    for b in &a.by {
+        let b = fleet::GroupBy::from(*b);
+        if !by.contains(&b) {
+            by.push(b);
+        }
+    }
+    let cfg = ReportConfig { by, scenarios };
+    let store = existing(db)?;
+    let rows = store.rows()?;
+    let r = fleet::report::report(&rows, &cfg)?;
+    output.export(&r)?;
+    if let Some(svg) = &a.export_svg {
+        crate::export::emit(
+            crate::export::fleet::svg(&r)?.as_bytes(),
+            Some(svg.as_path()),
+        )?;
+    }
+    Ok(0)
+}
+
+fn list(db: &Path, o: &crate::cli::OutputArgs, default: Format) -> anyhow::Result<i32> {
+    let mut output = Destination::new(o)?;
+    if !(o.json || o.csv || o.markdown) {
+        output.format = default;
+    }
+    let store = existing(db)?;
+    output.export(&Listing {
+        rows: store.rows()?,
+    })?;
+    Ok(0)
+}
+
+/// A positional `rm` target: an id (digits) or a hash prefix (6 to 64 hex digits).
+fn selector(t: &str) -> Result<Selector, ConfigError> {
+    if !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(id) = t.parse() {
+            return Ok(Selector::Id(id));
+        }
+    }
+    if (6..=64).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(Selector::Hash(t.to_ascii_lowercase()));
+    }
+    Err(ConfigError::Invalid(format!(
+        "'{t}' is neither a row id (`tscope fleet ls`) nor a hash prefix of 6 to 64 hex digits; \
+         remove by label with --label"
+    )))
+}
+
+fn remove(db: &Path, a: &FleetRmArgs) -> anyhow::Result<i32> {
+    let mut selectors = a
+        .targets
+        .iter()
+        .map(|t| selector(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    selectors.extend(a.label.iter().cloned().map(Selector::Label));
+    if selectors.is_empty() {
+        return Err(ConfigError::Invalid(
+            "name what to remove: row ids, hash prefixes or --label LABEL".into(),
+        )
+        .into());
+    }
+    let mut store = existing(db)?;
+    let counts = store.remove(&selectors)?;
+    let total: usize = counts.iter().sum();
+    println!("removed {total} document(s) from {}", db.display());
+    Ok(if total == 0 { 1 } else { 0 })
+}

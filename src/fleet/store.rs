@@ -1,0 +1,450 @@
+//! The fleet store: one SQLite file (WAL journal, a busy timeout, so two `fleet add` at once
+//! both finish), one row per document with its normalised facts, and the document itself.
+//! Everything a file brings is written in one transaction: a killed add leaves the store as
+//! it was before that file.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use sha2::{Digest, Sha256};
+
+use super::codec;
+use super::normalise::{normalise, Facts, Kind};
+use super::schema;
+
+/// How long a writer waits for another one before giving up.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The fact columns, in [`Facts`] field order ([`fact_values`], [`facts_from`]).
+const FACT_COLUMNS: [&str; 28] = [
+    "created_unix_s",
+    "cpu_vendor",
+    "cpu_model",
+    "cpu_family",
+    "cpu_model_number",
+    "cpu_stepping",
+    "microcode",
+    "hypervisor",
+    "dmi_product",
+    "kernel",
+    "clocksource",
+    "clocksources_available",
+    "hz",
+    "tsc_invariant",
+    "tsc_flags",
+    "emulate_trap",
+    "in_vm",
+    "precise_read_ns",
+    "vdso_ns",
+    "syscall_ns",
+    "rdtsc_ns",
+    "counter_ns",
+    "coarse_read_ns",
+    "tick_ns",
+    "verdicts",
+    // Where the row came from (not facts of the document).
+    "kind",
+    "schema_version",
+    "label",
+];
+
+/// A document ready to store: parsed, recognised, hashed and packed (the costly part, done
+/// before the write transaction, on any thread).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub hash: [u8; 32],
+    pub kind: Kind,
+    pub schema_version: u64,
+    pub facts: Facts,
+    pub body: Vec<u8>,
+}
+
+/// Parses, recognises and packs one JSON document; the error says why it is not one `fleet
+/// add` takes.
+pub fn prepare(text: &[u8]) -> Result<Prepared, String> {
+    let v: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
+        format!(
+            "is not JSON (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        )
+    })?;
+    prepare_value(&v)
+}
+
+/// [`prepare`] of a parsed document.
+pub fn prepare_value(v: &serde_json::Value) -> Result<Prepared, String> {
+    let n = normalise(v)?;
+    let json = codec::canonical(v).map_err(|e| e.to_string())?;
+    let hash: [u8; 32] = Sha256::digest(&json).into();
+    let body = codec::pack(v).map_err(|e| e.to_string())?;
+    Ok(Prepared {
+        hash,
+        kind: n.kind,
+        schema_version: n.schema_version,
+        facts: n.facts,
+        body,
+    })
+}
+
+/// One stored row: where it came from and its facts.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub id: i64,
+    /// The SHA-256 of the document's canonical JSON, hex.
+    pub hash: String,
+    pub kind: Kind,
+    pub schema_version: u64,
+    pub label: Option<String>,
+    pub source: String,
+    pub added_unix_s: i64,
+    #[serde(flatten)]
+    pub facts: Facts,
+}
+
+/// What adding one file did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Added {
+    pub new: usize,
+    /// Documents already stored (same hash): left as they were.
+    pub present: usize,
+}
+
+/// Which rows `fleet rm` removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    Id(i64),
+    /// A hash prefix (hex, at least 6 digits).
+    Hash(String),
+    Label(String),
+}
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    pub path: PathBuf,
+}
+
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
+    move |e| crate::failure!("fleet store '{}': {e}", path.display())
+}
+
+fn opt_text(s: &Option<String>) -> Sql {
+    s.clone().map_or(Sql::Null, Sql::Text)
+}
+fn opt_real(x: Option<f64>) -> Sql {
+    x.map_or(Sql::Null, Sql::Real)
+}
+fn opt_int(x: Option<i64>) -> Sql {
+    x.map_or(Sql::Null, Sql::Integer)
+}
+fn opt_bool(x: Option<bool>) -> Sql {
+    x.map_or(Sql::Null, |b| Sql::Integer(b.into()))
+}
+
+/// The values of [`FACT_COLUMNS`] for one document.
+fn fact_values(kind: Kind, version: u64, f: &Facts, label: Option<&str>) -> Vec<Sql> {
+    let verdicts = f
+        .verdicts
+        .as_ref()
+        .and_then(|v| serde_json::to_string(v).ok());
+    vec![
+        opt_int(f.created_unix_s),
+        opt_text(&f.cpu_vendor),
+        opt_text(&f.cpu_model),
+        opt_int(f.cpu_family),
+        opt_int(f.cpu_model_number),
+        opt_int(f.cpu_stepping),
+        opt_text(&f.microcode),
+        opt_text(&f.hypervisor),
+        opt_text(&f.dmi_product),
+        opt_text(&f.kernel),
+        opt_text(&f.clocksource),
+        opt_text(&f.clocksources_available),
+        opt_real(f.hz),
+        opt_bool(f.tsc_invariant),
+        opt_text(&f.tsc_flags),
+        Sql::Integer(f.emulate_trap.into()),
+        opt_bool(f.in_vm),
+        opt_real(f.precise_read_ns),
+        opt_real(f.vdso_ns),
+        opt_real(f.syscall_ns),
+        opt_real(f.rdtsc_ns),
+        opt_real(f.counter_ns),
+        opt_real(f.coarse_read_ns),
+        opt_real(f.tick_ns),
+        opt_text(&verdicts),
+        Sql::Text(kind.name().into()),
+        Sql::Integer(version as i64),
+        label.map_or(Sql::Null, |l| Sql::Text(l.into())),
+    ]
+}
+
+/// [`Facts`] from a row whose columns `at..` are [`FACT_COLUMNS`].
+fn facts_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Facts> {
+    let b = |i: usize| -> rusqlite::Result<Option<bool>> {
+        Ok(r.get::<_, Option<i64>>(at + i)?.map(|x| x != 0))
+    };
+    let verdicts: Option<String> = r.get(at + 24)?;
+    Ok(Facts {
+        created_unix_s: r.get(at)?,
+        cpu_vendor: r.get(at + 1)?,
+        cpu_model: r.get(at + 2)?,
+        cpu_family: r.get(at + 3)?,
+        cpu_model_number: r.get(at + 4)?,
+        cpu_stepping: r.get(at + 5)?,
+        microcode: r.get(at + 6)?,
+        hypervisor: r.get(at + 7)?,
+        dmi_product: r.get(at + 8)?,
+        kernel: r.get(at + 9)?,
+        clocksource: r.get(at + 10)?,
+        clocksources_available: r.get(at + 11)?,
+        hz: r.get(at + 12)?,
+        tsc_invariant: b(13)?,
+        tsc_flags: r.get(at + 14)?,
+        emulate_trap: b(15)?.unwrap_or(false),
+        in_vm: b(16)?,
+        precise_read_ns: r.get(at + 17)?,
+        vdso_ns: r.get(at + 18)?,
+        syscall_ns: r.get(at + 19)?,
+        rdtsc_ns: r.get(at + 20)?,
+        counter_ns: r.get(at + 21)?,
+        coarse_read_ns: r.get(at + 22)?,
+        tick_ns: r.get(at + 23)?,
+        verdicts: verdicts.and_then(|t| serde_json::from_str(&t).ok()),
+    })
+}
+
+/// Re-derives every row's facts from its stored document (a migration that added facts).
+fn refill(tx: &Transaction) -> crate::error::Result<()> {
+    let err = |e: rusqlite::Error| crate::failure!("refilling the fleet store's facts: {e}");
+    let mut read = tx
+        .prepare("SELECT p.id, d.encoding, d.body, p.label FROM profile p JOIN document d ON d.id = p.id")
+        .map_err(err)?;
+    let rows: Vec<(i64, String, Vec<u8>, Option<String>)> = read
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .map_err(err)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(err)?;
+    let set: Vec<String> = FACT_COLUMNS.iter().map(|c| format!("{c} = ?")).collect();
+    let mut write = tx
+        .prepare(&format!(
+            "UPDATE profile SET {} WHERE id = ?",
+            set.join(", ")
+        ))
+        .map_err(err)?;
+    for (id, encoding, body, label) in rows {
+        let text = codec::unpack(&encoding, &body)?;
+        let v: serde_json::Value = serde_json::from_slice(&text)
+            .map_err(|e| crate::failure!("stored document {id} is not JSON: {e}"))?;
+        let n = normalise(&v).map_err(|e| crate::failure!("stored document {id} {e}"))?;
+        let mut values = fact_values(n.kind, n.schema_version, &n.facts, label.as_deref());
+        values.push(Sql::Integer(id));
+        write
+            .execute(rusqlite::params_from_iter(values))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Opens (or creates) the store at `path` and brings its schema to this build's version.
+    /// A path that exists and is not a regular file (a directory, FIFO, device, socket) is
+    /// refused, never replaced.
+    pub fn open(path: &Path) -> crate::error::Result<Store> {
+        Store::open_at(path, schema::VERSION)
+    }
+
+    /// [`Store::open`] at schema version `version` (the migration tests make old stores).
+    pub fn open_at(path: &Path, version: u32) -> crate::error::Result<Store> {
+        if let Ok(meta) = std::fs::metadata(path) {
+            crate::ensure!(
+                meta.is_file(),
+                "fleet store '{}' exists and is not a regular file (a directory, FIFO, device \
+                 or socket): give --db a file path",
+                path.display()
+            );
+        }
+        let e = sql(path);
+        let mut conn = Connection::open(path).map_err(&e)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
+        // Documents of 2 to 4 KB pack ten to a 32 KiB page (a 4 KiB page holds one and wastes
+        // the rest); it takes effect on a new store only, before the WAL is on.
+        conn.execute_batch("PRAGMA page_size = 32768").map_err(&e)?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(&e)?;
+        crate::ensure!(
+            mode.eq_ignore_ascii_case("wal"),
+            "fleet store '{}': cannot switch to the WAL journal (got '{mode}')",
+            path.display()
+        );
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(&e)?;
+        schema::migrate_to(&mut conn, version, refill)
+            .map_err(|x| crate::failure!("fleet store '{}': {x}", path.display()))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The store's schema version.
+    pub fn version(&self) -> crate::error::Result<u32> {
+        schema::version(&self.conn).map_err(sql(&self.path))
+    }
+
+    /// Stores one file's documents in one transaction; a document already stored (same hash)
+    /// is left as it was.
+    pub fn add(
+        &mut self,
+        docs: &[Prepared],
+        label: Option<&str>,
+        source: &str,
+    ) -> crate::error::Result<Added> {
+        self.add_many(&[(source, docs)], label)
+    }
+
+    /// Stores several sources' documents in one transaction ([`Store::add`] of each).
+    pub fn add_many(
+        &mut self,
+        items: &[(&str, &[Prepared])],
+        label: Option<&str>,
+    ) -> crate::error::Result<Added> {
+        let e = sql(&self.path);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut added = Added::default();
+        {
+            let cols = FACT_COLUMNS.join(", ");
+            let marks = vec!["?"; FACT_COLUMNS.len() + 3].join(", ");
+            let mut insert = tx
+                .prepare_cached(&format!(
+                    "INSERT INTO profile (hash, source, added_unix_s, {cols}) VALUES ({marks}) \
+                     ON CONFLICT(hash) DO NOTHING"
+                ))
+                .map_err(&e)?;
+            let mut body = tx
+                .prepare_cached("INSERT INTO document (id, encoding, body) VALUES (?, ?, ?)")
+                .map_err(&e)?;
+            for (source, docs) in items {
+                for d in docs.iter() {
+                    let mut values = vec![
+                        Sql::Blob(d.hash.to_vec()),
+                        Sql::Text((*source).into()),
+                        Sql::Integer(now),
+                    ];
+                    values.extend(fact_values(d.kind, d.schema_version, &d.facts, label));
+                    if insert
+                        .execute(rusqlite::params_from_iter(values))
+                        .map_err(&e)?
+                        == 0
+                    {
+                        added.present += 1;
+                        continue;
+                    }
+                    let id = tx.last_insert_rowid();
+                    body.execute(params![id, codec::ENCODING, d.body])
+                        .map_err(&e)?;
+                    added.new += 1;
+                }
+            }
+        }
+        tx.commit().map_err(&e)?;
+        Ok(added)
+    }
+
+    /// Every row, oldest first.
+    pub fn rows(&self) -> crate::error::Result<Vec<Row>> {
+        let e = sql(&self.path);
+        let mut q = self
+            .conn
+            .prepare(&format!(
+                "SELECT id, hash, source, added_unix_s, {} FROM profile ORDER BY id",
+                FACT_COLUMNS.join(", ")
+            ))
+            .map_err(&e)?;
+        let rows = q
+            .query_map([], |r| {
+                let hash: Vec<u8> = r.get(1)?;
+                let kind: String = r.get(4 + 25)?;
+                Ok(Row {
+                    id: r.get(0)?,
+                    hash: hash.iter().map(|b| format!("{b:02x}")).collect(),
+                    kind: Kind::parse(&kind).unwrap_or(Kind::Probe),
+                    schema_version: r.get::<_, i64>(4 + 26)?.max(0) as u64,
+                    label: r.get(4 + 27)?,
+                    source: r.get(2)?,
+                    added_unix_s: r.get(3)?,
+                    facts: facts_from(r, 4)?,
+                })
+            })
+            .map_err(&e)?
+            .collect::<rusqlite::Result<Vec<Row>>>()
+            .map_err(&e)?;
+        Ok(rows)
+    }
+
+    /// The document stored as row `id`, as its canonical JSON.
+    pub fn document(&self, id: i64) -> crate::error::Result<Option<Vec<u8>>> {
+        let found: Option<(String, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT encoding, body FROM document WHERE id = ?",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql(&self.path))?;
+        found
+            .map(|(enc, body)| codec::unpack(&enc, &body))
+            .transpose()
+    }
+
+    /// Removes the rows `selectors` name (and their documents) in one transaction; returns how
+    /// many each removed, in order.
+    pub fn remove(&mut self, selectors: &[Selector]) -> crate::error::Result<Vec<usize>> {
+        let e = sql(&self.path);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut counts = Vec::new();
+        for s in selectors {
+            let n = match s {
+                Selector::Id(id) => tx.execute("DELETE FROM profile WHERE id = ?", [id]),
+                Selector::Hash(prefix) => tx.execute(
+                    "DELETE FROM profile WHERE substr(lower(hex(hash)), 1, length(?1)) = lower(?1)",
+                    [prefix],
+                ),
+                Selector::Label(l) => tx.execute("DELETE FROM profile WHERE label = ?", [l]),
+            }
+            .map_err(&e)?;
+            counts.push(n);
+        }
+        tx.commit().map_err(&e)?;
+        Ok(counts)
+    }
+
+    /// The store file's size in bytes with its WAL (what the store takes on disk now).
+    pub fn bytes(&self) -> u64 {
+        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        size(&self.path) + size(Path::new(&wal))
+    }
+
+    /// Moves the WAL's pages into the main file (what a checkpoint at close does).
+    pub fn checkpoint(&self) -> crate::error::Result<()> {
+        self.conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .map_err(sql(&self.path))
+    }
+}
