@@ -14,7 +14,7 @@ use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::fmt::ns;
 use crate::stats::Estimate;
-use crate::vm::bench::compare::{AGREE_WITHIN, LEVEL};
+use crate::vm::bench::compare::{AGREE_WITHIN, EQUIVALENCE_LEVEL, EQUIVALENCE_SHARE, LEVEL};
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 impl Render for BenchReport {
@@ -142,6 +142,15 @@ fn verdict_cell(c: &BenchComparison) -> String {
     match c.verdict {
         crate::vm::bench::compare::Verdict::Undecided => {
             format!("undecided (noise ±{} ns)", ns(c.noise_ns))
+        }
+        crate::vm::bench::compare::Verdict::Agrees
+            if c.equivalence.is_some_and(|e| e.equivalent)
+                && !crate::vm::bench::compare::holds(&c.measured_delta_ns, 0.0) =>
+        {
+            format!(
+                "agrees (equivalent: within ±{} ns)",
+                ns(c.equivalence.map_or(0.0, |e| e.margin_ns))
+            )
         }
         v => v.name().into(),
     }
@@ -285,9 +294,12 @@ fn notes(r: &BenchReport) -> Vec<String> {
     notes.push(format!(
         "verdict: agrees when the prediction lies in the measured interval or within {:.0}% of \
          the measured Δ and the interval excludes 0; a model without precise reads predicts no \
-         change and agrees with an interval that holds 0; undecided when the interval holds \
-         both 0 and the prediction (the noise is stated)",
-        AGREE_WITHIN * 100.0
+         change and agrees with an interval that holds 0, or whose {:.0}% interval lies within \
+         ±{:.0}% of the op (equivalent to 0: two one-sided tests); undecided when the interval \
+         holds both 0 and the prediction (the noise is stated)",
+        AGREE_WITHIN * 100.0,
+        EQUIVALENCE_LEVEL * 100.0,
+        EQUIVALENCE_SHARE * 100.0
     ));
     if r.comparisons.iter().any(|c| c.kind == "kernel") {
         notes.push(format!(

@@ -77,8 +77,9 @@ pub(super) fn kernel_row(
         counted_reads_to: None,
         counted_predicted_delta_ns: None,
         diagnosis: None,
+        equivalence: None,
         pairs: a.len().min(b.len()),
         noise_ns: compare::noise(&measured),
-        verdict: compare::verdict(&measured, predicted, zero),
+        verdict: compare::verdict(&measured, predicted, zero, false),
     })
 }

@@ -125,6 +125,10 @@ pub struct BenchComparison {
     /// ([`crate::vm::bench::diagnosis::diagnosis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<String>,
+    /// Clocksource rows whose model predicts no change: the test of practical equivalence
+    /// ([`compare::equivalence`]); a row shown equivalent to 0 agrees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<compare::Equivalence>,
     /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
     pub pairs: usize,
     /// Half the measured interval's width, ns.
@@ -334,7 +338,18 @@ pub(super) fn clocksource_row(
         });
     let counted_from = counted_reads(k, from, fs, workload);
     let counted_to = counted_reads(k, to, fs, workload);
-    let verdict = compare::verdict(&measured, predicted, zero);
+    let equivalence = if zero {
+        compare::paired_delta_at(&pairs, seed(), compare::EQUIVALENCE_LEVEL)
+            .and_then(|e| compare::equivalence(e, median_of(&a, |o| o.ns_per_op)))
+    } else {
+        None
+    };
+    let verdict = compare::verdict(
+        &measured,
+        predicted,
+        zero,
+        equivalence.is_some_and(|e| e.equivalent),
+    );
     Some(BenchComparison {
         kind: "clocksource".into(),
         kernel_release: Some(release(k)),
@@ -362,6 +377,7 @@ pub(super) fn clocksource_row(
         diagnosis: (verdict == Verdict::Disagrees)
             .then(|| super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, d_precise))
             .flatten(),
+        equivalence,
         pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,
