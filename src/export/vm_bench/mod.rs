@@ -5,9 +5,11 @@
 use serde::Serialize;
 
 mod commit;
+mod report;
 mod svg;
 
 pub use commit::commit_message;
+pub use report::report_section;
 pub use svg::svg;
 
 use super::table::{Align, Table};
@@ -156,7 +158,7 @@ fn verdict_cell(c: &BenchComparison) -> String {
     }
 }
 
-fn clocksource_table(rows: &[&BenchComparison]) -> Table {
+pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
     let mut t = Table::new(&[
         ("kernel", Align::Left),
         ("fs", Align::Left),
@@ -274,7 +276,7 @@ fn runs_table(r: &BenchReport) -> Table {
     t
 }
 
-fn notes(r: &BenchReport) -> Vec<String> {
+pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
          {} ms per workload per visit; intervals: {:.0}% percentile bootstrap of the median, seed {}",

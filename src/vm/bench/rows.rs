@@ -121,6 +121,15 @@ pub struct BenchComparison {
     /// would be if every read the kernel really takes cost what the syscall-derived read costs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_predicted_delta_ns: Option<f64>,
+    /// Clocksource rows: the change of one read's cost timed by the kernel's tracer where the
+    /// op takes it ([`crate::vm::bench::readtime`]), the same timed inside the clock syscall,
+    /// and the model's reads × the first (the prediction at the in-path price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_read_in_path_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_read_in_syscall_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_in_path_delta_ns: Option<f64>,
     /// Clocksource rows that disagree: where the difference comes from, from the counted reads
     /// ([`crate::vm::bench::diagnosis::diagnosis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,6 +258,27 @@ pub(super) fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
     o.slot.costs.as_ref().map_or(f64::NAN, f)
 }
 
+/// The change of one read's traced cost from `from` to `to` in one context (the first boot
+/// that timed both).
+pub(super) fn read_time_delta(
+    k: &BenchKernel,
+    from: &str,
+    to: &str,
+    fs: &str,
+    workload: &str,
+) -> Option<Estimate> {
+    let find = |cs: &str, r: &super::reads::GuestReads| {
+        r.times
+            .iter()
+            .find(|t| t.clocksource == cs && t.fs == fs && t.workload == workload)
+            .cloned()
+    };
+    k.boots
+        .iter()
+        .filter_map(|b| b.reads.as_ref())
+        .find_map(|r| Some(super::readtime::delta(&find(from, r)?, &find(to, r)?)))
+}
+
 /// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
 pub(super) fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
     let v: Vec<f64> = k
@@ -336,6 +366,15 @@ pub(super) fn clocksource_row(
         .map(|((m, p), c)| {
             compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p.point, c.point)
         });
+    let in_path = read_time_delta(k, from, to, fs, workload);
+    let in_syscall = read_time_delta(k, from, to, "", super::readtime::SYSCALL);
+    let predicted_in_path = model
+        .as_ref()
+        .zip(in_path)
+        .zip(d_coarse)
+        .map(|((m, p), c)| {
+            compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p.point, c.point)
+        });
     let counted_from = counted_reads(k, from, fs, workload);
     let counted_to = counted_reads(k, to, fs, workload);
     let equivalence = if zero {
@@ -371,6 +410,9 @@ pub(super) fn clocksource_row(
         delta_coarse_read_ns: d_coarse,
         predicted_in_write_delta_ns: in_write,
         delta_precise_read_in_write_ns: d_in_write,
+        delta_read_in_path_ns: in_path,
+        delta_read_in_syscall_ns: in_syscall,
+        predicted_in_path_delta_ns: predicted_in_path,
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
