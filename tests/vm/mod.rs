@@ -217,13 +217,19 @@ fn report_with_vm_adds_the_guest_matrix() {
         .collect();
     assert_eq!(rows.len(), 2, "{b}");
     for c in rows {
-        assert_eq!((c["from"].as_str(), c["to"].as_str()), (Some("tsc"), Some("hpet")));
+        assert_eq!(
+            (c["from"].as_str(), c["to"].as_str()),
+            (Some("tsc"), Some("hpet"))
+        );
         assert!(
             ["agrees", "disagrees", "undecided"].contains(&c["verdict"].as_str().unwrap()),
             "{c}"
         );
         let m = &c["measured_delta_ns"];
-        assert!(m["lower"].as_f64().unwrap() <= m["upper"].as_f64().unwrap(), "{c}");
+        assert!(
+            m["lower"].as_f64().unwrap() <= m["upper"].as_f64().unwrap(),
+            "{c}"
+        );
         assert!(c["predicted_delta_ns"].is_number(), "{c}");
         assert!(c["noise_ns"].is_number(), "{c}");
     }

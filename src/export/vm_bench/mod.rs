@@ -167,7 +167,7 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
         ("measured Δ ns/op", Align::Right),
         ("predicted Δ", Align::Right),
         ("model precise/coarse per op", Align::Left),
-        ("Δ precise read ns", Align::Right),
+        ("Δ precise read ns: syscall; in path", Align::Right),
         ("counted reads/op", Align::Right),
         ("pairs", Align::Right),
         ("verdict", Align::Left),
@@ -186,7 +186,11 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
             signed(&c.measured_delta_ns),
             c.predicted_delta_ns.map_or("-".into(), ns),
             reads(c),
-            c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+            format!(
+                "{}; {}",
+                c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+                c.delta_read_in_path_ns.as_ref().map_or("-".into(), signed)
+            ),
             counted,
             c.pairs.to_string(),
             verdict_cell(c),

@@ -313,8 +313,16 @@ mod tests {
         assert!(e.equivalent);
         assert_eq!(verdict(&m, Some(0.56), true, e.equivalent), Verdict::Agrees);
         // Both edges count: inside on the left only is not equivalent.
-        assert!(!equivalence(est(30.0, -10.0, 58.5), 2900.0).unwrap().equivalent);
-        assert!(equivalence(est(0.0, -58.0, 58.0), 2900.0).unwrap().equivalent);
+        assert!(
+            !equivalence(est(30.0, -10.0, 58.5), 2900.0)
+                .unwrap()
+                .equivalent
+        );
+        assert!(
+            equivalence(est(0.0, -58.0, 58.0), 2900.0)
+                .unwrap()
+                .equivalent
+        );
         // The margin never rescues a row that predicts a change.
         assert_eq!(
             verdict(&est(10.0, 5.0, 15.0), Some(300.0), false, true),

@@ -194,7 +194,10 @@ mod tests {
             durations(trace, &["ktime_get_real_ts64"]),
             [512.0, 12345.0, 101_000.0]
         );
-        assert_eq!(durations(trace, &LEAVES), [512.0, 1250.0, 12345.0, 101_000.0]);
+        assert_eq!(
+            durations(trace, &LEAVES),
+            [512.0, 1250.0, 12345.0, 101_000.0]
+        );
         assert!(durations(trace, &["read_hpet"]).is_empty());
         assert!(durations("", &LEAVES).is_empty());
     }

@@ -122,14 +122,20 @@ pub struct BenchComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_predicted_delta_ns: Option<f64>,
     /// Clocksource rows: the change of one read's cost timed by the kernel's tracer where the
-    /// op takes it ([`crate::vm::bench::readtime`]), the same timed inside the clock syscall,
-    /// and the model's reads × the first (the prediction at the in-path price).
+    /// op takes it ([`crate::vm::bench::readtime`]), and the same timed inside the clock
+    /// syscall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_read_in_path_ns: Option<Estimate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_read_in_syscall_ns: Option<Estimate>,
+    /// Clocksource rows: the price of a precise read in `predicted_delta_ns`: `in-path` (the
+    /// change timed where the op takes it) or `syscall` (the paired syscall-derived change,
+    /// where the tracer timed no read in the op).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub predicted_in_path_delta_ns: Option<f64>,
+    pub precise_read_price: Option<String>,
+    /// Clocksource rows: the prediction at the syscall-derived price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_syscall_delta_ns: Option<f64>,
     /// Clocksource rows that disagree: where the difference comes from, from the counted reads
     /// ([`crate::vm::bench::diagnosis::diagnosis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,52 +331,29 @@ pub(super) fn clocksource_row(
         fs,
         median_of(&a, |o| o.ns_per_op),
     );
-    let (predicted, range) = match (&model, d_precise, d_coarse) {
-        (Some(m), Some(p), Some(c)) => (
-            Some(compare::predicted_delta(
-                m.precise_per_op,
-                m.coarse_per_op,
-                p.point,
-                c.point,
-            )),
-            Some(Estimate {
-                point: compare::predicted_delta(
-                    m.precise_per_op,
-                    m.coarse_per_op,
-                    p.point,
-                    c.point,
-                ),
-                lower: compare::predicted_delta(
-                    m.precise_per_op,
-                    m.coarse_per_op,
-                    p.lower,
-                    c.lower,
-                ),
-                upper: compare::predicted_delta(
-                    m.precise_per_op,
-                    m.coarse_per_op,
-                    p.upper,
-                    c.upper,
-                ),
-            }),
-        ),
-        _ => (None, None),
+    let in_path = read_time_delta(k, from, to, fs, workload);
+    let in_syscall = read_time_delta(k, from, to, "", super::readtime::SYSCALL);
+    // The price of a read is its change where the op takes it, when the tracer timed it there;
+    // else the syscall-derived change.
+    let price = in_path.or(d_precise);
+    let predict = |p: Option<Estimate>| {
+        let (m, p, c) = (model.as_ref()?, p?, d_coarse?);
+        let at = |p: f64, c: f64| compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p, c);
+        Some(Estimate {
+            point: at(p.point, c.point),
+            lower: at(p.lower, c.lower),
+            upper: at(p.upper, c.upper),
+        })
     };
+    let range = predict(price);
+    let predicted = range.map(|r| r.point);
+    let predicted_syscall = predict(d_precise).map(|r| r.point);
     let zero = model
         .as_ref()
         .is_some_and(|m| m.precise_per_op < ZERO_READS);
     let in_write = model
         .as_ref()
         .zip(d_in_write)
-        .zip(d_coarse)
-        .map(|((m, p), c)| {
-            compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p.point, c.point)
-        });
-    let in_path = read_time_delta(k, from, to, fs, workload);
-    let in_syscall = read_time_delta(k, from, to, "", super::readtime::SYSCALL);
-    let predicted_in_path = model
-        .as_ref()
-        .zip(in_path)
         .zip(d_coarse)
         .map(|((m, p), c)| {
             compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p.point, c.point)
@@ -412,12 +395,27 @@ pub(super) fn clocksource_row(
         delta_precise_read_in_write_ns: d_in_write,
         delta_read_in_path_ns: in_path,
         delta_read_in_syscall_ns: in_syscall,
-        predicted_in_path_delta_ns: predicted_in_path,
+        predicted_syscall_delta_ns: predicted_syscall,
+        precise_read_price: Some(
+            if in_path.is_some() {
+                "in-path"
+            } else {
+                "syscall"
+            }
+            .into(),
+        ),
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
         diagnosis: (verdict == Verdict::Disagrees)
-            .then(|| super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, d_precise))
+            .then(|| {
+                let at = if in_path.is_some() {
+                    "in the op's path"
+                } else {
+                    "as a syscall"
+                };
+                super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, price, at)
+            })
             .flatten(),
         equivalence,
         pairs: pairs.iter().map(Vec::len).sum(),
