@@ -233,7 +233,7 @@ pub struct BenchArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix",
+        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix,fifo1",
         value_name = "NAME"
     )]
     pub workload: Vec<LoopWorkload>,

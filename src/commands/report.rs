@@ -53,7 +53,7 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
 /// Runs `tscope report`; returns the exit code.
 pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
-    let progress = StderrProgress::steps(if cfg.vm { 6 } else { 5 });
+    let progress = StderrProgress::steps(if cfg.vm { 7 } else { 5 });
     let stop = super::stop_on_signal()?;
     let report = gather::run(&cfg, &progress);
     drop(progress);

@@ -256,6 +256,11 @@ impl ReportDocument<'_> {
             let bytes = super::export(m, super::Format::Markdown)?;
             out += &String::from_utf8_lossy(&bytes);
         }
+        if let Some(b) = &r.vm_bench {
+            out += "\n## Clock cost against throughput, inside a guest\n\n";
+            let command = crate::vm::bench::BenchConfig::for_report(None).command();
+            out += &super::vm_bench::report_section(b, &command);
+        }
         out += "\n## What a vfs_timestamp knob would buy here\n\nEach scenario replayed under \
                 every kernel model, priced with this machine's measured costs (`tscope simulate`; \
                 models and their sources in docs/kernel-models.md).\n";

@@ -82,6 +82,10 @@ pub struct Report {
     /// The guest matrix (`--vm`): the same probe and detect inside a Linux guest per
     /// clocksource.
     pub vm: Option<crate::vm::guest::matrix::GuestMatrix>,
+    /// Clock cost against throughput (`--vm`): `tscope vm bench`'s clocksource comparison in
+    /// one guest ([`crate::vm::bench::BenchConfig::for_report`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm_bench: Option<crate::vm::bench::BenchReport>,
     /// Parts that could not be produced, and why.
     pub skipped: Vec<String>,
 }
@@ -154,6 +158,12 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     } else {
         None
     };
+    let vm_bench = if cfg.vm {
+        progress.step("timing workloads on tsc against hpet in a guest");
+        vm_bench(cfg.guest_bin.clone(), progress, &mut skipped)
+    } else {
+        None
+    };
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -165,7 +175,30 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         sweep,
         workloads,
         vm,
+        vm_bench,
         skipped,
+    }
+}
+
+/// `tscope vm bench` as [`crate::vm::bench::BenchConfig::for_report`] sets it; what failed
+/// goes to `skipped`.
+fn vm_bench(
+    guest_bin: Option<std::path::PathBuf>,
+    progress: &dyn Progress,
+    skipped: &mut Vec<String>,
+) -> Option<crate::vm::bench::BenchReport> {
+    let cfg = crate::vm::bench::BenchConfig::for_report(guest_bin);
+    match crate::vm::bench::run(&cfg, progress) {
+        Ok(b) => {
+            if b.failed() {
+                skipped.push(format!("{}: a boot failed", cfg.command()));
+            }
+            Some(b)
+        }
+        Err(e) => {
+            skipped.push(format!("{}: {e:#}", cfg.command()));
+            None
+        }
     }
 }
 

@@ -201,6 +201,38 @@ fn report_with_vm_adds_the_guest_matrix() {
         }
     }
     assert!(checked >= 1, "{guests:?}");
+    // Clock cost against throughput: the bench's clocksource rows, each with its verdict.
+    assert!(
+        md.contains("## Clock cost against throughput, inside a guest"),
+        "{md}"
+    );
+    assert!(md.contains("tscope vm bench --kernel-package"), "{md}");
+    let b = &v["vm_bench"];
+    assert_eq!(b["boots"], 1, "{b}");
+    let rows: Vec<&serde_json::Value> = b["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "clocksource")
+        .collect();
+    assert_eq!(rows.len(), 2, "{b}");
+    for c in rows {
+        assert_eq!(
+            (c["from"].as_str(), c["to"].as_str()),
+            (Some("tsc"), Some("hpet"))
+        );
+        assert!(
+            ["agrees", "disagrees", "undecided"].contains(&c["verdict"].as_str().unwrap()),
+            "{c}"
+        );
+        let m = &c["measured_delta_ns"];
+        assert!(
+            m["lower"].as_f64().unwrap() <= m["upper"].as_f64().unwrap(),
+            "{c}"
+        );
+        assert!(c["predicted_delta_ns"].is_number(), "{c}");
+        assert!(c["noise_ns"].is_number(), "{c}");
+    }
 }
 
 /// The CI-sized kernel check: bookworm's 6.1 cloud kernel under TCG, pipe1 and write-stat on

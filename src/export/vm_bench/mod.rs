@@ -5,16 +5,18 @@
 use serde::Serialize;
 
 mod commit;
+mod report;
 mod svg;
 
 pub use commit::commit_message;
+pub use report::report_section;
 pub use svg::svg;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::fmt::ns;
 use crate::stats::Estimate;
-use crate::vm::bench::compare::{AGREE_WITHIN, LEVEL};
+use crate::vm::bench::compare::{AGREE_WITHIN, EQUIVALENCE_LEVEL, EQUIVALENCE_SHARE, LEVEL};
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 impl Render for BenchReport {
@@ -143,11 +145,20 @@ fn verdict_cell(c: &BenchComparison) -> String {
         crate::vm::bench::compare::Verdict::Undecided => {
             format!("undecided (noise ±{} ns)", ns(c.noise_ns))
         }
+        crate::vm::bench::compare::Verdict::Agrees
+            if c.equivalence.is_some_and(|e| e.equivalent)
+                && !crate::vm::bench::compare::holds(&c.measured_delta_ns, 0.0) =>
+        {
+            format!(
+                "agrees (equivalent: within ±{} ns)",
+                ns(c.equivalence.map_or(0.0, |e| e.margin_ns))
+            )
+        }
         v => v.name().into(),
     }
 }
 
-fn clocksource_table(rows: &[&BenchComparison]) -> Table {
+pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
     let mut t = Table::new(&[
         ("kernel", Align::Left),
         ("fs", Align::Left),
@@ -156,7 +167,7 @@ fn clocksource_table(rows: &[&BenchComparison]) -> Table {
         ("measured Δ ns/op", Align::Right),
         ("predicted Δ", Align::Right),
         ("model precise/coarse per op", Align::Left),
-        ("Δ precise read ns", Align::Right),
+        ("Δ precise read ns: syscall; in path", Align::Right),
         ("counted reads/op", Align::Right),
         ("pairs", Align::Right),
         ("verdict", Align::Left),
@@ -175,7 +186,11 @@ fn clocksource_table(rows: &[&BenchComparison]) -> Table {
             signed(&c.measured_delta_ns),
             c.predicted_delta_ns.map_or("-".into(), ns),
             reads(c),
-            c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+            format!(
+                "{}; {}",
+                c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
+                c.delta_read_in_path_ns.as_ref().map_or("-".into(), signed)
+            ),
             counted,
             c.pairs.to_string(),
             verdict_cell(c),
@@ -265,7 +280,7 @@ fn runs_table(r: &BenchReport) -> Table {
     t
 }
 
-fn notes(r: &BenchReport) -> Vec<String> {
+pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
          {} ms per workload per visit; intervals: {:.0}% percentile bootstrap of the median, seed {}",
@@ -285,9 +300,12 @@ fn notes(r: &BenchReport) -> Vec<String> {
     notes.push(format!(
         "verdict: agrees when the prediction lies in the measured interval or within {:.0}% of \
          the measured Δ and the interval excludes 0; a model without precise reads predicts no \
-         change and agrees with an interval that holds 0; undecided when the interval holds \
-         both 0 and the prediction (the noise is stated)",
-        AGREE_WITHIN * 100.0
+         change and agrees with an interval that holds 0, or whose {:.0}% interval lies within \
+         ±{:.0}% of the op (equivalent to 0: two one-sided tests); undecided when the interval \
+         holds both 0 and the prediction (the noise is stated)",
+        AGREE_WITHIN * 100.0,
+        EQUIVALENCE_LEVEL * 100.0,
+        EQUIVALENCE_SHARE * 100.0
     ));
     if r.comparisons.iter().any(|c| c.kind == "kernel") {
         notes.push(format!(

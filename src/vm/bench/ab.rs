@@ -73,12 +73,17 @@ pub(super) fn kernel_row(
         delta_coarse_read_ns: None,
         delta_precise_read_in_write_ns: None,
         predicted_in_write_delta_ns: None,
+        delta_read_in_path_ns: None,
+        delta_read_in_syscall_ns: None,
+        precise_read_price: None,
+        predicted_syscall_delta_ns: None,
         counted_reads_from: None,
         counted_reads_to: None,
         counted_predicted_delta_ns: None,
         diagnosis: None,
+        equivalence: None,
         pairs: a.len().min(b.len()),
         noise_ns: compare::noise(&measured),
-        verdict: compare::verdict(&measured, predicted, zero),
+        verdict: compare::verdict(&measured, predicted, zero, false),
     })
 }

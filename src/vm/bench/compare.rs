@@ -20,6 +20,38 @@ pub const LEVEL: f64 = 0.95;
 pub const AGREE_WITHIN: f64 = 0.15;
 /// A model with fewer precise (clocksource) reads per op than this predicts no change.
 pub const ZERO_READS: f64 = 0.005;
+/// The margin of practical equivalence of a row that predicts no change, as a share of the
+/// op's ns on `from`: a change smaller than this is no change worth the name.
+pub const EQUIVALENCE_SHARE: f64 = 0.02;
+/// The level of the interval the equivalence test reads: two one-sided tests at 5% each hold
+/// exactly when the 90% interval lies inside the margin (Schuirmann 1987).
+pub const EQUIVALENCE_LEVEL: f64 = 0.90;
+
+/// The test of practical equivalence (TOST) of a row that predicts no change: whether the
+/// measured change is shown to lie within ±`margin_ns` of 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Equivalence {
+    /// [`EQUIVALENCE_SHARE`] × the op's ns on `from`.
+    pub margin_ns: f64,
+    /// The measured change's [`EQUIVALENCE_LEVEL`] interval.
+    pub interval_ns: Estimate,
+    /// Whether that interval lies inside ±`margin_ns`.
+    pub equivalent: bool,
+}
+
+/// The equivalence test of a change whose [`EQUIVALENCE_LEVEL`] interval is `interval` on an
+/// op of `op_ns`; `None` when the op's ns is not a positive number.
+pub fn equivalence(interval: Estimate, op_ns: f64) -> Option<Equivalence> {
+    if !(op_ns.is_finite() && op_ns > 0.0) {
+        return None;
+    }
+    let margin_ns = EQUIVALENCE_SHARE * op_ns;
+    Some(Equivalence {
+        margin_ns,
+        interval_ns: interval,
+        equivalent: -margin_ns <= interval.lower && interval.upper <= margin_ns,
+    })
+}
 
 /// How a measured change compares with the model's prediction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +105,11 @@ fn non_empty(groups: &[Vec<f64>]) -> Vec<&[f64]> {
 /// The median of every value of `groups` (boots × rounds) with its hierarchical bootstrap
 /// interval; `None` without values.
 pub fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
+    median_interval_at(groups, seed, LEVEL)
+}
+
+/// [`median_interval`] at confidence `level`.
+pub fn median_interval_at(groups: &[Vec<f64>], seed: u64, level: f64) -> Option<Estimate> {
     let g = non_empty(groups);
     let all: Vec<f64> = g.iter().flat_map(|x| x.iter().copied()).collect();
     let point = stats::median(&all)?;
@@ -88,18 +125,23 @@ pub fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
             reps.push(m);
         }
     }
-    stats::percentile_interval(&reps, point, LEVEL)
+    stats::percentile_interval(&reps, point, level)
 }
 
 /// The change `to − from` measured in pairs taken side by side (one pair per round, grouped
 /// by boot, so the boot's speed cancels within each pair): the median of the differences with
 /// its hierarchical interval.
 pub fn paired_delta(groups: &[Vec<(f64, f64)>], seed: u64) -> Option<Estimate> {
+    paired_delta_at(groups, seed, LEVEL)
+}
+
+/// [`paired_delta`] at confidence `level`.
+pub fn paired_delta_at(groups: &[Vec<(f64, f64)>], seed: u64, level: f64) -> Option<Estimate> {
     let d: Vec<Vec<f64>> = groups
         .iter()
         .map(|g| g.iter().map(|(from, to)| to - from).collect())
         .collect();
-    median_interval(&d, seed)
+    median_interval_at(&d, seed, level)
 }
 
 /// The relative change `median(other) / median(base) − 1` between two independent samples
@@ -166,12 +208,18 @@ pub fn predicted_delta(
 ///
 /// - A prediction of no change (`zero_predicted`: the model has no precise read in the op)
 ///   agrees when the interval holds 0 (or the prediction, or lies within
-///   [`AGREE_WITHIN`] of the point), else disagrees.
+///   [`AGREE_WITHIN`] of the point), or when the change is shown equivalent to 0
+///   (`equivalent`: [`equivalence`]), else disagrees.
 /// - Otherwise the prediction agrees when the interval holds it or it lies within
 ///   [`AGREE_WITHIN`] of the point, provided the interval excludes 0; when the interval holds
 ///   0 as well the change is under the noise: undecided. A prediction the interval rules out
 ///   disagrees.
-pub fn verdict(measured: &Estimate, predicted: Option<f64>, zero_predicted: bool) -> Verdict {
+pub fn verdict(
+    measured: &Estimate,
+    predicted: Option<f64>,
+    zero_predicted: bool,
+    equivalent: bool,
+) -> Verdict {
     let Some(p) = predicted.filter(|p| p.is_finite()) else {
         return Verdict::Undecided;
     };
@@ -180,6 +228,7 @@ pub fn verdict(measured: &Estimate, predicted: Option<f64>, zero_predicted: bool
     let has_zero = holds(measured, 0.0);
     match (zero_predicted, near, has_zero) {
         (true, true, _) | (true, _, true) => Verdict::Agrees,
+        (true, false, false) if equivalent => Verdict::Agrees,
         (true, false, false) => Verdict::Disagrees,
         (false, true, false) => Verdict::Agrees,
         (false, true, true) => Verdict::Undecided,
@@ -203,51 +252,100 @@ mod tests {
     fn verdict_rules() {
         // In the interval, clear of zero.
         assert_eq!(
-            verdict(&est(600.0, 500.0, 700.0), Some(650.0), false),
+            verdict(&est(600.0, 500.0, 700.0), Some(650.0), false, false),
             Verdict::Agrees
         );
         // Outside the interval but within 15% of the point.
         assert_eq!(
-            verdict(&est(600.0, 590.0, 610.0), Some(680.0), false),
+            verdict(&est(600.0, 590.0, 610.0), Some(680.0), false, false),
             Verdict::Agrees
         );
         // Ruled out.
         assert_eq!(
-            verdict(&est(600.0, 590.0, 610.0), Some(300.0), false),
+            verdict(&est(600.0, 590.0, 610.0), Some(300.0), false, false),
             Verdict::Disagrees
         );
         assert_eq!(
-            verdict(&est(10.0, -50.0, 60.0), Some(600.0), false),
+            verdict(&est(10.0, -50.0, 60.0), Some(600.0), false, false),
             Verdict::Disagrees
         );
         // Under the noise: the interval holds 0 and the prediction.
         assert_eq!(
-            verdict(&est(100.0, -200.0, 400.0), Some(300.0), false),
+            verdict(&est(100.0, -200.0, 400.0), Some(300.0), false, false),
             Verdict::Undecided
         );
         // No model.
         assert_eq!(
-            verdict(&est(100.0, 50.0, 150.0), None, false),
+            verdict(&est(100.0, 50.0, 150.0), None, false, false),
             Verdict::Undecided
         );
         assert_eq!(
-            verdict(&est(100.0, 50.0, 150.0), Some(f64::NAN), false),
+            verdict(&est(100.0, 50.0, 150.0), Some(f64::NAN), false, false),
             Verdict::Undecided
         );
         // Predicting zero: consistent with zero agrees, a clear change disagrees.
         assert_eq!(
-            verdict(&est(5.0, -20.0, 30.0), Some(0.4), true),
+            verdict(&est(5.0, -20.0, 30.0), Some(0.4), true, false),
             Verdict::Agrees
         );
         assert_eq!(
-            verdict(&est(300.0, 200.0, 400.0), Some(0.4), true),
+            verdict(&est(300.0, 200.0, 400.0), Some(0.4), true, false),
             Verdict::Disagrees
         );
         // A zero point never divides.
         assert_eq!(
-            verdict(&est(0.0, 0.0, 0.0), Some(1.0), false),
+            verdict(&est(0.0, 0.0, 0.0), Some(1.0), false, false),
             Verdict::Disagrees
         );
+    }
+
+    #[test]
+    fn a_zero_row_agrees_when_equivalent_within_the_margin() {
+        // 6.1 pipe1's figures: the 95% interval excludes 0, by 4 ns of a 2.9 µs op.
+        let m = est(-40.3, -93.8, -3.73);
+        assert_eq!(verdict(&m, Some(0.56), true, false), Verdict::Disagrees);
+        // 2% of 2,900 ns is ±58 ns: a 90% interval of [-80, -10] is not inside it …
+        let e = equivalence(est(-40.3, -80.0, -10.0), 2900.0).unwrap();
+        assert!((e.margin_ns - 58.0).abs() < 1e-9);
+        assert!(!e.equivalent);
+        // … one of [-55, -12] is, on both sides: the two one-sided tests pass.
+        let e = equivalence(est(-40.3, -55.0, -12.0), 2900.0).unwrap();
+        assert!(e.equivalent);
+        assert_eq!(verdict(&m, Some(0.56), true, e.equivalent), Verdict::Agrees);
+        // Both edges count: inside on the left only is not equivalent.
+        assert!(
+            !equivalence(est(30.0, -10.0, 58.5), 2900.0)
+                .unwrap()
+                .equivalent
+        );
+        assert!(
+            equivalence(est(0.0, -58.0, 58.0), 2900.0)
+                .unwrap()
+                .equivalent
+        );
+        // The margin never rescues a row that predicts a change.
+        assert_eq!(
+            verdict(&est(10.0, 5.0, 15.0), Some(300.0), false, true),
+            Verdict::Disagrees
+        );
+        // No op time, no margin.
+        assert_eq!(equivalence(est(0.0, -1.0, 1.0), 0.0), None);
+        assert_eq!(equivalence(est(0.0, -1.0, 1.0), f64::NAN), None);
+    }
+
+    #[test]
+    fn the_equivalence_interval_is_narrower() {
+        let pairs: Vec<Vec<(f64, f64)>> = (0..3)
+            .map(|b| {
+                (0..12)
+                    .map(|r| (1000.0, 1000.0 + f64::from(b * 12 + r) - 18.0))
+                    .collect()
+            })
+            .collect();
+        let wide = paired_delta(&pairs, 9).unwrap();
+        let narrow = paired_delta_at(&pairs, 9, EQUIVALENCE_LEVEL).unwrap();
+        assert_eq!(wide.point, narrow.point);
+        assert!(wide.lower <= narrow.lower && narrow.upper <= wide.upper);
     }
 
     #[test]

@@ -7,13 +7,15 @@ use crate::stats::Estimate;
 
 /// Where a disagreeing clocksource row's difference comes from: the kernel's counted
 /// clocksource reads against the model's (a read the model misses), or, when they match, the
-/// change per counted read against the syscall-derived change of one read (an in-kernel read
-/// that costs more or less than the syscall says). `None` without a model.
+/// change per counted read against the priced change of one read (`price`, measured
+/// `price_where`: in the op's own path, or as a syscall): a read whose cost in the op differs
+/// from the price. `None` without a model.
 pub fn diagnosis(
     measured: &Estimate,
     model: Option<&ModelReads>,
     counted: Option<f64>,
     d_precise: Option<Estimate>,
+    price_where: &str,
 ) -> Option<String> {
     let m = model?;
     let Some(n) = counted else {
@@ -40,13 +42,14 @@ pub fn diagnosis(
     }
     Some(format!(
         "the kernel reads the clocksource {n:.2} times per op, as the model says ({:.2}): the \
-         change per read is {} ns [{}, {}] in the workload against {} ns measured as a \
-         syscall, so the in-kernel read costs {} than the syscall-derived read",
+         change per read is {} ns [{}, {}] in the workload against {} ns measured {}, so \
+         the read costs {} in the op than its price",
         m.precise_per_op,
         crate::fmt::ns(measured.point / n),
         crate::fmt::ns(measured.lower / n),
         crate::fmt::ns(measured.upper / n),
         crate::fmt::ns(d.point),
+        price_where,
         if measured.point / n > d.point {
             "more"
         } else {

@@ -303,8 +303,14 @@ pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
     }
     let reads = num("tscope.reads=", 0);
     if reads > 0 {
-        let (counts, errors) = super::reads::count(&clocksources, &plan, reads);
-        let r = super::reads::GuestReads { counts, errors };
+        let (counts, mut errors) = super::reads::count(&clocksources, &plan, reads);
+        let (times, timing_errors) = super::readtime::time(&clocksources, &plan, reads);
+        errors.extend(timing_errors);
+        let r = super::reads::GuestReads {
+            counts,
+            errors,
+            times,
+        };
         section(out, "reads", &serde_json::to_string(&r)?);
     }
     Ok(())

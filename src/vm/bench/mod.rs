@@ -21,6 +21,7 @@ mod host;
 pub mod loops;
 pub mod predict;
 pub mod reads;
+pub mod readtime;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -121,6 +122,50 @@ impl BenchConfig {
             count_reads: 300,
             console_dir: None,
         }
+    }
+}
+
+/// The kernel `tscope report --vm` times: the newest Debian cloud kernel, whose write path
+/// takes precise (clocksource) reads, so that its clocksource rows predict a change.
+pub const REPORT_KERNEL: &str = "linux-image-cloud-amd64@sid";
+/// The workloads `tscope report --vm` times: one whose model predicts a change on that kernel
+/// (write-stat) and one that predicts none (pipe1).
+pub const REPORT_WORKLOADS: [&str; 2] = ["pipe1", "write-stat"];
+/// Rounds of the report's one boot.
+pub const REPORT_ROUNDS: u32 = 8;
+
+impl BenchConfig {
+    /// What `tscope report --vm` runs: [`REPORT_KERNEL`], tsc against hpet alternated in
+    /// [`REPORT_ROUNDS`] rounds of one boot, [`REPORT_WORKLOADS`] on tmpfs, the read-counting
+    /// pass.
+    pub fn for_report(guest_bin: Option<PathBuf>) -> Self {
+        BenchConfig {
+            kernels: vec![KernelSource::Package(REPORT_KERNEL.into())],
+            workloads: REPORT_WORKLOADS.iter().map(|w| w.to_string()).collect(),
+            boots: 1,
+            rounds: REPORT_ROUNDS,
+            guest_bin,
+            ..BenchConfig::new()
+        }
+    }
+
+    /// The `tscope vm bench` command line that repeats this configuration's defaults-only
+    /// parts (kernel packages, workloads, boots, rounds).
+    pub fn command(&self) -> String {
+        let mut c = String::from("tscope vm bench");
+        for k in &self.kernels {
+            match k {
+                KernelSource::Package(p) => c += &format!(" --kernel-package {p}"),
+                KernelSource::Path(p) => c += &format!(" --kernel {}", p.display()),
+            }
+        }
+        c += &format!(
+            " --workload {} --boots {} --rounds {}",
+            self.workloads.join(","),
+            self.boots,
+            self.rounds
+        );
+        c
     }
 }
 

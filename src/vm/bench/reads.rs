@@ -52,6 +52,9 @@ pub struct ReadCount {
 pub struct GuestReads {
     pub counts: Vec<ReadCount>,
     pub errors: Vec<String>,
+    /// Each read's cost where the op takes it ([`super::readtime`]).
+    #[serde(default)]
+    pub times: Vec<super::readtime::ReadTime>,
 }
 
 /// The read callback of `clocksource`.

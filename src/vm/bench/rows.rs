@@ -121,10 +121,29 @@ pub struct BenchComparison {
     /// would be if every read the kernel really takes cost what the syscall-derived read costs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_predicted_delta_ns: Option<f64>,
+    /// Clocksource rows: the change of one read's cost timed by the kernel's tracer where the
+    /// op takes it ([`crate::vm::bench::readtime`]), and the same timed inside the clock
+    /// syscall.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_read_in_path_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_read_in_syscall_ns: Option<Estimate>,
+    /// Clocksource rows: the price of a precise read in `predicted_delta_ns`: `in-path` (the
+    /// change timed where the op takes it) or `syscall` (the paired syscall-derived change,
+    /// where the tracer timed no read in the op).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precise_read_price: Option<String>,
+    /// Clocksource rows: the prediction at the syscall-derived price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_syscall_delta_ns: Option<f64>,
     /// Clocksource rows that disagree: where the difference comes from, from the counted reads
     /// ([`crate::vm::bench::diagnosis::diagnosis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<String>,
+    /// Clocksource rows whose model predicts no change: the test of practical equivalence
+    /// ([`compare::equivalence`]); a row shown equivalent to 0 agrees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<compare::Equivalence>,
     /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
     pub pairs: usize,
     /// Half the measured interval's width, ns.
@@ -245,6 +264,27 @@ pub(super) fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
     o.slot.costs.as_ref().map_or(f64::NAN, f)
 }
 
+/// The change of one read's traced cost from `from` to `to` in one context (the first boot
+/// that timed both).
+pub(super) fn read_time_delta(
+    k: &BenchKernel,
+    from: &str,
+    to: &str,
+    fs: &str,
+    workload: &str,
+) -> Option<Estimate> {
+    let find = |cs: &str, r: &super::reads::GuestReads| {
+        r.times
+            .iter()
+            .find(|t| t.clocksource == cs && t.fs == fs && t.workload == workload)
+            .cloned()
+    };
+    k.boots
+        .iter()
+        .filter_map(|b| b.reads.as_ref())
+        .find_map(|r| Some(super::readtime::delta(&find(from, r)?, &find(to, r)?)))
+}
+
 /// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
 pub(super) fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
     let v: Vec<f64> = k
@@ -291,37 +331,23 @@ pub(super) fn clocksource_row(
         fs,
         median_of(&a, |o| o.ns_per_op),
     );
-    let (predicted, range) = match (&model, d_precise, d_coarse) {
-        (Some(m), Some(p), Some(c)) => (
-            Some(compare::predicted_delta(
-                m.precise_per_op,
-                m.coarse_per_op,
-                p.point,
-                c.point,
-            )),
-            Some(Estimate {
-                point: compare::predicted_delta(
-                    m.precise_per_op,
-                    m.coarse_per_op,
-                    p.point,
-                    c.point,
-                ),
-                lower: compare::predicted_delta(
-                    m.precise_per_op,
-                    m.coarse_per_op,
-                    p.lower,
-                    c.lower,
-                ),
-                upper: compare::predicted_delta(
-                    m.precise_per_op,
-                    m.coarse_per_op,
-                    p.upper,
-                    c.upper,
-                ),
-            }),
-        ),
-        _ => (None, None),
+    let in_path = read_time_delta(k, from, to, fs, workload);
+    let in_syscall = read_time_delta(k, from, to, "", super::readtime::SYSCALL);
+    // The price of a read is its change where the op takes it, when the tracer timed it there;
+    // else the syscall-derived change.
+    let price = in_path.or(d_precise);
+    let predict = |p: Option<Estimate>| {
+        let (m, p, c) = (model.as_ref()?, p?, d_coarse?);
+        let at = |p: f64, c: f64| compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p, c);
+        Some(Estimate {
+            point: at(p.point, c.point),
+            lower: at(p.lower, c.lower),
+            upper: at(p.upper, c.upper),
+        })
     };
+    let range = predict(price);
+    let predicted = range.map(|r| r.point);
+    let predicted_syscall = predict(d_precise).map(|r| r.point);
     let zero = model
         .as_ref()
         .is_some_and(|m| m.precise_per_op < ZERO_READS);
@@ -334,7 +360,18 @@ pub(super) fn clocksource_row(
         });
     let counted_from = counted_reads(k, from, fs, workload);
     let counted_to = counted_reads(k, to, fs, workload);
-    let verdict = compare::verdict(&measured, predicted, zero);
+    let equivalence = if zero {
+        compare::paired_delta_at(&pairs, seed(), compare::EQUIVALENCE_LEVEL)
+            .and_then(|e| compare::equivalence(e, median_of(&a, |o| o.ns_per_op)))
+    } else {
+        None
+    };
+    let verdict = compare::verdict(
+        &measured,
+        predicted,
+        zero,
+        equivalence.is_some_and(|e| e.equivalent),
+    );
     Some(BenchComparison {
         kind: "clocksource".into(),
         kernel_release: Some(release(k)),
@@ -356,12 +393,31 @@ pub(super) fn clocksource_row(
         delta_coarse_read_ns: d_coarse,
         predicted_in_write_delta_ns: in_write,
         delta_precise_read_in_write_ns: d_in_write,
+        delta_read_in_path_ns: in_path,
+        delta_read_in_syscall_ns: in_syscall,
+        predicted_syscall_delta_ns: predicted_syscall,
+        precise_read_price: Some(
+            if in_path.is_some() {
+                "in-path"
+            } else {
+                "syscall"
+            }
+            .into(),
+        ),
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
         diagnosis: (verdict == Verdict::Disagrees)
-            .then(|| super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, d_precise))
+            .then(|| {
+                let at = if in_path.is_some() {
+                    "in the op's path"
+                } else {
+                    "as a syscall"
+                };
+                super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, price, at)
+            })
             .flatten(),
+        equivalence,
         pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,

@@ -372,3 +372,48 @@ fn recorded_consoles_give_every_row_a_verdict() {
         assert_eq!(k.kernels.as_ref().unwrap().len(), 2);
     }
 }
+
+/// A 7.2 boot (2 rounds, pipe1 and write-stat) whose read pass timed the precise-read leaves
+/// with function_graph, on tsc and on hpet, in a clock syscall loop and in each workload.
+const CONSOLE_7_2_TIMES: &str = include_str!("../../../tests/data/vm-bench/7.2-readtime.console");
+
+#[test]
+fn the_in_path_read_time_prices_the_prediction() {
+    let k = recorded(CONSOLE_7_2_TIMES);
+    let times = &k.boots[0].reads.as_ref().unwrap().times;
+    let get = |cs: &str, w: &str| {
+        times
+            .iter()
+            .find(|t| t.clocksource == cs && t.workload == w)
+            .unwrap_or_else(|| panic!("no {cs} {w}"))
+            .read_ns
+            .point
+    };
+    let (sys, path) = (
+        get("hpet", super::readtime::SYSCALL) - get("tsc", super::readtime::SYSCALL),
+        get("hpet", "write-stat") - get("tsc", "write-stat"),
+    );
+    // pipe1 takes no precise read on 7.2: nothing traced there.
+    assert!(times.iter().all(|t| t.workload != "pipe1"));
+    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    super::fill::fill(&mut r);
+    let row = |w: &str| {
+        r.comparisons
+            .iter()
+            .find(|c| c.kind == "clocksource" && c.workload == w)
+            .unwrap()
+    };
+    let ws = row("write-stat");
+    assert_eq!(ws.precise_read_price.as_deref(), Some("in-path"));
+    assert_eq!(ws.delta_read_in_path_ns.unwrap().point, path);
+    assert_eq!(ws.delta_read_in_syscall_ns.unwrap().point, sys);
+    let m = ws.model_from.as_ref().unwrap();
+    let d_coarse = ws.delta_coarse_read_ns.unwrap().point;
+    let at = |p: f64| m.precise_per_op * p + m.coarse_per_op * d_coarse;
+    assert!((ws.predicted_delta_ns.unwrap() - at(path)).abs() < 1e-9);
+    let d_syscall = ws.delta_precise_read_ns.unwrap().point;
+    assert!((ws.predicted_syscall_delta_ns.unwrap() - at(d_syscall)).abs() < 1e-9);
+    let p1 = row("pipe1");
+    assert_eq!(p1.precise_read_price.as_deref(), Some("syscall"));
+    assert!(p1.delta_read_in_path_ns.is_none());
+}

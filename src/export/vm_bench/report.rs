@@ -1,0 +1,48 @@
+//! The section of `tscope report --vm` on clock cost against throughput: what was run, the
+//! clocksource rows and the notes of [`super::Render::blocks`], as Markdown.
+
+use super::{clocksource_table, notes};
+use crate::vm::bench::{BenchComparison, BenchReport};
+
+/// The report's section body (no heading): what was run and how to repeat it (`command`),
+/// the clocksource rows with their verdicts, and the notes.
+pub fn report_section(r: &BenchReport, command: &str) -> String {
+    let kernels: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|k| {
+            k.kernel_release
+                .clone()
+                .unwrap_or_else(|| k.kernel_package.clone())
+        })
+        .collect();
+    let mut out = format!(
+        "`tscope vm bench` (docs/vm.md) in {} boot(s) of {} ({}), switching the clocksource \
+         at run time between {} in {} round(s) (A B, then B A), {} on {}: the change in ns \
+         per op when every precise timestamp gets dearer, against the Linux model's precise \
+         reads per op × the change of the read's cost measured in the same guest. Repeat \
+         with `{command}`.\n\n",
+        r.boots,
+        kernels.join(", "),
+        r.accel.used.name(),
+        r.clocksources.join(" and "),
+        r.rounds,
+        r.workloads.join(" and "),
+        r.filesystems.join(", "),
+    );
+    let rows: Vec<&BenchComparison> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "clocksource")
+        .collect();
+    if rows.is_empty() {
+        out += "No clocksource row: no pair of slots ran (see the warnings).\n";
+    } else {
+        out += &clocksource_table(&rows).markdown();
+    }
+    out += "\n";
+    for n in notes(r) {
+        out += &format!("- {n}\n");
+    }
+    out
+}
