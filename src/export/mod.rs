@@ -35,6 +35,7 @@ mod detect;
 mod document;
 mod explain;
 pub mod file;
+mod histogram;
 mod knob;
 mod palette;
 mod probe;
