@@ -17,7 +17,12 @@ fn native_run_is_not_trapped_and_honours_the_contract() {
         let verdict = &v["verdicts"][name];
         assert_eq!(verdict["holds"], false, "{name}: {verdict}");
         assert!(verdict["summary"].as_str().unwrap().contains("native"));
-        assert!(verdict["evidence"]["probe_cost_ns"]["point"].as_f64().unwrap() > 0.0);
+        assert!(
+            verdict["evidence"]["probe_cost_ns"]["point"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
         assert_distribution(name, &verdict["evidence"]);
     }
     // This machine's clocksource is vDSO-capable: monotonic is served without a syscall.

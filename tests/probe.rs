@@ -191,7 +191,10 @@ fn histogram_counts_add_up() {
             assert_eq!(b["le_ns"].as_u64().unwrap(), (1u64 << i) - 1, "{id}");
         }
         let backwards = v["backwards"].as_u64().unwrap();
-        assert_eq!(v["reads"].as_u64().unwrap(), deltas + backwards + reads_not_paired(&v));
+        assert_eq!(
+            v["reads"].as_u64().unwrap(),
+            deltas + backwards + reads_not_paired(&v)
+        );
         // The exact list ascends and stops at the cutoff; the largest is always there.
         let obs = v["observed"].as_array().unwrap();
         let ns: Vec<u64> = obs.iter().map(|o| o["ns"].as_u64().unwrap()).collect();
@@ -213,7 +216,13 @@ fn reads_not_paired(v: &serde_json::Value) -> u64 {
 #[test]
 fn histogram_prints_as_pg_test_timing_does() {
     let out = tscope()
-        .args(["probe", "--histogram", "vdso:monotonic", "--duration", "0.1"])
+        .args([
+            "probe",
+            "--histogram",
+            "vdso:monotonic",
+            "--duration",
+            "0.1",
+        ])
         .args(["--cutoff", "90"])
         .output()
         .unwrap();
@@ -227,14 +236,30 @@ fn histogram_prints_as_pg_test_timing_does() {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
     let md = tscope()
-        .args(["probe", "--histogram", "vdso:monotonic", "--duration", "0.1"])
+        .args([
+            "probe",
+            "--histogram",
+            "vdso:monotonic",
+            "--duration",
+            "0.1",
+        ])
         .arg("--markdown")
         .output()
         .unwrap();
     let md = String::from_utf8(md.stdout).unwrap();
-    assert!(md.contains("| <= ns | % of total | running % | count |"), "{md}");
+    assert!(
+        md.contains("| <= ns | % of total | running % | count |"),
+        "{md}"
+    );
     let csv = tscope()
-        .args(["probe", "--histogram", "rdtsc", "--duration", "0.1", "--csv"])
+        .args([
+            "probe",
+            "--histogram",
+            "rdtsc",
+            "--duration",
+            "0.1",
+            "--csv",
+        ])
         .output()
         .unwrap();
     let csv = String::from_utf8(csv.stdout).unwrap();
@@ -245,12 +270,24 @@ fn histogram_prints_as_pg_test_timing_does() {
 #[test]
 fn histogram_refuses_what_is_no_clock() {
     for (args, msg) in [
-        (vec!["--histogram", "vdso:bogus"], "unknown source 'vdso:bogus'"),
+        (
+            vec!["--histogram", "vdso:bogus"],
+            "unknown source 'vdso:bogus'",
+        ),
         (vec!["--histogram", "cpuid"], "reads no time"),
-        (vec!["--histogram", "rdtsc", "--duration", "0"], "--duration 0"),
-        (vec!["--histogram", "rdtsc", "--cutoff", "101"], "--cutoff 101"),
+        (
+            vec!["--histogram", "rdtsc", "--duration", "0"],
+            "--duration 0",
+        ),
+        (
+            vec!["--histogram", "rdtsc", "--cutoff", "101"],
+            "--cutoff 101",
+        ),
         (vec!["--duration", "1"], "--histogram"),
-        (vec!["--histogram", "rdtsc", "--source", "rdtsc"], "cannot be used"),
+        (
+            vec!["--histogram", "rdtsc", "--source", "rdtsc"],
+            "cannot be used",
+        ),
     ] {
         tscope()
             .arg("probe")

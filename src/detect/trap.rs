@@ -193,10 +193,18 @@ pub fn measure(cpu: &CpuidFacts, cfg: &TrapConfig) -> TrapSamples {
             return out;
         }
         let original = sys::cpu::allowed_cpus().ok();
-        let pinned = sys::cpu::current_cpu().and_then(sys::cpu::pin_to_cpu).is_ok();
+        let pinned = sys::cpu::current_cpu()
+            .and_then(sys::cpu::pin_to_cpu)
+            .is_ok();
         let wanted = [true, true, true, true, cpu.rdtscp];
         let d = sample(cfg, &wanted, &mut out);
-        [out.native, out.cpuid, out.null_syscall, out.rdtsc, out.rdtscp] = d;
+        [
+            out.native,
+            out.cpuid,
+            out.null_syscall,
+            out.rdtsc,
+            out.rdtscp,
+        ] = d;
         if let (true, Some(cpus)) = (pinned, original) {
             let _ = sys::cpu::set_affinity(&cpus);
         }

@@ -174,7 +174,12 @@ fn markdown(h: &Histogram) -> Vec<Block> {
         observed.row(cells(o.ns, o.percent, o.running_percent, o.count));
     }
     if let Some(l) = largest_apart(h) {
-        observed.row(vec!["...".into(), String::new(), String::new(), String::new()]);
+        observed.row(vec![
+            "...".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
         observed.row(cells(l.ns, l.percent, l.running_percent, l.count));
     }
     vec![

@@ -296,7 +296,9 @@ fn unreadable(src: Source) -> Option<String> {
         Source::Rdtscp if !machine::gather().tsc.rdtscp => {
             Some("CPUID.80000001H:EDX[27] (RDTSCP) is clear".into())
         }
-        Source::Vdso(c) => clock::vdso_clock_gettime(c.id()).err().map(|e| e.to_string()),
+        Source::Vdso(c) => clock::vdso_clock_gettime(c.id())
+            .err()
+            .map(|e| e.to_string()),
         Source::Syscall(c) => clock::syscall_clock_gettime(c.id())
             .err()
             .map(|e| e.to_string()),

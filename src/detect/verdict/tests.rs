@@ -2,8 +2,8 @@
 //! `tscope probe --json` with and without `--emulate-trap`), not invented ones.
 
 use super::*;
-use crate::stats::Estimate;
 use crate::detect::sync::{PairResult, SyncResult};
+use crate::stats::Estimate;
 
 fn est(p: f64) -> Option<Estimate> {
     Some(Estimate {

@@ -56,8 +56,7 @@ fn floor(s: &TrapSamples, ns_per_cycle: f64) -> (Option<f64>, &'static str, bool
 fn cpuid_exits(s: &TrapSamples, ns_per_cycle: f64) -> bool {
     s.hypervisor
         && s.hypervisor_vendor.as_deref() != Some("QEMU TCG")
-        && s
-            .cpuid
+        && s.cpuid
             .is_some_and(|d| d.cost_ns.p10 >= EXIT_MIN_CYCLES * ns_per_cycle)
 }
 
