@@ -238,7 +238,9 @@ fn sample(
     let ks: Vec<u64> = (0..subjects::COUNT)
         .map(|i| batch_size(|k| subjects::run(i, k), target))
         .collect();
-    let mut costs: Vec<Vec<f64>> = vec![Vec::with_capacity(cfg.samples); subjects::COUNT];
+    let mut costs: Vec<Vec<f64>> = (0..subjects::COUNT)
+        .map(|_| Vec::with_capacity(cfg.samples))
+        .collect();
     loop {
         let mut any = false;
         for i in (0..subjects::COUNT).filter(|&i| wanted[i]) {
