@@ -81,7 +81,7 @@ pub struct Distribution {
 /// What [`measure`] found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrapSamples {
-    /// The CPUID hypervisor bit (CPUID.1:ECX[31]).
+    /// The CPUID hypervisor bit (`CPUID.1:ECX[31]`).
     pub hypervisor: bool,
     /// The hypervisor's name from its CPUID signature (`"KVM"`, `"QEMU TCG"` …).
     pub hypervisor_vendor: Option<String>,
