@@ -17,7 +17,13 @@ fn native_run_is_not_trapped_and_honours_the_contract() {
         let verdict = &v["verdicts"][name];
         assert_eq!(verdict["holds"], false, "{name}: {verdict}");
         assert!(verdict["summary"].as_str().unwrap().contains("native"));
-        assert!(verdict["evidence"]["cost_ns"]["point"].as_f64().unwrap() > 0.0);
+        assert!(
+            verdict["evidence"]["probe_cost_ns"]["point"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+        assert_distribution(name, &verdict["evidence"]);
     }
     // This machine's clocksource is vDSO-capable: monotonic is served without a syscall.
     if v["facts"]["clocksource"]["current"] == "tsc" {
@@ -40,10 +46,14 @@ fn emulated_trap_is_detected() {
     for name in ["rdtsc_trapped", "rdtscp_trapped"] {
         let verdict = &v["verdicts"][name];
         assert_eq!(verdict["holds"], true, "{name}: {verdict}");
-        let ratio = verdict["evidence"]["ratio_to_null_syscall"]
-            .as_f64()
-            .unwrap();
-        assert!(ratio > 1.0, "{name}: {ratio}");
+        assert_eq!(verdict["state"], "yes", "{name}: {verdict}");
+        let e = &verdict["evidence"];
+        assert_distribution(name, e);
+        // Even the fastest tenth of the reads costs more than the trap floor.
+        let ratio = e["ratio_p10_to_floor"].as_f64().unwrap();
+        assert!(ratio >= 0.5, "{name}: {ratio}");
+        let floor = e["floor_ns"].as_f64().unwrap();
+        assert!(e["read"]["cost_ns"]["p10"].as_f64().unwrap() >= 0.5 * floor);
     }
     // The trapped vDSO is slower than the syscall: that is a trap, not a fallback.
     assert_eq!(v["verdicts"]["vdso_fallback:monotonic"]["holds"], false);
@@ -170,4 +180,22 @@ fn zero_sync_ms_is_refused() {
         .assert()
         .code(2)
         .stderr(contains("--fail-on"));
+}
+
+/// The trap evidence holds the read's distribution and both baselines, each with ordered
+/// percentiles from a positive number of samples.
+fn assert_distribution(name: &str, e: &serde_json::Value) {
+    for k in ["read", "native", "null_syscall", "cpuid"] {
+        let d = &e[k];
+        assert!(d["samples"].as_u64().unwrap() > 0, "{name} {k}: {d}");
+        assert!(d["batch"].as_u64().unwrap() >= 1, "{name} {k}: {d}");
+        let p: Vec<f64> = ["p1", "p10", "p50", "p90", "p99"]
+            .iter()
+            .map(|q| d["cost_ns"][q].as_f64().unwrap())
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{name} {k}: {p:?}");
+    }
+    assert_eq!(e["chain_adds"], 64);
+    assert!(e["ns_per_cycle"].as_f64().unwrap() > 0.0);
+    assert!(e["rule"].as_str().unwrap().contains("p10"));
 }

@@ -350,3 +350,30 @@ fn a_run_stopped_before_its_first_sample_has_no_rate_not_zero() {
         }
     }
 }
+
+#[test]
+fn sigint_during_a_histogram_prints_what_was_read() {
+    let bin = assert_cmd::cargo::cargo_bin("tscope");
+    let child = Command::new(bin)
+        .args([
+            "probe",
+            "--histogram",
+            "vdso:monotonic",
+            "--duration",
+            "60",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    signal("-INT", child.id());
+    // Read while it writes: a histogram of a loaded run is larger than a pipe's buffer.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert!(v["wall_s"].as_f64().unwrap() < 60.0);
+    assert!(v["deltas"].as_u64().unwrap() > 0);
+}

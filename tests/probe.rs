@@ -164,3 +164,136 @@ fn out_file_is_written_whole() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "temporary files left behind");
 }
+
+/// `probe --histogram`: the shape of every format on a short real run.
+fn histogram(args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["probe", "--histogram"];
+    a.extend_from_slice(args);
+    a.push("--json");
+    json(&a)
+}
+
+#[test]
+fn histogram_counts_add_up() {
+    for id in ["vdso:monotonic", "rdtsc", "syscall:monotonic_coarse"] {
+        let v = histogram(&[id, "--duration", "0.2"]);
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["source"], id);
+        let deltas = v["deltas"].as_u64().unwrap();
+        assert!(deltas > 0, "{id}");
+        let buckets = v["buckets"].as_array().unwrap();
+        let sum: u64 = buckets.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(sum, deltas, "{id}: the buckets hold every delta");
+        let pct: f64 = buckets.iter().map(|b| b["percent"].as_f64().unwrap()).sum();
+        assert!((pct - 100.0).abs() < 1e-6, "{id}: {pct}");
+        // pg_test_timing's buckets: 0, 1, 3, 7 … 2^i − 1, every one up to the highest used.
+        for (i, b) in buckets.iter().enumerate() {
+            assert_eq!(b["le_ns"].as_u64().unwrap(), (1u64 << i) - 1, "{id}");
+        }
+        let backwards = v["backwards"].as_u64().unwrap();
+        assert_eq!(
+            v["reads"].as_u64().unwrap(),
+            deltas + backwards + reads_not_paired(&v)
+        );
+        // The exact list ascends and stops at the cutoff; the largest is always there.
+        let obs = v["observed"].as_array().unwrap();
+        let ns: Vec<u64> = obs.iter().map(|o| o["ns"].as_u64().unwrap()).collect();
+        assert!(ns.windows(2).all(|w| w[0] < w[1]), "{id}");
+        let last = obs.last().unwrap()["running_percent"].as_f64().unwrap();
+        assert!(last >= 99.99 - 1e-9, "{id}: {last}");
+        let largest = v["largest"]["ns"].as_u64().unwrap();
+        assert!(largest >= *ns.last().unwrap(), "{id}");
+    }
+    let v = histogram(&["rdtsc", "--duration", "0.1"]);
+    assert!(v["tsc_hz"].as_f64().unwrap() > 1e8, "ticks need a rate");
+}
+
+/// Reads that start a block of the loop (one per 1025) have no delta of their own.
+fn reads_not_paired(v: &serde_json::Value) -> u64 {
+    v["reads"].as_u64().unwrap() / 1025
+}
+
+#[test]
+fn histogram_prints_as_pg_test_timing_does() {
+    let out = tscope()
+        .args([
+            "probe",
+            "--histogram",
+            "vdso:monotonic",
+            "--duration",
+            "0.1",
+        ])
+        .args(["--cutoff", "90"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "Average loop time including overhead: ",
+        "Histogram of timing durations:\n   <= ns   % of total  running %      count\n       0 ",
+        "Observed timing durations up to 90.0000%:\n      ns   % of total  running %      count\n",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    let md = tscope()
+        .args([
+            "probe",
+            "--histogram",
+            "vdso:monotonic",
+            "--duration",
+            "0.1",
+        ])
+        .arg("--markdown")
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(
+        md.contains("| <= ns | % of total | running % | count |"),
+        "{md}"
+    );
+    let csv = tscope()
+        .args([
+            "probe",
+            "--histogram",
+            "rdtsc",
+            "--duration",
+            "0.1",
+            "--csv",
+        ])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(csv.starts_with("table,ns,percent,running_percent,count\nbucket_le,0,"));
+    assert!(csv.contains("\nlargest,"), "{csv}");
+}
+
+#[test]
+fn histogram_refuses_what_is_no_clock() {
+    for (args, msg) in [
+        (
+            vec!["--histogram", "vdso:bogus"],
+            "unknown source 'vdso:bogus'",
+        ),
+        (vec!["--histogram", "cpuid"], "reads no time"),
+        (
+            vec!["--histogram", "rdtsc", "--duration", "0"],
+            "--duration 0",
+        ),
+        (
+            vec!["--histogram", "rdtsc", "--cutoff", "101"],
+            "--cutoff 101",
+        ),
+        (vec!["--duration", "1"], "--histogram"),
+        (
+            vec!["--histogram", "rdtsc", "--source", "rdtsc"],
+            "cannot be used",
+        ),
+    ] {
+        tscope()
+            .arg("probe")
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(contains(msg));
+    }
+}

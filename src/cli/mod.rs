@@ -45,7 +45,8 @@ pub enum Command {
   tscope probe                                  every source, aligned table
   tscope probe --quick --source rdtsc,vdso:monotonic,syscall:monotonic
   tscope probe --json -o host.json              a profile for simulate --profile and compare
-  tscope probe --export-json p.json --export-markdown p.md --export-csv p.csv   all at once")]
+  tscope probe --export-json p.json --export-markdown p.md --export-csv p.csv   all at once
+  tscope probe --histogram vdso:monotonic       deltas as pg_test_timing lays them out")]
     Probe(ProbeArgs),
     /// Identify the hypervisor and decide, with evidence, whether TSC reads trap, the vDSO falls
     /// back to syscalls, the TSC is out of step across CPUs, or a clock warps.
@@ -245,6 +246,17 @@ pub struct ProbeArgs {
     /// List the source ids and exit.
     #[arg(long)]
     pub list: bool,
+    /// The distribution of back-to-back deltas of one clock (a source id), laid out as
+    /// PostgreSQL's pg_test_timing prints it: log2-ns buckets, then the exact durations.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["sources", "list"])]
+    pub histogram: Option<String>,
+    /// With --histogram: seconds to read the clock (default 3, as pg_test_timing).
+    #[arg(long, value_name = "SECONDS", requires = "histogram")]
+    pub duration: Option<f64>,
+    /// With --histogram: list exact durations until their running share reaches PERCENT
+    /// (default 99.99, as pg_test_timing's --cutoff).
+    #[arg(long, value_name = "PERCENT", requires = "histogram")]
+    pub cutoff: Option<f64>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     #[command(flatten)]

@@ -1,8 +1,12 @@
-//! `tscope probe`: measure every timestamp source (or `--source` ones) and print the profile.
+//! `tscope probe`: measure every timestamp source (or `--source` ones) and print the profile;
+//! with `--histogram ID`, the distribution of one clock's back-to-back deltas instead.
+
+use std::time::Duration;
 
 use super::{Destination, Global};
 use crate::cli::ProbeArgs;
 use crate::error::ConfigError;
+use crate::probe::histogram::{self, HistogramConfig};
 use crate::probe::{self, ProbeConfig, Source};
 
 /// Validates `args` into a probe configuration.
@@ -20,6 +24,34 @@ pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigEr
     Ok(cfg)
 }
 
+/// Validates `--histogram ID` and its `--duration` and `--cutoff`.
+pub fn histogram_config(
+    id: &str,
+    args: &ProbeArgs,
+    global: &Global,
+) -> Result<HistogramConfig, ConfigError> {
+    let mut cfg = HistogramConfig::new(id.trim().parse()?)?;
+    if let Some(s) = args.duration {
+        if !(s.is_finite() && s > 0.0 && s <= 3600.0) {
+            return Err(ConfigError::Invalid(format!(
+                "--duration {s}: must be more than 0 and at most 3600 seconds"
+            )));
+        }
+        cfg.duration = Duration::from_secs_f64(s);
+    }
+    if let Some(c) = args.cutoff {
+        if !(0.0..=100.0).contains(&c) {
+            return Err(ConfigError::Invalid(format!(
+                "--cutoff {c}: must be a percentage from 0 to 100"
+            )));
+        }
+        cfg.cutoff_percent = c;
+    }
+    cfg.pin = !args.no_pin;
+    cfg.emulate_trap = global.emulate_trap;
+    Ok(cfg)
+}
+
 /// Runs `tscope probe`; returns the exit code.
 pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
     let output = Destination::new(&args.output)?.with_exports(&args.export)?;
@@ -32,6 +64,13 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
         }
         output.emit(crate::export::source_list(&Source::all()).as_bytes())?;
         return Ok(0);
+    }
+    if let Some(id) = &args.histogram {
+        let cfg = histogram_config(id, args, global)?;
+        let stop = super::stop_on_signal()?;
+        let h = histogram::run(&cfg)?;
+        output.export(&h)?;
+        return Ok(stop.exit_code(0));
     }
     let cfg = config(args, global)?;
     let profile = probe::run(&cfg);

@@ -9,6 +9,7 @@
 
 pub mod host;
 pub mod sync;
+pub mod trap;
 pub mod verdict;
 
 use std::time::Duration;
@@ -205,25 +206,28 @@ fn needed_sources() -> Vec<Source> {
     v
 }
 
-fn trap_inputs(p: &Profile, id: &str) -> TrapInputs {
+fn trap_inputs(p: &Profile, read: Option<trap::Distribution>, id: &str) -> TrapInputs {
     TrapInputs {
-        cost_ns: p.cost_ns(id),
-        cost_ticks: p.source(id).and_then(|s| s.cost_ticks).map(|e| e.point),
-        cpuid_ns: p.cost_ns("cpuid"),
-        null_syscall_ns: p.cost_ns("syscall:getppid"),
+        read,
+        probe_cost_ns: p.cost_ns(id),
     }
 }
 
-/// All verdicts from a profile and a sync result (pure: what the tests call).
-pub fn verdicts(p: &Profile, sync: &sync::SyncResult) -> Vec<(String, Verdict)> {
+/// All verdicts from a profile, a sync result and the trap distributions (pure: what the
+/// tests call).
+pub fn verdicts(
+    p: &Profile,
+    sync: &sync::SyncResult,
+    traps: &trap::TrapSamples,
+) -> Vec<(String, Verdict)> {
     let mut out = vec![
         (
             "rdtsc_trapped".to_string(),
-            verdict::trapped("rdtsc", &trap_inputs(p, "rdtsc")),
+            verdict::trapped("rdtsc", traps, &trap_inputs(p, traps.rdtsc, "rdtsc")),
         ),
         (
             "rdtscp_trapped".to_string(),
-            verdict::trapped("rdtscp", &trap_inputs(p, "rdtscp")),
+            verdict::trapped("rdtscp", traps, &trap_inputs(p, traps.rdtscp, "rdtscp")),
         ),
     ];
     let cs = p.machine.clocksource.current.as_deref();
@@ -300,7 +304,8 @@ pub fn run(cfg: &DetectConfig) -> Detection {
     pcfg.emulate_trap = cfg.emulate_trap;
     let profile = probe::run(&pcfg);
     let sync = sync::check(cfg.sync_budget);
-    let verdicts = verdicts(&profile, &sync);
+    let traps = trap::measure(&cpu, &trap::TrapConfig::new(cfg.thorough));
+    let verdicts = verdicts(&profile, &sync, &traps);
     let facts = facts(cpu, host, &profile);
     Detection {
         schema_version: DETECT_SCHEMA_VERSION,

@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::sync::SyncResult;
-use crate::stats::Estimate;
 
 mod fallback;
+mod trap;
 pub use fallback::*;
+pub use trap::*;
 
 /// One verdict: whether it holds, the figures and rule that decided it, and a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,99 +83,6 @@ impl Verdict {
 /// This machine's idle 2-vCPU check makes 6,647 in the default 300 ms; under a CPU load the
 /// issue saw 397, too few for the minimum delta to reach the cache-line transfer time.
 pub const MIN_HANDOFFS: u64 = 1000;
-
-/// No native `rdtsc`/`rdtscp` costs more than this many TSC ticks back to back: Agner Fog's
-/// instruction tables give 18–42 cycles for RDTSC and 30–70 for RDTSCP across Intel since
-/// Nehalem and AMD since K10. The margin covers TSC scaling (ticks ≠ core cycles).
-pub const NATIVE_MAX_TICKS: f64 = 250.0;
-
-/// A trapped read takes a kernel or hypervisor round trip, which costs more than the null
-/// syscall measured in the same run (a VM exit plus entry is ≥ 1 µs on most hardware; a
-/// SIGSEGV round trip several µs). Half a null syscall leaves room for very fast exits.
-pub const SYSCALL_FRACTION: f64 = 0.5;
-
-/// The figures a trap verdict needs, all from one run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TrapInputs {
-    pub cost_ns: Option<Estimate>,
-    pub cost_ticks: Option<f64>,
-    /// `cpuid` leaf 0: a VM exit under hardware virtualisation.
-    pub cpuid_ns: Option<Estimate>,
-    /// `syscall:getppid`.
-    pub null_syscall_ns: Option<Estimate>,
-}
-
-fn point(e: Option<Estimate>) -> Option<f64> {
-    e.map(|e| e.point)
-}
-
-/// `rdtsc_trapped` / `rdtscp_trapped`: the read costs more ticks than any native read and more
-/// than half a kernel round trip.
-pub fn trapped(instr: &str, t: &TrapInputs) -> Verdict {
-    let Some(cost) = point(t.cost_ns) else {
-        return Verdict::decided(
-            false,
-            json!({ "skipped": format!("{instr} was not measured (unsupported here)") }),
-            format!("{instr}: not measured on this CPU"),
-        );
-    };
-    let syscall = point(t.null_syscall_ns);
-    let over_ticks = t.cost_ticks.map(|k| k > NATIVE_MAX_TICKS);
-    let over_syscall = syscall.map(|s| cost > SYSCALL_FRACTION * s);
-    let holds = match (over_ticks, over_syscall) {
-        (Some(a), Some(b)) => a && b,
-        (Some(a), None) => a,
-        (None, Some(b)) => b,
-        (None, None) => false,
-    };
-    let ratio = |r: Option<f64>| r.filter(|&d| d > 0.0).map(|d| cost / d);
-    let evidence = json!({
-        "cost_ns": t.cost_ns,
-        "cost_ticks": t.cost_ticks,
-        "cpuid_ns": t.cpuid_ns,
-        "null_syscall_ns": t.null_syscall_ns,
-        "ratio_to_cpuid": ratio(point(t.cpuid_ns)),
-        "ratio_to_null_syscall": ratio(syscall),
-        "rule": format!(
-            "holds when cost_ticks > {NATIVE_MAX_TICKS} and cost_ns > {SYSCALL_FRACTION} × null_syscall_ns"
-        ),
-        "native_max_ticks": NATIVE_MAX_TICKS,
-        "syscall_fraction": SYSCALL_FRACTION,
-    });
-    let ticks = t
-        .cost_ticks
-        .map_or(String::new(), |k| format!(" ({k:.0} ticks)"));
-    let summary = if holds {
-        format!(
-            "{instr} costs {cost:.0} ns{ticks}, {:.1}× a null syscall: every read traps (a VM exit \
-             or a fault per read)",
-            ratio(syscall).unwrap_or(f64::NAN)
-        )
-    } else {
-        format!(
-            "{instr} costs {cost:.1} ns{ticks}: a native read (a trap would cost more than {} ticks \
-             and half a null syscall, {})",
-            NATIVE_MAX_TICKS,
-            syscall.map_or("unmeasured".into(), |s| format!("{s:.0} ns"))
-        )
-    };
-    // Noise: the interval of the read's cost lies on both sides of half a null syscall.
-    // Only when the tick count does not already say native.
-    if let (Some(c), Some(s), true) = (t.cost_ns, syscall, over_ticks != Some(false)) {
-        let line = SYSCALL_FRACTION * s;
-        if c.lower <= line && c.upper > line {
-            return Verdict::inconclusive(
-                format!(
-                    "{instr}'s cost interval [{:.0}, {:.0}] ns straddles half a null syscall \
-                     ({line:.0} ns): too noisy to tell a trap from a slow native read",
-                    c.lower, c.upper
-                ),
-                evidence,
-            );
-        }
-    }
-    Verdict::decided(holds, evidence, summary)
-}
 
 /// `tsc_unsynchronized` from the pairwise check; `tsc_hz` converts ticks to ns.
 pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {

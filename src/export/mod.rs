@@ -36,6 +36,7 @@ mod document;
 mod explain;
 pub mod file;
 pub mod fleet;
+mod histogram;
 mod knob;
 mod palette;
 mod probe;

@@ -9,6 +9,7 @@
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
 
 pub mod advice;
+pub mod histogram;
 pub mod machine;
 pub mod profile;
 mod readers;

@@ -5,6 +5,8 @@
 //! chosen by `cfg`; on an unsupported architecture the counter functions are absent and callers
 //! report the source as unsupported instead of panicking.
 
+#[cfg(target_arch = "x86_64")]
+pub mod baseline;
 pub mod child;
 pub mod clock;
 pub mod cpu;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::detect::sync::{PairResult, SyncResult};
+use crate::stats::Estimate;
 
 fn est(p: f64) -> Option<Estimate> {
     Some(Estimate {
@@ -10,55 +11,6 @@ fn est(p: f64) -> Option<Estimate> {
         lower: p * 0.99,
         upper: p * 1.01,
     })
-}
-
-/// rdtsc natively: 8.51 ns = 22.1 ticks at 2596 MHz; getppid 110 ns; cpuid 3577 ns.
-fn native() -> TrapInputs {
-    TrapInputs {
-        cost_ns: est(8.51),
-        cost_ticks: Some(22.1),
-        cpuid_ns: est(3577.0),
-        null_syscall_ns: est(110.1),
-    }
-}
-
-#[test]
-fn native_rdtsc_is_not_trapped() {
-    let v = trapped("rdtsc", &native());
-    assert!(!v.holds, "{v:?}");
-    assert!(v.summary.contains("native read"));
-    assert_eq!(v.evidence["native_max_ticks"], NATIVE_MAX_TICKS);
-}
-
-#[test]
-fn trapped_rdtsc_is_found() {
-    // With PR_TSC_SIGSEGV: 2.9 µs per read = ~7500 ticks.
-    let t = TrapInputs {
-        cost_ns: est(2900.0),
-        cost_ticks: Some(7528.0),
-        ..native()
-    };
-    let v = trapped("rdtsc", &t);
-    assert!(v.holds, "{v:?}");
-    assert!(v.evidence["ratio_to_null_syscall"].as_f64().unwrap() > 20.0);
-}
-
-#[test]
-fn slow_but_cheaper_than_a_syscall_is_not_a_trap() {
-    // 300 ticks but far below a kernel entry: e.g. an emulated CPU; both conditions are needed.
-    let t = TrapInputs {
-        cost_ns: est(30.0),
-        cost_ticks: Some(300.0),
-        ..native()
-    };
-    assert!(!trapped("rdtsc", &t).holds);
-}
-
-#[test]
-fn unmeasured_source_is_skipped_not_held() {
-    let v = trapped("rdtscp", &TrapInputs::default());
-    assert!(!v.holds);
-    assert!(v.evidence["skipped"].is_string());
 }
 
 #[test]
@@ -210,20 +162,6 @@ fn thin_or_unpinned_sync_checks_are_inconclusive() {
 
 #[test]
 fn an_interval_across_a_threshold_is_inconclusive() {
-    // rdtsc at 55 ± 10 ns with 300 ticks against a 110 ns null syscall: the line is 55 ns.
-    let t = TrapInputs {
-        cost_ns: Some(Estimate {
-            point: 55.0,
-            lower: 45.0,
-            upper: 65.0,
-        }),
-        cost_ticks: Some(300.0),
-        ..native()
-    };
-    let v = trapped("rdtsc", &t);
-    assert_eq!(v.state, VerdictState::Inconclusive, "{v:?}");
-    assert!(!trapped("rdtsc", &native()).holds);
-    assert_eq!(trapped("rdtsc", &native()).state, VerdictState::No);
     // The vDSO at 60 ns against a 110 ns syscall, both wide: the ratio spans 0.5.
     let wide = |p: f64, w: f64| {
         Some(Estimate {
