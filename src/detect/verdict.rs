@@ -8,8 +8,12 @@ use serde_json::{json, Value};
 use super::sync::SyncResult;
 use crate::stats::Estimate;
 
+mod consistency;
 mod fallback;
+mod kernel_log;
+pub use consistency::*;
 pub use fallback::*;
+pub use kernel_log::*;
 
 /// One verdict: whether it holds, the figures and rule that decided it, and a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
