@@ -308,8 +308,8 @@ pub mod fixture {
     pub fn text(name: &str) -> &'static str {
         match name {
             "this-host-kvm.kmsg" => include_str!("../../tests/data/kmsg/this-host-kvm.kmsg"),
-            "tsc-unstable-guest.kmsg" => {
-                include_str!("../../tests/data/kmsg/tsc-unstable-guest.kmsg")
+            "tsc-unstable-guest.log" => {
+                include_str!("../../tests/data/kmsg/tsc-unstable-guest.log")
             }
             "watchdog-skew-acpi_pm.log" => {
                 include_str!("../../tests/data/kmsg/watchdog-skew-acpi_pm.log")

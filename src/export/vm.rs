@@ -198,9 +198,14 @@ fn notes(m: &GuestMatrix) -> String {
             out += &format!("{}: {e}\n", g.column.label);
         }
         // The kernel-log verdicts that hold carry their line: show it.
-        let held = g.column.detect.iter().flat_map(|d| &d.verdicts).filter(|(n, v)| {
-            v.holds && ["tsc_marked_unstable", "clocksource_switched"].contains(&n.as_str())
-        });
+        let held = g
+            .column
+            .detect
+            .iter()
+            .flat_map(|d| &d.verdicts)
+            .filter(|(n, v)| {
+                v.holds && ["tsc_marked_unstable", "clocksource_switched"].contains(&n.as_str())
+            });
         for (n, v) in held {
             out += &format!("{}: {n}: {}\n", g.column.label, v.summary);
         }

@@ -209,7 +209,10 @@ pub fn cmdline(cfg: &CountConfig) -> String {
         .clocksource
         .as_ref()
         .map_or(String::new(), |c| format!(" clocksource={c}"))
-        + &cfg.append.as_ref().map_or(String::new(), |a| format!(" {a}"))
+        + &cfg
+            .append
+            .as_ref()
+            .map_or(String::new(), |a| format!(" {a}"))
 }
 
 /// Runs every kernel of the configuration.

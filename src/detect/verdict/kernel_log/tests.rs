@@ -12,7 +12,7 @@ fn av(list: &[&str]) -> Vec<String> {
 
 #[test]
 fn a_tsc_unstable_boot_holds_with_the_line() {
-    let f = forensics("tsc-unstable-guest.kmsg", "console=ttyS0 tsc=unstable", &[]);
+    let f = forensics("tsc-unstable-guest.log", "console=ttyS0 tsc=unstable", &[]);
     let v = tsc_marked_unstable(&f, Some("hpet"), &av(&["hpet", "acpi_pm"]));
     assert_eq!(v.state, VerdictState::Yes, "{}", v.summary);
     assert!(
