@@ -266,9 +266,9 @@ fn packages() -> Option<usize> {
     for e in std::fs::read_dir("/sys/devices/system/cpu").ok()?.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if !name
+        if name
             .strip_prefix("cpu")
-            .is_some_and(|n| n.parse::<u32>().is_ok())
+            .is_none_or(|n| n.parse::<u32>().is_err())
         {
             continue;
         }
