@@ -199,3 +199,38 @@ fn assert_distribution(name: &str, e: &serde_json::Value) {
     assert!(e["ns_per_cycle"].as_f64().unwrap() > 0.0);
     assert!(e["rule"].as_str().unwrap().contains("p10"));
 }
+
+#[test]
+fn kernel_log_and_vdso_order_verdicts_decide_or_say_why() {
+    let out = tscope()
+        .args(["detect", "--json", "--sync-ms", "20"])
+        .args([
+            "--fail-on",
+            "tsc_marked_unstable",
+            "--fail-on",
+            "clocksource_switched",
+        ])
+        .args(["--fail-on", "vdso_inconsistent"])
+        .output()
+        .expect("run tscope detect");
+    // 1 only when one of them holds; the JSON comes either way.
+    assert!([Some(0), Some(1)].contains(&out.status.code()), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let f = &v["facts"]["forensics"];
+    // Either the log was read, or why not is said, and a log verdict is then never a "no".
+    assert!(f["log"].is_object() != f["log_error"].is_string(), "{f}");
+    assert!(f["watchdog_exemption"]["meets"].is_boolean(), "{f}");
+    for name in ["tsc_marked_unstable", "clocksource_switched"] {
+        let verdict = &v["verdicts"][name];
+        if f["log"].is_null() {
+            assert_eq!(verdict["state"], "inconclusive", "{name}: {verdict}");
+        }
+        assert!(verdict["evidence"]["rule"].is_string(), "{name}");
+    }
+    let order = &v["verdicts"]["vdso_inconsistent"];
+    assert!(
+        order["evidence"]["reads_compared"].as_u64().unwrap() > 0,
+        "{order}"
+    );
+    assert_eq!(order["evidence"]["clocks"].as_array().unwrap().len(), 7);
+}

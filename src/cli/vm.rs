@@ -55,6 +55,9 @@ pub struct BootArgs {
     /// Guest memory in MiB.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub memory: u32,
+    /// Extra words for the guest kernel command line (e.g. "tsc=unstable", "tsc=reliable").
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -90,9 +93,6 @@ pub struct GuestArgs {
     /// Probe every source in the guest, not only the matrix's.
     #[arg(long)]
     pub all_sources: bool,
-    /// Extra words for the guest kernel command line.
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
-    pub append: Option<String>,
     /// Boot the bzImage instead of the extracted vmlinux (PVH).
     #[arg(long)]
     pub no_pvh: bool,
@@ -258,9 +258,6 @@ pub struct BenchArgs {
     /// Seconds each boot may run before it is killed and reported.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
-    /// Extra words for the guest kernel command line.
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
-    pub append: Option<String>,
     /// Iterations of the pass, in the first boot of each kernel after its rounds, that counts
     /// every clocksource read per op with a kprobe on the clocksource's read callback
     /// (read_tsc, read_hpet, …); 0 skips it.

@@ -46,5 +46,12 @@ pub fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
     if !(128..=65536).contains(&b.memory) {
         return Err(ConfigError::range("memory", "128..=65536 MiB", b.memory));
     }
+    if let Some(extra) = &b.append {
+        if extra.chars().any(char::is_control) {
+            return Err(ConfigError::Invalid(
+                "--append: the kernel command line is one line of printable words".into(),
+            ));
+        }
+    }
     Ok(())
 }

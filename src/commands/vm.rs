@@ -51,7 +51,7 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
         memory_mb: b.memory,
         tsc_reliable: a.tsc_reliable,
         all_sources: a.all_sources,
-        append: a.append.clone(),
+        append: b.append.clone(),
         pvh: !a.no_pvh,
         qemu: b.qemu.clone(),
         measure_host: !a.no_host,
@@ -159,6 +159,7 @@ pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, Conf
     cfg.qemu = b.qemu.clone();
     cfg.memory_mb = b.memory;
     cfg.clocksource = a.clocksource.map(|c| c.kernel_name().to_string());
+    cfg.append = b.append.clone();
     Ok(cfg)
 }
 

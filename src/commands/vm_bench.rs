@@ -72,7 +72,7 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
         (128..=65_536).contains(&a.boot.memory),
         a.boot.memory.into(),
     )?;
-    if let Some(extra) = &a.append {
+    if let Some(extra) = &a.boot.append {
         if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
             return bad("--append: the tscope.* words are the bench's own; drop them".into());
         }
@@ -88,7 +88,7 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     cfg.guest_bin = b.guest_bin.clone();
     cfg.qemu = b.qemu.clone();
     cfg.memory_mb = b.memory;
-    cfg.append = a.append.clone();
+    cfg.append = a.boot.append.clone();
     range(
         "count-reads",
         "0..=1000000",

@@ -7,7 +7,10 @@
 //! between figures measured in the same run; cross-CPU sync from [`sync`]. The rules are pure
 //! functions in [`verdict`].
 
+pub mod forensics;
 pub mod host;
+pub mod interleave;
+pub mod kmsg;
 pub mod sync;
 pub mod trap;
 pub mod verdict;
@@ -32,12 +35,15 @@ pub fn vdso_clocks() -> impl Iterator<Item = Clock> {
 }
 
 /// The names `--fail-on` accepts besides the full `vdso_fallback:<clock>` names.
-pub const VERDICT_NAMES: [&str; 5] = [
+pub const VERDICT_NAMES: [&str; 8] = [
     "rdtsc_trapped",
     "rdtscp_trapped",
     "vdso_fallback",
     "tsc_unsynchronized",
     "clock_warps",
+    "tsc_marked_unstable",
+    "clocksource_switched",
+    "vdso_inconsistent",
 ];
 
 /// A validated detect configuration.
@@ -137,6 +143,10 @@ pub struct Facts {
     pub host: HostFacts,
     pub kernel_release: Option<String>,
     pub tsc_hz: TscHz,
+    /// The kernel log's clocksource lines, the boot options and the TSC-watchdog exemption
+    /// (absent in files written before they were read).
+    #[serde(default)]
+    pub forensics: Option<forensics::Forensics>,
 }
 
 /// The contract's `facts.hypervisor`.
@@ -293,8 +303,37 @@ pub fn facts(cpu: CpuidFacts, host: HostFacts, profile: &Profile) -> Facts {
         },
         cpu,
         host,
+        forensics: None,
     }
 }
+
+/// The verdicts read from the kernel (its log, its command line) and from the interleaved
+/// vDSO/syscall check, beside those [`verdicts`] decides from a profile.
+pub fn kernel_verdicts(
+    f: &forensics::Forensics,
+    interleaved: &interleave::InterleaveResult,
+    clocksource: &probe::machine::Clocksource,
+) -> Vec<(String, Verdict)> {
+    let cs = clocksource.current.as_deref();
+    let av = &clocksource.available;
+    vec![
+        (
+            "tsc_marked_unstable".into(),
+            verdict::tsc_marked_unstable(f, cs, av),
+        ),
+        (
+            "clocksource_switched".into(),
+            verdict::clocksource_switched(f, cs, av),
+        ),
+        (
+            "vdso_inconsistent".into(),
+            verdict::vdso_inconsistent(interleaved),
+        ),
+    ]
+}
+
+/// Time the interleaved vDSO/syscall check may take, over all clocks.
+pub const INTERLEAVE_BUDGET: Duration = Duration::from_millis(300);
 
 /// Runs the detection.
 pub fn run(cfg: &DetectConfig) -> Detection {
@@ -305,8 +344,12 @@ pub fn run(cfg: &DetectConfig) -> Detection {
     let profile = probe::run(&pcfg);
     let sync = sync::check(cfg.sync_budget);
     let traps = trap::measure(&cpu, &trap::TrapConfig::new(cfg.thorough));
-    let verdicts = verdicts(&profile, &sync, &traps);
-    let facts = facts(cpu, host, &profile);
+    let interleaved = interleave::check(INTERLEAVE_BUDGET);
+    let forensics = forensics::gather(&host.cpuinfo_tsc_flags);
+    let mut verdicts = verdicts(&profile, &sync, &traps);
+    verdicts.extend(kernel_verdicts(&forensics, &interleaved, &host.clocksource));
+    let mut facts = facts(cpu, host, &profile);
+    facts.forensics = Some(forensics);
     Detection {
         schema_version: DETECT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),

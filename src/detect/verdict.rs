@@ -7,9 +7,13 @@ use serde_json::{json, Value};
 
 use super::sync::SyncResult;
 
+mod consistency;
 mod fallback;
+mod kernel_log;
 mod trap;
+pub use consistency::*;
 pub use fallback::*;
+pub use kernel_log::*;
 pub use trap::*;
 
 /// One verdict: whether it holds, the figures and rule that decided it, and a sentence.

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::detect::forensics::Forensics;
 use crate::detect::Detection;
 use crate::fmt::{ns, opt};
 
@@ -143,6 +144,11 @@ fn facts(d: &Detection) -> Table {
         },
     );
     row("kernel", f.kernel_release.clone().unwrap_or_default());
+    if let Some(fx) = &f.forensics {
+        for (k, v) in forensics_rows(fx) {
+            row(k, v);
+        }
+    }
     if d.emulate_trap {
         row(
             "emulate-trap",
@@ -150,6 +156,66 @@ fn facts(d: &Detection) -> Table {
         );
     }
     t
+}
+
+/// The kernel log read, the boot options that matter, the TSC-watchdog exemption.
+fn forensics_rows(fx: &Forensics) -> Vec<(&'static str, String)> {
+    let log = match (&fx.log, &fx.log_error) {
+        (Some(l), _) => format!(
+            "{}: {} records{}",
+            l.source,
+            l.records,
+            if l.from_boot {
+                ", from boot"
+            } else {
+                ", boot messages lost (ring buffer wrapped)"
+            }
+        ),
+        (None, Some(e)) => e.clone(),
+        (None, None) => "not read".into(),
+    };
+    let o = &fx.boot_options;
+    let boot = if o.effects.is_empty() {
+        "none of tsc=, notsc, clocksource= on the kernel command line".into()
+    } else {
+        o.effects.join("; ")
+    };
+    let e = &fx.watchdog_exemption;
+    let missing: Vec<&str> = [
+        ("constant_tsc", e.constant_tsc),
+        ("nonstop_tsc", e.nonstop_tsc),
+        ("tsc_adjust", e.tsc_adjust),
+    ]
+    .iter()
+    .filter(|(_, has)| !has)
+    .map(|(n, _)| *n)
+    .collect();
+    let packages = e.packages.map_or("?".into(), |p| p.to_string());
+    let exempt = format!(
+        "{} (constant_tsc, nonstop_tsc, tsc_adjust, ≤ 4 packages: {}; {packages} package(s)){}; \
+         the watchdog {} the TSC",
+        if e.meets { "exempt" } else { "not exempt" },
+        if missing.is_empty() {
+            "all flags present".to_string()
+        } else {
+            format!("missing {}", missing.join(", "))
+        },
+        if e.tsc_reliable_flag {
+            ", tsc_reliable flag set"
+        } else {
+            ""
+        },
+        if e.watchdog_checks_tsc {
+            "checks"
+        } else {
+            "does not check"
+        }
+    );
+    vec![
+        ("kernel log", log),
+        ("boot options", boot),
+        ("tsc watchdog", exempt),
+    ]
 }
 
 fn verdicts(d: &Detection) -> Table {

@@ -148,10 +148,14 @@ fn matrix(m: &GuestMatrix) -> Table {
     for name in MATRIX_VERDICTS {
         let cells: Vec<String> = cols
             .iter()
-            .map(|c| match c.verdicts.get(name).copied().flatten() {
-                Some(true) => "YES".into(),
-                Some(false) => "no".into(),
-                None => "-".into(),
+            .map(|c| {
+                let state = c.detect.as_ref().and_then(|d| d.verdict(name));
+                match (state, c.verdicts.get(name).copied().flatten()) {
+                    (Some(v), _) => v.state.label().into(),
+                    (None, Some(true)) => "YES".into(),
+                    (None, Some(false)) => "no".into(),
+                    (None, None) => "-".into(),
+                }
             })
             .collect();
         let (h, g) = cells.split_at(host_cells);
@@ -192,6 +196,18 @@ fn notes(m: &GuestMatrix) -> String {
         }
         if let Some(e) = &g.error {
             out += &format!("{}: {e}\n", g.column.label);
+        }
+        // The kernel-log verdicts that hold carry their line: show it.
+        let held = g
+            .column
+            .detect
+            .iter()
+            .flat_map(|d| &d.verdicts)
+            .filter(|(n, v)| {
+                v.holds && ["tsc_marked_unstable", "clocksource_switched"].contains(&n.as_str())
+            });
+        for (n, v) in held {
+            out += &format!("{}: {n}: {}\n", g.column.label, v.summary);
         }
     }
     out

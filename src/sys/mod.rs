@@ -12,6 +12,7 @@ pub mod clock;
 pub mod cpu;
 pub mod fs;
 pub mod guest;
+pub mod klog;
 #[cfg(target_arch = "x86_64")]
 pub mod kvm;
 pub mod mem;

@@ -61,6 +61,48 @@ fn tcg_guest_with_acpi_pm_falls_back_to_the_syscall() {
         g["detect"]["verdicts"]["vdso_fallback:monotonic"]["holds"],
         true
     );
+    // Both paths enter the kernel: they cannot disagree.
+    assert_eq!(g["detect"]["verdicts"]["vdso_inconsistent"]["state"], "no");
+}
+
+/// `--append tsc=unstable`: the guest kernel marks its TSC unstable at boot, and detect finds
+/// the line in the guest's kernel log.
+#[test]
+fn a_guest_booted_with_tsc_unstable_shows_the_line() {
+    let _cpu = crate::common::cpu_lock();
+    if skip::without("qemu") {
+        return;
+    }
+    let out = tscope()
+        .args(["vm", "guest", "--accel", "tcg", "--clocksource", "hpet"])
+        .args(["--append", "tsc=unstable", "--no-host", "--timeout", "120"])
+        .arg("--json")
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("run tscope vm guest");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "vm guest failed: {stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let g = &v["guests"][0];
+    assert_eq!(g["status"], "ok", "{g}");
+    assert!(g["cmdline"].as_str().unwrap().contains("tsc=unstable"));
+    let t = &g["detect"]["verdicts"]["tsc_marked_unstable"];
+    assert_eq!(t["state"], "yes", "{t}");
+    assert_eq!(
+        t["evidence"]["lines"][0]["line"],
+        "tsc: Marking TSC unstable due to boot parameter"
+    );
+    assert_eq!(g["verdicts"]["tsc_marked_unstable"], true);
+    assert_eq!(t["evidence"]["boot_options"]["tsc"][0], "unstable");
+    // The TSC was never in use: nothing was switched away from it.
+    assert_eq!(
+        g["detect"]["verdicts"]["clocksource_switched"]["state"],
+        "no"
+    );
+    if g["clocksource"]["current"] == "hpet" {
+        falls_back_everywhere(&g["detect"]["verdicts"]);
+        assert_eq!(g["detect"]["verdicts"]["vdso_inconsistent"]["state"], "no");
+    }
 }
 
 #[test]

@@ -65,6 +65,8 @@ pub struct CountConfig {
     pub memory_mb: u32,
     /// `clocksource=` on the guest's command line; `None`: the kernel's choice.
     pub clocksource: Option<String>,
+    /// Extra words for the guest's command line (`--append`).
+    pub append: Option<String>,
 }
 
 impl CountConfig {
@@ -85,6 +87,7 @@ impl CountConfig {
             qemu: "qemu-system-x86_64".into(),
             memory_mb: 256,
             clocksource: None,
+            append: None,
         }
     }
 }
@@ -206,6 +209,10 @@ pub fn cmdline(cfg: &CountConfig) -> String {
         .clocksource
         .as_ref()
         .map_or(String::new(), |c| format!(" clocksource={c}"))
+        + &cfg
+            .append
+            .as_ref()
+            .map_or(String::new(), |a| format!(" {a}"))
 }
 
 /// Runs every kernel of the configuration.

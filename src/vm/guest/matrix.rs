@@ -26,13 +26,16 @@ pub const MATRIX_SOURCES: [&str; 7] = [
 ];
 
 /// The verdicts the matrix shows, in order.
-pub const MATRIX_VERDICTS: [&str; 6] = [
+pub const MATRIX_VERDICTS: [&str; 9] = [
     "rdtsc_trapped",
     "rdtscp_trapped",
     "vdso_fallback:monotonic",
     "vdso_fallback:realtime",
     "tsc_unsynchronized",
     "clock_warps",
+    "tsc_marked_unstable",
+    "clocksource_switched",
+    "vdso_inconsistent",
 ];
 
 /// Everything `vm guest` found.
