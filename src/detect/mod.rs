@@ -4,11 +4,12 @@
 //!
 //! Facts come from CPUID ([`crate::cpuid`]) and sysfs/procfs ([`host`]); timings from
 //! a quick [`crate::probe`] run of the sources the rules need, so that every comparison is
-//! between figures measured in the same run; cross-CPU sync from [`sync`]. The rules are pure
-//! functions in [`verdict`].
+//! between figures measured in the same run; cross-CPU sync from [`sync`]; the kernel's TSC
+//! frequency from [`tsc_log`]. The rules are pure functions in [`verdict`].
 
 pub mod host;
 pub mod sync;
+pub mod tsc_log;
 pub mod verdict;
 
 use std::time::Duration;
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::cpuid::{CpuidFacts, LiveCpuid};
 use crate::probe::{self, Clock, ProbeConfig, Profile, Source};
 use host::HostFacts;
-use verdict::{ClockWatch, TrapInputs, Verdict};
+use verdict::{ClockWatch, FrequencyInputs, TrapInputs, Verdict};
 
 /// The version of the detect JSON this build writes.
 pub const DETECT_SCHEMA_VERSION: u32 = 1;
@@ -31,12 +32,13 @@ pub fn vdso_clocks() -> impl Iterator<Item = Clock> {
 }
 
 /// The names `--fail-on` accepts besides the full `vdso_fallback:<clock>` names.
-pub const VERDICT_NAMES: [&str; 5] = [
+pub const VERDICT_NAMES: [&str; 6] = [
     "rdtsc_trapped",
     "rdtscp_trapped",
     "vdso_fallback",
     "tsc_unsynchronized",
     "clock_warps",
+    "tsc_frequency_mismatch",
 ];
 
 /// A validated detect configuration.
@@ -214,8 +216,20 @@ fn trap_inputs(p: &Profile, id: &str) -> TrapInputs {
     }
 }
 
-/// All verdicts from a profile and a sync result (pure: what the tests call).
-pub fn verdicts(p: &Profile, sync: &sync::SyncResult) -> Vec<(String, Verdict)> {
+/// The TSC frequencies CPUID and the kernel offer, read from this machine (the kernel log and
+/// sysfs); [`verdicts`] adds the measured rate from the profile.
+pub fn frequency_sources(cpu: &CpuidFacts) -> FrequencyInputs {
+    let log = tsc_log::read_kernel_log().map(|text| verdict::parse_kernel_log(&text));
+    FrequencyInputs::from_cpuid(cpu, log, tsc_log::sysfs_tsc_khz())
+}
+
+/// All verdicts from a profile, a sync result and the frequency sources (pure: what the tests
+/// call).
+pub fn verdicts(
+    p: &Profile,
+    sync: &sync::SyncResult,
+    frequency: &FrequencyInputs,
+) -> Vec<(String, Verdict)> {
     let mut out = vec![
         (
             "rdtsc_trapped".to_string(),
@@ -265,6 +279,16 @@ pub fn verdicts(p: &Profile, sync: &sync::SyncResult) -> Vec<(String, Verdict)> 
         })
         .collect();
     out.push(("clock_warps".to_string(), verdict::clock_warps(&watches)));
+    let frequency = FrequencyInputs {
+        measured_hz: p.machine.tsc.calibrated_hz,
+        calibration_span_s: p.machine.tsc.calibration_span_s,
+        clocksource: p.machine.clocksource.current.clone(),
+        ..frequency.clone()
+    };
+    out.push((
+        "tsc_frequency_mismatch".to_string(),
+        verdict::tsc_frequency_mismatch(&frequency),
+    ));
     out
 }
 
@@ -300,7 +324,7 @@ pub fn run(cfg: &DetectConfig) -> Detection {
     pcfg.emulate_trap = cfg.emulate_trap;
     let profile = probe::run(&pcfg);
     let sync = sync::check(cfg.sync_budget);
-    let verdicts = verdicts(&profile, &sync);
+    let verdicts = verdicts(&profile, &sync, &frequency_sources(&cpu));
     let facts = facts(cpu, host, &profile);
     Detection {
         schema_version: DETECT_SCHEMA_VERSION,

@@ -97,7 +97,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     progress.step("checking TSC sync across CPUs");
     let sync = detect::sync::check(cfg.sync_budget);
     progress.step("deciding verdicts");
-    let verdicts = detect::verdicts(&profile, &sync);
+    let verdicts = detect::verdicts(&profile, &sync, &detect::frequency_sources(&cpu));
     let facts = detect::facts(cpu, host, &profile);
     let hypervisor = match (&facts.hypervisor.vendor, facts.hypervisor.present) {
         (Some(v), true) => v.clone(),
