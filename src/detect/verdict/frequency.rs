@@ -294,6 +294,15 @@ fn mhz(khz: f64) -> String {
     format!("{:.3} MHz", khz / 1e3)
 }
 
+/// A relative deviation as a percentage, or in ppm when under 0.01%.
+fn deviation_text(d: f64) -> String {
+    if d.abs() < 1e-4 {
+        format!("{:+.2} ppm", d * 1e6)
+    } else {
+        format!("{:+.2}%", d * 100.0)
+    }
+}
+
 /// `tsc_frequency_mismatch`: a source a program would trust is more than
 /// [`FREQUENCY_TOLERANCE`] from the measured rate.
 pub fn tsc_frequency_mismatch(i: &FrequencyInputs) -> Verdict {
@@ -384,7 +393,7 @@ pub fn tsc_frequency_mismatch(i: &FrequencyInputs) -> Verdict {
         let worst = trusted
             .iter()
             .max_by(|a, b| a.2.abs().total_cmp(&b.2.abs()))
-            .map(|(s, k, d)| format!("{} {} ({:+.3}%)", s.label, mhz(*k), d * 100.0))
+            .map(|(s, k, d)| format!("{} {} ({})", s.label, mhz(*k), deviation_text(*d)))
             .unwrap_or_default();
         format!(
             "{} within 1% of the measured {}: {worst}{}",
