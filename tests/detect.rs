@@ -234,3 +234,66 @@ fn kernel_log_and_vdso_order_verdicts_decide_or_say_why() {
     );
     assert_eq!(order["evidence"]["clocks"].as_array().unwrap().len(), 7);
 }
+
+#[test]
+fn frequency_sources_and_the_offset_matrix_are_in_the_json() {
+    let v = json(&["detect", "--json", "--sync-ms", "50"]);
+    let f = &v["verdicts"]["tsc_frequency_mismatch"];
+    assert!(
+        ["yes", "no", "inconclusive"].contains(&f["state"].as_str().unwrap()),
+        "{f}"
+    );
+    let sources = f["evidence"]["sources"].as_array().unwrap();
+    let keys: Vec<&str> = sources
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    for key in [
+        "cpuid_15",
+        "cpuid_16_base",
+        "cpuid_40000010",
+        "xen_guest",
+        "kernel_log",
+        "sysfs_tsc_freq_khz",
+    ] {
+        assert!(keys.contains(&key), "{key}: {keys:?}");
+    }
+    for s in sources {
+        // Every source gives its figure, or why it has none.
+        assert_eq!(s["khz"].is_null(), s["absent"].is_string(), "{s}");
+        assert!(s["trusted"].is_boolean());
+    }
+    if f["state"] == "inconclusive" {
+        assert!(f["inconclusive_reason"].is_string());
+    } else {
+        assert!(f["evidence"]["measured_khz"].as_f64().unwrap() > 0.0);
+    }
+    let sync = &v["verdicts"]["tsc_unsynchronized"]["evidence"];
+    if sync["skipped"].is_null() {
+        let m = &sync["matrix"];
+        let n = m["cpus"].as_array().unwrap().len();
+        assert!(n >= 2);
+        for key in ["offset_bounds_ns", "round_trip_ns", "offset_bounds_ticks"] {
+            let rows = m[key].as_array().unwrap();
+            assert_eq!(rows.len(), n, "{key}");
+            for (i, row) in rows.iter().enumerate() {
+                assert_eq!(row.as_array().unwrap().len(), n, "{key}");
+                assert!(row[i].is_null(), "{key}: the diagonal");
+            }
+        }
+    }
+}
+
+#[test]
+fn fail_on_accepts_the_frequency_verdict() {
+    tscope()
+        .args([
+            "detect",
+            "--sync-ms",
+            "10",
+            "--fail-on",
+            "tsc_frequency_mismatch",
+        ])
+        .assert()
+        .code(predicates::ord::lt(2));
+}

@@ -4,8 +4,8 @@
 //!
 //! Facts come from CPUID ([`crate::cpuid`]) and sysfs/procfs ([`host`]); timings from
 //! a quick [`crate::probe`] run of the sources the rules need, so that every comparison is
-//! between figures measured in the same run; cross-CPU sync from [`sync`]. The rules are pure
-//! functions in [`verdict`].
+//! between figures measured in the same run; cross-CPU sync from [`sync`]; the kernel's TSC
+//! frequency from [`tsc_log`]. The rules are pure functions in [`verdict`].
 
 pub mod forensics;
 pub mod host;
@@ -13,6 +13,7 @@ pub mod interleave;
 pub mod kmsg;
 pub mod sync;
 pub mod trap;
+pub mod tsc_log;
 pub mod verdict;
 
 use std::time::Duration;
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::cpuid::{CpuidFacts, LiveCpuid};
 use crate::probe::{self, Clock, ProbeConfig, Profile, Source};
 use host::HostFacts;
-use verdict::{ClockWatch, TrapInputs, Verdict};
+use verdict::{ClockWatch, FrequencyInputs, TrapInputs, Verdict};
 
 /// The version of the detect JSON this build writes.
 pub const DETECT_SCHEMA_VERSION: u32 = 1;
@@ -35,7 +36,7 @@ pub fn vdso_clocks() -> impl Iterator<Item = Clock> {
 }
 
 /// The names `--fail-on` accepts besides the full `vdso_fallback:<clock>` names.
-pub const VERDICT_NAMES: [&str; 8] = [
+pub const VERDICT_NAMES: [&str; 9] = [
     "rdtsc_trapped",
     "rdtscp_trapped",
     "vdso_fallback",
@@ -44,6 +45,7 @@ pub const VERDICT_NAMES: [&str; 8] = [
     "tsc_marked_unstable",
     "clocksource_switched",
     "vdso_inconsistent",
+    "tsc_frequency_mismatch",
 ];
 
 /// A validated detect configuration.
@@ -223,12 +225,20 @@ fn trap_inputs(p: &Profile, read: Option<trap::Distribution>, id: &str) -> TrapI
     }
 }
 
-/// All verdicts from a profile, a sync result and the trap distributions (pure: what the
-/// tests call).
+/// The TSC frequencies CPUID and the kernel offer, read from this machine (the kernel log and
+/// sysfs); [`verdicts`] adds the measured rate from the profile.
+pub fn frequency_sources(cpu: &CpuidFacts) -> FrequencyInputs {
+    let log = tsc_log::read_kernel_log().map(|text| verdict::parse_kernel_log(&text));
+    FrequencyInputs::from_cpuid(cpu, log, tsc_log::sysfs_tsc_khz())
+}
+
+/// All verdicts from a profile, a sync result, the trap distributions and the frequency
+/// sources (pure: what the tests call).
 pub fn verdicts(
     p: &Profile,
     sync: &sync::SyncResult,
     traps: &trap::TrapSamples,
+    frequency: &FrequencyInputs,
 ) -> Vec<(String, Verdict)> {
     let mut out = vec![
         (
@@ -279,6 +289,16 @@ pub fn verdicts(
         })
         .collect();
     out.push(("clock_warps".to_string(), verdict::clock_warps(&watches)));
+    let frequency = FrequencyInputs {
+        measured_hz: p.machine.tsc.calibrated_hz,
+        calibration_span_s: p.machine.tsc.calibration_span_s,
+        clocksource: p.machine.clocksource.current.clone(),
+        ..frequency.clone()
+    };
+    out.push((
+        "tsc_frequency_mismatch".to_string(),
+        verdict::tsc_frequency_mismatch(&frequency),
+    ));
     out
 }
 
@@ -335,6 +355,26 @@ pub fn kernel_verdicts(
 /// Time the interleaved vDSO/syscall check may take, over all clocks.
 pub const INTERLEAVE_BUDGET: Duration = Duration::from_millis(300);
 
+/// Everything measured after the probe and the sync check, and every verdict: the trap
+/// distributions, vDSO against syscall order, the kernel log, the TSC frequencies (`detect`
+/// and `report` both decide through here).
+pub fn decide(
+    cpu: CpuidFacts,
+    host: HostFacts,
+    profile: &Profile,
+    sync: &sync::SyncResult,
+    thorough: bool,
+) -> (Vec<(String, Verdict)>, Facts) {
+    let traps = trap::measure(&cpu, &trap::TrapConfig::new(thorough));
+    let interleaved = interleave::check(INTERLEAVE_BUDGET);
+    let forensics = forensics::gather(&host.cpuinfo_tsc_flags);
+    let mut verdicts = verdicts(profile, sync, &traps, &frequency_sources(&cpu));
+    verdicts.extend(kernel_verdicts(&forensics, &interleaved, &host.clocksource));
+    let mut facts = facts(cpu, host, profile);
+    facts.forensics = Some(forensics);
+    (verdicts, facts)
+}
+
 /// Runs the detection.
 pub fn run(cfg: &DetectConfig) -> Detection {
     let cpu = CpuidFacts::decode(&LiveCpuid);
@@ -343,13 +383,7 @@ pub fn run(cfg: &DetectConfig) -> Detection {
     pcfg.emulate_trap = cfg.emulate_trap;
     let profile = probe::run(&pcfg);
     let sync = sync::check(cfg.sync_budget);
-    let traps = trap::measure(&cpu, &trap::TrapConfig::new(cfg.thorough));
-    let interleaved = interleave::check(INTERLEAVE_BUDGET);
-    let forensics = forensics::gather(&host.cpuinfo_tsc_flags);
-    let mut verdicts = verdicts(&profile, &sync, &traps);
-    verdicts.extend(kernel_verdicts(&forensics, &interleaved, &host.clocksource));
-    let mut facts = facts(cpu, host, &profile);
-    facts.forensics = Some(forensics);
+    let (verdicts, facts) = decide(cpu, host, &profile, &sync, cfg.thorough);
     Detection {
         schema_version: DETECT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),

@@ -8,6 +8,11 @@
 //! difference (a backwards step across CPUs) proves the TSCs are out of step by at least that
 //! much; otherwise the interval's half-width is the skew bound, limited by how fast a cache
 //! line moves between the two CPUs.
+//!
+//! The interval's width, `min(b − a) + min(a − b)`, is the round trip the bound was measured
+//! over: the offsets cancel, leaving the fastest A→B plus the fastest B→A handoff. Every pair of
+//! the CPUs this process may use is checked, and [`SyncResult::matrix`] lays the pairs out as a
+//! matrix over the CPUs, the form `tsc_unsynchronized` is decided from.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -44,6 +49,54 @@ impl PairResult {
         self.offset_bounds_ticks
             .map(|[lo, hi]| lo.unsigned_abs().max(hi.unsigned_abs()))
     }
+
+    /// The round trip the bounds were measured over, in ticks: the fastest handoff each way
+    /// (`hi − lo`; the offsets cancel).
+    pub fn round_trip_ticks(&self) -> Option<i64> {
+        self.offset_bounds_ticks
+            .map(|[lo, hi]| hi.saturating_sub(lo))
+    }
+}
+
+/// The pairs laid out over the CPUs: entry `[i][j]` is about `tsc(cpus[j]) − tsc(cpus[i])`.
+/// Each unordered pair is measured once; `[j][i]` is its mirror (`[−hi, −lo]`, the same round
+/// trip). `None` on the diagonal and where a pair saw no handoff in one direction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncMatrix {
+    pub cpus: Vec<usize>,
+    /// Bounds `[lo, hi]` on `tsc(cpus[j]) − tsc(cpus[i])`, in ticks.
+    pub offset_bounds_ticks: Vec<Vec<Option<[i64; 2]>>>,
+    /// The round trip each bound was measured over, in ticks.
+    pub round_trip_ticks: Vec<Vec<Option<i64>>>,
+}
+
+impl SyncMatrix {
+    /// Entries `(i, j)`, `i < j`, whose bounds exclude zero: the two TSCs are proven out of
+    /// step (the interval excludes zero exactly when a handoff saw the TSC go backwards).
+    pub fn out_of_step(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, row) in self.offset_bounds_ticks.iter().enumerate() {
+            for (j, b) in row.iter().enumerate().skip(i + 1) {
+                if b.is_some_and(|[lo, hi]| lo > 0 || hi < 0) {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    /// Off-diagonal entries with no bound, as `(cpu, cpu)` pairs (`i < j`).
+    pub fn unbounded(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, row) in self.offset_bounds_ticks.iter().enumerate() {
+            for (j, b) in row.iter().enumerate().skip(i + 1) {
+                if b.is_none() {
+                    out.push((self.cpus[i], self.cpus[j]));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// What the sync check found.
@@ -52,6 +105,37 @@ pub struct SyncResult {
     pub pairs: Vec<PairResult>,
     /// Why the check did not run, if it did not.
     pub skipped: Option<String>,
+}
+
+impl SyncResult {
+    /// The pairs as a matrix over every CPU that appears in one, in ascending order.
+    pub fn matrix(&self) -> SyncMatrix {
+        let mut cpus: Vec<usize> = self.pairs.iter().flat_map(|p| p.cpus).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        let n = cpus.len();
+        let mut bounds_m = vec![vec![None; n]; n];
+        let mut rt_m = vec![vec![None; n]; n];
+        let index = |cpu: usize| cpus.binary_search(&cpu).ok();
+        for p in &self.pairs {
+            let (Some(i), Some(j)) = (index(p.cpus[0]), index(p.cpus[1])) else {
+                continue;
+            };
+            if i == j {
+                continue;
+            }
+            let bounds = p.offset_bounds_ticks;
+            bounds_m[i][j] = bounds;
+            bounds_m[j][i] = bounds.map(|[lo, hi]| [hi.saturating_neg(), lo.saturating_neg()]);
+            rt_m[i][j] = p.round_trip_ticks();
+            rt_m[j][i] = p.round_trip_ticks();
+        }
+        SyncMatrix {
+            cpus,
+            offset_bounds_ticks: bounds_m,
+            round_trip_ticks: rt_m,
+        }
+    }
 }
 
 const NOBODY: usize = usize::MAX;
@@ -178,5 +262,85 @@ pub fn check(budget: Duration) -> SyncResult {
     SyncResult {
         pairs,
         skipped: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::verdict::{tsc_unsynchronized, VerdictState};
+
+    /// This machine's pair as `detect --json` recorded it: 4,661 handoffs, offset in
+    /// [−76.9, 63.1] ns at 2.6 GHz.
+    fn recorded(cpus: [usize; 2]) -> PairResult {
+        PairResult {
+            cpus,
+            handoffs: 4661,
+            warps: 0,
+            max_backwards_ticks: 0,
+            offset_bounds_ticks: Some([-200, 164]),
+            pinned: true,
+        }
+    }
+
+    #[test]
+    fn the_matrix_mirrors_each_pair() {
+        let sync = SyncResult {
+            pairs: vec![recorded([0, 1]), recorded([0, 3]), recorded([1, 3])],
+            skipped: None,
+        };
+        let m = sync.matrix();
+        assert_eq!(m.cpus, [0, 1, 3]);
+        for i in 0..3 {
+            assert_eq!(m.offset_bounds_ticks[i][i], None);
+            assert_eq!(m.round_trip_ticks[i][i], None);
+            for j in 0..3 {
+                if i == j {
+                    continue;
+                }
+                let [lo, hi] = m.offset_bounds_ticks[i][j].unwrap();
+                assert_eq!(m.offset_bounds_ticks[j][i], Some([-hi, -lo]));
+                assert_eq!(m.round_trip_ticks[i][j], Some(364));
+                assert_eq!(m.round_trip_ticks[j][i], Some(364));
+            }
+        }
+        assert!(m.out_of_step().is_empty() && m.unbounded().is_empty());
+    }
+
+    #[test]
+    fn an_interval_that_excludes_zero_is_out_of_step() {
+        // CPU 1 stored a value CPU 0 then read 2,600 ticks lower: the TSCs are apart.
+        let mut bad = recorded([0, 1]);
+        bad.warps = 12;
+        bad.max_backwards_ticks = 2600;
+        bad.offset_bounds_ticks = Some([1500, 2600]);
+        let sync = SyncResult {
+            pairs: vec![bad],
+            skipped: None,
+        };
+        assert_eq!(sync.matrix().out_of_step(), [(0, 1)]);
+        let v = tsc_unsynchronized(&sync, Some(2.6e9));
+        assert_eq!(v.state, VerdictState::Yes);
+        assert_eq!(v.evidence["out_of_step"][0], serde_json::json!([0, 1]));
+        let row1 = &v.evidence["matrix"]["offset_bounds_ns"][1];
+        assert_eq!(row1[0][0].as_f64().unwrap().round(), -1000.0);
+        assert!(v.summary.contains("12 times"), "{}", v.summary);
+    }
+
+    #[test]
+    fn one_pair_is_singular_and_the_matrix_is_in_the_evidence() {
+        let sync = SyncResult {
+            pairs: vec![recorded([0, 1])],
+            skipped: None,
+        };
+        let v = tsc_unsynchronized(&sync, Some(2.6e9));
+        assert_eq!(v.state, VerdictState::No, "{v:?}");
+        assert!(v.summary.contains("over 1 pair;"), "{}", v.summary);
+        assert!(!v.summary.contains("1 pairs"));
+        let m = &v.evidence["matrix"];
+        assert_eq!(m["cpus"], serde_json::json!([0, 1]));
+        assert!(m["offset_bounds_ns"][0][0].is_null());
+        assert_eq!(m["round_trip_ns"][0][1].as_f64().unwrap().round(), 140.0);
+        assert_eq!(m["round_trip_ticks"][1][0], 364);
     }
 }

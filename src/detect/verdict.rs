@@ -5,16 +5,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::sync::SyncResult;
-
 mod consistency;
 mod fallback;
+mod frequency;
 mod kernel_log;
 mod trap;
+mod unsynchronized;
 pub use consistency::*;
 pub use fallback::*;
+pub use frequency::*;
 pub use kernel_log::*;
 pub use trap::*;
+pub use unsynchronized::*;
 
 /// One verdict: whether it holds, the figures and rule that decided it, and a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,97 +83,6 @@ impl Verdict {
             inconclusive_reason: Some(reason),
         }
     }
-}
-
-/// A `tsc_unsynchronized` "no" needs at least this many cross-CPU handoffs on every pair.
-/// This machine's idle 2-vCPU check makes 6,647 in the default 300 ms; under a CPU load the
-/// issue saw 397, too few for the minimum delta to reach the cache-line transfer time.
-pub const MIN_HANDOFFS: u64 = 1000;
-
-/// `tsc_unsynchronized` from the pairwise check; `tsc_hz` converts ticks to ns.
-pub fn tsc_unsynchronized(sync: &SyncResult, tsc_hz: Option<f64>) -> Verdict {
-    let ns = |ticks: f64| tsc_hz.map(|hz| ticks * 1e9 / hz);
-    if let Some(why) = &sync.skipped {
-        return Verdict::decided(
-            false,
-            json!({ "skipped": why }),
-            format!("not checked: {why}"),
-        );
-    }
-    let warps: u64 = sync.pairs.iter().map(|p| p.warps).sum();
-    let handoffs: u64 = sync.pairs.iter().map(|p| p.handoffs).sum();
-    let max_back = sync
-        .pairs
-        .iter()
-        .map(|p| p.max_backwards_ticks)
-        .max()
-        .unwrap_or(0);
-    let skew = sync.pairs.iter().filter_map(|p| p.skew_bound_ticks()).max();
-    let pairs: Vec<Value> = sync
-        .pairs
-        .iter()
-        .map(|p| {
-            json!({
-                "cpus": p.cpus,
-                "handoffs": p.handoffs,
-                "warps": p.warps,
-                "max_backwards_ns": ns(p.max_backwards_ticks as f64),
-                "offset_bounds_ns": p.offset_bounds_ticks.map(|[a, b]| [ns(a as f64), ns(b as f64)]),
-                "skew_bound_ns": p.skew_bound_ticks().and_then(|t| ns(t as f64)),
-                "pinned": p.pinned,
-            })
-        })
-        .collect();
-    let holds = warps > 0;
-    let evidence = json!({
-        "pairs": pairs,
-        "handoffs": handoffs,
-        "warps": warps,
-        "max_backwards_ns": ns(max_back as f64),
-        "skew_bound_ns": skew.and_then(|t| ns(t as f64)),
-        "rule": "holds when any cross-CPU handoff saw the TSC go backwards (Linux tsc_sync.c check_tsc_warp)",
-    });
-    let fmt = |t: Option<f64>| t.map_or("?".to_string(), |v| format!("{v:.0} ns"));
-    let summary = if holds {
-        format!(
-            "TSC went backwards {warps} times across CPUs (largest {}): the TSCs are out of step",
-            fmt(ns(max_back as f64))
-        )
-    } else {
-        format!(
-            "no backwards step in {handoffs} cross-CPU handoffs over {} pairs; |skew| ≤ {}",
-            sync.pairs.len(),
-            fmt(skew.and_then(|t| ns(t as f64)))
-        )
-    };
-    if !holds {
-        if let Some(p) = sync.pairs.iter().find(|p| !p.pinned) {
-            return Verdict::inconclusive(
-                format!(
-                    "the check could not pin its threads to CPUs {} and {}: both may have run \
-                     on one CPU",
-                    p.cpus[0], p.cpus[1]
-                ),
-                evidence,
-            );
-        }
-        let thin = sync
-            .pairs
-            .iter()
-            .find(|p| p.handoffs < MIN_HANDOFFS || p.offset_bounds_ticks.is_none());
-        if let Some(p) = thin {
-            return Verdict::inconclusive(
-                format!(
-                    "only {} cross-CPU handoffs between CPUs {} and {} (at least {MIN_HANDOFFS} \
-                     needed: the CPUs were busy or the TSC reads slow); rerun idle or with a \
-                     longer --sync-ms",
-                    p.handoffs, p.cpus[0], p.cpus[1]
-                ),
-                evidence,
-            );
-        }
-    }
-    Verdict::decided(holds, evidence, summary)
 }
 
 /// One clock's watch, as `clock_warps` needs it.

@@ -18,13 +18,17 @@ impl Render for Detection {
     }
 
     fn blocks(&self, _: Style) -> Vec<Block> {
-        vec![
+        let mut b = vec![
             Block::Table(facts(self)),
             Block::Blank,
             Block::Table(verdicts(self)),
             Block::Blank,
-            Block::Text(timings(self)),
-        ]
+        ];
+        if let Some(m) = offset_matrix(self) {
+            b.extend([Block::Table(m), Block::Blank]);
+        }
+        b.push(Block::Text(timings(self)));
+        b
     }
 
     fn csv(&self) -> Table {
@@ -104,14 +108,21 @@ fn facts(d: &Detection) -> Table {
             f.host.cpuinfo_tsc_flags.join(" ")
         ),
     );
+    // The kernel's figure is in the frequency verdict's evidence (read from its boot log).
+    let kernel_khz = d
+        .verdict("tsc_frequency_mismatch")
+        .and_then(|v| v.evidence["sources"].as_array())
+        .and_then(|s| s.iter().find(|s| s["source"] == "kernel_log"))
+        .and_then(|s| s["khz"].as_f64());
     row(
         "tsc frequency",
         format!(
-            "calibrated {}; cpuid 0x15 {}, 0x16 base {}, 0x40000010 {}",
+            "calibrated {}; cpuid 0x15 {}, 0x16 base {}, 0x40000010 {}; kernel {}",
             mhz(f.tsc_hz.calibrated),
             mhz(f.tsc_hz.cpuid_15),
             mhz(f.tsc_hz.cpuid_16_base),
-            mhz(f.tsc_hz.cpuid_40000010)
+            mhz(f.tsc_hz.cpuid_40000010),
+            mhz(kernel_khz.map(|k| k * 1e3))
         ),
     );
     row(
@@ -232,6 +243,48 @@ fn verdicts(d: &Detection) -> Table {
         ]);
     }
     t
+}
+
+/// Matrices past this many CPUs are left to `--json`.
+const MATRIX_MAX_CPUS: usize = 16;
+
+/// `tsc_unsynchronized`'s offset matrix: row CPU i, column CPU j, the bounds on
+/// `tsc(j) − tsc(i)` and the round trip they were measured over, in ns.
+fn offset_matrix(d: &Detection) -> Option<Table> {
+    let m = &d.verdict("tsc_unsynchronized")?.evidence["matrix"];
+    let cpus: Vec<u64> = m["cpus"]
+        .as_array()?
+        .iter()
+        .filter_map(|c| c.as_u64())
+        .collect();
+    if cpus.len() < 2 || cpus.len() > MATRIX_MAX_CPUS {
+        return None;
+    }
+    let names: Vec<String> = cpus.iter().map(|c| format!("cpu {c}")).collect();
+    let mut headers = vec![("tsc(col) − tsc(row), ns [round trip]", Align::Left)];
+    headers.extend(names.iter().map(|n| (n.as_str(), Align::Right)));
+    let mut t = Table::new(&headers);
+    let num = |v: &serde_json::Value| v.as_f64().map_or("?".to_string(), |x| format!("{x:.0}"));
+    for (i, name) in names.iter().enumerate() {
+        let mut row = vec![name.clone()];
+        for j in 0..cpus.len() {
+            let b = &m["offset_bounds_ns"][i][j];
+            row.push(if i == j {
+                "-".into()
+            } else if b.is_null() {
+                "unbounded".into()
+            } else {
+                format!(
+                    "{}..{} [{}]",
+                    num(&b[0]),
+                    num(&b[1]),
+                    num(&m["round_trip_ns"][i][j])
+                )
+            });
+        }
+        t.row(row);
+    }
+    Some(t)
 }
 
 /// The costs the verdicts used, on one line.

@@ -101,17 +101,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     progress.step("checking TSC sync across CPUs");
     let sync = detect::sync::check(cfg.sync_budget);
     progress.step("deciding verdicts");
-    let traps = detect::trap::measure(&cpu, &detect::trap::TrapConfig::new(!cfg.quick));
-    let interleaved = detect::interleave::check(detect::INTERLEAVE_BUDGET);
-    let forensics = detect::forensics::gather(&host.cpuinfo_tsc_flags);
-    let mut verdicts = detect::verdicts(&profile, &sync, &traps);
-    verdicts.extend(detect::kernel_verdicts(
-        &forensics,
-        &interleaved,
-        &host.clocksource,
-    ));
-    let mut facts = detect::facts(cpu, host, &profile);
-    facts.forensics = Some(forensics);
+    let (verdicts, facts) = detect::decide(cpu, host, &profile, &sync, !cfg.quick);
     let hypervisor = match (&facts.hypervisor.vendor, facts.hypervisor.present) {
         (Some(v), true) => v.clone(),
         (None, true) => "unknown".to_string(),
