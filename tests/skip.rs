@@ -29,6 +29,10 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     ("mkfs.xfs", || runs("mkfs.xfs", "-V")),
     ("mkfs.btrfs", || runs("mkfs.btrfs", "-V")),
     ("rsvg-convert", || runs("rsvg-convert", "--version")),
+    ("prometheus-node-exporter", || {
+        runs("prometheus-node-exporter", "--version")
+    }),
+    ("promtool", || runs("promtool", "--version")),
     ("tmpfs", tmpfs),
     ("multigrain", multigrain),
     ("vdso-clocksource", vdso_clocksource),

@@ -14,6 +14,7 @@ mod hostile_text;
 mod interrupt;
 mod man;
 mod noise;
+mod openmetrics;
 mod probe;
 mod report;
 mod run;

@@ -53,7 +53,8 @@ pub enum Command {
     #[command(after_help = "Examples:
   tscope detect                                 hypervisor and verdicts with evidence
   tscope detect --json --fail-on rdtsc_trapped,vdso_fallback   exit 1 if one holds (CI gate)
-  tscope --emulate-trap detect                  what a trapping hypervisor looks like")]
+  tscope --emulate-trap detect                  what a trapping hypervisor looks like
+  tscope detect --openmetrics -o /var/lib/prometheus/node-exporter/tscope.prom   node_exporter")]
     Detect(DetectArgs),
     /// Run pipe1, pingpong, vfsmix, write-only, write-stat, getppid, sched_yield, mem or pagezero.
     #[command(after_help = "Examples:
@@ -140,6 +141,10 @@ pub struct ReportArgs {
     /// build goes in with its interpreter and libraries).
     #[arg(long, value_name = "PATH", requires = "vm")]
     pub guest_bin: Option<PathBuf>,
+    /// Also write the report's Prometheus metrics (as `show report.json --openmetrics` prints
+    /// them) to FILE, replaced whole; see docs/fleet.md.
+    #[arg(long, value_name = "FILE")]
+    pub export_openmetrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -173,6 +178,10 @@ pub struct ShowArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Print a probe, detect or report document as Prometheus metrics (see `probe
+    /// --openmetrics`).
+    #[arg(long, conflicts_with_all = ["json", "markdown", "csv"])]
+    pub openmetrics: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -224,6 +233,20 @@ pub struct ExportArgs {
     pub export_csv: Option<PathBuf>,
 }
 
+/// Prometheus metrics, for the results that describe a machine's clock health (probe,
+/// detect; a report has `--export-openmetrics`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct OpenMetricsArgs {
+    /// Print Prometheus metrics: the text format node_exporter's textfile collector reads,
+    /// valid OpenMetrics too (it ends in `# EOF`). Names and labels: docs/schema.md; a
+    /// systemd timer for node_exporter: docs/fleet.md.
+    #[arg(long, conflicts_with_all = ["json", "markdown", "csv"])]
+    pub openmetrics: bool,
+    /// Also write the result as Prometheus metrics (as `--openmetrics` prints them) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_openmetrics: Option<PathBuf>,
+}
+
 /// How long and how reproducibly to sample.
 #[derive(Debug, Clone, Args)]
 pub struct SamplingArgs {
@@ -263,6 +286,8 @@ pub struct ProbeArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+    #[command(flatten)]
+    pub metrics: OpenMetricsArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -289,6 +314,8 @@ pub struct DetectArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub export: ExportArgs,
+    #[command(flatten)]
+    pub metrics: OpenMetricsArgs,
 }
 
 #[cfg(test)]

@@ -46,7 +46,9 @@ pub fn config(args: &DetectArgs, global: &Global) -> Result<DetectConfig, Config
 /// Runs `tscope detect`; returns 1 when a `--fail-on` verdict holds.
 pub fn run(args: &DetectArgs, global: &Global) -> anyhow::Result<i32> {
     let cfg = config(args, global)?;
-    let output = Destination::new(&args.output)?.with_exports(&args.export)?;
+    let output = Destination::new(&args.output)?
+        .with_exports(&args.export)?
+        .with_openmetrics(&args.metrics)?;
     let detection = detect::run(&cfg);
     output.export(&detection)?;
     let failing = detection.failing(&cfg.fail_on, args.fail_on_inconclusive);

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{ExportArgs, OutputArgs};
+use crate::cli::{ExportArgs, OpenMetricsArgs, OutputArgs};
 use crate::error::ConfigError;
 use crate::export::{self, Format, Render};
 
@@ -14,7 +14,7 @@ pub struct Destination {
     pub format: Format,
     /// `-o FILE`; `None` is stdout.
     pub out: Option<PathBuf>,
-    /// `--export-json/-markdown/-csv FILE`: more formats, each to its own file.
+    /// `--export-json/-markdown/-csv/-openmetrics FILE`: more formats, each to its own file.
     pub exports: Vec<(Format, PathBuf)>,
 }
 
@@ -56,6 +56,20 @@ impl Destination {
             check_output_file(path, option)?;
             self.refuse_shared(path, option)?;
             self.exports.push((format, path.clone()));
+        }
+        Ok(self)
+    }
+
+    /// `--openmetrics` (the printed format) and `--export-openmetrics FILE` (checked now, as
+    /// [`Destination::with_exports`] checks the others).
+    pub fn with_openmetrics(mut self, m: &OpenMetricsArgs) -> Result<Destination, ConfigError> {
+        if m.openmetrics {
+            self.format = Format::OpenMetrics;
+        }
+        if let Some(path) = &m.export_openmetrics {
+            check_output_file(path, "export-openmetrics")?;
+            self.refuse_shared(path, "export-openmetrics")?;
+            self.exports.push((Format::OpenMetrics, path.clone()));
         }
         Ok(self)
     }

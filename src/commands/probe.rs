@@ -54,7 +54,9 @@ pub fn histogram_config(
 
 /// Runs `tscope probe`; returns the exit code.
 pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
-    let output = Destination::new(&args.output)?.with_exports(&args.export)?;
+    let output = Destination::new(&args.output)?
+        .with_exports(&args.export)?
+        .with_openmetrics(&args.metrics)?;
     if args.list {
         if !output.exports.is_empty() {
             return Err(ConfigError::Invalid(

@@ -11,10 +11,24 @@ use crate::gather::{self, ReportConfig};
 /// is created), so a path that cannot hold it fails before anything is measured.
 pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, ConfigError> {
     let sync_budget = super::detect::sync_budget(args.sync_ms)?;
-    crate::export::file::check_dir(&args.out).map_err(|why| ConfigError::Output {
+    let dir = crate::export::file::check_dir(&args.out).map_err(|why| ConfigError::Output {
         path: args.out.clone(),
         why: format!("{why} (--out)"),
     })?;
+    if let Some(path) = &args.export_openmetrics {
+        super::output::check_output_file(path, "export-openmetrics")?;
+        // The directory is replaced whole, and holds only report files.
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = std::fs::canonicalize(parent.unwrap_or(std::path::Path::new(".")));
+        if parent.is_ok_and(|p| p.starts_with(&dir)) {
+            return Err(ConfigError::Output {
+                path: path.clone(),
+                why: "it is inside the report directory, which is replaced whole; name a file \
+                      outside --out (--export-openmetrics)"
+                    .into(),
+            });
+        }
+    }
     let mut command = if global.emulate_trap {
         format!("tscope --emulate-trap report --out {}", args.out.display())
     } else {
@@ -63,6 +77,11 @@ pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
     // Written whole: a temporary sibling renamed into place (an earlier report is replaced).
     let files = ReportDocument(&report).files()?;
     export::file::write_dir(&args.out, &files)?;
-    export::emit(export::written(&args.out, &files).as_bytes(), None)?;
+    let mut written = export::written(&args.out, &files);
+    if let Some(path) = &args.export_openmetrics {
+        export::emit(export::openmetrics::report(&report).as_bytes(), Some(path))?;
+        written += &format!("wrote {}\n", path.display());
+    }
+    export::emit(written.as_bytes(), None)?;
     Ok(0)
 }

@@ -89,7 +89,11 @@ pub struct ShowJob {
 /// Validates `args`: the output, then the file read, recognised and parsed as the type that
 /// wrote it, in a format that kind has.
 pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
-    let output = Destination::new(&args.output)?;
+    let output =
+        Destination::new(&args.output)?.with_openmetrics(&crate::cli::OpenMetricsArgs {
+            openmetrics: args.openmetrics,
+            export_openmetrics: None,
+        })?;
     let path = &args.file;
     let text = crate::input::read_document(path, "document")?;
     let v = Shape::of(&text).map_err(|e| {

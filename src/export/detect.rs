@@ -38,6 +38,10 @@ impl Render for Detection {
         }
         t
     }
+
+    fn openmetrics(&self) -> Option<String> {
+        Some(super::openmetrics::detection(self))
+    }
 }
 
 fn facts(d: &Detection) -> Table {

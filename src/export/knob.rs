@@ -144,7 +144,7 @@ pub fn prices<'a>(models: impl Iterator<Item = &'a ModelReport>) -> Vec<String> 
 
 /// A model's stock estimate and its fastest one; the stock setting itself when nothing beats it
 /// by more than 0.1% (a tie is not a reason to change a default).
-fn stock_and_best(
+pub(super) fn stock_and_best(
     m: &ModelReport,
 ) -> Option<(
     &crate::sim::estimate::PolicyEstimate,

@@ -38,6 +38,7 @@ pub mod file;
 pub mod fleet;
 mod histogram;
 mod knob;
+pub mod openmetrics;
 mod palette;
 mod probe;
 mod record;
@@ -70,6 +71,9 @@ pub enum Format {
     Markdown,
     Json,
     Csv,
+    /// The Prometheus text format, valid OpenMetrics too ([`openmetrics`]); only the results
+    /// that describe a machine's clock health have it ([`Render::openmetrics`]).
+    OpenMetrics,
 }
 
 /// The two human forms a [`Block`] is written in.
@@ -140,14 +144,22 @@ pub trait Render {
     fn blocks(&self, style: Style) -> Vec<Block>;
     /// The `--csv` form: one table of plain numbers.
     fn csv(&self) -> Table;
+    /// The `--openmetrics` form ([`openmetrics`]), for the results that have one.
+    fn openmetrics(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A result in one format: the only way a command turns a result into bytes.
 /// The human forms and CSV are written in ASCII when the locale is not UTF-8
-/// ([`crate::fmt::for_locale`]); JSON is always UTF-8.
+/// ([`crate::fmt::for_locale`]); JSON and OpenMetrics are always UTF-8.
 pub fn export<R: Render + ?Sized>(result: &R, format: Format) -> crate::error::Result<Vec<u8>> {
     let text = match format {
         Format::Json => return json(&result.json()),
+        Format::OpenMetrics => match result.openmetrics() {
+            Some(text) => return Ok(text.into_bytes()),
+            None => crate::fail!("{NO_OPENMETRICS}"),
+        },
         Format::Csv => result.csv().csv(),
         Format::Table => layout(&result.blocks(Style::Text), Style::Text),
         Format::Markdown => layout(&result.blocks(Style::Markdown), Style::Markdown),
@@ -177,6 +189,10 @@ pub fn json<T: Serialize>(v: &T) -> crate::error::Result<Vec<u8>> {
     out.push(b'\n');
     Ok(out)
 }
+
+/// Why `--openmetrics` is refused for a result without that form.
+pub const NO_OPENMETRICS: &str = "only probe, detect and report results have an OpenMetrics \
+    form (--openmetrics); use --json, --markdown or --csv";
 
 /// Why output meant for a standard output closed at start (`>&-`) is refused (exit 2).
 pub const STDOUT_CLOSED: &str = "standard output is closed (>&-), so the output would be \

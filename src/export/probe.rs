@@ -55,6 +55,10 @@ impl Render for Profile {
         }
         t
     }
+
+    fn openmetrics(&self) -> Option<String> {
+        Some(super::openmetrics::profile(self))
+    }
 }
 
 fn sources(p: &Profile) -> Table {

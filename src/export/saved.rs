@@ -22,12 +22,17 @@ pub enum Saved {
 }
 
 impl Saved {
-    /// Whether `format` is one this document has (a report has no CSV form).
+    /// Whether `format` is one this document has (a report has no CSV form; only probe,
+    /// detect and report documents have an OpenMetrics form).
     pub fn check(&self, format: Format) -> Result<(), ConfigError> {
         if matches!(self, Saved::Report(_)) && format == Format::Csv {
             return Err(ConfigError::Invalid(
                 "a report has no CSV form: use --markdown (report.md) or --json".into(),
             ));
+        }
+        let metrics = matches!(self, Saved::Probe(_) | Saved::Detect(_) | Saved::Report(_));
+        if format == Format::OpenMetrics && !metrics {
+            return Err(ConfigError::Invalid(super::NO_OPENMETRICS.into()));
         }
         Ok(())
     }
@@ -44,6 +49,9 @@ impl Saved {
             Saved::Simulate(r) => export(r.as_ref(), format),
             Saved::Compare(r) => export(r.as_ref(), format),
             Saved::Report(r) if format == Format::Json => json(r),
+            Saved::Report(r) if format == Format::OpenMetrics => {
+                Ok(super::openmetrics::report(r).into_bytes())
+            }
             Saved::Report(r) => Ok(ReportDocument(r).markdown()?.into_bytes()),
         }
     }

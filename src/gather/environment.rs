@@ -88,9 +88,7 @@ impl Environment {
             cpu_family: cpu.family,
             cpu_model: cpu.model,
             cpu_stepping: cpu.stepping,
-            microcode: fs::read_to_string("/proc/cpuinfo")
-                .ok()
-                .and_then(|t| cpuinfo_field(&t, "microcode")),
+            microcode: m.microcode.clone(),
             hypervisor: hypervisor.to_string(),
             clocksource: m.clocksource.current.clone(),
             hz: profile
@@ -162,14 +160,6 @@ fn vulnerabilities(dir: &Path) -> Vec<(String, String)> {
     v
 }
 
-/// The first `key : value` line of `/proc/cpuinfo` text.
-pub fn cpuinfo_field(text: &str, key: &str) -> Option<String> {
-    text.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k.trim() == key).then(|| v.trim().to_string())
-    })
-}
-
 /// `t` as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
 pub fn iso8601_utc(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -204,16 +194,6 @@ mod tests {
         let at = |s| UNIX_EPOCH + Duration::from_secs(s);
         assert_eq!(iso8601_utc(at(951_827_696)), "2000-02-29T12:34:56Z");
         assert_eq!(iso8601_utc(at(1_796_107_200)), "2026-12-01T06:40:00Z");
-    }
-
-    #[test]
-    fn cpuinfo_fields_are_read_by_key() {
-        let text = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmicrocode\t: 0xa201016\n";
-        assert_eq!(
-            cpuinfo_field(text, "microcode").as_deref(),
-            Some("0xa201016")
-        );
-        assert_eq!(cpuinfo_field(text, "stepping"), None);
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub struct Machine {
     pub cpu_model: Option<String>,
     pub cpu_family: Option<u32>,
     pub cpu_model_number: Option<u32>,
+    /// The `microcode` revision `/proc/cpuinfo` gives for the first CPU (absent where it is
+    /// not published, and in profiles written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcode: Option<String>,
     pub kernel_release: Option<String>,
     pub clocksource: Clocksource,
     /// `CPUID.1:ECX[31]`: set by every mainstream hypervisor.
@@ -111,6 +115,14 @@ pub fn cpus_online() -> usize {
         .unwrap_or(1)
 }
 
+/// The first `key : value` line of `/proc/cpuinfo` text.
+pub fn cpuinfo_field(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == key).then(|| v.trim().to_string())
+    })
+}
+
 /// Gathers the machine facts (the TSC calibration is filled in later by the probe).
 pub fn gather() -> Machine {
     let (cpu, hv_sig, cpuid_40000010_hz) = live_cpuid(&LiveCpuid);
@@ -119,6 +131,9 @@ pub fn gather() -> Machine {
         cpu_model: cpu.brand,
         cpu_family: cpu.family,
         cpu_model_number: cpu.model,
+        microcode: fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| cpuinfo_field(&t, "microcode")),
         kernel_release: sys::cpu::kernel_release().ok(),
         clocksource: clocksource(),
         hypervisor_bit: cpu.hypervisor_bit,
@@ -202,6 +217,16 @@ mod tests {
             Some([5.71, 3.09, 1.41])
         );
         assert_eq!(parse_loadavg("5.71"), None);
+    }
+
+    #[test]
+    fn cpuinfo_fields_are_read_by_key() {
+        let text = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmicrocode\t: 0xa201016\n";
+        assert_eq!(
+            cpuinfo_field(text, "microcode").as_deref(),
+            Some("0xa201016")
+        );
+        assert_eq!(cpuinfo_field(text, "stepping"), None);
     }
 
     #[test]

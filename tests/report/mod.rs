@@ -24,11 +24,22 @@ fn quick_report_writes_parseable_files() {
     let _cpu = crate::common::cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
+    let metrics = dir.path().join("report.prom");
     tscope()
         .args(["report", "--quick", "--sync-ms", "20", "--out"])
         .arg(&out)
+        .arg("--export-openmetrics")
+        .arg(&metrics)
         .assert()
         .success();
+    // The metrics are the report's: what `show report.json --openmetrics` prints.
+    let shown = tscope()
+        .arg("show")
+        .arg(out.join("report.json"))
+        .arg("--openmetrics")
+        .output()
+        .unwrap();
+    assert_eq!(std::fs::read(&metrics).unwrap(), shown.stdout);
 
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     for heading in [
