@@ -128,7 +128,7 @@ pub struct FrequencyInputs {
     pub cpuid_16_base_hz: Option<f64>,
     pub cpuid_40000010_hz: Option<f64>,
     pub xen_guest_hz: Option<f64>,
-    /// CPUID.1:ECX[31].
+    /// `CPUID.1:ECX[31]`.
     pub hypervisor: bool,
     /// A Xen interface was found (its leaf gives no frequency when this is true and
     /// `xen_guest_hz` is `None`).
@@ -376,9 +376,16 @@ pub fn tsc_frequency_mismatch(i: &FrequencyInputs) -> Verdict {
                 )
             })
             .collect();
+        let nominal = offered
+            .iter()
+            .find(|s| s.key == "cpuid_16_base")
+            .and_then(|s| s.khz)
+            .map_or(String::new(), |k| {
+                format!("; CPUID 0x16's base frequency, {}, is nominal", mhz(k))
+            });
         return Verdict::inconclusive(
             format!(
-                "no source offers a TSC frequency to compare with the measured {} ({})",
+                "no source offers a TSC frequency to compare with the measured {} ({}{nominal})",
                 mhz(measured),
                 why.join("; ")
             ),

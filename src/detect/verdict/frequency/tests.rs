@@ -211,6 +211,11 @@ fn leaf_16_is_shown_but_never_decides() {
     let i = FrequencyInputs::from_cpuid(&skl, no_log(), Ok(None));
     let v = tsc_frequency_mismatch(&measured(i, 2.8e9 / 2.8));
     assert_eq!(v.state, VerdictState::Inconclusive);
+    assert!(
+        v.summary.contains("2800.000 MHz, is nominal"),
+        "{}",
+        v.summary
+    );
     let base = &v.evidence["sources"][1];
     assert_eq!(
         (base["source"].as_str(), base["trusted"].as_bool()),
