@@ -5,7 +5,7 @@
 //!
 //! # Choices
 //!
-//! - **One text for both parsers** ([`text`]): the Prometheus text format kept to what
+//! - **One text for both parsers** (`openmetrics/text.rs`): the Prometheus text format kept to what
 //!   OpenMetrics also accepts, ending in `# EOF`.
 //! - **Every series carries `command`** (`probe`, `detect`, `report`): node_exporter merges
 //!   every `*.prom` file of its directory into one exposition and refuses a series two files
