@@ -33,6 +33,8 @@ pub enum Kind {
     Compare,
     /// A report's `report.json`.
     Report,
+    /// `vm bench --json`.
+    VmBench,
 }
 
 impl Kind {
@@ -49,6 +51,8 @@ impl Kind {
             || (has("validation") && has("rows"))
         {
             Some(Kind::Simulate)
+        } else if has("comparisons") && has("kernel_control") {
+            Some(Kind::VmBench)
         } else if has("guests") && has("accel") {
             Some(Kind::VmGuest)
         } else if has("kinds") && has("loop_ticks") {
@@ -115,7 +119,7 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
     let Some(kind) = Kind::of(&v) else {
         return Err(ConfigError::Invalid(format!(
             "'{}' is not a document tscope writes (expected the JSON of probe, detect, run, \
-             vm guest, vm exits, simulate, compare or report.json)",
+             vm guest, vm exits, vm bench, simulate, compare or report.json)",
             path.display()
         ))
         .into());
@@ -129,6 +133,7 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
         Kind::Simulate => Saved::Simulate(Box::new(simulate_output(&v, &text, path)?)),
         Kind::Compare => Saved::Compare(Box::new(parse(&text, path, "compare")?)),
         Kind::Report => Saved::Report(Box::new(parse(&text, path, "report.json")?)),
+        Kind::VmBench => Saved::VmBench(Box::new(parse(&text, path, "vm bench")?)),
     };
     document.check(output.format)?;
     Ok(ShowJob { document, output })
@@ -186,5 +191,11 @@ mod tests {
         let probe = Shape::of(br#"{"sources": [], "machine": {}, "derived": {}}"#).unwrap();
         assert_eq!(Kind::of(&probe), Some(Kind::Probe));
         assert_eq!(Kind::of(&Shape::of(br#"{"a": 1}"#).unwrap()), None);
+        let bench = Shape::of(
+            br#"{"accel": {}, "runs": [], "workloads": [], "comparisons": [],
+                 "kernel_control": "syscall:getppid"}"#,
+        )
+        .unwrap();
+        assert_eq!(Kind::of(&bench), Some(Kind::VmBench));
     }
 }

@@ -19,6 +19,8 @@ pub enum Saved {
     Compare(Box<crate::compare::Comparison>),
     /// A report's `report.json`: its Markdown document in the table and Markdown formats.
     Report(Box<crate::gather::Report>),
+    /// `vm bench --json`.
+    VmBench(Box<crate::vm::bench::BenchReport>),
 }
 
 impl Saved {
@@ -48,6 +50,7 @@ impl Saved {
             Saved::VmExits(r) => export(r.as_ref(), format),
             Saved::Simulate(r) => export(r.as_ref(), format),
             Saved::Compare(r) => export(r.as_ref(), format),
+            Saved::VmBench(r) => export(r.as_ref(), format),
             Saved::Report(r) if format == Format::Json => json(r),
             Saved::Report(r) if format == Format::OpenMetrics => {
                 Ok(super::openmetrics::report(r).into_bytes())

@@ -167,7 +167,7 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
         ("measured Δ ns/op", Align::Right),
         ("predicted Δ", Align::Right),
         ("model precise/coarse per op", Align::Left),
-        ("Δ precise read ns: syscall; in path", Align::Right),
+        ("Δ precise read ns: syscall; priced", Align::Right),
         ("counted reads/op", Align::Right),
         ("pairs", Align::Right),
         ("verdict", Align::Left),
@@ -189,7 +189,13 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
             format!(
                 "{}; {}",
                 c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
-                c.delta_read_in_path_ns.as_ref().map_or("-".into(), signed)
+                match c.precise_read_price.as_deref() {
+                    Some("in-path") => c
+                        .delta_precise_read_price_ns
+                        .as_ref()
+                        .map_or("-".into(), |e| format!("{} in path", signed(e))),
+                    _ => "-".into(),
+                }
             ),
             counted,
             c.pairs.to_string(),

@@ -76,6 +76,7 @@ pub(super) fn kernel_row(
         delta_read_in_path_ns: None,
         delta_read_in_syscall_ns: None,
         precise_read_price: None,
+        delta_precise_read_price_ns: None,
         predicted_syscall_delta_ns: None,
         counted_reads_from: None,
         counted_reads_to: None,

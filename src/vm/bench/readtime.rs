@@ -33,6 +33,10 @@ pub const LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 /// The context of [`ReadTime`]s timed in a loop of clock syscalls.
 pub const SYSCALL: &str = "syscall:clock_gettime";
 
+/// Fewer timed calls than this in a context give no [`ReadTime`]: a workload whose op takes
+/// no precise read still meets a stray one now and then, and one call is no price.
+pub const MIN_CALLS: usize = 50;
+
 /// Clock syscalls in the syscall context.
 const SYSCALL_CALLS: u32 = 2_000;
 
@@ -102,6 +106,9 @@ fn traced(symbols: &[&str], run: impl FnOnce() -> Result<()>) -> Result<Vec<f64>
 }
 
 fn summary(cs: &str, symbol: &str, fs: &str, workload: &str, d: &[f64]) -> Option<ReadTime> {
+    if d.len() < MIN_CALLS {
+        return None;
+    }
     let read_ns = super::compare::median_interval(&[d.to_vec()], 11)?;
     Some(ReadTime {
         clocksource: cs.into(),

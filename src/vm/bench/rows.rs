@@ -129,10 +129,13 @@ pub struct BenchComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_read_in_syscall_ns: Option<Estimate>,
     /// Clocksource rows: the price of a precise read in `predicted_delta_ns`: `in-path` (the
-    /// change timed where the op takes it) or `syscall` (the paired syscall-derived change,
-    /// where the tracer timed no read in the op).
+    /// syscall-derived change + the traced change in the op's path − the traced change in the
+    /// syscall) or `syscall` (the syscall-derived change alone, where the tracer timed no read
+    /// in the op), and its value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precise_read_price: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_precise_read_price_ns: Option<Estimate>,
     /// Clocksource rows: the prediction at the syscall-derived price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_syscall_delta_ns: Option<f64>,
@@ -276,7 +279,12 @@ pub(super) fn read_time_delta(
     let find = |cs: &str, r: &super::reads::GuestReads| {
         r.times
             .iter()
-            .find(|t| t.clocksource == cs && t.fs == fs && t.workload == workload)
+            .find(|t| {
+                t.clocksource == cs
+                    && t.fs == fs
+                    && t.workload == workload
+                    && t.reads >= super::readtime::MIN_CALLS
+            })
             .cloned()
     };
     k.boots
@@ -333,9 +341,18 @@ pub(super) fn clocksource_row(
     );
     let in_path = read_time_delta(k, from, to, fs, workload);
     let in_syscall = read_time_delta(k, from, to, "", super::readtime::SYSCALL);
-    // The price of a read is its change where the op takes it, when the tracer timed it there;
-    // else the syscall-derived change.
-    let price = in_path.or(d_precise);
+    // The price of a read: the syscall-derived change, plus what a read costs more in the op's
+    // path than in the syscall when the tracer timed both (the tracer's own cost cancels in
+    // that difference); else the syscall-derived change alone.
+    let price = match (d_precise, in_path, in_syscall) {
+        (Some(p), Some(a), Some(s)) => Some(Estimate {
+            point: p.point + a.point - s.point,
+            lower: p.lower + a.lower - s.upper,
+            upper: p.upper + a.upper - s.lower,
+        }),
+        _ => d_precise,
+    };
+    let in_path_priced = price != d_precise;
     let predict = |p: Option<Estimate>| {
         let (m, p, c) = (model.as_ref()?, p?, d_coarse?);
         let at = |p: f64, c: f64| compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p, c);
@@ -396,20 +413,14 @@ pub(super) fn clocksource_row(
         delta_read_in_path_ns: in_path,
         delta_read_in_syscall_ns: in_syscall,
         predicted_syscall_delta_ns: predicted_syscall,
-        precise_read_price: Some(
-            if in_path.is_some() {
-                "in-path"
-            } else {
-                "syscall"
-            }
-            .into(),
-        ),
+        precise_read_price: Some(if in_path_priced { "in-path" } else { "syscall" }.into()),
+        delta_precise_read_price_ns: price,
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
         diagnosis: (verdict == Verdict::Disagrees)
             .then(|| {
-                let at = if in_path.is_some() {
+                let at = if in_path_priced {
                     "in the op's path"
                 } else {
                     "as a syscall"

@@ -410,8 +410,10 @@ fn the_in_path_read_time_prices_the_prediction() {
     let m = ws.model_from.as_ref().unwrap();
     let d_coarse = ws.delta_coarse_read_ns.unwrap().point;
     let at = |p: f64| m.precise_per_op * p + m.coarse_per_op * d_coarse;
-    assert!((ws.predicted_delta_ns.unwrap() - at(path)).abs() < 1e-9);
     let d_syscall = ws.delta_precise_read_ns.unwrap().point;
+    let price = d_syscall + path - sys;
+    assert_eq!(ws.delta_precise_read_price_ns.unwrap().point, price);
+    assert!((ws.predicted_delta_ns.unwrap() - at(price)).abs() < 1e-9);
     assert!((ws.predicted_syscall_delta_ns.unwrap() - at(d_syscall)).abs() < 1e-9);
     let p1 = row("pipe1");
     assert_eq!(p1.precise_read_price.as_deref(), Some("syscall"));
