@@ -147,7 +147,7 @@ pub struct Facts {
     pub tsc_hz: TscHz,
     /// The kernel log's clocksource lines, the boot options and the TSC-watchdog exemption
     /// (absent in files written before they were read).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forensics: Option<forensics::Forensics>,
 }
 
