@@ -140,8 +140,11 @@ pub struct FleetReport {
     pub groups: Vec<Group>,
 }
 
+/// How one cost is read from a machine's facts.
+type Get = fn(&Facts) -> Option<f64>;
+
 /// The costs a group's spread is taken of, by name.
-const COSTS: [(&str, fn(&Facts) -> Option<f64>); 4] = [
+const COSTS: [(&str, Get); 4] = [
     ("precise_read_ns", |f| f.precise_read_ns),
     ("vdso_clock_gettime_ns", |f| f.vdso_ns),
     ("syscall_clock_gettime_ns", |f| f.syscall_ns),
