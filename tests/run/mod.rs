@@ -57,7 +57,10 @@ fn check_runs(v: &Value, workload: &str, expect: &[(u64, &str)]) {
         assert_eq!(per_task.len() as u64, *tasks);
         for t in per_task {
             assert!(t["iterations"].as_u64().unwrap() > 0);
-            assert!(f(&t["ops_per_sec"]["min"]) > 0.0);
+            // One task's slowest interval may complete nothing while the CPU is taken (the
+            // other tests run beside it); its best one never does.
+            assert!(f(&t["ops_per_sec"]["min"]) >= 0.0, "{workload}: {t}");
+            assert!(f(&t["ops_per_sec"]["max"]) > 0.0, "{workload}: {t}");
         }
         assert_eq!(r["per_task_min"].as_array().unwrap().len(), 3);
         assert_eq!(r["per_task_max"].as_array().unwrap().len(), 3);
