@@ -25,3 +25,11 @@ pub fn switch(name: &str) -> (String, Option<String>) {
     };
     (used, error)
 }
+
+/// Whether `/proc/kallsyms` text has a text symbol `name`.
+pub fn has_symbol(kallsyms: &str, name: &str) -> bool {
+    kallsyms.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        matches!(f.as_slice(), [_, t, n, ..] if (*t == "t" || *t == "T") && *n == name)
+    })
+}

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::clocksource::has_symbol;
 use super::clocksource::switch;
 use super::loops;
 use super::Planned;
@@ -63,14 +64,6 @@ pub fn callback(clocksource: &str) -> Option<&'static str> {
         .iter()
         .find(|(c, _)| *c == clocksource)
         .map(|(_, s)| *s)
-}
-
-/// Whether `/proc/kallsyms` text has a text symbol `name`.
-pub fn has_symbol(kallsyms: &str, name: &str) -> bool {
-    kallsyms.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        matches!(f.as_slice(), [_, t, n, ..] if (*t == "t" || *t == "T") && *n == name)
-    })
 }
 
 /// The hits of event `event` in `kprobe_profile` text (`event hits misses` a line).

@@ -18,8 +18,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::clocksource::has_symbol;
 use super::clocksource::switch;
-use super::reads::has_symbol;
 use super::{loops, Planned};
 use crate::error::{Context, Result};
 use crate::stats::Estimate;
