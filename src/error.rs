@@ -159,8 +159,8 @@ pub enum ConfigError {
     TooBig { size: u64, available: u64 },
     /// A `--fail-on` name that is not a verdict.
     #[error(
-        "unknown verdict '{0}'; valid: rdtsc_trapped, rdtscp_trapped, vdso_fallback, \
-         vdso_fallback:<clock>, tsc_unsynchronized, clock_warps, tsc_frequency_mismatch"
+        "unknown verdict '{0}'; valid: {valid}, vdso_fallback:<clock>",
+        valid = crate::detect::VERDICT_NAMES.join(", ")
     )]
     UnknownVerdict(String),
     /// `--emulate-trap` cannot be set up.

@@ -4,8 +4,9 @@
 //!
 //! Facts come from CPUID ([`crate::cpuid`]) and sysfs/procfs ([`host`]); timings from
 //! a quick [`crate::probe`] run of the sources the rules need, so that every comparison is
-//! between figures measured in the same run; cross-CPU sync from [`sync`]; the kernel's TSC
-//! frequency from [`tsc_log`]. The rules are pure functions in [`verdict`].
+//! between figures measured in the same run; cross-CPU sync from [`sync`]; the kernel log,
+//! read once by [`kmsg`], feeds both the TSC frequency sources and [`forensics`]. The rules
+//! are pure functions in [`verdict`].
 
 pub mod forensics;
 pub mod host;
@@ -13,7 +14,6 @@ pub mod interleave;
 pub mod kmsg;
 pub mod sync;
 pub mod trap;
-pub mod tsc_log;
 pub mod verdict;
 
 use std::time::Duration;
@@ -225,11 +225,18 @@ fn trap_inputs(p: &Profile, read: Option<trap::Distribution>, id: &str) -> TrapI
     }
 }
 
-/// The TSC frequencies CPUID and the kernel offer, read from this machine (the kernel log and
-/// sysfs); [`verdicts`] adds the measured rate from the profile.
-pub fn frequency_sources(cpu: &CpuidFacts) -> FrequencyInputs {
-    let log = tsc_log::read_kernel_log().map(|text| verdict::parse_kernel_log(&text));
-    FrequencyInputs::from_cpuid(cpu, log, tsc_log::sysfs_tsc_khz())
+/// The TSC frequencies CPUID and the kernel offer: CPUID, the kernel log's calibration lines
+/// (`log` as [`kmsg::read_kernel_log`] returned it) and sysfs; [`verdicts`] adds the measured
+/// rate from the profile.
+pub fn frequency_sources(
+    cpu: &CpuidFacts,
+    log: &Result<kmsg::KernelLog, String>,
+) -> FrequencyInputs {
+    let log = log
+        .as_ref()
+        .map(|l| verdict::parse_kernel_log(&l.text()))
+        .map_err(Clone::clone);
+    FrequencyInputs::from_cpuid(cpu, log, host::sysfs_tsc_khz())
 }
 
 /// All verdicts from a profile, a sync result, the trap distributions and the frequency
@@ -367,8 +374,9 @@ pub fn decide(
 ) -> (Vec<(String, Verdict)>, Facts) {
     let traps = trap::measure(&cpu, &trap::TrapConfig::new(thorough));
     let interleaved = interleave::check(INTERLEAVE_BUDGET);
-    let forensics = forensics::gather(&host.cpuinfo_tsc_flags);
-    let mut verdicts = verdicts(profile, sync, &traps, &frequency_sources(&cpu));
+    let log = kmsg::read_kernel_log();
+    let forensics = forensics::gather(&host.cpuinfo_tsc_flags, &log);
+    let mut verdicts = verdicts(profile, sync, &traps, &frequency_sources(&cpu, &log));
     verdicts.extend(kernel_verdicts(&forensics, &interleaved, &host.clocksource));
     let mut facts = facts(cpu, host, profile);
     facts.forensics = Some(forensics);
