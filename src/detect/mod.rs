@@ -239,13 +239,14 @@ pub fn frequency_sources(
     FrequencyInputs::from_cpuid(cpu, log, host::sysfs_tsc_khz())
 }
 
-/// All verdicts from a profile, a sync result, the trap distributions and the frequency
-/// sources (pure: what the tests call).
+/// All verdicts from a profile, a sync result, the trap distributions, the frequency sources
+/// and CPUID's kvm-clock stable bit (`None` without a KVM leaf; pure: what the tests call).
 pub fn verdicts(
     p: &Profile,
     sync: &sync::SyncResult,
     traps: &trap::TrapSamples,
     frequency: &FrequencyInputs,
+    kvm_stable_bit: Option<bool>,
 ) -> Vec<(String, Verdict)> {
     let mut out = vec![
         (
@@ -260,19 +261,21 @@ pub fn verdicts(
     let cs = p.machine.clocksource.current.as_deref();
     for c in vdso_clocks() {
         let name = c.name();
-        let v = verdict::vdso_fallback(
+        let v = verdict::vdso_fallback_given(
             name,
             p.cost_ns(&format!("vdso:{name}")),
             p.cost_ns(&format!("syscall:{name}")),
             cs,
+            kvm_stable_bit,
         );
         out.push((format!("vdso_fallback:{name}"), v));
     }
-    let v = verdict::vdso_fallback(
+    let v = verdict::vdso_fallback_given(
         "gettimeofday",
         p.cost_ns("vdso:gettimeofday"),
         p.cost_ns("syscall:gettimeofday"),
         cs,
+        kvm_stable_bit,
     );
     out.push(("vdso_fallback:gettimeofday".to_string(), v));
     out.push((
@@ -376,7 +379,18 @@ pub fn decide(
     let interleaved = interleave::check(INTERLEAVE_BUDGET);
     let log = kmsg::read_kernel_log();
     let forensics = forensics::gather(&host.cpuinfo_tsc_flags, &log);
-    let mut verdicts = verdicts(profile, sync, &traps, &frequency_sources(&cpu, &log));
+    let kvm_stable_bit = cpu
+        .hypervisor
+        .kvm
+        .as_ref()
+        .map(|k| k.clocksource_stable_bit);
+    let mut verdicts = verdicts(
+        profile,
+        sync,
+        &traps,
+        &frequency_sources(&cpu, &log),
+        kvm_stable_bit,
+    );
     verdicts.extend(kernel_verdicts(&forensics, &interleaved, &host.clocksource));
     let mut facts = facts(cpu, host, profile);
     facts.forensics = Some(forensics);
