@@ -159,8 +159,9 @@ pub enum ConfigError {
     TooBig { size: u64, available: u64 },
     /// A `--fail-on` name that is not a verdict.
     #[error(
-        "unknown verdict '{0}'; valid: {valid}, vdso_fallback:<clock>",
-        valid = crate::detect::VERDICT_NAMES.join(", ")
+        "unknown verdict '{0}'; valid: rdtsc_trapped, rdtscp_trapped, vdso_fallback, \
+         vdso_fallback:<clock>, tsc_unsynchronized, clock_warps, tsc_marked_unstable, \
+         clocksource_switched, vdso_inconsistent, tsc_frequency_mismatch"
     )]
     UnknownVerdict(String),
     /// `--emulate-trap` cannot be set up.

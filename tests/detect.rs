@@ -383,3 +383,19 @@ fn fail_on_help_names_every_verdict() {
         assert!(help.contains(name), "{name} missing from:\n{help}");
     }
 }
+
+/// Every verdict name is shown by `vm guest` and named by the `--fail-on` error (the error
+/// lives on the ground floor, which cannot import the list, so it repeats it).
+#[test]
+fn every_verdict_is_in_the_guest_matrix_and_the_fail_on_error() {
+    let err = tscope::error::ConfigError::UnknownVerdict("x".into()).to_string();
+    for name in tscope::detect::VERDICT_NAMES {
+        assert!(
+            tscope::vm::guest::matrix::MATRIX_VERDICTS
+                .iter()
+                .any(|m| *m == name || m.split(':').next() == Some(name)),
+            "{name} missing from MATRIX_VERDICTS"
+        );
+        assert!(err.contains(name), "{name} missing from: {err}");
+    }
+}
