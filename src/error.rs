@@ -160,7 +160,8 @@ pub enum ConfigError {
     /// A `--fail-on` name that is not a verdict.
     #[error(
         "unknown verdict '{0}'; valid: rdtsc_trapped, rdtscp_trapped, vdso_fallback, \
-         vdso_fallback:<clock>, tsc_unsynchronized, clock_warps, tsc_frequency_mismatch"
+         vdso_fallback:<clock>, tsc_unsynchronized, clock_warps, tsc_marked_unstable, \
+         clocksource_switched, vdso_inconsistent, tsc_frequency_mismatch"
     )]
     UnknownVerdict(String),
     /// `--emulate-trap` cannot be set up.

@@ -297,3 +297,105 @@ fn fail_on_accepts_the_frequency_verdict() {
         .assert()
         .code(predicates::ord::lt(2));
 }
+
+/// `detect --json` as a user without privileges (uid/gid 65534, no groups, no capabilities):
+/// it completes, every verdict is decided or inconclusive with a reason, and the kernel-log
+/// verdicts are inconclusive, naming why, when `kernel.dmesg_restrict = 1` refuses the log.
+/// The binary is copied to a directory uid 65534 can enter, whatever the target directory's
+/// permissions.
+#[test]
+fn detect_completes_without_root() {
+    use std::os::unix::fs::PermissionsExt;
+    if crate::skip::without("root") || crate::skip::without("setpriv") {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nobody");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.join("tscope");
+    let built = assert_cmd::cargo::cargo_bin("tscope");
+    std::fs::copy(&built, &bin).unwrap_or_else(|e| panic!("copying {built:?}: {e}"));
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Every directory above must be enterable by uid 65534.
+    for a in bin.ancestors().skip(1) {
+        let mode = std::fs::metadata(a).unwrap().permissions().mode();
+        assert!(
+            mode & 0o001 != 0,
+            "{a:?} (mode {mode:o}) is not enterable by uid 65534"
+        );
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["detect", "--json", "--sync-ms", "50"])
+        .env("HOME", &dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .output()
+        .expect("run setpriv");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let verdicts = v["verdicts"].as_object().unwrap();
+    for name in tscope::detect::VERDICT_NAMES {
+        assert!(
+            verdicts.keys().any(|k| k.split(':').next() == Some(name)),
+            "{name} missing"
+        );
+    }
+    for (name, verdict) in verdicts {
+        match verdict["state"].as_str() {
+            Some("yes") | Some("no") => {}
+            Some("inconclusive") => assert!(
+                !verdict["inconclusive_reason"]
+                    .as_str()
+                    .unwrap_or("")
+                    .is_empty(),
+                "{name}: {verdict}"
+            ),
+            other => panic!("{name}: state {other:?}"),
+        }
+    }
+    let restrict = std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").unwrap_or_default();
+    let log_error = &v["facts"]["forensics"]["log_error"];
+    if restrict.trim() == "1" {
+        // Refused: the reason names the sysctl, and no log verdict is a "no".
+        let why = log_error.as_str().unwrap_or_else(|| panic!("{log_error}"));
+        assert!(why.contains("dmesg_restrict"), "{why}");
+        for name in ["tsc_marked_unstable", "clocksource_switched"] {
+            let verdict = &v["verdicts"][name];
+            assert_eq!(verdict["state"], "inconclusive", "{name}: {verdict}");
+            let reason = verdict["inconclusive_reason"].as_str().unwrap();
+            assert!(reason.contains("dmesg_restrict"), "{name}: {reason}");
+        }
+        let freq = &v["verdicts"]["tsc_frequency_mismatch"]["evidence"];
+        assert!(freq.to_string().contains("dmesg_restrict"), "{freq}");
+    } else if log_error.is_null() {
+        // Readable by anyone: the log verdicts may decide.
+        assert!(v["facts"]["forensics"]["log"].is_object(), "{v}");
+    }
+}
+
+/// `--fail-on`'s help names every verdict.
+#[test]
+fn fail_on_help_names_every_verdict() {
+    let out = tscope().args(["detect", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for name in tscope::detect::VERDICT_NAMES {
+        assert!(help.contains(name), "{name} missing from:\n{help}");
+    }
+}
+
+/// Every verdict name is shown by `vm guest` and named by the `--fail-on` error (the error
+/// lives on the ground floor, which cannot import the list, so it repeats it).
+#[test]
+fn every_verdict_is_in_the_guest_matrix_and_the_fail_on_error() {
+    let err = tscope::error::ConfigError::UnknownVerdict("x".into()).to_string();
+    for name in tscope::detect::VERDICT_NAMES {
+        assert!(
+            tscope::vm::guest::matrix::MATRIX_VERDICTS
+                .iter()
+                .any(|m| *m == name || m.split(':').next() == Some(name)),
+            "{name} missing from MATRIX_VERDICTS"
+        );
+        assert!(err.contains(name), "{name} missing from: {err}");
+    }
+}

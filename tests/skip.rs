@@ -36,6 +36,8 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     ("tmpfs", tmpfs),
     ("multigrain", multigrain),
     ("vdso-clocksource", vdso_clocksource),
+    ("root", root),
+    ("setpriv", || runs("setpriv", "--version")),
 ];
 
 /// Whether the test must stop here because `capability` is missing; the skip is recorded (or
@@ -121,6 +123,21 @@ fn kvm_device() -> Result<(), String> {
         Ok(())
     } else {
         Err("/dev/kvm does not exist".into())
+    }
+}
+
+/// The effective uid is 0 (from `/proc/self/status`): needed to drop to another user.
+fn root() -> Result<(), String> {
+    let status = std::fs::read_to_string("/proc/self/status").map_err(|e| e.to_string())?;
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .ok_or("no Uid line in /proc/self/status")?;
+    if euid == "0" {
+        Ok(())
+    } else {
+        Err(format!("running as uid {euid}, not root"))
     }
 }
 

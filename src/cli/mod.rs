@@ -294,7 +294,8 @@ pub struct ProbeArgs {
 pub struct DetectArgs {
     /// Exit 1 when any of these verdicts holds (comma-separated): rdtsc_trapped,
     /// rdtscp_trapped, vdso_fallback (any clock) or vdso_fallback:CLOCK, tsc_unsynchronized,
-    /// clock_warps, tsc_frequency_mismatch.
+    /// clock_warps, tsc_marked_unstable, clocksource_switched, vdso_inconsistent,
+    /// tsc_frequency_mismatch.
     #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
     pub fail_on: Vec<String>,
     /// With --fail-on: also exit 1 when a selected verdict is inconclusive (the evidence was

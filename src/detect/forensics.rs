@@ -279,15 +279,16 @@ fn packages() -> Option<usize> {
     (!ids.is_empty()).then_some(ids.len())
 }
 
-/// Reads the log, the command line and the topology; `flags` are `/proc/cpuinfo`'s TSC flags.
-pub fn gather(flags: &[String]) -> Forensics {
+/// Summarises the log (as [`kmsg::read_kernel_log`] returned it) and reads the command line
+/// and the topology; `flags` are `/proc/cpuinfo`'s TSC flags.
+pub fn gather(flags: &[String], log: &Result<KernelLog, String>) -> Forensics {
     let cmdline = std::fs::read_to_string("/proc/cmdline")
         .ok()
         .map(|s| s.trim().to_string());
     let boot_options = boot_options(cmdline.as_deref().unwrap_or(""));
-    let (log, log_error) = match kmsg::read_kernel_log() {
-        Ok(l) => (Some(LogSummary::of(&l)), None),
-        Err(e) => (None, Some(e)),
+    let (log, log_error) = match log {
+        Ok(l) => (Some(LogSummary::of(l)), None),
+        Err(e) => (None, Some(e.clone())),
     };
     Forensics {
         log,

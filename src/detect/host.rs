@@ -102,6 +102,22 @@ pub fn gather() -> HostFacts {
     }
 }
 
+/// Where some kernels expose `tsc_khz` (not upstream Linux).
+pub const SYSFS_TSC_KHZ: &str = "/sys/devices/system/cpu/cpu0/tsc_freq_khz";
+
+/// `tsc_freq_khz` from sysfs, `Ok(None)` when this kernel has no such file.
+pub fn sysfs_tsc_khz() -> Result<Option<u64>, String> {
+    match fs::read_to_string(SYSFS_TSC_KHZ) {
+        Ok(s) => s
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|e| format!("{SYSFS_TSC_KHZ}: {:?} is not a number: {e}", s.trim())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{SYSFS_TSC_KHZ}: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -50,6 +50,16 @@ impl KernelLog {
             .take(16)
             .any(|r| r.seq == Some(0) || r.text.starts_with("Linux version "))
     }
+
+    /// The messages, one per line (what the TSC calibration parser reads).
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for r in &self.records {
+            s.push_str(&r.text);
+            s.push('\n');
+        }
+        s
+    }
 }
 
 /// Reads the kernel log: `/dev/kmsg`, else `syslog(2)`; the error names both failures and,
@@ -77,10 +87,15 @@ pub fn read_kernel_log() -> Result<KernelLog, String> {
     let restrict = std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict")
         .ok()
         .map(|s| s.trim().to_string());
+    let refused = kmsg.contains("ermission denied")
+        || syslog.contains("ermission denied")
+        || kmsg.contains("not permitted")
+        || syslog.contains("not permitted");
     let hint = match restrict.as_deref() {
         Some("1") => {
             "; kernel.dmesg_restrict = 1: reading the kernel log needs CAP_SYSLOG (run as root)"
         }
+        _ if refused => "; reading the kernel log needs CAP_SYSLOG here (run as root)",
         _ => "",
     };
     Err(format!(

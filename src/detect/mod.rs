@@ -4,8 +4,9 @@
 //!
 //! Facts come from CPUID ([`crate::cpuid`]) and sysfs/procfs ([`host`]); timings from
 //! a quick [`crate::probe`] run of the sources the rules need, so that every comparison is
-//! between figures measured in the same run; cross-CPU sync from [`sync`]; the kernel's TSC
-//! frequency from [`tsc_log`]. The rules are pure functions in [`verdict`].
+//! between figures measured in the same run; cross-CPU sync from [`sync`]; the kernel log,
+//! read once by [`kmsg`], feeds both the TSC frequency sources and [`forensics`]. The rules
+//! are pure functions in [`verdict`].
 
 pub mod forensics;
 pub mod host;
@@ -13,7 +14,6 @@ pub mod interleave;
 pub mod kmsg;
 pub mod sync;
 pub mod trap;
-pub mod tsc_log;
 pub mod verdict;
 
 use std::time::Duration;
@@ -225,20 +225,28 @@ fn trap_inputs(p: &Profile, read: Option<trap::Distribution>, id: &str) -> TrapI
     }
 }
 
-/// The TSC frequencies CPUID and the kernel offer, read from this machine (the kernel log and
-/// sysfs); [`verdicts`] adds the measured rate from the profile.
-pub fn frequency_sources(cpu: &CpuidFacts) -> FrequencyInputs {
-    let log = tsc_log::read_kernel_log().map(|text| verdict::parse_kernel_log(&text));
-    FrequencyInputs::from_cpuid(cpu, log, tsc_log::sysfs_tsc_khz())
+/// The TSC frequencies CPUID and the kernel offer: CPUID, the kernel log's calibration lines
+/// (`log` as [`kmsg::read_kernel_log`] returned it) and sysfs; [`verdicts`] adds the measured
+/// rate from the profile.
+pub fn frequency_sources(
+    cpu: &CpuidFacts,
+    log: &Result<kmsg::KernelLog, String>,
+) -> FrequencyInputs {
+    let log = log
+        .as_ref()
+        .map(|l| verdict::parse_kernel_log(&l.text()))
+        .map_err(Clone::clone);
+    FrequencyInputs::from_cpuid(cpu, log, host::sysfs_tsc_khz())
 }
 
-/// All verdicts from a profile, a sync result, the trap distributions and the frequency
-/// sources (pure: what the tests call).
+/// All verdicts from a profile, a sync result, the trap distributions, the frequency sources
+/// and CPUID's kvm-clock stable bit (`None` without a KVM leaf; pure: what the tests call).
 pub fn verdicts(
     p: &Profile,
     sync: &sync::SyncResult,
     traps: &trap::TrapSamples,
     frequency: &FrequencyInputs,
+    kvm_stable_bit: Option<bool>,
 ) -> Vec<(String, Verdict)> {
     let mut out = vec![
         (
@@ -253,19 +261,21 @@ pub fn verdicts(
     let cs = p.machine.clocksource.current.as_deref();
     for c in vdso_clocks() {
         let name = c.name();
-        let v = verdict::vdso_fallback(
+        let v = verdict::vdso_fallback_given(
             name,
             p.cost_ns(&format!("vdso:{name}")),
             p.cost_ns(&format!("syscall:{name}")),
             cs,
+            kvm_stable_bit,
         );
         out.push((format!("vdso_fallback:{name}"), v));
     }
-    let v = verdict::vdso_fallback(
+    let v = verdict::vdso_fallback_given(
         "gettimeofday",
         p.cost_ns("vdso:gettimeofday"),
         p.cost_ns("syscall:gettimeofday"),
         cs,
+        kvm_stable_bit,
     );
     out.push(("vdso_fallback:gettimeofday".to_string(), v));
     out.push((
@@ -367,8 +377,20 @@ pub fn decide(
 ) -> (Vec<(String, Verdict)>, Facts) {
     let traps = trap::measure(&cpu, &trap::TrapConfig::new(thorough));
     let interleaved = interleave::check(INTERLEAVE_BUDGET);
-    let forensics = forensics::gather(&host.cpuinfo_tsc_flags);
-    let mut verdicts = verdicts(profile, sync, &traps, &frequency_sources(&cpu));
+    let log = kmsg::read_kernel_log();
+    let forensics = forensics::gather(&host.cpuinfo_tsc_flags, &log);
+    let kvm_stable_bit = cpu
+        .hypervisor
+        .kvm
+        .as_ref()
+        .map(|k| k.clocksource_stable_bit);
+    let mut verdicts = verdicts(
+        profile,
+        sync,
+        &traps,
+        &frequency_sources(&cpu, &log),
+        kvm_stable_bit,
+    );
     verdicts.extend(kernel_verdicts(&forensics, &interleaved, &host.clocksource));
     let mut facts = facts(cpu, host, profile);
     facts.forensics = Some(forensics);

@@ -131,3 +131,75 @@ fn family_and_model_follow_the_sdm_whatever_the_vendor() {
     assert_eq!(t2a.vendor.as_deref(), Some("AuthenticAMD"));
     assert_eq!((t2a.family, t2a.model), (Some(6), Some(0x3f)));
 }
+
+/// kvm-clock's vDSO mode on the recorded KVM guests: every dump sets
+/// `KVM_FEATURE_CLOCKSOURCE_STABLE_BIT`, so the mode stays conditional there and the timing
+/// decides. No recorded dump lacks the bit, so the other side is tested through the pure rule
+/// with the bit's documented meaning (cleared: kvm-clock keeps `VDSO_CLOCKMODE_NONE`).
+#[test]
+fn kvm_clock_vdso_mode_follows_the_cpuid_stable_bit() {
+    use super::verdict::{vdso_capability_given, vdso_fallback_given, VdsoCapability};
+    use crate::stats::Estimate;
+    for name in [
+        "kvm-firecracker-amd-epyc",
+        "kvm-firecracker-t2a-ec2-m6a-metal-amd-epyc",
+        "kvm-firecracker-t2cl-ec2-m5-metal-intel-xeon",
+        "kvm-qemu-cpu-host-intel-i7-8650u",
+    ] {
+        let bit = decode(name)
+            .hypervisor
+            .kvm
+            .map(|k| k.clocksource_stable_bit);
+        assert_eq!(bit, Some(true), "{name}");
+        assert_eq!(
+            vdso_capability_given(Some("kvm-clock"), bit),
+            VdsoCapability::Possible,
+            "{name}"
+        );
+    }
+    assert_eq!(decode("baremetal-amd-epyc-7401p").hypervisor.kvm, None);
+    assert_eq!(
+        vdso_capability_given(Some("kvm-clock"), Some(false)),
+        VdsoCapability::None
+    );
+    assert_eq!(
+        vdso_capability_given(Some("tsc"), Some(false)),
+        VdsoCapability::Yes
+    );
+    // Timing that says "served by the vDSO" cannot overrule the missing mode.
+    let est = |p: f64| {
+        Some(Estimate {
+            point: p,
+            lower: p * 0.99,
+            upper: p * 1.01,
+        })
+    };
+    let v = vdso_fallback_given(
+        "monotonic",
+        est(20.0),
+        est(150.0),
+        Some("kvm-clock"),
+        Some(false),
+    );
+    assert!(v.holds, "{v:?}");
+    assert_eq!(v.evidence["decided_by"], "clocksource");
+    assert!(v.evidence["disagreement"].is_string(), "{v:?}");
+    let v = vdso_fallback_given(
+        "monotonic",
+        est(20.0),
+        est(150.0),
+        Some("kvm-clock"),
+        Some(true),
+    );
+    assert!(!v.holds, "{v:?}");
+    assert_eq!(v.evidence["decided_by"], "timing");
+    // The coarse clocks never read the clocksource.
+    let v = vdso_fallback_given(
+        "monotonic_coarse",
+        est(5.0),
+        est(150.0),
+        Some("kvm-clock"),
+        Some(false),
+    );
+    assert!(!v.holds, "{v:?}");
+}

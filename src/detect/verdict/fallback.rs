@@ -157,6 +157,23 @@ pub fn vdso_capability(clocksource: Option<&str>) -> VdsoCapability {
         .map_or(VdsoCapability::Unknown, |c| c.capability)
 }
 
+/// The vDSO capability of a clocksource, given what CPUID says of kvm-clock's stable bit
+/// (`KVM_FEATURE_CLOCKSOURCE_STABLE_BIT`, leaf 0x40000001 EAX bit 24; `None` when there is no
+/// KVM leaf). Linux `arch/x86/kernel/kvmclock.c`: `kvmclock_init()` calls
+/// `pvclock_set_flags(PVCLOCK_TSC_STABLE_BIT)` only when the guest has that CPUID feature, and
+/// `kvm_setup_vsyscall_timeinfo()` sets `kvm_clock.vdso_clock_mode = VDSO_CLOCKMODE_PVCLOCK`
+/// only when `pvclock_read_flags()` shows the bit — which `arch/x86/kernel/pvclock.c` masks
+/// with those valid flags. Without the feature kvm-clock keeps `VDSO_CLOCKMODE_NONE`.
+pub fn vdso_capability_given(
+    clocksource: Option<&str>,
+    kvm_stable_bit: Option<bool>,
+) -> VdsoCapability {
+    match (clocksource, kvm_stable_bit) {
+        (Some("kvm-clock"), Some(false)) => VdsoCapability::None,
+        _ => vdso_capability(clocksource),
+    }
+}
+
 /// Why the vDSO may fall back, from the current clocksource.
 pub fn fallback_cause(clocksource: Option<&str>) -> String {
     match clocksource {
@@ -244,12 +261,24 @@ fn timing(clock: &str, ve: Estimate, se: Estimate) -> Timing {
 /// `vdso_fallback:<clock>`. For a clock that reads the clocksource ([`READS_CLOCKSOURCE`]) on a
 /// clocksource with no vDSO clock mode ([`VdsoCapability::None`]), the verdict is decided
 /// "holds" whatever the timing says, and the evidence says when the timing disagrees; otherwise
-/// the timing decides.
+/// the timing decides. No CPUID facts: see [`vdso_fallback_given`].
 pub fn vdso_fallback(
     clock: &str,
     vdso_ns: Option<Estimate>,
     syscall_ns: Option<Estimate>,
     clocksource: Option<&str>,
+) -> Verdict {
+    vdso_fallback_given(clock, vdso_ns, syscall_ns, clocksource, None)
+}
+
+/// [`vdso_fallback`] with CPUID's kvm-clock stable bit (`None`: no KVM leaf): kvm-clock
+/// without it has no vDSO clock mode ([`vdso_capability_given`]), so the fact decides.
+pub fn vdso_fallback_given(
+    clock: &str,
+    vdso_ns: Option<Estimate>,
+    syscall_ns: Option<Estimate>,
+    clocksource: Option<&str>,
+    kvm_stable_bit: Option<bool>,
 ) -> Verdict {
     let (Some(ve), Some(se)) = (vdso_ns, syscall_ns) else {
         return Verdict::decided(
@@ -263,7 +292,8 @@ pub fn vdso_fallback(
     let t = timing(clock, ve, se);
     let reads_clocksource = READS_CLOCKSOURCE.contains(&clock);
     let row = clocksource.and_then(clocksource_vdso);
-    let capability = vdso_capability(clocksource);
+    let capability = vdso_capability_given(clocksource, kvm_stable_bit);
+    let no_stable_bit = clocksource == Some("kvm-clock") && kvm_stable_bit == Some(false);
     let by_fact = reads_clocksource && capability == VdsoCapability::None;
     let cs = clocksource.unwrap_or("?");
     let disagreement = match (by_fact, t.state) {
@@ -301,7 +331,12 @@ pub fn vdso_fallback(
         "likely_cause": holds.then(|| fallback_cause(clocksource)),
         "reads_clocksource": reads_clocksource,
         "vdso_capability": capability,
-        "vdso_clock_mode": row.map(|r| r.mode),
+        "vdso_clock_mode": if no_stable_bit {
+            Some("VDSO_CLOCKMODE_NONE")
+        } else {
+            row.map(|r| r.mode)
+        },
+        "kvm_clocksource_stable_bit": kvm_stable_bit,
         "kernel_source": row.map(|r| r.kernel),
         "decided_by": if by_fact { "clocksource" } else { "timing" },
         "timing_state": t.state,
@@ -309,9 +344,14 @@ pub fn vdso_fallback(
         "disagreement": disagreement,
     });
     if by_fact {
+        let why = if no_stable_bit {
+            " (CPUID lacks KVM_FEATURE_CLOCKSOURCE_STABLE_BIT)"
+        } else {
+            ""
+        };
         let mut summary = format!(
-            "{clock}: clocksource {cs} has no vDSO clock mode: every read is a syscall (vDSO \
-             {v:.0} ns against {s:.0} ns for the syscall)"
+            "{clock}: clocksource {cs} has no vDSO clock mode{why}: every read is a syscall \
+             (vDSO {v:.0} ns against {s:.0} ns for the syscall)"
         );
         if let Some(d) = &disagreement {
             summary += &format!("; {d}");

@@ -26,7 +26,7 @@ pub const MATRIX_SOURCES: [&str; 7] = [
 ];
 
 /// The verdicts the matrix shows, in order.
-pub const MATRIX_VERDICTS: [&str; 9] = [
+pub const MATRIX_VERDICTS: [&str; 10] = [
     "rdtsc_trapped",
     "rdtscp_trapped",
     "vdso_fallback:monotonic",
@@ -36,6 +36,7 @@ pub const MATRIX_VERDICTS: [&str; 9] = [
     "tsc_marked_unstable",
     "clocksource_switched",
     "vdso_inconsistent",
+    "tsc_frequency_mismatch",
 ];
 
 /// Everything `vm guest` found.
