@@ -2,14 +2,21 @@
 //! per-iteration syscall sequence is part of their definition (`vfsmix`, `write-only`,
 //! `write-stat`). Paths are `CStr`s built once by the caller.
 //!
-//! glibc 2.36 on x86_64 issues: `open` → `openat`, `lstat` → `newfstatat(AT_SYMLINK_NOFOLLOW)`,
-//! `fstat` → `newfstatat(fd, "", AT_EMPTY_PATH)`, `unlink` → `unlink`.
+//! The calls a workload makes per iteration go through `syscall(SYS_…)` with the arguments
+//! glibc 2.36 on x86_64 passes for its wrappers, so the kernel (and strace, and a kprobe count)
+//! sees the same calls: `open` → `openat(AT_FDCWD, …)`, `lstat` →
+//! `newfstatat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW)`, `fstat` → `newfstatat(fd, "",
+//! AT_EMPTY_PATH)`, `unlink` → `unlink` (`unlinkat(AT_FDCWD, path, 0)` where there is no
+//! `unlink`), `lseek`, `pwrite64`, `close`. glibc's `open`, `close` and `pwrite` are cancellation
+//! points: in a process that has (or, like a worker forked from tscope, had) a second thread,
+//! glibc brackets each with `__pthread_enable_asynccancel` / `__pthread_disable_asynccancel`,
+//! which a plain C loop does not pay (see `sys::worker::write_byte`).
 
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-fn check(rc: libc::c_int) -> io::Result<()> {
+fn check(rc: libc::c_long) -> io::Result<()> {
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -21,12 +28,26 @@ fn check(rc: libc::c_int) -> io::Result<()> {
 /// definitions name their flags, and workers never exec).
 #[inline(always)]
 pub fn open(path: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
-    // SAFETY: `path` is NUL-terminated and lives across the call; mode is only read with
-    // O_CREAT, and passing it otherwise is harmless.
-    let fd = unsafe { libc::open(path.as_ptr(), flags, mode as libc::c_uint) };
+    // glibc passes the mode only with O_CREAT or O_TMPFILE, 0 otherwise.
+    let mode = if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        mode
+    } else {
+        0
+    };
+    // SAFETY: SYS_openat takes (dirfd, path, flags, mode); `path` is NUL-terminated and lives
+    // across the call, and the other arguments are integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
+            mode as libc::c_uint,
+        )
+    };
     check(fd)?;
-    // SAFETY: open succeeded, so `fd` is an open descriptor owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    // SAFETY: openat succeeded, so `fd` is an open descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
 /// `lstat(path)`, result discarded (the workload only needs the call).
@@ -34,8 +55,17 @@ pub fn open(path: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<O
 pub fn lstat(path: &CStr) -> io::Result<()> {
     // SAFETY: all-zero is a valid `stat`.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` is NUL-terminated; `st` is valid and writable.
-    check(unsafe { libc::lstat(path.as_ptr(), &mut st) })
+    // SAFETY: SYS_newfstatat takes (dirfd, path, buffer, flags); `path` is NUL-terminated, and
+    // `st` is a valid, writable `stat` (the kernel's layout on this target).
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_newfstatat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &mut st as *mut libc::stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    })
 }
 
 /// A file's modification time, seconds and nanoseconds.
@@ -50,8 +80,17 @@ pub struct Mtime {
 pub fn fstat_mtime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
     // SAFETY: all-zero is a valid `stat`.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `fd` is open for the borrow; `st` is valid and writable.
-    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    // SAFETY: SYS_newfstatat takes (dirfd, path, buffer, flags); `fd` is open for the borrow,
+    // the empty path is a NUL-terminated static, and `st` is a valid, writable `stat`.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_newfstatat,
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            &mut st as *mut libc::stat,
+            libc::AT_EMPTY_PATH,
+        )
+    })?;
     Ok(Mtime {
         sec: st.st_mtime,
         nsec: st.st_mtime_nsec,
@@ -61,19 +100,35 @@ pub fn fstat_mtime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
 /// `lseek(fd, offset, SEEK_SET)`; returns the new offset.
 #[inline(always)]
 pub fn lseek(fd: BorrowedFd<'_>, offset: i64) -> io::Result<i64> {
-    // SAFETY: lseek only reads its integer arguments.
-    let r = unsafe { libc::lseek(fd.as_raw_fd(), offset, libc::SEEK_SET) };
+    // SAFETY: SYS_lseek takes (fd, offset, whence), all integers.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_lseek,
+            fd.as_raw_fd(),
+            offset as libc::off_t,
+            libc::SEEK_SET,
+        )
+    };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(r)
+    Ok(r as i64)
 }
 
 /// `pwrite(fd, &byte, 1, offset)`; returns the count written.
 #[inline(always)]
 pub fn pwrite_byte(fd: BorrowedFd<'_>, byte: u8, offset: i64) -> io::Result<usize> {
-    // SAFETY: the buffer is one valid byte on our stack; `fd` is open for the borrow.
-    let n = unsafe { libc::pwrite(fd.as_raw_fd(), (&byte as *const u8).cast(), 1, offset) };
+    // SAFETY: SYS_pwrite64 takes (fd, buffer, count, offset); the buffer is one valid byte on
+    // our stack and `fd` is open for the borrow.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_pwrite64,
+            fd.as_raw_fd(),
+            (&byte as *const u8).cast::<libc::c_void>(),
+            1usize,
+            offset as libc::off_t,
+        )
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -85,21 +140,28 @@ pub fn pwrite_byte(fd: BorrowedFd<'_>, byte: u8, offset: i64) -> io::Result<usiz
 pub fn close(fd: OwnedFd) -> io::Result<()> {
     use std::os::fd::IntoRawFd;
     let raw = fd.into_raw_fd();
-    // SAFETY: `raw` came from an OwnedFd we consumed, so it is open and closed exactly once.
-    check(unsafe { libc::close(raw) })
+    // SAFETY: SYS_close takes one descriptor; `raw` came from an OwnedFd we consumed, so it is
+    // open and closed exactly once.
+    check(unsafe { libc::syscall(libc::SYS_close, raw) })
 }
 
 /// `mkfifo(path, mode)`: a named pipe (glibc issues `mknodat(AT_FDCWD, path, S_IFIFO|mode)`).
 pub fn mkfifo(path: &CStr, mode: libc::mode_t) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated and lives across the call.
-    check(unsafe { libc::mkfifo(path.as_ptr(), mode) })
+    check(unsafe { libc::mkfifo(path.as_ptr(), mode) }.into())
 }
 
 /// `unlink(path)`.
 #[inline(always)]
 pub fn unlink(path: &CStr) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated and lives across the call.
-    check(unsafe { libc::unlink(path.as_ptr()) })
+    // SAFETY: SYS_unlink takes one path, NUL-terminated and alive across the call.
+    #[cfg(target_arch = "x86_64")]
+    let rc = unsafe { libc::syscall(libc::SYS_unlink, path.as_ptr()) };
+    // SAFETY: SYS_unlinkat takes (dirfd, path, flags); `path` is NUL-terminated and alive
+    // across the call.
+    #[cfg(not(target_arch = "x86_64"))]
+    let rc = unsafe { libc::syscall(libc::SYS_unlinkat, libc::AT_FDCWD, path.as_ptr(), 0) };
+    check(rc)
 }
 
 /// `statfs(path).f_type`: the file system's magic number.
@@ -107,6 +169,6 @@ pub fn statfs_magic(path: &CStr) -> io::Result<i64> {
     // SAFETY: all-zero is a valid `statfs`.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `path` is NUL-terminated; `st` is valid and writable.
-    check(unsafe { libc::statfs(path.as_ptr(), &mut st) })?;
+    check(unsafe { libc::statfs(path.as_ptr(), &mut st) }.into())?;
     Ok(st.f_type as i64)
 }

@@ -146,8 +146,9 @@ pub fn read_byte(fd: BorrowedFd<'_>) -> io::Result<Option<u8>> {
 /// `sched_yield()`: gives up the CPU if another task is runnable on it.
 #[inline(always)]
 pub fn sched_yield() -> io::Result<()> {
-    // SAFETY: sched_yield takes no arguments; on Linux it always succeeds.
-    if unsafe { libc::sched_yield() } != 0 {
+    // SAFETY: SYS_sched_yield takes no arguments; on Linux it always succeeds. Raw like the
+    // other per-iteration calls (it is not a cancellation point, so this only keeps them alike).
+    if unsafe { libc::syscall(libc::SYS_sched_yield) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
