@@ -270,12 +270,21 @@ impl Store {
         let e = sql(path);
         let mut conn = Connection::open(path).map_err(&e)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
-        // Documents of 2 to 4 KB pack ten to a 32 KiB page (a 4 KiB page holds one and wastes
-        // the rest); it takes effect on a new store only, before the WAL is on.
-        conn.execute_batch("PRAGMA page_size = 32768").map_err(&e)?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(&e)?;
+        // Two adds opening one new store at once: the switch to WAL needs the file to itself,
+        // and SQLite answers SQLITE_BUSY there without calling the busy handler; wait and
+        // retry, within the same timeout.
+        let started = std::time::Instant::now();
+        let mode: String = loop {
+            match set_wal(&conn) {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => break r.map_err(&e)?,
+            }
+        };
         crate::ensure!(
             mode.eq_ignore_ascii_case("wal"),
             "fleet store '{}': cannot switch to the WAL journal (got '{mode}')",
@@ -447,4 +456,12 @@ impl Store {
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
             .map_err(sql(&self.path))
     }
+}
+
+/// Documents of 2 to 4 KB pack ten to a 32 KiB page (a 4 KiB page holds one and wastes the
+/// rest; the size takes effect on a new store only, before the WAL is on); then the WAL
+/// journal. Returns the journal mode SQLite reports.
+fn set_wal(conn: &Connection) -> rusqlite::Result<String> {
+    conn.execute_batch("PRAGMA page_size = 32768")?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
 }
