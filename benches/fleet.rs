@@ -19,7 +19,7 @@ use tscope::fleet::{ingest, report, AddSummary, GroupBy, ReportConfig, Store};
 use tscope::stats::SplitMix64;
 
 const REAL: [&str; 3] = [
-    "tests/data/profile-kvm-epyc.json",
+    "tests/data/profile-kvm-xeon.json",
     "tests/data/compare/host.json",
     "tests/data/compare/trapped-detect.json",
 ];

@@ -54,7 +54,7 @@ fn empty_and_truncated_files() {
     fails(&["simulate", &empty], "empty.json");
     let trunc = write(dir, "trunc.json", &SCENARIO[..60]);
     fails(&["simulate", &trunc], "line");
-    let profile = "tests/data/profile-kvm-epyc.json";
+    let profile = "tests/data/profile-kvm-xeon.json";
     fails(&["simulate", "pipe1", "--profile", &empty], "empty.json");
     let text = std::fs::read_to_string(profile).unwrap();
     let half = write(dir, "half.json", &text[..text.len() / 2]);
@@ -107,7 +107,7 @@ fn unwritable_outputs_leave_nothing_behind() {
         ],
         "out.json",
     );
-    let profile = "tests/data/profile-kvm-epyc.json";
+    let profile = "tests/data/profile-kvm-xeon.json";
     fails(
         &[
             "simulate",
@@ -149,7 +149,7 @@ fn kind(p: &str) -> std::fs::FileType {
 
 /// `simulate pipe1 -o PATH` (0.4 s): the cheapest command with an `-o`.
 fn simulate_to(path: &str) -> std::process::Output {
-    let profile = "tests/data/profile-kvm-epyc.json";
+    let profile = "tests/data/profile-kvm-xeon.json";
     tscope()
         .args([
             "simulate",
@@ -264,7 +264,7 @@ fn record_never_deletes_or_reads_forever_a_special_file() {
 
 /// The bundled profile with `edit` applied to its parsed JSON, written to `dir/name`.
 fn edited_profile(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
-    let text = std::fs::read_to_string("tests/data/profile-kvm-epyc.json").unwrap();
+    let text = std::fs::read_to_string("tests/data/profile-kvm-xeon.json").unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     edit(&mut v);
     write(dir, name, &v.to_string())

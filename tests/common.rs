@@ -2,10 +2,11 @@
 
 use assert_cmd::Command;
 
-/// A recorded probe profile (a 2-vCPU KVM guest on AMD EPYC): costs for tests that are about
+/// A recorded probe profile (a 2-vCPU KVM guest on an Intel Xeon, recorded by
+/// `scripts/record-fixture-profile`): costs for tests that are about
 /// the replay, the parser or the output, not about this machine's probe (a quick probe on a
 /// loaded machine can derive a precise read at or below 0, which `simulate` rightly refuses).
-pub const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
+pub const PROFILE: &str = "tests/data/profile-kvm-xeon.json";
 
 /// A simulation that needs no probe: pipe1 under FreeBSD, priced by the recorded profile.
 pub const FREEBSD_PIPE1: [&str; 6] = [

@@ -84,7 +84,7 @@ fn a_report_json_gives_back_its_report_md_and_simulate_json_round_trips() {
         .stderr(predicates::str::contains("no CSV form"));
 
     let dir = tempfile::tempdir().unwrap();
-    let profile = format!("{root}/tests/data/profile-kvm-epyc.json");
+    let profile = format!("{root}/tests/data/profile-kvm-xeon.json");
     for extra in [
         &[][..],
         &["--sweep", "precise_read_ns=10..1000"],

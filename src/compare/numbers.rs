@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn the_bundled_profile_passes() {
-        let text = std::fs::read_to_string("tests/data/profile-kvm-epyc.json").unwrap();
+        let text = std::fs::read_to_string("tests/data/profile-kvm-xeon.json").unwrap();
         let p: Profile = serde_json::from_str(&text).unwrap();
         check_profile(&p).unwrap();
     }

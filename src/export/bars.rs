@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn costs_chart_is_readable_and_nothing_is_clipped() {
-        let text = include_str!("../../tests/data/profile-kvm-epyc.json");
+        let text = include_str!("../../tests/data/profile-kvm-xeon.json");
         let mut p: Profile = serde_json::from_str(text).expect("the test profile parses");
         for trapped in [false, true] {
             if trapped {

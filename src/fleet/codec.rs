@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn derivable_ticks_are_elided_and_restored_bit_for_bit() {
         for path in [
-            "tests/data/profile-kvm-epyc.json",
+            "tests/data/profile-kvm-xeon.json",
             "tests/data/compare/host.json",
             "tests/data/compare/trapped-detect.json",
             "docs/example-report/report.json",

@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn every_kind_tscope_writes_is_recognised_with_its_facts() {
-        let p = normalise(&load("tests/data/profile-kvm-epyc.json")).unwrap();
+        let p = normalise(&load("tests/data/profile-kvm-xeon.json")).unwrap();
         assert_eq!(p.kind, Kind::Probe);
         assert_eq!(p.facts.hypervisor.as_deref(), Some("KVM"));
         assert_eq!(p.facts.clocksource.as_deref(), Some("tsc"));

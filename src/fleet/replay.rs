@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn costs_match_what_simulate_resolves_for_the_same_profile() {
-        let text = std::fs::read("tests/data/profile-kvm-epyc.json").unwrap();
+        let text = std::fs::read("tests/data/profile-kvm-xeon.json").unwrap();
         let profile: crate::probe::Profile = serde_json::from_slice(&text).unwrap();
         let v = serde_json::from_slice(&text).unwrap();
         let facts = super::super::normalise::normalise(&v).unwrap().facts;
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn the_short_replay_agrees_with_the_scenarios_own_length() {
-        let v = serde_json::from_slice(&std::fs::read("tests/data/profile-kvm-epyc.json").unwrap())
+        let v = serde_json::from_slice(&std::fs::read("tests/data/profile-kvm-xeon.json").unwrap())
             .unwrap();
         let facts = super::super::normalise::normalise(&v).unwrap().facts;
         for name in DEFAULT_SCENARIOS {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-const PROFILE: &str = "tests/data/profile-kvm-epyc.json";
+const PROFILE: &str = "tests/data/profile-kvm-xeon.json";
 const DETECT: &str = "tests/data/compare/trapped-detect.json";
 const HOST: &str = "tests/data/compare/host.json";
 

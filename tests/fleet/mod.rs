@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::common::tscope;
 
 const REAL: [&str; 4] = [
-    "tests/data/profile-kvm-epyc.json",
+    "tests/data/profile-kvm-xeon.json",
     "tests/data/compare/host.json",
     "tests/data/compare/trapped-detect.json",
     "docs/example-report/report.json",

@@ -418,7 +418,7 @@ fn recorded_runs_feed_the_simulator() {
         // precise-read cost at or below 0, which simulate rightly refuses.
         let profile = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/profile-kvm-epyc.json"
+            "/tests/data/profile-kvm-xeon.json"
         );
         let v = json(&[
             "simulate",
