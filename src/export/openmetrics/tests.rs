@@ -219,18 +219,19 @@ fn label_values_are_escaped_and_unknown_facts_left_out() {
 #[test]
 fn hz_is_given_only_when_the_coarse_clocks_agree() {
     let mut p: Profile = read("tests/data/profile-kvm-xeon.json");
-    let coarse = |p: &mut Profile, hz: [f64; 2]| {
-        let mut it = hz.into_iter();
-        for s in p.sources.iter_mut().filter(|s| s.id.ends_with("_coarse")) {
-            s.implied_hz = it.next().or(s.implied_hz);
+    // Every coarse source of the profile gets one of `hz`, in turn.
+    let coarse = |p: &mut Profile, hz: [f64; 4]| {
+        let coarse = p.sources.iter_mut().filter(|s| s.id.ends_with("_coarse"));
+        for (s, v) in coarse.zip(hz.into_iter().cycle()) {
+            s.implied_hz = Some(v);
         }
     };
-    coarse(&mut p, [250.0, 250.0]);
+    coarse(&mut p, [250.0; 4]);
     let hz = p.implied_hz();
     assert_eq!(hz, Some(250));
     p.quick = true;
     assert_eq!(p.implied_hz(), None, "a quick watch is too short to tell");
     p.quick = false;
-    coarse(&mut p, [71.4, 45.5]);
+    coarse(&mut p, [71.4, 45.5, 30.0, 20.0]);
     assert_eq!(p.implied_hz(), None);
 }
