@@ -32,6 +32,7 @@ pub fn stop_on_signal() -> anyhow::Result<Stop> {
                 if crate::sys::signal::stop_requested() {
                     std::thread::sleep(STOP_GRACE);
                     eprintln!("tscope: interrupted; stopped after {STOP_GRACE:?}");
+                    crate::export::file::abandon_temporaries();
                     std::process::exit(EXIT_INTERRUPTED);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(50));
@@ -55,6 +56,9 @@ pub fn exit_on_signal() -> anyhow::Result<()> {
             .name("tscope-exit".into())
             .spawn(|| loop {
                 if crate::sys::signal::stop_requested() {
+                    // An output being written when the signal came is removed, not left
+                    // half-named beside its target.
+                    crate::export::file::abandon_temporaries();
                     eprintln!("tscope: interrupted; nothing written");
                     std::process::exit(EXIT_INTERRUPTED);
                 }

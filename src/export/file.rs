@@ -7,13 +7,55 @@
 //! regular file with other hard links is truncated and written in place, so the link and the
 //! other names keep pointing at the new contents; a block device, socket, directory, dangling
 //! link or a FIFO nobody reads is refused before anything is written.
+//!
+//! A stop signal that ends the process (the watchers of `commands::signals`) first calls
+//! [`abandon_temporaries`]: every temporary this process made and has not yet renamed into
+//! place is removed, and no rename sequence is cut in half (they run under the same lock).
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::FileError;
+
+/// Temporaries made and not yet renamed into place or removed. The lock is held across every
+/// rename sequence, so an exit through [`abandon_temporaries`] lands before it or after it.
+static IN_FLIGHT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn in_flight() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic elsewhere while holding the list leaves it usable: it is a plain list of paths.
+    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` (the renames that put a temporary in place, or its removal) under the lock, then
+/// forgets `done`: they are in place or gone.
+fn settle<T>(done: &[&Path], f: impl FnOnce() -> T) -> T {
+    let mut list = in_flight();
+    let out = f();
+    list.retain(|p| !done.contains(&p.as_path()));
+    out
+}
+
+/// Removes every temporary this process has in flight and holds the lock until the process
+/// ends, so that no rename starts after it: for a stop signal's exit, right before
+/// `std::process::exit`.
+pub fn abandon_temporaries() {
+    let mut list = in_flight();
+    remove_all(&mut list);
+    std::mem::forget(list);
+}
+
+fn remove_all(list: &mut Vec<PathBuf>) {
+    for p in list.drain(..) {
+        let _ = match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+            Ok(_) => std::fs::remove_file(&p),
+            Err(_) => Ok(()),
+        };
+    }
+}
 
 /// How an output path will be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,12 +162,15 @@ fn replace(path: &Path, bytes: &[u8], old: Option<&Metadata>) -> std::io::Result
         }
         f.flush()?;
         drop(f);
-        std::fs::rename(&tmp, path)
+        Ok(())
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    settle(&[&tmp], || {
+        let result = result.and_then(|()| std::fs::rename(&tmp, path));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    })
 }
 
 /// A new file `.tscope-<pid>-<n>.tmp` in `dir` (short, whatever the target's name length).
@@ -198,7 +243,7 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf, String> {
     }
     let (probe, _) = temporary_in(&parent, "probe", |p| std::fs::create_dir(p))
         .map_err(|e| format!("cannot create entries in '{}': {e}", parent.display()))?;
-    let _ = std::fs::remove_dir(probe);
+    settle(&[&probe], || std::fs::remove_dir(&probe)).ok();
     Ok(resolved)
 }
 
@@ -216,7 +261,7 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)]) -> crate::error::Resul
     let parent = parent_of(&dir);
     std::fs::create_dir_all(parent).map_err(fail)?;
     let (tmp, ()) = temporary_in(parent, "new", |p| std::fs::create_dir(p)).map_err(fail)?;
-    let result = (|| -> std::io::Result<()> {
+    let written = (|| -> std::io::Result<()> {
         for (name, bytes) in files {
             let path = tmp.join(name);
             let mut f = OpenOptions::new()
@@ -226,12 +271,20 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)]) -> crate::error::Resul
             f.write_all(bytes)?;
             f.flush()?;
         }
-        if let Some(m) = std::fs::metadata(&dir).ok().filter(|m| m.is_dir()) {
+        Ok(())
+    })();
+    // The swap runs whole under the lock: a stop signal never finds the earlier report set
+    // aside and the new one not yet in place.
+    let result = settle(&[&tmp], || {
+        let result = written.and_then(|()| {
+            let Some(m) = std::fs::metadata(&dir).ok().filter(|m| m.is_dir()) else {
+                return std::fs::rename(&tmp, &dir);
+            };
             // The earlier directory's mode and (best effort: only root may) owner carry over.
             let _ = std::os::unix::fs::chown(&tmp, Some(m.uid()), Some(m.gid()));
             std::fs::set_permissions(&tmp, m.permissions())?;
             // rename(2) would replace an empty directory of that name: take only a free one.
-            let (old, ()) = temporary_in(parent, "old", |p| {
+            let (old, ()) = temporary_named(parent, "old", |p| {
                 if std::fs::symlink_metadata(p).is_ok() {
                     return Err(std::io::ErrorKind::AlreadyExists.into());
                 }
@@ -243,14 +296,13 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)]) -> crate::error::Resul
             }
             let _ = std::fs::remove_dir_all(old);
             Ok(())
-        } else {
-            std::fs::rename(&tmp, &dir)
+        });
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
         }
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(fail(e).into());
-    }
+        result
+    });
+    result.map_err(fail)?;
     Ok(dir)
 }
 
@@ -262,7 +314,20 @@ fn parent_of(path: &Path) -> &Path {
 
 /// `.tscope-<pid>-<n>.<what>` in `dir`, made by `make` (which must fail with `AlreadyExists`
 /// when the name is taken).
+/// Registered in flight, so that a stop signal's exit removes it ([`abandon_temporaries`]).
 fn temporary_in<T>(
+    dir: &Path,
+    what: &str,
+    make: impl Fn(&Path) -> std::io::Result<T>,
+) -> std::io::Result<(PathBuf, T)> {
+    let mut list = in_flight();
+    let (tmp, t) = temporary_named(dir, what, make)?;
+    list.push(tmp.clone());
+    Ok((tmp, t))
+}
+
+/// [`temporary_in`] without registering: for a name taken under the lock, in place at once.
+fn temporary_named<T>(
     dir: &Path,
     what: &str,
     make: impl Fn(&Path) -> std::io::Result<T>,
@@ -309,6 +374,36 @@ mod tests {
         assert_eq!(std::fs::read(&b).unwrap(), b"via link");
         let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
         assert_eq!(names.len(), 3, "no temporary file left");
+    }
+
+    #[test]
+    fn temporaries_in_flight_are_removed_and_settled_ones_forgotten() {
+        let d = tempfile::tempdir().unwrap();
+        let (file, f) = temporary(d.path()).unwrap();
+        drop(f);
+        let (dir, ()) = temporary_in(d.path(), "new", |p| std::fs::create_dir(p)).unwrap();
+        std::fs::write(dir.join("report.md"), "x").unwrap();
+        let (kept, f) = temporary(d.path()).unwrap();
+        drop(f);
+        settle(&[&kept], || std::fs::rename(&kept, d.path().join("out"))).unwrap();
+        // What abandon_temporaries does, on this test's own entries only (the list is shared
+        // by the tests running beside it).
+        let mut mine: Vec<PathBuf> = {
+            let mut list = in_flight();
+            assert!(!list.contains(&kept), "a settled temporary is forgotten");
+            let mine = list
+                .iter()
+                .filter(|p| p.starts_with(d.path()))
+                .cloned()
+                .collect();
+            list.retain(|p| !p.starts_with(d.path()));
+            mine
+        };
+        assert_eq!(mine.len(), 2);
+        remove_all(&mut mine);
+        assert!(!file.exists() && !dir.exists());
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "only the renamed output stays");
     }
 
     #[test]
