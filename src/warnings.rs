@@ -27,7 +27,7 @@ pub enum Warning {
     /// counters could not be read).
     CpuShared { share: f64, switches: Option<u64> },
     /// CPUID's TSC frequency disagrees with the calibrated one.
-    TscFrequencyMismatch { cpuid_hz: f64, calibrated_hz: f64 },
+    CpuidTscFrequencyDiffers { cpuid_hz: f64, calibrated_hz: f64 },
     /// `tscope run --no-pin`: workload tasks may migrate.
     TasksNotPinned,
     /// A workload's wake-ups cross vCPUs under a hypervisor.
@@ -58,7 +58,7 @@ impl Warning {
             Warning::NotPinned { .. } => "not_pinned",
             Warning::Noisy { .. } => "noisy",
             Warning::Preempted { .. } => "preempted",
-            Warning::TscFrequencyMismatch { .. } => "tsc_frequency_mismatch",
+            Warning::CpuidTscFrequencyDiffers { .. } => "cpuid_tsc_frequency_differs",
             Warning::CpuShared { .. } => "cpu_shared",
             Warning::TasksNotPinned => "tasks_not_pinned",
             Warning::VcpuWakeups => "vcpu_wakeups",
@@ -117,7 +117,7 @@ impl fmt::Display for Warning {
                 share * 100.0,
                 switches.map_or("an unknown number of".to_string(), |n| n.to_string())
             ),
-            Warning::TscFrequencyMismatch {
+            Warning::CpuidTscFrequencyDiffers {
                 cpuid_hz,
                 calibrated_hz,
             } => write!(

@@ -32,7 +32,7 @@ pub fn about_machine(m: &Machine) -> Vec<Warning> {
     let cpuid = m.tsc.cpuid_15_hz.or(m.tsc.cpuid_40000010_hz);
     if let (Some(c), Some(k)) = (cpuid, m.tsc.calibrated_hz) {
         if ((c - k) / k).abs() > TSC_MISMATCH {
-            w.push(Warning::TscFrequencyMismatch {
+            w.push(Warning::CpuidTscFrequencyDiffers {
                 cpuid_hz: c,
                 calibrated_hz: k,
             });
