@@ -72,7 +72,11 @@ fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
         }
     }
     for f in &summary.failed {
-        eprintln!("tscope: skipped '{}': {}", f.source, f.error);
+        eprintln!(
+            "tscope: skipped '{}': {}",
+            f.source,
+            crate::fmt::for_locale(&f.error)
+        );
     }
     let out = if a.json {
         crate::export::json(&summary)?

@@ -69,15 +69,18 @@ impl StderrProgress {
 impl Progress for StderrProgress {
     fn step(&self, what: &str) {
         self.bar.inc(1);
-        self.bar.set_message(self.message(what));
+        self.bar
+            .set_message(self.message(&crate::fmt::for_locale(what)));
     }
 
+    /// Spelt in ASCII where the locale is not UTF-8, as the results are.
     fn note(&self, line: &str) {
+        let line = crate::fmt::for_locale(line);
         if self.bar.is_hidden() {
             eprintln!("tscope: {line}");
         } else {
             self.bar.println(format!("tscope: {line}"));
-            self.bar.set_message(self.message(line));
+            self.bar.set_message(self.message(&line));
         }
     }
 }
