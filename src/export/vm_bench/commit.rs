@@ -1,7 +1,7 @@
 //! The kernel A/B paragraph of `vm bench` for a commit message (72 columns).
 
 use super::percent;
-use crate::vm::bench::compare::LEVEL;
+use crate::vm::bench::compare::{IntervalMethod, LEVEL};
 use crate::vm::bench::BenchReport;
 
 /// The A/B paragraph for a commit message: 72 columns, the environment, each kernel row of the
@@ -80,11 +80,24 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
         ));
     }
     parts.push(format!("{}.", items.join("; ")));
-    parts.push(format!(
-        "Medians with {:.0}% bootstrap intervals (seed {}), from \"{command}\" ({}).",
-        LEVEL * 100.0,
-        r.seed,
-        r.tool
-    ));
+    let boots_t = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "kernel")
+        .all(|c| c.interval_method == Some(IntervalMethod::BootsT));
+    let how = if boots_t {
+        format!(
+            "Each boot's median; {:.0}% Welch t intervals over {} boots per kernel",
+            LEVEL * 100.0,
+            r.boots
+        )
+    } else {
+        format!(
+            "Medians with {:.0}% bootstrap intervals of one boot's rounds (seed {})",
+            LEVEL * 100.0,
+            r.seed
+        )
+    };
+    parts.push(format!("{how}, from \"{command}\" ({}).", r.tool));
     parts.join(" ")
 }

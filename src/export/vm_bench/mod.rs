@@ -286,10 +286,37 @@ fn runs_table(r: &BenchReport) -> Table {
     t
 }
 
+/// How the report's intervals were formed: Student's t over the boots (the unit of
+/// replication), or, with one boot, a bootstrap of its rounds, which carries no spread between
+/// boots.
+pub(super) fn interval_note(r: &BenchReport) -> String {
+    use crate::vm::bench::compare::IntervalMethod as M;
+    let one = r
+        .comparisons
+        .iter()
+        .filter_map(|c| c.interval_method)
+        .chain(r.runs.iter().filter_map(|x| x.interval_method))
+        .any(|m| m == M::RoundsBootstrap);
+    if one {
+        format!(
+            "{:.0}% percentile bootstrap of one boot's rounds (seed {}): one boot carries no \
+             spread between boots, so these intervals are narrower than a rerun would show",
+            LEVEL * 100.0,
+            r.seed
+        )
+    } else {
+        format!(
+            "{:.0}% Student t over the boots' medians (df boots − 1; kernel rows: Welch's t on \
+             their logs): the boot is the unit of replication",
+            LEVEL * 100.0
+        )
+    }
+}
+
 pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
-         {} ms per workload per visit; intervals: {:.0}% percentile bootstrap of the median, seed {}",
+         {} ms per workload per visit; intervals: {}",
         r.accel.used.name(),
         if r.accel.emulation {
             " (TCG: emulated figures, not hardware figures)"
@@ -300,8 +327,7 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
         r.rounds,
         r.clocksources.join("/"),
         r.slot_ms,
-        LEVEL * 100.0,
-        r.seed
+        interval_note(r),
     )];
     notes.push(format!(
         "verdict: agrees when the prediction lies in the measured interval or within {:.0}% of \

@@ -39,6 +39,8 @@ pub fn fill(r: &mut BenchReport) {
                         fs: fs.clone(),
                         workload: w.clone(),
                         ns_per_op: compare::median_interval(&ns, next_seed()),
+                        interval_method: (!obs.is_empty())
+                            .then(|| compare::IntervalMethod::of(&ns)),
                         samples: obs.len(),
                         boots: boots.len(),
                         costs: costs(&obs),

@@ -46,9 +46,13 @@ pub struct BenchRun {
     pub clocksource_used: String,
     pub fs: String,
     pub workload: String,
-    /// Median over every slot of every boot, with its bootstrap interval; `null` when no slot
-    /// ran on the requested clocksource.
+    /// The mean of the boots' medians with its Student-t interval over the boots (one boot:
+    /// the rounds' median and their bootstrap interval; `interval_method` says which); `null`
+    /// when no slot ran on the requested clocksource.
     pub ns_per_op: Option<Estimate>,
+    /// `boots_t` or `rounds_bootstrap` ([`compare::IntervalMethod`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_method: Option<compare::IntervalMethod>,
     /// Slots behind it (boots × rounds).
     pub samples: usize,
     pub boots: usize,
@@ -79,6 +83,10 @@ pub struct BenchComparison {
     /// ns per op of `to` less `from`: paired within rounds (clocksource rows), or the
     /// controlled relative change × `from`'s ns per op (kernel rows).
     pub measured_delta_ns: Estimate,
+    /// How `measured_delta_ns` was formed: `boots_t` (Student's t over the boots' medians;
+    /// Welch's t on their logs for kernel rows) or `rounds_bootstrap` (one boot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_method: Option<compare::IntervalMethod>,
     /// The model's change; `null` where no model applies.
     pub predicted_delta_ns: Option<f64>,
     /// The prediction's range from the intervals of the measured cost changes.
@@ -399,6 +407,7 @@ pub(super) fn clocksource_row(
         from: from.into(),
         to: to.into(),
         measured_delta_ns: measured,
+        interval_method: Some(compare::IntervalMethod::of(&pairs)),
         predicted_delta_ns: predicted,
         predicted_range_ns: range,
         percent_change: None,

@@ -69,9 +69,9 @@ fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> S
 #[test]
 fn slots_become_runs_and_paired_clocksource_rows() {
     // 7.2: write-stat pays two precise reads more on hpet (precise 300 → 600 ns: +600 ns per
-    // op); pipe1 pays nothing. Boots differ in speed by 30%, rounds by 5%.
+    // op); pipe1 pays nothing. Boots differ in speed by up to 30%, rounds by 5%.
     let mut boots = Vec::new();
-    for (b, speed) in [(0u32, 1.0), (1, 1.3)] {
+    for (b, speed) in [(0u32, 1.0), (1, 1.3), (2, 1.15)] {
         let mut slots = Vec::new();
         for r in 0..3u32 {
             let s = speed * (1.0 + 0.05 * f64::from(r));
@@ -108,7 +108,11 @@ fn slots_become_runs_and_paired_clocksource_rows() {
     let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
     super::fill::fill(&mut r);
     assert_eq!(r.runs.len(), 4);
-    assert!(r.runs.iter().all(|x| x.samples == 6 && x.boots == 2));
+    assert!(r.runs.iter().all(|x| x.samples == 9 && x.boots == 3));
+    assert!(r
+        .runs
+        .iter()
+        .all(|x| x.interval_method == Some(compare::IntervalMethod::BootsT)));
     assert_eq!(r.comparisons.len(), 2);
     let pipe = &r.comparisons[0];
     assert_eq!(
@@ -118,11 +122,12 @@ fn slots_become_runs_and_paired_clocksource_rows() {
     assert_eq!(pipe.measured_delta_ns, crate::stats::Estimate::exact(0.0));
     assert_eq!(pipe.verdict, compare::Verdict::Agrees);
     let ws = &r.comparisons[1];
-    assert_eq!(ws.pairs, 6);
+    assert_eq!(ws.pairs, 9);
+    assert_eq!(ws.interval_method, Some(compare::IntervalMethod::BootsT));
     let m = ws.model_from.as_ref().unwrap();
     assert!(m.precise_per_op > 0.5, "{m:?}");
     assert!(
-        ws.measured_delta_ns.lower > 500.0,
+        ws.measured_delta_ns.lower > 400.0 && ws.measured_delta_ns.upper < 1100.0,
         "{:?}",
         ws.measured_delta_ns
     );
@@ -217,6 +222,10 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
     assert!((p.point + 10.0).abs() < 1e-9, "{p:?}");
     assert_eq!(c.significant, Some(true));
     assert!(c.raw_percent_change.unwrap().point > 0.0);
+    assert_eq!(
+        c.interval_method,
+        Some(compare::IntervalMethod::RoundsBootstrap)
+    );
     let (a, b) = (c.model_from.as_ref().unwrap(), c.model_to.as_ref().unwrap());
     assert!(
         a.coarse_per_op > 1.5 && b.coarse_per_op < 0.01,
@@ -371,6 +380,75 @@ fn recorded_consoles_give_every_row_a_verdict() {
         assert!(k.percent_change.is_some() && k.significant.is_some());
         assert_eq!(k.kernels.as_ref().unwrap().len(), 2);
     }
+    // One boot each: no spread between boots to read, and the rows say so.
+    let one = Some(compare::IntervalMethod::RoundsBootstrap);
+    assert!(r.comparisons.iter().all(|c| c.interval_method == one));
+    assert!(r.runs.iter().all(|x| x.interval_method == one));
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["comparisons"][0]["interval_method"], "rounds_bootstrap");
+}
+
+/// Three boots of 6.1 from a quiet default run (12 rounds of tsc/hpet each).
+const CONSOLES_6_1_QUIET: [&str; 3] = [
+    include_str!("../../../tests/data/vm-bench/6.1-quiet-boot1.console"),
+    include_str!("../../../tests/data/vm-bench/6.1-quiet-boot2.console"),
+    include_str!("../../../tests/data/vm-bench/6.1-quiet-boot3.console"),
+];
+
+#[test]
+fn three_recorded_boots_are_the_replicates() {
+    let mut k = recorded(CONSOLES_6_1_QUIET[0]);
+    for (i, c) in CONSOLES_6_1_QUIET.iter().enumerate().skip(1) {
+        let mut b = recorded(c).boots.remove(0);
+        b.index = i as u32;
+        k.boots.push(b);
+    }
+    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    super::fill::fill(&mut r);
+    let pipe = r
+        .comparisons
+        .iter()
+        .find(|c| c.kind == "clocksource" && c.workload == "pipe1")
+        .unwrap();
+    assert_eq!(pipe.interval_method, Some(compare::IntervalMethod::BootsT));
+    assert_eq!(pipe.pairs, 36);
+    // By hand: each boot's median of its 12 paired differences, then t(0.975, 2) = 4.303.
+    let medians: Vec<f64> = CONSOLES_6_1_QUIET
+        .iter()
+        .map(|c| {
+            let slots = parse_console(c).unwrap().slots;
+            let ns = |s: &Slot| {
+                s.runs
+                    .iter()
+                    .find(|x| x.workload == "pipe1")
+                    .unwrap()
+                    .ns_per_op
+            };
+            let d: Vec<f64> = slots
+                .chunks(2)
+                .map(|p| {
+                    let on = |cs: &str| ns(p.iter().find(|s| s.clocksource_used == cs).unwrap());
+                    on("hpet") - on("tsc")
+                })
+                .collect();
+            crate::stats::median(&d).unwrap()
+        })
+        .collect();
+    let mean = medians.iter().sum::<f64>() / 3.0;
+    let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / 2.0;
+    let half = 4.303 * (var / 3.0).sqrt();
+    let e = pipe.measured_delta_ns;
+    assert!((e.point - mean).abs() < 1e-9, "{e:?} {medians:?}");
+    assert!(
+        (e.upper - e.point - half).abs() < 1e-2 * half,
+        "{e:?} ±{half}"
+    );
+    // Three boots' spread is wider than the rounds of any one boot would say.
+    assert!(e.upper - e.lower > 0.0);
+    assert!(r
+        .runs
+        .iter()
+        .all(|x| x.boots == 3 && x.interval_method == Some(compare::IntervalMethod::BootsT)));
 }
 
 /// A 7.2 boot (2 rounds, pipe1 and write-stat) whose read pass timed the precise-read leaves
