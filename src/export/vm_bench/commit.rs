@@ -64,6 +64,15 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
                 }
                 _ => String::new(),
             };
+        let counted = match (&c.counted_from, &c.counted_to) {
+            (Some(a), Some(b)) => format!(
+                "; precise reads {:.2} → {:.2}, coarse {:.2} → {:.2} per op counted by \
+                 kprobes",
+                a.precise_per_op, b.precise_per_op, a.coarse_per_op, b.coarse_per_op
+            ),
+            _ => String::new(),
+        };
+        let models = models + &counted;
         let to = if kernels.len() > 2 {
             format!(" ({})", c.to)
         } else {

@@ -77,6 +77,17 @@ pub fn fill(r: &mut BenchReport) {
             }
         }
     }
+    for c in &mut comparisons {
+        let get = |rel: &str| super::counted::lookup(&r.counted, rel, &c.fs, &c.workload);
+        match (&c.kernel_release, &c.kernels) {
+            (Some(k), _) => c.counted_from = get(k),
+            (None, Some(ks)) if ks.len() == 2 => {
+                c.counted_from = get(&ks[0]);
+                c.counted_to = get(&ks[1]);
+            }
+            _ => {}
+        }
+    }
     r.runs = runs;
     r.comparisons = comparisons;
     r.refused = refused.into_iter().collect();
