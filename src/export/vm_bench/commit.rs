@@ -11,15 +11,7 @@ pub fn commit_message(r: &BenchReport, command: &str) -> String {
 }
 
 fn paragraph(r: &BenchReport, command: &str) -> String {
-    let kernels: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| {
-            k.kernel_release
-                .clone()
-                .unwrap_or_else(|| k.kernel_package.clone())
-        })
-        .collect();
+    let kernels = r.kernel_names();
     let env = format!(
         "Measured with tscope vm bench in qemu guests ({}{}) on {} (host Linux {}), {} boot(s) \
          per kernel, {} round(s) per boot alternating clocksource {}, on {}.",

@@ -249,6 +249,19 @@ pub struct BenchReport {
 }
 
 impl BenchReport {
+    /// Each kernel's release (its package where the guest did not say), in order: the names
+    /// the rows, the paragraph and the chart give the kernels.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.kernels
+            .iter()
+            .map(|k| {
+                k.kernel_release
+                    .clone()
+                    .unwrap_or_else(|| k.kernel_package.clone())
+            })
+            .collect()
+    }
+
     /// Whether any boot failed.
     pub fn failed(&self) -> bool {
         self.kernels
