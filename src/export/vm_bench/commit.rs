@@ -1,6 +1,6 @@
 //! The kernel A/B paragraph of `vm bench` for a commit message (72 columns).
 
-use super::percent;
+use super::{per_op, percent};
 use crate::vm::bench::compare::{IntervalMethod, LEVEL};
 use crate::vm::bench::BenchReport;
 
@@ -58,9 +58,11 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
             };
         let counted = match (&c.counted_from, &c.counted_to) {
             (Some(a), Some(b)) => format!(
-                "; precise reads {:.2} → {:.2}, coarse {:.2} → {:.2} per op counted by \
-                 kprobes",
-                a.precise_per_op, b.precise_per_op, a.coarse_per_op, b.coarse_per_op
+                "; precise reads {} → {}, coarse {} → {} per op counted by kprobes",
+                per_op(a.precise_per_op),
+                per_op(b.precise_per_op),
+                per_op(a.coarse_per_op),
+                per_op(b.coarse_per_op)
             ),
             _ => String::new(),
         };

@@ -246,10 +246,16 @@ fn any_counted(rows: &[&BenchComparison]) -> bool {
         .any(|c| c.counted_from.is_some() || c.counted_to.is_some())
 }
 
+/// A count per op to two decimals; a count within rounding of 0 (a baseline can leave
+/// −0.0005) is 0.00, never −0.00.
+pub(super) fn per_op(v: f64) -> String {
+    format!("{:.2}", if v.abs() < 0.005 { 0.0 } else { v })
+}
+
 /// `p/c` (precise/coarse calls per op counted by kprobes), `-` when not counted.
 fn counted_cell(c: Option<&Counted>) -> String {
     c.map_or("-".into(), |c| {
-        format!("{:.2}/{:.2}", c.precise_per_op, c.coarse_per_op)
+        format!("{}/{}", per_op(c.precise_per_op), per_op(c.coarse_per_op))
     })
 }
 

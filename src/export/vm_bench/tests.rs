@@ -101,3 +101,10 @@ fn percent_reads_as_a_change_with_its_half_width() {
     };
     assert_eq!(super::percent(&e), "−9.8% ± 1.2%");
 }
+
+#[test]
+fn a_count_within_rounding_of_zero_prints_as_zero() {
+    assert_eq!(super::per_op(-0.0005), "0.00");
+    assert_eq!(super::per_op(1.999), "2.00");
+    assert_eq!(super::per_op(-0.25), "-0.25");
+}
