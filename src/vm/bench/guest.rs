@@ -129,8 +129,8 @@ fn section(out: &mut dyn Write, name: &str, body: &str) {
     let _ = out.flush();
 }
 
-/// Calls of the user-space spin per slot: tens of ms under TCG (about 20 ms here), a fixed
-/// count so that the two halves of a pair do the same work. Long enough to span several timer
+/// Calls of the user-space spin per slot: tens to hundreds of ms under TCG, a fixed count so
+/// that the two halves of a pair do the same work. Long enough to span several timer
 /// ticks, so that what the clocksource costs every piece of execution (the tick's own reads)
 /// shows in it.
 pub const SPIN_CALLS: u32 = 100_000;
