@@ -108,3 +108,49 @@ fn a_count_within_rounding_of_zero_prints_as_zero() {
     assert_eq!(super::per_op(1.999), "2.00");
     assert_eq!(super::per_op(-0.25), "-0.25");
 }
+
+#[test]
+fn the_counted_calls_stand_in_the_paragraph_and_the_tables_only_with_count() {
+    use crate::vm::bench::counted::{Counted, CountedRow};
+    let plain = recorded();
+    let mut r = recorded();
+    let names = r.kernel_names();
+    r.counted = [(0.0, 2.0), (2.0, 1.0)]
+        .iter()
+        .zip(&names)
+        .map(|(&(p, c), k)| CountedRow {
+            kernel_release: k.clone(),
+            clocksource: "tsc".into(),
+            fs: "tmpfs".into(),
+            workload: "write-stat".into(),
+            counted: Counted {
+                precise_per_op: p,
+                coarse_per_op: c,
+            },
+        })
+        .collect();
+    bench::fill::fill(&mut r);
+    let text = super::commit_message(&r, "tscope vm bench --count");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("precise reads 0.00 → 2.00, coarse 2.00 → 1.00 per op counted by kprobes"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 72), "{text}");
+    let table = String::from_utf8(export(&r, Format::Table).unwrap()).unwrap();
+    assert!(table.contains("counted precise/coarse per op"), "{table}");
+    assert!(table.contains("0.00/2.00 → 2.00/1.00"), "{table}");
+    let csv = String::from_utf8(export(&r, Format::Csv).unwrap()).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .contains("counted_to_precise_per_op"));
+    // Without --count: none of it.
+    let text = super::commit_message(&plain, "tscope vm bench");
+    assert!(!text.contains("kprobes"));
+    let table = String::from_utf8(export(&plain, Format::Table).unwrap()).unwrap();
+    assert!(!table.contains("counted precise/coarse"));
+    let csv = String::from_utf8(export(&plain, Format::Csv).unwrap()).unwrap();
+    assert!(!csv.contains("counted_to"));
+}

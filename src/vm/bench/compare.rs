@@ -327,4 +327,5 @@ pub fn verdict(
 }
 
 #[cfg(test)]
+#[path = "compare_tests.rs"]
 mod tests;
