@@ -130,3 +130,37 @@ fn bench_times_tsc_against_hpet_in_one_boot() {
         "{text}"
     );
 }
+
+#[test]
+fn bench_count_puts_the_kprobe_counts_beside_the_rows() {
+    let _cpu = crate::common::cpu_lock();
+    if skip::without("qemu") {
+        return;
+    }
+    let out = tscope()
+        .args(["vm", "bench", "--kernel-package", "linux-image-cloud-amd64"])
+        .args(["--workload", "write-stat", "--count", "--count-reads", "0"])
+        .args(["--boots", "1", "--rounds", "2", "--iterations", "300"])
+        .args(["--accel", "tcg", "--timeout", "180", "--json"])
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("run tscope vm bench --count");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(out.status.success(), "vm bench --count: {stderr}\n{v:#}");
+    assert!(v.get("count_errors").is_none(), "{v:#}");
+    let counted = v["counted"].as_array().expect("counted[]");
+    assert_eq!(counted.len(), 1, "{v:#}");
+    let c = &counted[0];
+    assert_eq!(
+        (c["fs"].as_str(), c["workload"].as_str()),
+        (Some("tmpfs"), Some("write-stat"))
+    );
+    assert_eq!(c["clocksource"], "tsc");
+    // 6.1 stamps a write with the coarse clock and never reads the clocksource for it.
+    assert!(c["precise_per_op"].as_f64().unwrap() < 0.05, "{c}");
+    assert!(c["coarse_per_op"].as_f64().unwrap() > 0.5, "{c}");
+    let row = &v["comparisons"][0];
+    assert_eq!(row["kind"], "clocksource");
+    assert_eq!(row["counted_from"]["precise_per_op"], c["precise_per_op"]);
+}

@@ -145,24 +145,18 @@ pub enum CountFailOn {
     Mismatch,
 }
 
+/// The kernels, file systems, workloads and time limit that `vm count` and `vm bench` share.
 #[derive(Debug, Clone, Args)]
-pub struct CountArgs {
+pub struct MatrixArgs {
     /// Debian kernel package, NAME or NAME@SUITE (SUITE through tscope's own apt
     /// configuration under its cache directory); repeatable. Default:
-    /// linux-image-cloud-amd64 (the machine's suite), @trixie and @sid.
+    /// linux-image-cloud-amd64 (the machine's suite), @trixie and @sid. The first kernel is
+    /// the A of a `vm bench` kernel A/B.
     #[arg(long, value_name = "PKG")]
     pub kernel_package: Vec<String>,
-    /// Kernel to boot (bzImage or ELF vmlinux); repeatable, in addition to --kernel-package.
+    /// Kernel to boot (bzImage or ELF vmlinux); repeatable, after the --kernel-package ones.
     #[arg(long, value_name = "PATH")]
     pub kernel: Vec<PathBuf>,
-    /// Workloads to count.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix,fifo1",
-        value_name = "NAME"
-    )]
-    pub workload: Vec<LoopWorkload>,
     /// File systems to run the workloads on: tmpfs, ext4, xfs, btrfs (each disk an image made
     /// with mkfs.FS on the host, attached as an NVMe disk; xfs and btrfs modules are loaded
     /// from the kernel package).
@@ -173,14 +167,28 @@ pub struct CountArgs {
         value_name = "FS"
     )]
     pub fs: Vec<GuestFs>,
+    /// Workloads to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix,fifo1",
+        value_name = "NAME"
+    )]
+    pub workload: Vec<LoopWorkload>,
+    /// Seconds each guest may run before it is killed and reported.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CountArgs {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
     /// Iterations of each workload (a zero-iteration baseline is subtracted).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub iterations: u64,
     #[command(flatten)]
     pub boot: BootArgs,
-    /// Seconds each guest may run before it is killed and reported.
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
-    pub timeout: u64,
     /// Boot each guest with this clocksource (the kernel's `clocksource=`); default: the
     /// kernel's own choice. Its read callback is probed where the kernel lets kprobe events
     /// reach it (read_hpet, acpi_pm_read; read_tsc and kvm_clock_get_cycles are notrace).
@@ -204,14 +212,8 @@ pub enum BenchFailOn {
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Debian kernel package, NAME or NAME@SUITE; repeatable. Default:
-    /// linux-image-cloud-amd64 (the machine's suite), @trixie and @sid. The first kernel is
-    /// the A of a kernel A/B.
-    #[arg(long, value_name = "PKG")]
-    pub kernel_package: Vec<String>,
-    /// Kernel to boot (bzImage or ELF vmlinux); repeatable, after the --kernel-package ones.
-    #[arg(long, value_name = "PATH")]
-    pub kernel: Vec<PathBuf>,
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
     /// Clocksources to alternate inside each boot (tsc, hpet, acpi_pm, kvm-clock); the first
     /// is the `from` of every comparison.
     #[arg(
@@ -221,22 +223,6 @@ pub struct BenchArgs {
         value_name = "NAME"
     )]
     pub clocksource: Vec<String>,
-    /// File systems to run the workloads on: tmpfs, ext4, xfs, btrfs.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "tmpfs",
-        value_name = "FS"
-    )]
-    pub fs: Vec<GuestFs>,
-    /// Workloads to time.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "pipe1,pingpong,write-only,write-stat,vfsmix,fifo1",
-        value_name = "NAME"
-    )]
-    pub workload: Vec<LoopWorkload>,
     /// Boots per kernel (their first clocksource alternates).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub boots: u32,
@@ -255,9 +241,6 @@ pub struct BenchArgs {
     pub seed: u64,
     #[command(flatten)]
     pub boot: BootArgs,
-    /// Seconds each boot may run before it is killed and reported.
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
-    pub timeout: u64,
     /// Iterations of the pass, in the first boot of each kernel after its rounds, that counts
     /// every clocksource read per op with a kprobe on the clocksource's read callback
     /// (read_tsc, read_hpet, …); 0 skips it.
@@ -267,6 +250,11 @@ pub struct BenchArgs {
     /// evidence behind the slots, as the guest printed it.
     #[arg(long, value_name = "DIR")]
     pub console_dir: Option<PathBuf>,
+    /// Also count each kernel's timestamp calls per op (precise and coarse) with `vm count`'s
+    /// kprobe pass: one extra boot per kernel, on the first clocksource; the counts go beside
+    /// the kernel and clocksource rows.
+    #[arg(long)]
+    pub count: bool,
     /// Also write an SVG of the measured against the predicted change, with intervals.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -389,7 +377,7 @@ mod tests {
             }) => (a.boot, a.timeout),
             Command::Vm(VmArgs {
                 command: VmCommand::Count(a),
-            }) => (a.boot, a.timeout),
+            }) => (a.boot, a.matrix.timeout),
             other => panic!("{other:?}"),
         }
     }

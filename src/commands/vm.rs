@@ -123,18 +123,19 @@ fn exits(a: &ExitsArgs, global: &Global) -> anyhow::Result<i32> {
 pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = CountConfig::new();
-    if let Some(kernels) = super::boot::kernel_sources(&a.kernel_package, &a.kernel)? {
+    if let Some(kernels) = super::boot::kernel_sources(&a.matrix.kernel_package, &a.matrix.kernel)?
+    {
         cfg.kernels = kernels;
     }
     cfg.workloads.clear();
-    for &w in &a.workload {
+    for &w in &a.matrix.workload {
         let w = w.into();
         if !cfg.workloads.contains(&w) {
             cfg.workloads.push(w);
         }
     }
     cfg.filesystems.clear();
-    for &f in &a.fs {
+    for &f in &a.matrix.fs {
         let f = f.into();
         if !cfg.filesystems.contains(&f) {
             cfg.filesystems.push(f);
@@ -151,10 +152,10 @@ pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, Conf
         ));
     }
     let b = &a.boot;
-    check_boot(b, a.timeout)?;
+    check_boot(b, a.matrix.timeout)?;
     cfg.iterations = a.iterations;
     cfg.accel = b.accel.into();
-    cfg.timeout = Duration::from_secs(a.timeout);
+    cfg.timeout = Duration::from_secs(a.matrix.timeout);
     cfg.guest_bin = b.guest_bin.clone();
     cfg.qemu = b.qemu.clone();
     cfg.memory_mb = b.memory;

@@ -12,16 +12,20 @@ use crate::vm::bench::{self, BenchConfig, CLOCKSOURCES};
 pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = BenchConfig::new();
-    if let Some(kernels) = super::boot::kernel_sources(&a.kernel_package, &a.kernel)? {
+    if let Some(kernels) = super::boot::kernel_sources(&a.matrix.kernel_package, &a.matrix.kernel)?
+    {
         cfg.kernels = kernels;
     }
     cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
-    let fs: Vec<String> =
-        a.fs.iter()
-            .map(|&f| crate::trace::FsKind::from(f).name().to_string())
-            .collect();
+    let fs: Vec<String> = a
+        .matrix
+        .fs
+        .iter()
+        .map(|&f| crate::trace::FsKind::from(f).name().to_string())
+        .collect();
     cfg.filesystems = unique(&fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
     let workloads: Vec<String> = a
+        .matrix
         .workload
         .iter()
         .map(|&w| crate::workload::WorkloadName::from(w).as_str().to_string())
@@ -63,8 +67,8 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     range(
         "timeout",
         "1..=7200 seconds",
-        (1..=7200).contains(&a.timeout),
-        a.timeout,
+        (1..=7200).contains(&a.matrix.timeout),
+        a.matrix.timeout,
     )?;
     range(
         "memory",
@@ -84,7 +88,7 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
     cfg.seed = a.seed;
     let b = &a.boot;
     cfg.accel = b.accel.into();
-    cfg.timeout = Duration::from_secs(a.timeout);
+    cfg.timeout = Duration::from_secs(a.matrix.timeout);
     cfg.guest_bin = b.guest_bin.clone();
     cfg.qemu = b.qemu.clone();
     cfg.memory_mb = b.memory;
@@ -100,6 +104,11 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
         super::check_output_dir(dir, "console-dir")?;
     }
     cfg.console_dir = a.console_dir.clone();
+    cfg.count = if a.count {
+        bench::counted::COUNT_ITERATIONS
+    } else {
+        0
+    };
     if a.commit_message.is_some() && cfg.kernels.len() < 2 {
         return bad(
             "--commit-message: the paragraph is a kernel A/B; name two or more kernels \

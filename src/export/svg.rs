@@ -10,6 +10,35 @@ use crate::fmt::{duration_label, pct_label, thousands};
 /// buys nothing sits on the floor instead of off the chart.
 const GAIN_FLOOR_PCT: f64 = 0.1;
 
+/// A white drawing area of `size` pixels writing into `svg`: the set-up every chart shares.
+pub(crate) fn white_root(
+    svg: &mut String,
+    size: (u32, u32),
+) -> crate::error::Result<DrawingArea<SVGBackend<'_>, plotters::coord::Shift>> {
+    let root = SVGBackend::with_string(svg, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| crate::failure!("{e:?}"))?;
+    Ok(root)
+}
+
+/// The series' legend at `position` on a white box (`opacity` of white) with a black border,
+/// then the chart written out: the ending every chart shares.
+pub(crate) fn legend_and_present<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    position: SeriesLabelPosition,
+    opacity: f64,
+) -> crate::error::Result<()> {
+    let err = |e: &dyn std::fmt::Debug| crate::failure!("{e:?}");
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(opacity))
+        .border_style(BLACK)
+        .position(position)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
+}
+
 /// Speedup of each model's best knob setting against the cost of a precise read: gain in % on
 /// a log axis (1–10% gets a decade of its own), one line per OS model, the break-even gain
 /// drawn and labelled, and this machine's measured cost marked once.
@@ -72,8 +101,7 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
         * 2.0;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (960, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root = white_root(&mut svg, (960, 560))?;
         let title = reports.first().map_or(String::new(), |r| {
             format!(
                 "{}: what the best knob setting buys, against the cost of a precise read",
@@ -146,14 +174,7 @@ pub fn sweep(reports: &[crate::sim::result::SweepReport]) -> crate::error::Resul
                 )))
                 .map_err(|e| err(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+        legend_and_present(&mut chart, &root, SeriesLabelPosition::UpperLeft, 0.85)?;
     }
     Ok(svg)
 }
@@ -177,8 +198,7 @@ pub fn workload(r: &crate::workload::RunReport) -> crate::error::Result<String> 
         * 1.15;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root = white_root(&mut svg, (900, 420))?;
         let title = format!(
             "{}: ops/s in each {:.2} s interval",
             r.workload.as_str(),
@@ -218,14 +238,7 @@ pub fn workload(r: &crate::workload::RunReport) -> crate::error::Result<String> 
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(|e| err(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+        legend_and_present(&mut chart, &root, SeriesLabelPosition::LowerRight, 0.8)?;
     }
     Ok(svg)
 }

@@ -7,8 +7,10 @@
 //! Efron & Tibshirani (1993) ch. 13 for percentile intervals.
 
 mod rng;
+mod t;
 
 pub use rng::SplitMix64;
+pub use t::{t975, t_two_sided, welch_df};
 
 use serde::{Deserialize, Serialize};
 

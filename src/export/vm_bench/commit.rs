@@ -1,7 +1,7 @@
 //! The kernel A/B paragraph of `vm bench` for a commit message (72 columns).
 
-use super::percent;
-use crate::vm::bench::compare::LEVEL;
+use super::{per_op, percent};
+use crate::vm::bench::compare::{IntervalMethod, LEVEL};
 use crate::vm::bench::BenchReport;
 
 /// The A/B paragraph for a commit message: 72 columns, the environment, each kernel row of the
@@ -11,15 +11,7 @@ pub fn commit_message(r: &BenchReport, command: &str) -> String {
 }
 
 fn paragraph(r: &BenchReport, command: &str) -> String {
-    let kernels: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| {
-            k.kernel_release
-                .clone()
-                .unwrap_or_else(|| k.kernel_package.clone())
-        })
-        .collect();
+    let kernels = r.kernel_names();
     let env = format!(
         "Measured with tscope vm bench in qemu guests ({}{}) on {} (host Linux {}), {} boot(s) \
          per kernel, {} round(s) per boot alternating clocksource {}, on {}.",
@@ -64,6 +56,17 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
                 }
                 _ => String::new(),
             };
+        let counted = match (&c.counted_from, &c.counted_to) {
+            (Some(a), Some(b)) => format!(
+                "; precise reads {} → {}, coarse {} → {} per op counted by kprobes",
+                per_op(a.precise_per_op),
+                per_op(b.precise_per_op),
+                per_op(a.coarse_per_op),
+                per_op(b.coarse_per_op)
+            ),
+            _ => String::new(),
+        };
+        let models = models + &counted;
         let to = if kernels.len() > 2 {
             format!(" ({})", c.to)
         } else {
@@ -80,11 +83,24 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
         ));
     }
     parts.push(format!("{}.", items.join("; ")));
-    parts.push(format!(
-        "Medians with {:.0}% bootstrap intervals (seed {}), from \"{command}\" ({}).",
-        LEVEL * 100.0,
-        r.seed,
-        r.tool
-    ));
+    let boots_t = r
+        .comparisons
+        .iter()
+        .filter(|c| c.kind == "kernel")
+        .all(|c| c.interval_method == Some(IntervalMethod::BootsT));
+    let how = if boots_t {
+        format!(
+            "Each boot's median; {:.0}% Welch t intervals over {} boots per kernel",
+            LEVEL * 100.0,
+            r.boots
+        )
+    } else {
+        format!(
+            "Medians with {:.0}% bootstrap intervals of one boot's rounds (seed {})",
+            LEVEL * 100.0,
+            r.seed
+        )
+    };
+    parts.push(format!("{how}, from \"{command}\" ({}).", r.tool));
     parts.join(" ")
 }

@@ -17,6 +17,7 @@ use super::{Block, Render, Style};
 use crate::fmt::ns;
 use crate::stats::Estimate;
 use crate::vm::bench::compare::{AGREE_WITHIN, EQUIVALENCE_LEVEL, EQUIVALENCE_SHARE, LEVEL};
+use crate::vm::bench::counted::Counted;
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 impl Render for BenchReport {
@@ -59,7 +60,7 @@ impl Render for BenchReport {
     }
 
     fn csv(&self) -> Table {
-        let mut t = Table::new(&[
+        let mut head = vec![
             ("kind", Align::Left),
             ("kernel", Align::Left),
             ("fs", Align::Left),
@@ -78,11 +79,22 @@ impl Render for BenchReport {
             ("percent_upper", Align::Right),
             ("pairs", Align::Right),
             ("verdict", Align::Left),
-        ]);
+        ];
+        let all: Vec<&BenchComparison> = self.comparisons.iter().collect();
+        let counted = any_counted(&all);
+        if counted {
+            head.extend([
+                ("counted_from_precise_per_op", Align::Right),
+                ("counted_from_coarse_per_op", Align::Right),
+                ("counted_to_precise_per_op", Align::Right),
+                ("counted_to_coarse_per_op", Align::Right),
+            ]);
+        }
+        let mut t = Table::new(&head);
         let n = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
         for c in &self.comparisons {
             let m = &c.measured_delta_ns;
-            t.row(vec![
+            let mut cells = vec![
                 c.kind.clone(),
                 kernel_label(c),
                 c.fs.clone(),
@@ -101,7 +113,17 @@ impl Render for BenchReport {
                 n(c.percent_change.map(|p| p.upper)),
                 c.pairs.to_string(),
                 c.verdict.name().into(),
-            ]);
+            ];
+            if counted {
+                let (f, t) = (c.counted_from, c.counted_to);
+                cells.extend([
+                    n(f.map(|x| x.precise_per_op)),
+                    n(f.map(|x| x.coarse_per_op)),
+                    n(t.map(|x| x.precise_per_op)),
+                    n(t.map(|x| x.coarse_per_op)),
+                ]);
+            }
+            t.row(cells);
         }
         t
     }
@@ -159,7 +181,8 @@ fn verdict_cell(c: &BenchComparison) -> String {
 }
 
 pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
-    let mut t = Table::new(&[
+    let counted_calls = any_counted(rows);
+    let mut head = vec![
         ("kernel", Align::Left),
         ("fs", Align::Left),
         ("workload", Align::Left),
@@ -167,18 +190,24 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
         ("measured Δ ns/op", Align::Right),
         ("predicted Δ", Align::Right),
         ("model precise/coarse per op", Align::Left),
+    ];
+    if counted_calls {
+        head.push(("counted precise/coarse per op", Align::Left));
+    }
+    head.extend([
         ("Δ precise read ns: syscall; priced", Align::Right),
         ("counted reads/op", Align::Right),
         ("pairs", Align::Right),
         ("verdict", Align::Left),
     ]);
+    let mut t = Table::new(&head);
     for c in rows {
         let counted = match (c.counted_reads_from, c.counted_reads_to) {
             (Some(a), Some(b)) => format!("{a:.2} → {b:.2}"),
             (None, Some(b)) => format!("? → {b:.2}"),
             _ => "-".into(),
         };
-        t.row(vec![
+        let mut cells = vec![
             kernel_label(c),
             c.fs.clone(),
             c.workload.clone(),
@@ -186,6 +215,11 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
             signed(&c.measured_delta_ns),
             c.predicted_delta_ns.map_or("-".into(), ns),
             reads(c),
+        ];
+        if counted_calls {
+            cells.push(counted_cell(c.counted_from.as_ref()));
+        }
+        cells.extend([
             format!(
                 "{}; {}",
                 c.delta_precise_read_ns.as_ref().map_or("-".into(), signed),
@@ -201,12 +235,33 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
             c.pairs.to_string(),
             verdict_cell(c),
         ]);
+        t.row(cells);
     }
     t
 }
 
+/// `--count`'s columns: only when some row was counted.
+fn any_counted(rows: &[&BenchComparison]) -> bool {
+    rows.iter()
+        .any(|c| c.counted_from.is_some() || c.counted_to.is_some())
+}
+
+/// A count per op to two decimals; a count within rounding of 0 (a baseline can leave
+/// −0.0005) is 0.00, never −0.00.
+pub(super) fn per_op(v: f64) -> String {
+    format!("{:.2}", if v.abs() < 0.005 { 0.0 } else { v })
+}
+
+/// `p/c` (precise/coarse calls per op counted by kprobes), `-` when not counted.
+fn counted_cell(c: Option<&Counted>) -> String {
+    c.map_or("-".into(), |c| {
+        format!("{}/{}", per_op(c.precise_per_op), per_op(c.coarse_per_op))
+    })
+}
+
 fn kernel_table(rows: &[&BenchComparison]) -> Table {
-    let mut t = Table::new(&[
+    let counted = any_counted(rows);
+    let mut head = vec![
         ("kernels", Align::Left),
         ("fs", Align::Left),
         ("workload", Align::Left),
@@ -215,10 +270,16 @@ fn kernel_table(rows: &[&BenchComparison]) -> Table {
         ("raw change", Align::Right),
         ("significant", Align::Left),
         ("models precise/coarse per op", Align::Left),
+    ];
+    if counted {
+        head.push(("counted precise/coarse per op", Align::Left));
+    }
+    head.extend([
         ("Δ ns/op measured", Align::Right),
         ("predicted", Align::Right),
         ("verdict", Align::Left),
     ]);
+    let mut t = Table::new(&head);
     for c in rows {
         let models = match (&c.model_from, &c.model_to) {
             (Some(a), Some(b)) => format!(
@@ -227,7 +288,7 @@ fn kernel_table(rows: &[&BenchComparison]) -> Table {
             ),
             _ => "-".into(),
         };
-        t.row(vec![
+        let mut cells = vec![
             kernel_label(c),
             c.fs.clone(),
             c.workload.clone(),
@@ -240,10 +301,20 @@ fn kernel_table(rows: &[&BenchComparison]) -> Table {
                 None => String::new(),
             },
             models,
+        ];
+        if counted {
+            cells.push(format!(
+                "{} → {}",
+                counted_cell(c.counted_from.as_ref()),
+                counted_cell(c.counted_to.as_ref())
+            ));
+        }
+        cells.extend([
             signed(&c.measured_delta_ns),
             c.predicted_delta_ns.map_or("-".into(), ns),
             verdict_cell(c),
         ]);
+        t.row(cells);
     }
     t
 }
@@ -286,10 +357,37 @@ fn runs_table(r: &BenchReport) -> Table {
     t
 }
 
+/// How the report's intervals were formed: Student's t over the boots (the unit of
+/// replication), or, with one boot, a bootstrap of its rounds, which carries no spread between
+/// boots.
+pub(super) fn interval_note(r: &BenchReport) -> String {
+    use crate::vm::bench::compare::IntervalMethod as M;
+    let one = r
+        .comparisons
+        .iter()
+        .filter_map(|c| c.interval_method)
+        .chain(r.runs.iter().filter_map(|x| x.interval_method))
+        .any(|m| m == M::RoundsBootstrap);
+    if one {
+        format!(
+            "{:.0}% percentile bootstrap of one boot's rounds (seed {}): one boot carries no \
+             spread between boots, so these intervals are narrower than a rerun would show",
+            LEVEL * 100.0,
+            r.seed
+        )
+    } else {
+        format!(
+            "{:.0}% Student t over the boots' medians (df boots − 1; kernel rows: Welch's t on \
+             their logs): the boot is the unit of replication",
+            LEVEL * 100.0
+        )
+    }
+}
+
 pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
-         {} ms per workload per visit; intervals: {:.0}% percentile bootstrap of the median, seed {}",
+         {} ms per workload per visit; intervals: {}",
         r.accel.used.name(),
         if r.accel.emulation {
             " (TCG: emulated figures, not hardware figures)"
@@ -300,8 +398,7 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
         r.rounds,
         r.clocksources.join("/"),
         r.slot_ms,
-        LEVEL * 100.0,
-        r.seed
+        interval_note(r),
     )];
     notes.push(format!(
         "verdict: agrees when the prediction lies in the measured interval or within {:.0}% of \
@@ -321,6 +418,17 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
              difference accounts for the change",
             r.kernel_control
         ));
+    }
+    if let Some(c) = r.counted.first() {
+        notes.push(format!(
+            "counted precise/coarse per op: timestamp calls counted by vm count's kprobes \
+             (ktime_get_real_ts64[_mg] / ktime_get_coarse_real_ts64[_mg], per op less a \
+             zero-iteration baseline), one extra boot per kernel on {}",
+            c.clocksource
+        ));
+    }
+    for e in &r.count_errors {
+        notes.push(format!("counting: {e}"));
     }
     for k in &r.kernels {
         let rel = k.kernel_release.as_deref().unwrap_or("?");
@@ -367,107 +475,4 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::export::{export, Format};
-    use crate::vm::bench::{self, BenchBoot, BenchKernel, BenchReport};
-    use crate::vm::boot::accel::AccelChoice;
-    use crate::vm::boot::qemu::Accel;
-
-    /// A report built from the consoles recorded in tests/data/vm-bench (6.1 and 7.2, first
-    /// boot each).
-    fn recorded() -> BenchReport {
-        let kernel = |text: &str| {
-            let c = bench::parse_console(text).unwrap();
-            BenchKernel {
-                kernel_package: "recorded".into(),
-                kernel_release: c.header.as_ref().map(|h| h.release.clone()),
-                hz: 250,
-                hz_source: "config".into(),
-                boots: vec![BenchBoot {
-                    header: c.header,
-                    slots: c.slots,
-                    reads: c.reads,
-                    ..BenchBoot::default()
-                }],
-            }
-        };
-        let mut r = BenchReport {
-            schema_version: bench::VM_BENCH_SCHEMA_VERSION,
-            tool: "tscope test".into(),
-            created_unix_s: 0,
-            accel: AccelChoice {
-                requested: "tcg".into(),
-                used: Accel::Tcg,
-                emulation: true,
-                kvm_module: None,
-                note: None,
-            },
-            seed: 1,
-            boots: 1,
-            rounds: 12,
-            slot_ms: 60,
-            clocksources: vec!["tsc".into(), "hpet".into()],
-            filesystems: vec!["tmpfs".into()],
-            workloads: ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"]
-                .map(String::from)
-                .to_vec(),
-            kernels: vec![
-                kernel(include_str!(
-                    "../../../tests/data/vm-bench/6.1-boot1.console"
-                )),
-                kernel(include_str!(
-                    "../../../tests/data/vm-bench/7.2-boot1.console"
-                )),
-            ],
-            runs: Vec::new(),
-            comparisons: Vec::new(),
-            refused: Vec::new(),
-            kernel_control: bench::rows::KERNEL_CONTROL.into(),
-            host_cpu: Some("a test CPU".into()),
-            host_kernel: None,
-            interrupted: false,
-        };
-        bench::fill::fill(&mut r);
-        r
-    }
-
-    #[test]
-    fn every_form_renders_and_the_paragraph_keeps_72_columns() {
-        let r = recorded();
-        let text = String::from_utf8(export(&r, Format::Table).unwrap()).unwrap();
-        assert!(
-            text.contains("tsc → hpet") && text.contains("write-stat"),
-            "{text}"
-        );
-        assert!(text.contains("TCG: emulated figures"), "{text}");
-        let md = String::from_utf8(export(&r, Format::Markdown).unwrap()).unwrap();
-        assert!(md.contains("### kernel A/B"), "{md}");
-        let csv = String::from_utf8(export(&r, Format::Csv).unwrap()).unwrap();
-        assert_eq!(csv.lines().count(), 1 + r.comparisons.len());
-        let json: serde_json::Value =
-            serde_json::from_slice(&export(&r, Format::Json).unwrap()).unwrap();
-        assert_eq!(
-            json["comparisons"].as_array().unwrap().len(),
-            r.comparisons.len()
-        );
-        assert!(super::svg(&r).unwrap().contains("write-stat/tmpfs"));
-        let msg =
-            super::commit_message(&r, "tscope vm bench --kernel-package a --kernel-package b");
-        assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
-        assert!(
-            msg.contains("emulated figures") && msg.contains("a test CPU"),
-            "{msg}"
-        );
-        assert!(msg.contains("write-stat on tsc"), "{msg}");
-    }
-
-    #[test]
-    fn percent_reads_as_a_change_with_its_half_width() {
-        let e = crate::stats::Estimate {
-            point: -9.8,
-            lower: -11.0,
-            upper: -8.6,
-        };
-        assert_eq!(super::percent(&e), "−9.8% ± 1.2%");
-    }
-}
+mod tests;

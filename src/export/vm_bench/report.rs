@@ -7,15 +7,7 @@ use crate::vm::bench::{BenchComparison, BenchReport};
 /// The report's section body (no heading): what was run and how to repeat it (`command`),
 /// the clocksource rows with their verdicts, and the notes.
 pub fn report_section(r: &BenchReport, command: &str) -> String {
-    let kernels: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| {
-            k.kernel_release
-                .clone()
-                .unwrap_or_else(|| k.kernel_package.clone())
-        })
-        .collect();
+    let kernels = r.kernel_names();
     let mut out = format!(
         "`tscope vm bench` (docs/vm.md) in {} boot(s) of {} ({}), switching the clocksource \
          at run time between {} in {} round(s) (A B, then B A), {} on {}: the change in ns \

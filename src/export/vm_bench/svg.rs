@@ -25,19 +25,10 @@ pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
     let (lo, hi) = vals.fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let pad = (hi - lo) * 0.08;
     let (lo, hi) = (lo - pad, hi + pad);
-    let kernels: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| {
-            k.kernel_release
-                .clone()
-                .unwrap_or_else(|| k.kernel_package.clone())
-        })
-        .collect();
+    let kernels = r.kernel_names();
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 640)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root = crate::export::svg::white_root(&mut svg, (900, 640))?;
         let title = format!(
             "Δ ns/op {} : measured (95% interval) against predicted{}",
             r.clocksources.join(" → "),
@@ -107,14 +98,12 @@ pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
                     .map_err(|e| err(&e))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+        crate::export::svg::legend_and_present(
+            &mut chart,
+            &root,
+            SeriesLabelPosition::UpperLeft,
+            0.85,
+        )?;
     }
     Ok(svg)
 }

@@ -1,8 +1,9 @@
 //! Kernel rows of `vm bench` (comparison b): every kernel against the first, per file system,
 //! workload and clocksource. Boots of two kernels cannot be paired, so each loop's ns per op
 //! is divided by the null syscall timed right before it ([`super::rows::KERNEL_CONTROL`]),
-//! and the change is the ratio of the medians, resampled per kernel; the raw change is beside
-//! it, and the models' difference at the first kernel's measured costs.
+//! and the change is Welch's t on the logs of each boot's median
+//! ([`compare::ratio_change`]); the raw change is beside it, and the models' difference at the
+//! first kernel's measured costs.
 
 use super::compare::{self, ZERO_READS};
 use super::predict::model_reads;
@@ -20,11 +21,11 @@ pub(super) fn kernel_row(
     let a = observations(base, cs, fs, workload);
     let b = observations(k, cs, fs, workload);
     let with_control = |obs: &[Obs]| by_boot(obs, |o| Some((o.ns_per_op, o.control_ns)));
-    let ratio = compare::ratio_change(
-        &compare::controlled(&with_control(&a)),
-        &compare::controlled(&with_control(&b)),
-        seed(),
-    )?;
+    let (ca, cb) = (
+        compare::controlled(&with_control(&a)),
+        compare::controlled(&with_control(&b)),
+    );
+    let ratio = compare::ratio_change(&ca, &cb, seed())?;
     let raw_ratio = compare::ratio_change(
         &by_boot(&a, |o| Some(o.ns_per_op)),
         &by_boot(&b, |o| Some(o.ns_per_op)),
@@ -62,6 +63,7 @@ pub(super) fn kernel_row(
         from: release(base),
         to: release(k),
         measured_delta_ns: measured,
+        interval_method: Some(compare::ratio_method(&ca, &cb)),
         predicted_delta_ns: predicted,
         predicted_range_ns: None,
         percent_change: Some(ratio.scale(100.0)),
@@ -81,6 +83,10 @@ pub(super) fn kernel_row(
         counted_reads_from: None,
         counted_reads_to: None,
         counted_predicted_delta_ns: None,
+        counted_from: None,
+        counted_to: None,
+        delta_spin_ns: None,
+        spin_tax: None,
         diagnosis: None,
         equivalence: None,
         pairs: a.len().min(b.len()),

@@ -1,18 +1,26 @@
-//! The arithmetic of `vm bench`, as pure functions: the interval of a run's ns per op (boots
-//! and rounds pooled), the interval of a change measured within one boot (paired rounds), the
-//! interval of a relative change between two kernels (two independent samples, each divided
-//! by its same-slot control), and the verdict rules.
+//! The arithmetic of `vm bench`, as pure functions: the interval of a run's ns per op, the
+//! interval of a change measured within one boot (paired rounds), the interval of a relative
+//! change between two kernels (two independent samples, each divided by its same-slot
+//! control), and the verdict rules.
 //!
-//! Every interval is a seeded percentile bootstrap of a median (Efron & Tibshirani 1993,
-//! ch. 13; [`crate::stats`]): a TCG boot can stall for a host preemption, and one stalled
-//! round must not move the point. The resampling is hierarchical — boots, then rounds within
-//! each boot — so that an interval carries the spread between boots, not only within them.
+//! The boot is the unit of replication: rounds within one boot share its speed, its host
+//! preemptions and its cache layout, so they are not independent replicates of the effect.
+//! Each boot is summarised by its median (robust to a round stalled by a host preemption),
+//! and the interval is Student's t over those few boot medians, `B − 1` degrees of freedom
+//! ([`IntervalMethod::BootsT`]); kernel rows take Welch's t on the logs of each boot's median
+//! (Welch 1947). A percentile bootstrap over 3 boots would be too narrow by construction:
+//! resampling B units gives (B − 1)/B of the variance and a normal-like quantile where 2
+//! degrees of freedom call for t = 4.30 (Hesterberg 2015, "What teachers should know about the
+//! bootstrap", §narrowness bias; Cameron, Gelbach & Miller 2008 on few clusters). With one boot
+//! there is no between-boot spread to read: the interval is then a seeded percentile bootstrap
+//! of the rounds' median (Efron & Tibshirani 1993, ch. 13;
+//! [`IntervalMethod::RoundsBootstrap`]), and the output says so.
 
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{self, Estimate, SplitMix64};
 
-/// Bootstrap resamples of every interval.
+/// Bootstrap resamples of an interval from one boot.
 pub const RESAMPLES: usize = 2_000;
 /// Confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
@@ -76,20 +84,31 @@ impl Verdict {
     }
 }
 
-/// One hierarchical resample of `groups` (boots, each a list of rounds) into `out`: boots
-/// drawn with replacement, then rounds within each drawn boot (Davison & Hinkley 1997,
-/// §3.8), so that the interval carries the spread between boots as well as within them. With
-/// one boot, its rounds alone.
-fn resample(groups: &[&[f64]], rng: &mut SplitMix64, out: &mut Vec<f64>) {
-    out.clear();
-    for _ in 0..groups.len() {
-        let g = if groups.len() == 1 {
-            groups[0]
+/// How an interval was formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Student's t over the boots' medians (Welch's t for two kernels).
+    BootsT,
+    /// One boot: a percentile bootstrap of its rounds' median, which carries no spread between
+    /// boots.
+    RoundsBootstrap,
+}
+
+impl IntervalMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            IntervalMethod::BootsT => "boots_t",
+            IntervalMethod::RoundsBootstrap => "rounds_bootstrap",
+        }
+    }
+
+    /// The method of an interval over `groups` (boots × rounds): boots with a value.
+    pub fn of<T>(groups: &[Vec<T>]) -> Self {
+        if groups.iter().filter(|g| !g.is_empty()).count() >= 2 {
+            IntervalMethod::BootsT
         } else {
-            groups[rng.below(groups.len() as u64) as usize]
-        };
-        for _ in 0..g.len() {
-            out.push(g[rng.below(g.len() as u64) as usize]);
+            IntervalMethod::RoundsBootstrap
         }
     }
 }
@@ -102,8 +121,46 @@ fn non_empty(groups: &[Vec<f64>]) -> Vec<&[f64]> {
         .collect()
 }
 
-/// The median of every value of `groups` (boots × rounds) with its hierarchical bootstrap
-/// interval; `None` without values.
+/// Each boot's median (boots without a value left out).
+pub fn boot_medians(groups: &[Vec<f64>]) -> Vec<f64> {
+    groups.iter().filter_map(|g| stats::median(g)).collect()
+}
+
+/// The sample variance (n − 1) of `xs`, `xs.len() >= 2`.
+fn variance(xs: &[f64], mean: f64) -> f64 {
+    xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+/// The mean of `xs` with its Student-t interval at `level`, `len − 1` degrees of freedom;
+/// `None` with fewer than two values or a level outside (0, 1).
+pub fn mean_t(xs: &[f64], level: f64) -> Option<Estimate> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    let t = stats::t_two_sided(level, xs.len() - 1)?;
+    let half = t * (variance(xs, m) / xs.len() as f64).sqrt();
+    Some(Estimate {
+        point: m,
+        lower: m - half,
+        upper: m + half,
+    })
+}
+
+/// A seeded percentile bootstrap of the median of one boot's rounds.
+fn rounds_bootstrap(xs: &[f64], seed: u64, level: f64) -> Option<Estimate> {
+    let point = stats::median(xs)?;
+    if xs.len() < 2 {
+        return Some(Estimate::exact(point));
+    }
+    let reps = stats::bootstrap(xs, RESAMPLES, seed, |v| stats::quantile_in_place(v, 0.5));
+    stats::percentile_interval(&reps, point, level)
+}
+
+/// The ns per op of groups of rounds (one group per boot): with two or more boots, the mean of
+/// the boots' medians and its Student-t interval ([`IntervalMethod::BootsT`]); with one, the
+/// median of its rounds and their bootstrap interval ([`IntervalMethod::RoundsBootstrap`]).
+/// `None` without values.
 pub fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
     median_interval_at(groups, seed, LEVEL)
 }
@@ -111,62 +168,95 @@ pub fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
 /// [`median_interval`] at confidence `level`.
 pub fn median_interval_at(groups: &[Vec<f64>], seed: u64, level: f64) -> Option<Estimate> {
     let g = non_empty(groups);
-    let all: Vec<f64> = g.iter().flat_map(|x| x.iter().copied()).collect();
-    let point = stats::median(&all)?;
-    if all.len() < 2 {
-        return Some(Estimate::exact(point));
+    match g.as_slice() {
+        [] => None,
+        [one] => rounds_bootstrap(one, seed, level),
+        _ => mean_t(&boot_medians(groups), level),
     }
-    let mut rng = SplitMix64::new(seed);
-    let mut buf = Vec::with_capacity(all.len());
-    let mut reps = Vec::with_capacity(RESAMPLES);
-    for _ in 0..RESAMPLES {
-        resample(&g, &mut rng, &mut buf);
-        if let Some(m) = stats::quantile_in_place(&mut buf, 0.5) {
-            reps.push(m);
-        }
-    }
-    stats::percentile_interval(&reps, point, level)
 }
 
 /// The change `to − from` measured in pairs taken side by side (one pair per round, grouped
-/// by boot, so the boot's speed cancels within each pair): the median of the differences with
-/// its hierarchical interval.
+/// by boot, so the boot's speed cancels within each pair): each boot's median difference,
+/// then [`median_interval`] over the boots.
 pub fn paired_delta(groups: &[Vec<(f64, f64)>], seed: u64) -> Option<Estimate> {
     paired_delta_at(groups, seed, LEVEL)
 }
 
 /// [`paired_delta`] at confidence `level`.
 pub fn paired_delta_at(groups: &[Vec<(f64, f64)>], seed: u64, level: f64) -> Option<Estimate> {
-    let d: Vec<Vec<f64>> = groups
-        .iter()
-        .map(|g| g.iter().map(|(from, to)| to - from).collect())
-        .collect();
-    median_interval_at(&d, seed, level)
+    median_interval_at(&differences(groups), seed, level)
 }
 
-/// The relative change `median(other) / median(base) − 1` between two independent samples
-/// (each grouped by boot), with an interval from resampling each hierarchically on its own;
-/// `None` when either is empty or the base's median is not positive.
+/// `to − from` of each pair, per boot.
+pub fn differences(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
+    groups
+        .iter()
+        .map(|g| g.iter().map(|(from, to)| to - from).collect())
+        .collect()
+}
+
+/// The relative change `other / base − 1` between two independent samples, each grouped by
+/// boot; `None` when either is empty or holds a value that is not positive.
+///
+/// With two or more boots on each side: Welch's t on the logs of the boots' medians (Welch
+/// 1947; the Welch–Satterthwaite degrees of freedom, floored), the change being
+/// `exp(mean log other − mean log base) − 1` and its interval the same transform of the
+/// difference's. Otherwise the medians' ratio with a seeded bootstrap of each side's rounds.
 pub fn ratio_change(base: &[Vec<f64>], other: &[Vec<f64>], seed: u64) -> Option<Estimate> {
     let (gb, go) = (non_empty(base), non_empty(other));
+    let positive = |g: &[&[f64]]| g.iter().all(|x| x.iter().all(|v| *v > 0.0));
+    if gb.is_empty() || go.is_empty() || !positive(&gb) || !positive(&go) {
+        return None;
+    }
+    if gb.len() >= 2 && go.len() >= 2 {
+        let logs =
+            |g: &[Vec<f64>]| -> Vec<f64> { boot_medians(g).iter().map(|m| m.ln()).collect() };
+        let (lb, lo) = (logs(base), logs(other));
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (mb, mo) = (mean(&lb), mean(&lo));
+        let (vb, vo) = (variance(&lb, mb), variance(&lo, mo));
+        let d = mo - mb;
+        let point = d.exp() - 1.0;
+        let Some(df) = stats::welch_df(vb, lb.len(), vo, lo.len()) else {
+            return Some(Estimate::exact(point));
+        };
+        // Floored (conservative), past the rounding of a df that is whole in exact arithmetic.
+        let t = stats::t_two_sided(LEVEL, ((df + 1e-9).floor() as usize).max(1))?;
+        let half = t * (vb / lb.len() as f64 + vo / lo.len() as f64).sqrt();
+        return Some(Estimate {
+            point,
+            lower: (d - half).exp() - 1.0,
+            upper: (d + half).exp() - 1.0,
+        });
+    }
     let flat = |g: &[&[f64]]| -> Vec<f64> { g.iter().flat_map(|x| x.iter().copied()).collect() };
-    let ratio = |b: &[f64], o: &[f64]| {
-        let mb = stats::median(b)?;
-        let mo = stats::median(o)?;
-        (mb > 0.0).then(|| mo / mb - 1.0)
-    };
-    let point = ratio(&flat(&gb), &flat(&go))?;
+    let (fb, fo) = (flat(&gb), flat(&go));
+    let ratio = |b: &[f64], o: &[f64]| Some(stats::median(o)? / stats::median(b)? - 1.0);
+    let point = ratio(&fb, &fo)?;
     let mut rng = SplitMix64::new(seed);
     let (mut bb, mut bo) = (Vec::new(), Vec::new());
     let mut reps = Vec::with_capacity(RESAMPLES);
+    let draw = |xs: &[f64], rng: &mut SplitMix64, out: &mut Vec<f64>| {
+        out.clear();
+        out.extend((0..xs.len()).map(|_| xs[rng.below(xs.len() as u64) as usize]));
+    };
     for _ in 0..RESAMPLES {
-        resample(&gb, &mut rng, &mut bb);
-        resample(&go, &mut rng, &mut bo);
+        draw(&fb, &mut rng, &mut bb);
+        draw(&fo, &mut rng, &mut bo);
         if let Some(r) = ratio(&bb, &bo) {
             reps.push(r);
         }
     }
     stats::percentile_interval(&reps, point, LEVEL)
+}
+
+/// The interval method of a kernel row: [`IntervalMethod::BootsT`] when both sides have two
+/// or more boots.
+pub fn ratio_method(base: &[Vec<f64>], other: &[Vec<f64>]) -> IntervalMethod {
+    match (IntervalMethod::of(base), IntervalMethod::of(other)) {
+        (IntervalMethod::BootsT, IntervalMethod::BootsT) => IntervalMethod::BootsT,
+        _ => IntervalMethod::RoundsBootstrap,
+    }
 }
 
 /// Each value divided by its control measured in the same slot (a null syscall: it moves
@@ -237,177 +327,5 @@ pub fn verdict(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn est(point: f64, lower: f64, upper: f64) -> Estimate {
-        Estimate {
-            point,
-            lower,
-            upper,
-        }
-    }
-
-    #[test]
-    fn verdict_rules() {
-        // In the interval, clear of zero.
-        assert_eq!(
-            verdict(&est(600.0, 500.0, 700.0), Some(650.0), false, false),
-            Verdict::Agrees
-        );
-        // Outside the interval but within 15% of the point.
-        assert_eq!(
-            verdict(&est(600.0, 590.0, 610.0), Some(680.0), false, false),
-            Verdict::Agrees
-        );
-        // Ruled out.
-        assert_eq!(
-            verdict(&est(600.0, 590.0, 610.0), Some(300.0), false, false),
-            Verdict::Disagrees
-        );
-        assert_eq!(
-            verdict(&est(10.0, -50.0, 60.0), Some(600.0), false, false),
-            Verdict::Disagrees
-        );
-        // Under the noise: the interval holds 0 and the prediction.
-        assert_eq!(
-            verdict(&est(100.0, -200.0, 400.0), Some(300.0), false, false),
-            Verdict::Undecided
-        );
-        // No model.
-        assert_eq!(
-            verdict(&est(100.0, 50.0, 150.0), None, false, false),
-            Verdict::Undecided
-        );
-        assert_eq!(
-            verdict(&est(100.0, 50.0, 150.0), Some(f64::NAN), false, false),
-            Verdict::Undecided
-        );
-        // Predicting zero: consistent with zero agrees, a clear change disagrees.
-        assert_eq!(
-            verdict(&est(5.0, -20.0, 30.0), Some(0.4), true, false),
-            Verdict::Agrees
-        );
-        assert_eq!(
-            verdict(&est(300.0, 200.0, 400.0), Some(0.4), true, false),
-            Verdict::Disagrees
-        );
-        // A zero point never divides.
-        assert_eq!(
-            verdict(&est(0.0, 0.0, 0.0), Some(1.0), false, false),
-            Verdict::Disagrees
-        );
-    }
-
-    #[test]
-    fn a_zero_row_agrees_when_equivalent_within_the_margin() {
-        // 6.1 pipe1's figures: the 95% interval excludes 0, by 4 ns of a 2.9 µs op.
-        let m = est(-40.3, -93.8, -3.73);
-        assert_eq!(verdict(&m, Some(0.56), true, false), Verdict::Disagrees);
-        // 2% of 2,900 ns is ±58 ns: a 90% interval of [-80, -10] is not inside it …
-        let e = equivalence(est(-40.3, -80.0, -10.0), 2900.0).unwrap();
-        assert!((e.margin_ns - 58.0).abs() < 1e-9);
-        assert!(!e.equivalent);
-        // … one of [-55, -12] is, on both sides: the two one-sided tests pass.
-        let e = equivalence(est(-40.3, -55.0, -12.0), 2900.0).unwrap();
-        assert!(e.equivalent);
-        assert_eq!(verdict(&m, Some(0.56), true, e.equivalent), Verdict::Agrees);
-        // Both edges count: inside on the left only is not equivalent.
-        assert!(
-            !equivalence(est(30.0, -10.0, 58.5), 2900.0)
-                .unwrap()
-                .equivalent
-        );
-        assert!(
-            equivalence(est(0.0, -58.0, 58.0), 2900.0)
-                .unwrap()
-                .equivalent
-        );
-        // The margin never rescues a row that predicts a change.
-        assert_eq!(
-            verdict(&est(10.0, 5.0, 15.0), Some(300.0), false, true),
-            Verdict::Disagrees
-        );
-        // No op time, no margin.
-        assert_eq!(equivalence(est(0.0, -1.0, 1.0), 0.0), None);
-        assert_eq!(equivalence(est(0.0, -1.0, 1.0), f64::NAN), None);
-    }
-
-    #[test]
-    fn the_equivalence_interval_is_narrower() {
-        let pairs: Vec<Vec<(f64, f64)>> = (0..3)
-            .map(|b| {
-                (0..12)
-                    .map(|r| (1000.0, 1000.0 + f64::from(b * 12 + r) - 18.0))
-                    .collect()
-            })
-            .collect();
-        let wide = paired_delta(&pairs, 9).unwrap();
-        let narrow = paired_delta_at(&pairs, 9, EQUIVALENCE_LEVEL).unwrap();
-        assert_eq!(wide.point, narrow.point);
-        assert!(wide.lower <= narrow.lower && narrow.upper <= wide.upper);
-    }
-
-    #[test]
-    fn intervals_hold_their_point_and_are_seeded() {
-        let xs = vec![vec![10.0, 11.0, 9.5, 10.2], vec![30.0, 10.1, 9.9]];
-        let a = median_interval(&xs, 7).unwrap();
-        assert_eq!(a.point, 10.1);
-        assert!(a.lower <= a.point && a.point <= a.upper);
-        assert!(a.upper < 30.0, "{a:?}");
-        assert_eq!(median_interval(&xs, 7), Some(a));
-        assert_eq!(median_interval(&[vec![4.0]], 1), Some(Estimate::exact(4.0)));
-        assert_eq!(median_interval(&[], 1), None);
-        assert_eq!(median_interval(&[vec![], vec![]], 1), None);
-    }
-
-    #[test]
-    fn the_interval_carries_the_spread_between_boots() {
-        // Within each boot the rounds agree closely; the boots do not.
-        let boots: Vec<Vec<f64>> = [100.0, 130.0, 90.0]
-            .iter()
-            .map(|b| (0..12).map(|r| b + f64::from(r) * 0.1).collect())
-            .collect();
-        let pooled = vec![boots.concat()];
-        let h = median_interval(&boots, 3).unwrap();
-        let flat = median_interval(&pooled, 3).unwrap();
-        assert!(
-            h.upper - h.lower > flat.upper - flat.lower,
-            "{h:?} {flat:?}"
-        );
-        assert!(h.lower <= 91.0 && h.upper >= 129.0, "{h:?}");
-    }
-
-    #[test]
-    fn paired_delta_cancels_what_both_sides_share() {
-        // Each round's speed differs by 30%; the B side always costs 100 more.
-        let pairs: Vec<(f64, f64)> = [1.0, 1.3, 0.9, 1.2, 1.1]
-            .iter()
-            .map(|s| (1000.0 * s, 1000.0 * s + 100.0))
-            .collect();
-        let d = paired_delta(&[pairs[..2].to_vec(), pairs[2..].to_vec()], 3).unwrap();
-        assert_eq!(d, Estimate::exact(100.0));
-        assert!(paired_delta(&[], 3).is_none());
-    }
-
-    #[test]
-    fn ratio_change_and_control() {
-        let base = vec![vec![100.0, 101.0], vec![99.0, 100.5]];
-        let other = vec![vec![90.0, 91.0, 89.0, 90.5]];
-        let r = ratio_change(&base, &other, 5).unwrap();
-        assert!((r.point - (90.25 / 100.25 - 1.0)).abs() < 1e-12);
-        assert!(r.upper < 0.0 && r.lower <= r.point);
-        assert_eq!(ratio_change(&[], &other, 5), None);
-        assert_eq!(ratio_change(&[vec![0.0]], &other, 5), None);
-        // A boot twice as slow in everything looks the same once divided by its control.
-        let slow = controlled(&[vec![(200.0, 2.0), (100.0, 1.0)], vec![(5.0, 0.0)]]);
-        assert_eq!(slow, vec![vec![100.0, 100.0], vec![]]);
-    }
-
-    #[test]
-    fn predicted_delta_is_reads_times_cost_change() {
-        assert_eq!(predicted_delta(2.0, 1.0, 300.0, 1.5), 601.5);
-        assert_eq!(predicted_delta(0.0, 2.0, 300.0, 0.0), 0.0);
-        assert_eq!(noise(&est(0.0, -3.0, 5.0)), 4.0);
-    }
-}
+#[path = "compare_tests.rs"]
+mod tests;

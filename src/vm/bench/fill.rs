@@ -39,6 +39,8 @@ pub fn fill(r: &mut BenchReport) {
                         fs: fs.clone(),
                         workload: w.clone(),
                         ns_per_op: compare::median_interval(&ns, next_seed()),
+                        interval_method: (!obs.is_empty())
+                            .then(|| compare::IntervalMethod::of(&ns)),
                         samples: obs.len(),
                         boots: boots.len(),
                         costs: costs(&obs),
@@ -73,6 +75,17 @@ pub fn fill(r: &mut BenchReport) {
                     }
                 }
             }
+        }
+    }
+    for c in &mut comparisons {
+        let get = |rel: &str| super::counted::lookup(&r.counted, rel, &c.fs, &c.workload);
+        match (&c.kernel_release, &c.kernels) {
+            (Some(k), _) => c.counted_from = get(k),
+            (None, Some(ks)) if ks.len() == 2 => {
+                c.counted_from = get(&ks[0]);
+                c.counted_to = get(&ks[1]);
+            }
+            _ => {}
         }
     }
     r.runs = runs;

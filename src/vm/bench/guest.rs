@@ -82,7 +82,9 @@ pub struct SlotCosts {
     pub coarse_read_ns: f64,
     /// syscall `getppid`: the null syscall (the control between boots).
     pub syscall_ns: f64,
-    /// A fixed user-space spin (no kernel at all): the emulator's speed in this slot.
+    /// A fixed user-space spin (no kernel at all; [`SPIN_CALLS`] calls of a 1,000-step
+    /// multiply-add loop), ns per call: the emulator's speed in this slot, and the control of
+    /// what the clocksource costs all execution.
     pub spin_ns: f64,
 }
 
@@ -127,6 +129,12 @@ fn section(out: &mut dyn Write, name: &str, body: &str) {
     let _ = out.flush();
 }
 
+/// Calls of the user-space spin per slot: tens of ms under TCG, a fixed count so that the two
+/// halves of a pair do the same work. Long enough to span several timer
+/// ticks, so that what the clocksource costs every piece of execution (the tick's own reads)
+/// shows in it.
+pub const SPIN_CALLS: u32 = 10_000;
+
 /// Mean ns per call of `f` over `n` calls.
 fn per_call<R>(n: u32, mut f: impl FnMut() -> R) -> f64 {
     let started = Instant::now();
@@ -152,10 +160,13 @@ pub fn costs(seed: u64) -> SlotCosts {
         || clock::syscall_clock_gettime(clock::id::REALTIME),
         || clock::syscall_clock_gettime(clock::id::REALTIME_COARSE),
     );
+    // Each step through black_box, so that every build runs the same 1,000 dependent steps
+    // (left to itself the optimiser lays the loop out differently from build to build, and the
+    // spin's length under TCG moved tenfold between two builds of the same source).
     let spin = || {
         let mut acc = 0u64;
         for i in 0..std::hint::black_box(1_000u64) {
-            acc = acc.wrapping_mul(31).wrapping_add(i);
+            acc = std::hint::black_box(acc.wrapping_mul(31).wrapping_add(i));
         }
         acc
     };
@@ -171,7 +182,7 @@ pub fn costs(seed: u64) -> SlotCosts {
             clock::vdso_clock_gettime(clock::id::REALTIME_COARSE)
         }),
         syscall_ns: per_call(5_000, sys::clock::syscall_getppid),
-        spin_ns: per_call(200, spin),
+        spin_ns: per_call(SPIN_CALLS, spin),
     }
 }
 

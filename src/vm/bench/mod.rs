@@ -14,6 +14,7 @@
 mod ab;
 pub mod clocksource;
 pub mod compare;
+pub mod counted;
 pub mod diagnosis;
 pub mod fill;
 pub mod guest;
@@ -22,6 +23,8 @@ pub mod loops;
 pub mod predict;
 pub mod reads;
 pub mod readtime;
+#[cfg(test)]
+mod recorded_tests;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -93,6 +96,10 @@ pub struct BenchConfig {
     pub count_reads: u64,
     /// Where to write each boot's raw console (`RELEASE-bootN.console`); `None`: nowhere.
     pub console_dir: Option<PathBuf>,
+    /// `--count`: iterations of `vm count`'s kprobe pass, one extra boot per kernel on the
+    /// first clocksource, whose timestamp calls per op go beside the rows ([`counted`]); 0:
+    /// no such pass.
+    pub count: u64,
 }
 
 impl BenchConfig {
@@ -121,6 +128,7 @@ impl BenchConfig {
             append: None,
             count_reads: 300,
             console_dir: None,
+            count: 0,
         }
     }
 }
@@ -227,6 +235,13 @@ pub struct BenchReport {
     pub refused: Vec<String>,
     /// The control that cancels a boot's speed in kernel rows.
     pub kernel_control: String,
+    /// `--count`: each kernel's timestamp calls per op, counted by `vm count`'s kprobe pass
+    /// (empty without `--count`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counted: Vec<counted::CountedRow>,
+    /// `--count`: kernels whose counting boot failed, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub count_errors: Vec<String>,
     /// The host's CPU model and kernel (the commit paragraph's environment).
     pub host_cpu: Option<String>,
     pub host_kernel: Option<String>,
@@ -234,6 +249,19 @@ pub struct BenchReport {
 }
 
 impl BenchReport {
+    /// Each kernel's release (its package where the guest did not say), in order: the names
+    /// the rows, the paragraph and the chart give the kernels.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.kernels
+            .iter()
+            .map(|k| {
+                k.kernel_release
+                    .clone()
+                    .unwrap_or_else(|| k.kernel_package.clone())
+            })
+            .collect()
+    }
+
     /// Whether any boot failed.
     pub fn failed(&self) -> bool {
         self.kernels
@@ -348,6 +376,8 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         comparisons: Vec::new(),
         refused: Vec::new(),
         kernel_control: rows::KERNEL_CONTROL.into(),
+        counted: Vec::new(),
+        count_errors: Vec::new(),
         host_cpu: None,
         host_kernel: None,
         interrupted: false,
@@ -361,6 +391,29 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
     }
+    if cfg.count > 0 && !report.interrupted {
+        count_pass(cfg, &mut report, progress)?;
+    }
     fill::fill(&mut report);
     Ok(report)
+}
+
+/// `--count`: `vm count`'s kprobe pass on every kernel (one boot each, on the first
+/// clocksource), its calls per op kept in `report.counted`.
+fn count_pass(cfg: &BenchConfig, report: &mut BenchReport, progress: &dyn Progress) -> Result<()> {
+    let ccfg = counted::count_config(cfg, cfg.count);
+    let cs = ccfg.clocksource.clone().unwrap_or_default();
+    progress.note(&format!(
+        "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
+        cfg.count
+    ));
+    let c = crate::vm::count::run(&ccfg, progress)?;
+    report.interrupted |= c.interrupted;
+    report.counted = counted::from_report(&c, &cs);
+    report.count_errors = c
+        .kernels
+        .iter()
+        .filter_map(|k| Some(format!("{}: {}", k.kernel_package, k.error.as_ref()?)))
+        .collect();
+    Ok(())
 }

@@ -46,9 +46,13 @@ pub struct BenchRun {
     pub clocksource_used: String,
     pub fs: String,
     pub workload: String,
-    /// Median over every slot of every boot, with its bootstrap interval; `null` when no slot
-    /// ran on the requested clocksource.
+    /// The mean of the boots' medians with its Student-t interval over the boots (one boot:
+    /// the rounds' median and their bootstrap interval; `interval_method` says which); `null`
+    /// when no slot ran on the requested clocksource.
     pub ns_per_op: Option<Estimate>,
+    /// `boots_t` or `rounds_bootstrap` ([`compare::IntervalMethod`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_method: Option<compare::IntervalMethod>,
     /// Slots behind it (boots × rounds).
     pub samples: usize,
     pub boots: usize,
@@ -79,6 +83,10 @@ pub struct BenchComparison {
     /// ns per op of `to` less `from`: paired within rounds (clocksource rows), or the
     /// controlled relative change × `from`'s ns per op (kernel rows).
     pub measured_delta_ns: Estimate,
+    /// How `measured_delta_ns` was formed: `boots_t` (Student's t over the boots' medians;
+    /// Welch's t on their logs for kernel rows) or `rounds_bootstrap` (one boot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_method: Option<compare::IntervalMethod>,
     /// The model's change; `null` where no model applies.
     pub predicted_delta_ns: Option<f64>,
     /// The prediction's range from the intervals of the measured cost changes.
@@ -139,6 +147,19 @@ pub struct BenchComparison {
     /// Clocksource rows: the prediction at the syscall-derived price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_syscall_delta_ns: Option<f64>,
+    /// `--count`: timestamp calls per op counted by `vm count`'s kprobe pass, of the row's
+    /// kernel (clocksource rows) or of `from` and `to` (kernel rows); absent without `--count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_from: Option<super::counted::Counted>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_to: Option<super::counted::Counted>,
+    /// Clocksource rows: the paired change of the user-space spin's ns per call (no kernel in
+    /// it), and that change as a share of the spin on `from`: what the clocksource costs all
+    /// execution in the slot (the timer tick's reads and what the emulator does around them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_spin_ns: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_tax: Option<Estimate>,
     /// Clocksource rows that disagree: where the difference comes from, from the counted reads
     /// ([`crate::vm::bench::diagnosis::diagnosis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -332,6 +353,14 @@ pub(super) fn clocksource_row(
         }),
         seed(),
     );
+    let d_spin = compare::paired_delta(
+        &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.spin_ns)),
+        seed(),
+    );
+    let spin_from = median_of(&a, |o| cost_of(o, |c| c.spin_ns));
+    let spin_tax = d_spin
+        .filter(|_| spin_from.is_finite() && spin_from > 0.0)
+        .map(|d| d.scale(1.0 / spin_from));
     let model = model_reads(
         &release(k),
         k.hz,
@@ -399,6 +428,7 @@ pub(super) fn clocksource_row(
         from: from.into(),
         to: to.into(),
         measured_delta_ns: measured,
+        interval_method: Some(compare::IntervalMethod::of(&pairs)),
         predicted_delta_ns: predicted,
         predicted_range_ns: range,
         percent_change: None,
@@ -418,6 +448,10 @@ pub(super) fn clocksource_row(
         counted_reads_from: counted_from,
         counted_reads_to: counted_to,
         counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
+        counted_from: None,
+        counted_to: None,
+        delta_spin_ns: d_spin,
+        spin_tax,
         diagnosis: (verdict == Verdict::Disagrees)
             .then(|| {
                 let at = if in_path_priced {

@@ -5,7 +5,11 @@ use super::*;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::qemu;
 
-fn report(kernels: Vec<BenchKernel>, clocksources: &[&str], workloads: &[&str]) -> BenchReport {
+pub(super) fn report(
+    kernels: Vec<BenchKernel>,
+    clocksources: &[&str],
+    workloads: &[&str],
+) -> BenchReport {
     BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: "tscope test".into(),
@@ -29,6 +33,8 @@ fn report(kernels: Vec<BenchKernel>, clocksources: &[&str], workloads: &[&str]) 
         comparisons: Vec::new(),
         refused: Vec::new(),
         kernel_control: rows::KERNEL_CONTROL.into(),
+        counted: Vec::new(),
+        count_errors: Vec::new(),
         host_cpu: None,
         host_kernel: None,
         interrupted: false,
@@ -69,9 +75,9 @@ fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> S
 #[test]
 fn slots_become_runs_and_paired_clocksource_rows() {
     // 7.2: write-stat pays two precise reads more on hpet (precise 300 → 600 ns: +600 ns per
-    // op); pipe1 pays nothing. Boots differ in speed by 30%, rounds by 5%.
+    // op); pipe1 pays nothing. Boots differ in speed by up to 30%, rounds by 5%.
     let mut boots = Vec::new();
-    for (b, speed) in [(0u32, 1.0), (1, 1.3)] {
+    for (b, speed) in [(0u32, 1.0), (1, 1.3), (2, 1.15)] {
         let mut slots = Vec::new();
         for r in 0..3u32 {
             let s = speed * (1.0 + 0.05 * f64::from(r));
@@ -108,7 +114,11 @@ fn slots_become_runs_and_paired_clocksource_rows() {
     let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
     super::fill::fill(&mut r);
     assert_eq!(r.runs.len(), 4);
-    assert!(r.runs.iter().all(|x| x.samples == 6 && x.boots == 2));
+    assert!(r.runs.iter().all(|x| x.samples == 9 && x.boots == 3));
+    assert!(r
+        .runs
+        .iter()
+        .all(|x| x.interval_method == Some(compare::IntervalMethod::BootsT)));
     assert_eq!(r.comparisons.len(), 2);
     let pipe = &r.comparisons[0];
     assert_eq!(
@@ -118,11 +128,12 @@ fn slots_become_runs_and_paired_clocksource_rows() {
     assert_eq!(pipe.measured_delta_ns, crate::stats::Estimate::exact(0.0));
     assert_eq!(pipe.verdict, compare::Verdict::Agrees);
     let ws = &r.comparisons[1];
-    assert_eq!(ws.pairs, 6);
+    assert_eq!(ws.pairs, 9);
+    assert_eq!(ws.interval_method, Some(compare::IntervalMethod::BootsT));
     let m = ws.model_from.as_ref().unwrap();
     assert!(m.precise_per_op > 0.5, "{m:?}");
     assert!(
-        ws.measured_delta_ns.lower > 500.0,
+        ws.measured_delta_ns.lower > 400.0 && ws.measured_delta_ns.upper < 1100.0,
         "{:?}",
         ws.measured_delta_ns
     );
@@ -217,6 +228,10 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
     assert!((p.point + 10.0).abs() < 1e-9, "{p:?}");
     assert_eq!(c.significant, Some(true));
     assert!(c.raw_percent_change.unwrap().point > 0.0);
+    assert_eq!(
+        c.interval_method,
+        Some(compare::IntervalMethod::RoundsBootstrap)
+    );
     let (a, b) = (c.model_from.as_ref().unwrap(), c.model_to.as_ref().unwrap());
     assert!(
         a.coarse_per_op > 1.5 && b.coarse_per_op < 0.01,
@@ -261,10 +276,10 @@ fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
 
 /// Consoles recorded from real guests (`vm bench --console-dir`, default matrix under TCG):
 /// bookworm's 6.1 and sid's 7.2, first boot each (with the read-counting pass).
-const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
-const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
+pub(super) const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
+pub(super) const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
 
-fn recorded(console: &str) -> BenchKernel {
+pub(super) fn recorded(console: &str) -> BenchKernel {
     let c = parse_console(console).unwrap();
     let h = c.header.clone().unwrap();
     BenchKernel {
@@ -371,6 +386,12 @@ fn recorded_consoles_give_every_row_a_verdict() {
         assert!(k.percent_change.is_some() && k.significant.is_some());
         assert_eq!(k.kernels.as_ref().unwrap().len(), 2);
     }
+    // One boot each: no spread between boots to read, and the rows say so.
+    let one = Some(compare::IntervalMethod::RoundsBootstrap);
+    assert!(r.comparisons.iter().all(|c| c.interval_method == one));
+    assert!(r.runs.iter().all(|x| x.interval_method == one));
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["comparisons"][0]["interval_method"], "rounds_bootstrap");
 }
 
 /// A 7.2 boot (2 rounds, pipe1 and write-stat) whose read pass timed the precise-read leaves

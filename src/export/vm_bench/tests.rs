@@ -1,0 +1,156 @@
+use crate::export::{export, Format};
+use crate::vm::bench::{self, BenchBoot, BenchKernel, BenchReport};
+use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::qemu::Accel;
+
+/// A report built from the consoles recorded in tests/data/vm-bench (6.1 and 7.2, first
+/// boot each).
+fn recorded() -> BenchReport {
+    let kernel = |text: &str| {
+        let c = bench::parse_console(text).unwrap();
+        BenchKernel {
+            kernel_package: "recorded".into(),
+            kernel_release: c.header.as_ref().map(|h| h.release.clone()),
+            hz: 250,
+            hz_source: "config".into(),
+            boots: vec![BenchBoot {
+                header: c.header,
+                slots: c.slots,
+                reads: c.reads,
+                ..BenchBoot::default()
+            }],
+        }
+    };
+    let mut r = BenchReport {
+        schema_version: bench::VM_BENCH_SCHEMA_VERSION,
+        tool: "tscope test".into(),
+        created_unix_s: 0,
+        accel: AccelChoice {
+            requested: "tcg".into(),
+            used: Accel::Tcg,
+            emulation: true,
+            kvm_module: None,
+            note: None,
+        },
+        seed: 1,
+        boots: 1,
+        rounds: 12,
+        slot_ms: 60,
+        clocksources: vec!["tsc".into(), "hpet".into()],
+        filesystems: vec!["tmpfs".into()],
+        workloads: ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"]
+            .map(String::from)
+            .to_vec(),
+        kernels: vec![
+            kernel(include_str!(
+                "../../../tests/data/vm-bench/6.1-boot1.console"
+            )),
+            kernel(include_str!(
+                "../../../tests/data/vm-bench/7.2-boot1.console"
+            )),
+        ],
+        runs: Vec::new(),
+        comparisons: Vec::new(),
+        refused: Vec::new(),
+        kernel_control: bench::rows::KERNEL_CONTROL.into(),
+        counted: Vec::new(),
+        count_errors: Vec::new(),
+        host_cpu: Some("a test CPU".into()),
+        host_kernel: None,
+        interrupted: false,
+    };
+    bench::fill::fill(&mut r);
+    r
+}
+
+#[test]
+fn every_form_renders_and_the_paragraph_keeps_72_columns() {
+    let r = recorded();
+    let text = String::from_utf8(export(&r, Format::Table).unwrap()).unwrap();
+    assert!(
+        text.contains("tsc → hpet") && text.contains("write-stat"),
+        "{text}"
+    );
+    assert!(text.contains("TCG: emulated figures"), "{text}");
+    let md = String::from_utf8(export(&r, Format::Markdown).unwrap()).unwrap();
+    assert!(md.contains("### kernel A/B"), "{md}");
+    let csv = String::from_utf8(export(&r, Format::Csv).unwrap()).unwrap();
+    assert_eq!(csv.lines().count(), 1 + r.comparisons.len());
+    let json: serde_json::Value =
+        serde_json::from_slice(&export(&r, Format::Json).unwrap()).unwrap();
+    assert_eq!(
+        json["comparisons"].as_array().unwrap().len(),
+        r.comparisons.len()
+    );
+    assert!(super::svg(&r).unwrap().contains("write-stat/tmpfs"));
+    let msg = super::commit_message(&r, "tscope vm bench --kernel-package a --kernel-package b");
+    assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+    assert!(
+        msg.contains("emulated figures") && msg.contains("a test CPU"),
+        "{msg}"
+    );
+    assert!(msg.contains("write-stat on tsc"), "{msg}");
+}
+
+#[test]
+fn percent_reads_as_a_change_with_its_half_width() {
+    let e = crate::stats::Estimate {
+        point: -9.8,
+        lower: -11.0,
+        upper: -8.6,
+    };
+    assert_eq!(super::percent(&e), "−9.8% ± 1.2%");
+}
+
+#[test]
+fn a_count_within_rounding_of_zero_prints_as_zero() {
+    assert_eq!(super::per_op(-0.0005), "0.00");
+    assert_eq!(super::per_op(1.999), "2.00");
+    assert_eq!(super::per_op(-0.25), "-0.25");
+}
+
+#[test]
+fn the_counted_calls_stand_in_the_paragraph_and_the_tables_only_with_count() {
+    use crate::vm::bench::counted::{Counted, CountedRow};
+    let plain = recorded();
+    let mut r = recorded();
+    let names = r.kernel_names();
+    r.counted = [(0.0, 2.0), (2.0, 1.0)]
+        .iter()
+        .zip(&names)
+        .map(|(&(p, c), k)| CountedRow {
+            kernel_release: k.clone(),
+            clocksource: "tsc".into(),
+            fs: "tmpfs".into(),
+            workload: "write-stat".into(),
+            counted: Counted {
+                precise_per_op: p,
+                coarse_per_op: c,
+            },
+        })
+        .collect();
+    bench::fill::fill(&mut r);
+    let text = super::commit_message(&r, "tscope vm bench --count");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("precise reads 0.00 → 2.00, coarse 2.00 → 1.00 per op counted by kprobes"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 72), "{text}");
+    let table = String::from_utf8(export(&r, Format::Table).unwrap()).unwrap();
+    assert!(table.contains("counted precise/coarse per op"), "{table}");
+    assert!(table.contains("0.00/2.00 → 2.00/1.00"), "{table}");
+    let csv = String::from_utf8(export(&r, Format::Csv).unwrap()).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .contains("counted_to_precise_per_op"));
+    // Without --count: none of it.
+    let text = super::commit_message(&plain, "tscope vm bench");
+    assert!(!text.contains("kprobes"));
+    let table = String::from_utf8(export(&plain, Format::Table).unwrap()).unwrap();
+    assert!(!table.contains("counted precise/coarse"));
+    let csv = String::from_utf8(export(&plain, Format::Csv).unwrap()).unwrap();
+    assert!(!csv.contains("counted_to"));
+}

@@ -1,0 +1,125 @@
+//! `vm bench --count`: each kernel's timestamp calls per op, counted by `vm count`'s kprobe
+//! pass ([`crate::vm::count::run`], one extra boot per kernel on the first requested
+//! clocksource), put beside the timed rows, so that "2 precise reads per op more" and "+9.8%"
+//! stand in one row.
+//!
+//! The counts are `vm count`'s clock-read leaves: precise (clocksource) reads are
+//! `ktime_get_real_ts64` and `ktime_get_real_ts64_mg`, coarse (tick) reads
+//! `ktime_get_coarse_real_ts64` and `ktime_get_coarse_real_ts64_mg`, each per op less the
+//! zero-iteration baseline.
+
+use serde::{Deserialize, Serialize};
+
+use super::BenchConfig;
+use crate::trace::FsKind;
+use crate::vm::count::rows::CountRow;
+use crate::vm::count::{CountConfig, CountReport};
+use crate::workload::WorkloadName;
+
+/// The clock-read leaves that read the clocksource.
+pub const PRECISE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
+/// The clock-read leaves that copy the tick's time.
+pub const COARSE_LEAVES: [&str; 2] = [
+    "ktime_get_coarse_real_ts64",
+    "ktime_get_coarse_real_ts64_mg",
+];
+
+/// Iterations of each workload in the counting boot (`vm count`'s zero-iteration baseline is
+/// subtracted).
+pub const COUNT_ITERATIONS: u64 = 2_000;
+
+/// Timestamp calls per op of one workload, counted by kprobes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Counted {
+    pub precise_per_op: f64,
+    pub coarse_per_op: f64,
+}
+
+/// One kernel × file system × workload's counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountedRow {
+    pub kernel_release: String,
+    /// The clocksource the counting boot ran on (`clocksource=`).
+    pub clocksource: String,
+    pub fs: String,
+    pub workload: String,
+    #[serde(flatten)]
+    pub counted: Counted,
+}
+
+/// The `vm count` configuration of `cfg`'s `--count` pass: the same kernels, file systems,
+/// workloads and boot options, booted on the first requested clocksource.
+pub fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
+    CountConfig {
+        kernels: cfg.kernels.clone(),
+        workloads: cfg
+            .workloads
+            .iter()
+            .filter_map(|w| WorkloadName::parse(w))
+            .collect(),
+        filesystems: cfg
+            .filesystems
+            .iter()
+            .filter_map(|f| FsKind::parse(f))
+            .collect(),
+        iterations,
+        accel: cfg.accel,
+        timeout: cfg.timeout,
+        guest_bin: cfg.guest_bin.clone(),
+        qemu: cfg.qemu.clone(),
+        memory_mb: cfg.memory_mb,
+        clocksource: cfg.clocksources.first().cloned(),
+        append: cfg.append.clone(),
+    }
+}
+
+/// The precise and coarse calls per op of every kernel × file system × workload that `vm
+/// count` counted (rows of a kernel that lacks a leaf count 0 for it; a kernel × workload
+/// with no clock row at all gives none).
+pub fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow> {
+    let mut out: Vec<CountedRow> = Vec::new();
+    for r in rows.iter().filter(|r| r.kind == "clock") {
+        let n = r.kernel_per_op.unwrap_or(0.0);
+        let (p, c) = if PRECISE_LEAVES.contains(&r.function.as_str()) {
+            (n, 0.0)
+        } else if COARSE_LEAVES.contains(&r.function.as_str()) {
+            (0.0, n)
+        } else {
+            continue;
+        };
+        let i = match out.iter().position(|x| {
+            x.kernel_release == r.kernel_release && x.fs == r.fs && x.workload == r.workload
+        }) {
+            Some(i) => i,
+            None => {
+                out.push(CountedRow {
+                    kernel_release: r.kernel_release.clone(),
+                    clocksource: clocksource.to_string(),
+                    fs: r.fs.clone(),
+                    workload: r.workload.clone(),
+                    counted: Counted {
+                        precise_per_op: 0.0,
+                        coarse_per_op: 0.0,
+                    },
+                });
+                out.len() - 1
+            }
+        };
+        out[i].counted.precise_per_op += p;
+        out[i].counted.coarse_per_op += c;
+    }
+    out
+}
+
+/// The counts of `report` (`vm count`'s), as [`from_rows`].
+pub fn from_report(report: &CountReport, clocksource: &str) -> Vec<CountedRow> {
+    from_rows(&report.rows, clocksource)
+}
+
+/// The counts of one kernel × file system × workload, if counted.
+pub fn lookup(counted: &[CountedRow], release: &str, fs: &str, workload: &str) -> Option<Counted> {
+    counted
+        .iter()
+        .find(|c| c.kernel_release == release && c.fs == fs && c.workload == workload)
+        .map(|c| c.counted)
+}
