@@ -76,52 +76,51 @@ pub fn machines(rows: &[Row]) -> Vec<Machine<'_>> {
             *slot = Some(r);
         }
     }
-    // Per machine: newest of any kind, newest probe/report, newest detect, newest
-    // detect/report, documents.
-    type Slots<'a> = (
-        Option<&'a Row>,
-        Option<&'a Row>,
-        Option<&'a Row>,
-        Option<&'a Row>,
-        usize,
-    );
+    /// One machine's newest document of each sort, and how many it has.
+    #[derive(Default)]
+    struct Seen<'a> {
+        any: Option<&'a Row>,
+        probe_or_report: Option<&'a Row>,
+        detect: Option<&'a Row>,
+        detect_or_report: Option<&'a Row>,
+        documents: usize,
+    }
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut slots: Vec<Slots> = Vec::new();
+    let mut seen: Vec<Seen> = Vec::new();
     for r in rows {
         let at = match r.facts.host_id.as_deref() {
             Some(h) => *index.entry(h).or_insert_with(|| {
-                slots.push(Default::default());
-                slots.len() - 1
+                seen.push(Seen::default());
+                seen.len() - 1
             }),
             None => {
-                slots.push(Default::default());
-                slots.len() - 1
+                seen.push(Seen::default());
+                seen.len() - 1
             }
         };
-        let m = &mut slots[at];
-        pick(&mut m.0, r);
+        let m = &mut seen[at];
+        pick(&mut m.any, r);
         match r.kind {
-            Kind::Probe => pick(&mut m.1, r),
+            Kind::Probe => pick(&mut m.probe_or_report, r),
             Kind::Detect => {
-                pick(&mut m.2, r);
-                pick(&mut m.3, r);
+                pick(&mut m.detect, r);
+                pick(&mut m.detect_or_report, r);
             }
             Kind::Report => {
-                pick(&mut m.1, r);
-                pick(&mut m.3, r);
+                pick(&mut m.probe_or_report, r);
+                pick(&mut m.detect_or_report, r);
             }
         }
-        m.4 += 1;
+        m.documents += 1;
     }
-    slots
-        .into_iter()
-        .filter_map(|(newest, costs, detect, verdicts, documents)| {
-            let newest = newest?;
+    seen.into_iter()
+        .filter_map(|m| {
+            let newest = m.any?;
             Some(Machine {
                 newest,
-                costs: costs.or(detect).unwrap_or(newest),
-                verdicts,
-                documents,
+                costs: m.probe_or_report.or(m.detect).unwrap_or(newest),
+                verdicts: m.detect_or_report,
+                documents: m.documents,
             })
         })
         .collect()
