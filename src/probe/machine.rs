@@ -18,8 +18,9 @@ const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Machine {
     /// This host's application-specific ID ([`super::host_id`]): one host, one ID, without its
-    /// machine ID; null where `/etc/machine-id` is absent (and in documents written before).
-    #[serde(default)]
+    /// machine ID. Absent where `/etc/machine-id` is absent or unreadable, as in documents
+    /// written before it was recorded (so those read back and write out unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_id: Option<String>,
     pub cpu_vendor: Option<String>,
     pub cpu_model: Option<String>,
