@@ -1,7 +1,8 @@
 //! The fleet store at scale: 100,000 profiles generated from the real documents in
 //! tests/data (two probe profiles and a detection), each jittered with a seeded RNG (every
 //! source's cost scaled by its own factor, e^(0.1·N(0,1)); the precise read likewise; kernel,
-//! clocksource and hypervisor drawn from short lists), stored through `fleet add`'s NDJSON
+//! clocksource and hypervisor drawn from short lists; a `host_id` of its own, random, the
+//! worst case for the store's size), stored through `fleet add`'s NDJSON
 //! path (one transaction per line), then `fleet report --by hypervisor,clocksource` over all
 //! of them. Targets: add ≥ 2,000 profiles/s; report ≤ 5 s on 100,000; ≤ 4 KiB per profile.
 //!
@@ -81,6 +82,12 @@ fn generate(n: usize, seed: u64) -> Vec<u8> {
         m["kernel_release"] = Value::from(pick(&mut rng, &kernels));
         m["clocksource"]["current"] = Value::from(pick(&mut rng, &clocksources));
         m["hypervisor_signature"] = Value::from(pick(&mut rng, &hypervisors));
+        let mut id = [0u8; 16];
+        id[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        id[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
+        id[6] = (id[6] & 0x0f) | 0x40;
+        id[8] = (id[8] & 0x3f) | 0x80;
+        m["host_id"] = Value::from(tscope::probe::host_id::format_uuid(&id));
         p["created_unix_s"] = Value::from(1_700_000_000 + i as u64);
         serde_json::to_writer(&mut out, &doc).unwrap();
         out.push(b'\n');

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::bars::{log_bars, Bar};
 use super::{Align, Block, Render, Style, Table};
+use crate::fleet::columns::FACT_COLUMNS;
 use crate::fleet::report::{FleetReport, Spread};
 use crate::fleet::{AddSummary, Listing};
 use crate::fmt::{csv_num, ns_cell, pct};
@@ -30,9 +31,11 @@ impl Render for FleetReport {
     fn blocks(&self, _style: Style) -> Vec<Block> {
         let mut out = vec![
             Block::Text(format!(
-                "{} machine(s) in {} group(s); speedups replayed under {} for {} ({} distinct \
-                 cost sets: {})\n",
+                "{} machine(s) from {} document(s) (one machine per host_id; a document without \
+                 one is a machine of its own) in {} group(s); speedups replayed under {} for {} \
+                 ({} distinct cost sets: {})\n",
                 self.machines,
+                self.documents,
                 self.groups.len(),
                 self.models.join(", "),
                 self.scenarios.join(", "),
@@ -181,8 +184,8 @@ impl Render for FleetReport {
     }
 }
 
-/// The columns `fleet export --csv` writes, in order.
-const EXPORT_COLUMNS: [&str; 33] = [
+/// Where a row came from, before its facts in `fleet export --csv`.
+const ORIGIN_COLUMNS: [&str; 7] = [
     "id",
     "hash",
     "kind",
@@ -190,33 +193,19 @@ const EXPORT_COLUMNS: [&str; 33] = [
     "label",
     "source",
     "added_unix_s",
-    "created_unix_s",
-    "cpu_vendor",
-    "cpu_model",
-    "cpu_family",
-    "cpu_model_number",
-    "cpu_stepping",
-    "microcode",
-    "hypervisor",
-    "dmi_product",
-    "kernel",
-    "clocksource",
-    "clocksources_available",
-    "hz",
-    "tsc_invariant",
-    "tsc_flags",
-    "emulate_trap",
-    "in_vm",
-    "precise_read_ns",
-    "vdso_ns",
-    "syscall_ns",
-    "rdtsc_ns",
-    "counter_ns",
-    "coarse_read_ns",
-    "tick_ns",
-    "verdicts_yes",
-    "verdicts_inconclusive",
 ];
+
+/// The columns `fleet export --csv` writes, in order: where the row came from, then the
+/// store's fact columns, `verdicts` split by state.
+fn export_columns() -> Vec<&'static str> {
+    let facts = FACT_COLUMNS.iter().filter(|c| **c != "verdicts");
+    ORIGIN_COLUMNS
+        .iter()
+        .chain(facts)
+        .chain(&["verdicts_yes", "verdicts_inconclusive"])
+        .copied()
+        .collect()
+}
 
 impl Render for Listing {
     fn json(&self) -> impl Serialize + '_ {
@@ -228,6 +217,7 @@ impl Render for Listing {
             ("id", Align::Right),
             ("hash", Align::Left),
             ("kind", Align::Left),
+            ("host", Align::Left),
             ("label", Align::Left),
             ("cpu", Align::Left),
             ("hypervisor", Align::Left),
@@ -242,6 +232,9 @@ impl Render for Listing {
                 r.id.to_string(),
                 r.hash.chars().take(12).collect(),
                 r.kind.name().into(),
+                f.host_id
+                    .as_ref()
+                    .map_or("-".into(), |h| h.chars().take(8).collect()),
                 o(&r.label),
                 o(&f.cpu_model),
                 o(&f.hypervisor),
@@ -257,7 +250,7 @@ impl Render for Listing {
     }
 
     fn csv(&self) -> Table {
-        let mut t = Table::plain(&EXPORT_COLUMNS);
+        let mut t = Table::plain(&export_columns());
         let s = |v: &Option<String>| v.clone().unwrap_or_default();
         let i = |v: Option<i64>| v.map_or(String::new(), |x| x.to_string());
         let b = |v: Option<bool>| v.map_or(String::new(), |x| x.to_string());
@@ -280,6 +273,7 @@ impl Render for Listing {
                 s(&r.label),
                 r.source.clone(),
                 r.added_unix_s.to_string(),
+                s(&f.host_id),
                 i(f.created_unix_s),
                 s(&f.cpu_vendor),
                 s(&f.cpu_model),

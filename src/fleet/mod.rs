@@ -5,6 +5,7 @@
 //!   every CPU and stored one file per transaction;
 //! - [`normalise`]: a document of any version tscope wrote, reduced to its facts;
 //! - [`codec`]: the stored document, canonical and deflated with a preset dictionary;
+//! - [`columns`]: the store's fact columns and the facts they hold;
 //! - [`schema`]: the store's versioned schema and its forward migrations;
 //! - [`store`]: the store itself (WAL, a busy timeout, transactions);
 //! - [`replay`]: each machine's speedups through `sim`'s replay, memoised by rounded costs;
@@ -13,6 +14,7 @@
 //! Nothing here prints; `commands::fleet` exports the results.
 
 pub mod codec;
+pub mod columns;
 pub mod ingest;
 pub mod normalise;
 pub mod replay;

@@ -46,6 +46,9 @@ impl Kind {
 /// The normalised facts of one document (the store's columns; null where absent).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Facts {
+    /// `machine.host_id`: the host's application-specific ID (a UUID), `None` in documents
+    /// written before it was recorded or on a host without `/etc/machine-id`.
+    pub host_id: Option<String>,
     pub created_unix_s: Option<i64>,
     pub cpu_vendor: Option<String>,
     pub cpu_model: Option<String>,
@@ -117,6 +120,13 @@ fn words_at(v: &Value, path: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
     )
+}
+
+/// `machine.host_id`, in its canonical form (a lowercase UUID); anything else is not one.
+fn host_id_of(p: &Value) -> Option<String> {
+    use crate::probe::host_id::{format_uuid, parse_id128};
+    let id = parse_id128(p.pointer("/machine/host_id")?.as_str()?.trim())?;
+    Some(format_uuid(&id))
 }
 
 /// The recognised kind, or why the document is not one `fleet add` takes.
@@ -220,6 +230,7 @@ pub fn normalise(v: &Value) -> Result<Normalised, String> {
         })
         .or_else(|| (in_vm == Some(false)).then(|| "none".to_string()));
     let out = Facts {
+        host_id: host_id_of(p),
         created_unix_s: int_at(p, "/created_unix_s"),
         cpu_vendor: str_at(f, "/cpu/vendor").or_else(|| str_at(p, "/machine/cpu_vendor")),
         cpu_model: str_at(f, "/cpu/brand").or_else(|| str_at(p, "/machine/cpu_model")),

@@ -2,17 +2,24 @@
 //! label), and per group the spread of what a timestamp costs, the share of machines where
 //! each verdict holds, and each knob setting's speedup over stock replayed with each
 //! machine's own costs: the table a default is chosen from.
+//!
+//! A machine is a distinct `host_id`; a document without one is a machine of its own. Of a
+//! machine's documents, its costs come from the newest probe or report (a detect's profile when
+//! it has neither), its verdicts from the newest detect or report, and its group (hypervisor,
+//! clocksource, CPU, kernel, label) from its newest document of any kind; newest by the
+//! document's `created_unix_s`, then by the order the store received them.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::normalise::Facts;
+use super::normalise::{Facts, Kind};
 use super::replay::{self, Speedups};
 use super::store::Row;
 
 /// The version of `fleet report --json`.
-pub const FLEET_REPORT_SCHEMA_VERSION: u32 = 1;
+/// (2: `machines` counts hosts, `documents` the documents they were made from).
+pub const FLEET_REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// What rows are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,7 +43,8 @@ impl GroupBy {
         }
     }
 
-    fn value(self, r: &Row) -> String {
+    fn value(self, m: &Machine) -> String {
+        let r = m.newest;
         let v = match self {
             GroupBy::Hypervisor => r.facts.hypervisor.clone(),
             GroupBy::Clocksource => r.facts.clocksource.clone(),
@@ -46,6 +54,76 @@ impl GroupBy {
         };
         v.unwrap_or_else(|| "unknown".into())
     }
+}
+
+/// One machine: its documents, and which of them speaks for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine<'a> {
+    /// Its newest document (its group).
+    pub newest: &'a Row,
+    /// Its newest probe or report, else its newest detect (its costs).
+    pub costs: &'a Row,
+    /// Its newest detect or report (its verdicts).
+    pub verdicts: Option<&'a Row>,
+    pub documents: usize,
+}
+
+/// The machines `rows` come from, in the order of each one's first document.
+pub fn machines(rows: &[Row]) -> Vec<Machine<'_>> {
+    fn pick<'a>(slot: &mut Option<&'a Row>, r: &'a Row) {
+        let age = |x: &Row| (x.facts.created_unix_s, x.id);
+        if slot.is_none_or(|s| age(r) > age(s)) {
+            *slot = Some(r);
+        }
+    }
+    /// One machine's newest document of each sort, and how many it has.
+    #[derive(Default)]
+    struct Seen<'a> {
+        any: Option<&'a Row>,
+        probe_or_report: Option<&'a Row>,
+        detect: Option<&'a Row>,
+        detect_or_report: Option<&'a Row>,
+        documents: usize,
+    }
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut seen: Vec<Seen> = Vec::new();
+    for r in rows {
+        let at = match r.facts.host_id.as_deref() {
+            Some(h) => *index.entry(h).or_insert_with(|| {
+                seen.push(Seen::default());
+                seen.len() - 1
+            }),
+            None => {
+                seen.push(Seen::default());
+                seen.len() - 1
+            }
+        };
+        let m = &mut seen[at];
+        pick(&mut m.any, r);
+        match r.kind {
+            Kind::Probe => pick(&mut m.probe_or_report, r),
+            Kind::Detect => {
+                pick(&mut m.detect, r);
+                pick(&mut m.detect_or_report, r);
+            }
+            Kind::Report => {
+                pick(&mut m.probe_or_report, r);
+                pick(&mut m.detect_or_report, r);
+            }
+        }
+        m.documents += 1;
+    }
+    seen.into_iter()
+        .filter_map(|m| {
+            let newest = m.any?;
+            Some(Machine {
+                newest,
+                costs: m.probe_or_report.or(m.detect).unwrap_or(newest),
+                verdicts: m.detect_or_report,
+                documents: m.documents,
+            })
+        })
+        .collect()
 }
 
 /// What `fleet report` is asked.
@@ -130,7 +208,10 @@ pub struct Group {
 pub struct FleetReport {
     pub schema_version: u32,
     pub by: Vec<GroupBy>,
+    /// Distinct hosts (a document without a `host_id` counts as one).
     pub machines: usize,
+    /// The documents they were made from.
+    pub documents: usize,
     pub scenarios: Vec<String>,
     pub models: Vec<String>,
     /// How the replays were priced and bounded.
@@ -151,9 +232,10 @@ const COSTS: [(&str, Get); 4] = [
     ("rdtsc_ns", |f| f.rdtsc_ns),
 ];
 
-fn verdicts(rows: &[&Row]) -> Vec<VerdictShare> {
+fn verdicts(machines: &[&Machine]) -> Vec<VerdictShare> {
     let mut by: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for r in rows {
+    for m in machines {
+        let Some(r) = m.verdicts else { continue };
         for (name, state) in r.facts.verdicts.iter().flatten() {
             let c = by.entry(name).or_default();
             match state.as_str() {
@@ -178,14 +260,14 @@ fn verdicts(rows: &[&Row]) -> Vec<VerdictShare> {
         .collect()
 }
 
-fn speedups(rows: &[&Row], s: &Speedups) -> Vec<SpeedupSpread> {
+fn speedups(machines: &[&Machine], s: &Speedups) -> Vec<SpeedupSpread> {
     let mut out = Vec::new();
     for (si, l) in s.loops.iter().enumerate() {
         for (mi, m) in s.models.iter().enumerate() {
             let policies = m.policies();
-            let mut per: Vec<Vec<f64>> = vec![Vec::with_capacity(rows.len()); policies.len()];
-            for r in rows {
-                if let Some(xs) = s.of(&r.facts, si, mi) {
+            let mut per: Vec<Vec<f64>> = vec![Vec::with_capacity(machines.len()); policies.len()];
+            for m in machines {
+                if let Some(xs) = s.of(&m.costs.facts, si, mi) {
                     for (v, x) in per.iter_mut().zip(xs) {
                         v.push(*x);
                     }
@@ -212,12 +294,13 @@ pub fn report(rows: &[Row], cfg: &ReportConfig) -> crate::error::Result<FleetRep
         .iter()
         .map(|s| replay::scenario(s))
         .collect::<crate::error::Result<Vec<_>>>()?;
-    let facts: Vec<&Facts> = rows.iter().map(|r| &r.facts).collect();
+    let all = machines(rows);
+    let facts: Vec<&Facts> = all.iter().map(|m| &m.costs.facts).collect();
     let speedups_all = Speedups::new(loops, &facts);
-    let mut groups: BTreeMap<Vec<String>, Vec<&Row>> = BTreeMap::new();
-    for r in rows {
-        let key = cfg.by.iter().map(|b| b.value(r)).collect();
-        groups.entry(key).or_default().push(r);
+    let mut groups: BTreeMap<Vec<String>, Vec<&Machine>> = BTreeMap::new();
+    for m in &all {
+        let key = cfg.by.iter().map(|b| b.value(m)).collect();
+        groups.entry(key).or_default().push(m);
     }
     let groups = groups
         .into_iter()
@@ -245,7 +328,9 @@ pub fn report(rows: &[Row], cfg: &ReportConfig) -> crate::error::Result<FleetRep
                     .iter()
                     .map(|(n, get)| CostSpread {
                         name: (*n).into(),
-                        spread: Spread::of(members.iter().filter_map(|r| get(&r.facts)).collect()),
+                        spread: Spread::of(
+                            members.iter().filter_map(|m| get(&m.costs.facts)).collect(),
+                        ),
                     })
                     .collect(),
                 verdicts: verdicts(&members),
@@ -256,7 +341,8 @@ pub fn report(rows: &[Row], cfg: &ReportConfig) -> crate::error::Result<FleetRep
     Ok(FleetReport {
         schema_version: FLEET_REPORT_SCHEMA_VERSION,
         by: cfg.by.clone(),
-        machines: rows.len(),
+        machines: all.len(),
+        documents: rows.len(),
         scenarios: cfg.scenarios.clone(),
         models: speedups_all.models.iter().map(|m| m.label()).collect(),
         replay_note: "each machine's costs (as `simulate --profile` prices them) rounded to two \

@@ -6,12 +6,13 @@
 //! Version 1: `profile` (one row per document: where it came from, its normalised facts) and
 //! `document` (the document itself, packed by [`super::codec`]). Version 2 adds the facts the
 //! grouped replay prices reads with (`in_vm`, `counter_ns`, `tick_ns`) and an index on
-//! `label`, and fills the new columns from the stored documents.
+//! `label`, and fills the new columns from the stored documents. Version 3 adds `host_id` (the
+//! document's `machine.host_id`, its 16 bytes), filled likewise.
 
 use rusqlite::Connection;
 
 /// The version this build writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// One step: SQL, and whether the facts are refilled from the documents afterwards.
 struct Step {
@@ -65,6 +66,10 @@ const STEPS: [Step; VERSION as usize] = [
               ALTER TABLE profile ADD COLUMN counter_ns REAL;
               ALTER TABLE profile ADD COLUMN tick_ns REAL;
               CREATE INDEX profile_label ON profile(label);",
+        refill: true,
+    },
+    Step {
+        sql: "ALTER TABLE profile ADD COLUMN host_id BLOB;",
         refill: true,
     },
 ];

@@ -10,44 +10,12 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::codec;
+use super::columns::{columns, fact_values, facts_from, host_bytes, FACT_COLUMNS, ORIGIN_COLUMNS};
 use super::normalise::{normalise, Facts, Kind};
 use super::schema;
 
 /// How long a writer waits for another one before giving up.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The fact columns, in [`Facts`] field order ([`fact_values`], [`facts_from`]).
-const FACT_COLUMNS: [&str; 28] = [
-    "created_unix_s",
-    "cpu_vendor",
-    "cpu_model",
-    "cpu_family",
-    "cpu_model_number",
-    "cpu_stepping",
-    "microcode",
-    "hypervisor",
-    "dmi_product",
-    "kernel",
-    "clocksource",
-    "clocksources_available",
-    "hz",
-    "tsc_invariant",
-    "tsc_flags",
-    "emulate_trap",
-    "in_vm",
-    "precise_read_ns",
-    "vdso_ns",
-    "syscall_ns",
-    "rdtsc_ns",
-    "counter_ns",
-    "coarse_read_ns",
-    "tick_ns",
-    "verdicts",
-    // Where the row came from (not facts of the document).
-    "kind",
-    "schema_version",
-    "label",
-];
 
 /// A document ready to store: parsed, recognised, hashed and packed (the costly part, done
 /// before the write transaction, on any thread).
@@ -131,112 +99,36 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
     move |e| crate::failure!("fleet store '{}': {e}", path.display())
 }
 
-fn opt_text(s: &Option<String>) -> Sql {
-    s.clone().map_or(Sql::Null, Sql::Text)
-}
-fn opt_real(x: Option<f64>) -> Sql {
-    x.map_or(Sql::Null, Sql::Real)
-}
-fn opt_int(x: Option<i64>) -> Sql {
-    x.map_or(Sql::Null, Sql::Integer)
-}
-fn opt_bool(x: Option<bool>) -> Sql {
-    x.map_or(Sql::Null, |b| Sql::Integer(b.into()))
-}
-
-/// The values of [`FACT_COLUMNS`] for one document.
-fn fact_values(kind: Kind, version: u64, f: &Facts, label: Option<&str>) -> Vec<Sql> {
-    let verdicts = f
-        .verdicts
-        .as_ref()
-        .and_then(|v| serde_json::to_string(v).ok());
-    vec![
-        opt_int(f.created_unix_s),
-        opt_text(&f.cpu_vendor),
-        opt_text(&f.cpu_model),
-        opt_int(f.cpu_family),
-        opt_int(f.cpu_model_number),
-        opt_int(f.cpu_stepping),
-        opt_text(&f.microcode),
-        opt_text(&f.hypervisor),
-        opt_text(&f.dmi_product),
-        opt_text(&f.kernel),
-        opt_text(&f.clocksource),
-        opt_text(&f.clocksources_available),
-        opt_real(f.hz),
-        opt_bool(f.tsc_invariant),
-        opt_text(&f.tsc_flags),
-        Sql::Integer(f.emulate_trap.into()),
-        opt_bool(f.in_vm),
-        opt_real(f.precise_read_ns),
-        opt_real(f.vdso_ns),
-        opt_real(f.syscall_ns),
-        opt_real(f.rdtsc_ns),
-        opt_real(f.counter_ns),
-        opt_real(f.coarse_read_ns),
-        opt_real(f.tick_ns),
-        opt_text(&verdicts),
-        Sql::Text(kind.name().into()),
-        Sql::Integer(version as i64),
-        label.map_or(Sql::Null, |l| Sql::Text(l.into())),
-    ]
-}
-
-/// [`Facts`] from a row whose columns `at..` are [`FACT_COLUMNS`].
-fn facts_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Facts> {
-    let b = |i: usize| -> rusqlite::Result<Option<bool>> {
-        Ok(r.get::<_, Option<i64>>(at + i)?.map(|x| x != 0))
-    };
-    let verdicts: Option<String> = r.get(at + 24)?;
-    Ok(Facts {
-        created_unix_s: r.get(at)?,
-        cpu_vendor: r.get(at + 1)?,
-        cpu_model: r.get(at + 2)?,
-        cpu_family: r.get(at + 3)?,
-        cpu_model_number: r.get(at + 4)?,
-        cpu_stepping: r.get(at + 5)?,
-        microcode: r.get(at + 6)?,
-        hypervisor: r.get(at + 7)?,
-        dmi_product: r.get(at + 8)?,
-        kernel: r.get(at + 9)?,
-        clocksource: r.get(at + 10)?,
-        clocksources_available: r.get(at + 11)?,
-        hz: r.get(at + 12)?,
-        tsc_invariant: b(13)?,
-        tsc_flags: r.get(at + 14)?,
-        emulate_trap: b(15)?.unwrap_or(false),
-        in_vm: b(16)?,
-        precise_read_ns: r.get(at + 17)?,
-        vdso_ns: r.get(at + 18)?,
-        syscall_ns: r.get(at + 19)?,
-        rdtsc_ns: r.get(at + 20)?,
-        counter_ns: r.get(at + 21)?,
-        coarse_read_ns: r.get(at + 22)?,
-        tick_ns: r.get(at + 23)?,
-        verdicts: verdicts.and_then(|t| serde_json::from_str(&t).ok()),
-    })
-}
-
 /// Re-derives every row's facts from its stored document (a migration that added facts).
 fn refill(tx: &Transaction) -> crate::error::Result<()> {
     let err = |e: rusqlite::Error| crate::failure!("refilling the fleet store's facts: {e}");
     let mut read = tx
-        .prepare("SELECT p.id, d.encoding, d.body, p.label FROM profile p JOIN document d ON d.id = p.id")
+        .prepare(
+            "SELECT p.id, d.encoding, d.body, p.label, p.host_id FROM profile p \
+             JOIN document d ON d.id = p.id",
+        )
         .map_err(err)?;
-    let rows: Vec<(i64, String, Vec<u8>, Option<String>)> = read
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+    type Stored = (i64, String, Vec<u8>, Option<String>, Option<Vec<u8>>);
+    let rows: Vec<Stored> = read
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .map_err(err)?
         .collect::<rusqlite::Result<_>>()
         .map_err(err)?;
-    let set: Vec<String> = FACT_COLUMNS.iter().map(|c| format!("{c} = ?")).collect();
+    let set: Vec<String> = FACT_COLUMNS
+        .iter()
+        .chain(&ORIGIN_COLUMNS)
+        .map(|c| format!("{c} = ?"))
+        .collect();
     let mut write = tx
         .prepare(&format!(
             "UPDATE profile SET {} WHERE id = ?",
             set.join(", ")
         ))
         .map_err(err)?;
-    for (id, encoding, body, label) in rows {
-        let text = codec::unpack(&encoding, &body)?;
+    for (id, encoding, body, label, host) in rows {
+        let text = codec::unpack(&encoding, &body, host_bytes(host).as_ref())?;
         let v: serde_json::Value = serde_json::from_slice(&text)
             .map_err(|e| crate::failure!("stored document {id} is not JSON: {e}"))?;
         let n = normalise(&v).map_err(|e| crate::failure!("stored document {id} {e}"))?;
@@ -332,8 +224,8 @@ impl Store {
             .map_err(&e)?;
         let mut added = Added::default();
         {
-            let cols = FACT_COLUMNS.join(", ");
-            let marks = vec!["?"; FACT_COLUMNS.len() + 3].join(", ");
+            let cols = columns();
+            let marks = vec!["?"; FACT_COLUMNS.len() + ORIGIN_COLUMNS.len() + 3].join(", ");
             let mut insert = tx
                 .prepare_cached(&format!(
                     "INSERT INTO profile (hash, source, added_unix_s, {cols}) VALUES ({marks}) \
@@ -377,19 +269,20 @@ impl Store {
             .conn
             .prepare(&format!(
                 "SELECT id, hash, source, added_unix_s, {} FROM profile ORDER BY id",
-                FACT_COLUMNS.join(", ")
+                columns()
             ))
             .map_err(&e)?;
         let rows = q
             .query_map([], |r| {
                 let hash: Vec<u8> = r.get(1)?;
-                let kind: String = r.get(4 + 25)?;
+                let origin = 4 + FACT_COLUMNS.len();
+                let kind: String = r.get(origin)?;
                 Ok(Row {
                     id: r.get(0)?,
                     hash: hash.iter().map(|b| format!("{b:02x}")).collect(),
                     kind: Kind::parse(&kind).unwrap_or(Kind::Probe),
-                    schema_version: r.get::<_, i64>(4 + 26)?.max(0) as u64,
-                    label: r.get(4 + 27)?,
+                    schema_version: r.get::<_, i64>(origin + 1)?.max(0) as u64,
+                    label: r.get(origin + 2)?,
                     source: r.get(2)?,
                     added_unix_s: r.get(3)?,
                     facts: facts_from(r, 4)?,
@@ -403,17 +296,18 @@ impl Store {
 
     /// The document stored as row `id`, as its canonical JSON.
     pub fn document(&self, id: i64) -> crate::error::Result<Option<Vec<u8>>> {
-        let found: Option<(String, Vec<u8>)> = self
+        let found: Option<(String, Vec<u8>, Option<Vec<u8>>)> = self
             .conn
             .query_row(
-                "SELECT encoding, body FROM document WHERE id = ?",
+                "SELECT d.encoding, d.body, p.host_id FROM document d \
+                 JOIN profile p ON p.id = d.id WHERE d.id = ?",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(sql(&self.path))?;
         found
-            .map(|(enc, body)| codec::unpack(&enc, &body))
+            .map(|(enc, body, host)| codec::unpack(&enc, &body, host_bytes(host).as_ref()))
             .transpose()
     }
 

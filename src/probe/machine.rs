@@ -17,6 +17,11 @@ const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 /// decode CPUID through [`crate::cpuid`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Machine {
+    /// This host's application-specific ID ([`super::host_id`]): one host, one ID, without its
+    /// machine ID. Absent where `/etc/machine-id` is absent or unreadable, as in documents
+    /// written before it was recorded (so those read back and write out unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_id: Option<String>,
     pub cpu_vendor: Option<String>,
     pub cpu_model: Option<String>,
     pub cpu_family: Option<u32>,
@@ -127,6 +132,7 @@ pub fn cpuinfo_field(text: &str, key: &str) -> Option<String> {
 pub fn gather() -> Machine {
     let (cpu, hv_sig, cpuid_40000010_hz) = live_cpuid(&LiveCpuid);
     Machine {
+        host_id: super::host_id::host_id(),
         cpu_vendor: cpu.vendor,
         cpu_model: cpu.brand,
         cpu_family: cpu.family,

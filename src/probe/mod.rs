@@ -10,6 +10,7 @@
 
 pub mod advice;
 pub mod histogram;
+pub mod host_id;
 pub mod machine;
 pub mod profile;
 mod readers;

@@ -334,3 +334,88 @@ fn a_version_1_store_opens_in_this_tscope() {
     assert_eq!(v, tscope::fleet::schema::VERSION);
     assert_eq!(rows(&db).len(), 1);
 }
+
+#[test]
+fn a_probe_and_a_detect_of_one_host_are_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = "d331762e-21c0-4b8c-af92-5db03fbfd4fd";
+    let mut files = Vec::new();
+    for (i, p) in [REAL[0], REAL[2]].iter().enumerate() {
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        let profile = if v.get("profile").is_some() {
+            &mut v["profile"]
+        } else {
+            &mut v
+        };
+        profile["machine"]["host_id"] = serde_json::Value::from(host);
+        let f = dir.path().join(format!("{i}.json"));
+        std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+        files.push(f);
+    }
+    let db = dir.path().join("f.db");
+    fleet(&db).arg("add").args(&files).assert().success();
+    // A third document without a host_id is a machine of its own.
+    fleet(&db).arg("add").arg(REAL[1]).assert().success();
+    let out = fleet(&db)
+        .args(["report", "--scenario", "write-stat", "--json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (r["machines"].as_u64(), r["documents"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let g = &r["groups"][0];
+    let trapped = g["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "rdtsc_trapped")
+        .unwrap();
+    assert_eq!(trapped["machines"], 1);
+    assert_eq!(g["costs"][0]["machines"], 2);
+    let text = fleet(&db)
+        .args(["report", "--scenario", "write-stat"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("2 machine(s) from 3 document(s)"), "{text}");
+    let ls = fleet(&db).arg("ls").output().unwrap();
+    let ls = String::from_utf8_lossy(&ls.stdout);
+    assert_eq!(ls.matches("d331762e ").count(), 2, "{ls}");
+    let stored = rows(&db);
+    assert_eq!(stored[0]["host_id"], host);
+    assert!(stored[2]["host_id"].is_null());
+    let csv = fleet(&db).arg("export").output().unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert!(header.contains(&"host_id"), "{header:?}");
+    assert!(csv
+        .lines()
+        .skip(1)
+        .all(|l| l.split(',').count() >= header.len()));
+}
+
+#[test]
+fn a_probe_names_its_host_as_systemd_would_and_the_store_keeps_it() {
+    let out = tscope()
+        .args(["probe", "--quick", "--json", "--source", "rdtsc"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = tscope::probe::host_id::host_id();
+    assert_eq!(v["machine"]["host_id"].as_str(), want.as_deref());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    fleet(&db)
+        .args(["add", "-"])
+        .write_stdin(serde_json::to_vec(&v).unwrap())
+        .assert()
+        .success();
+    assert_eq!(rows(&db)[0]["host_id"].as_str(), want.as_deref());
+}
