@@ -8,7 +8,9 @@
 //! Before deflating, each source's `cost_ticks` that is exactly `cost_ns` scaled by the
 //! profile's `derived.tsc_hz` (as `probe` computes it, so in every document tscope wrote) is
 //! replaced by the mark `"="`, and recomputed, bit for bit, when the document is read back: a
-//! quarter of a profile's numbers, which deflate cannot shrink, are not stored twice.
+//! quarter of a profile's numbers, which deflate cannot shrink, are not stored twice. So is
+//! each `relative_ci_width` that is exactly `(upper − lower) / |point|` of its `cost_ns`
+//! (`Estimate::relative_width`, as `probe` computes it).
 //!
 //! The profile's `machine.host_id`, when it is a UUID in its canonical form, is left out of
 //! the stored text: the store keeps it as its `host_id` column (16 bytes, where the text would
@@ -116,20 +118,24 @@ fn ticks_scale(p: &Value) -> Option<f64> {
 /// by the mark.
 fn elide(v: &mut Value) {
     let Some(p) = profile_mut(v) else { return };
-    let Some(k) = ticks_scale(p) else { return };
+    let k = ticks_scale(p);
     let Some(sources) = p.get_mut("sources").and_then(Value::as_array_mut) else {
         return;
     };
     for s in sources {
-        let derivable = ["point", "lower", "upper"].iter().all(|f| {
-            let ns = s.pointer(&format!("/cost_ns/{f}"));
-            let ticks = s.pointer(&format!("/cost_ticks/{f}"));
-            match (ns, ticks) {
-                (Some(Value::Number(a)), Some(Value::Number(t))) if a.is_f64() && t.is_f64() => {
-                    a.as_f64().map(|a| a * k) == t.as_f64()
+        let derivable = k.is_some_and(|k| {
+            ["point", "lower", "upper"].iter().all(|f| {
+                let ns = s.pointer(&format!("/cost_ns/{f}"));
+                let ticks = s.pointer(&format!("/cost_ticks/{f}"));
+                match (ns, ticks) {
+                    (Some(Value::Number(a)), Some(Value::Number(t)))
+                        if a.is_f64() && t.is_f64() =>
+                    {
+                        a.as_f64().map(|a| a * k) == t.as_f64()
+                    }
+                    _ => false,
                 }
-                _ => false,
-            }
+            })
         }) && s
             .get("cost_ticks")
             .and_then(Value::as_object)
@@ -138,7 +144,20 @@ fn elide(v: &mut Value) {
         if derivable {
             s["cost_ticks"] = Value::from(DERIVED);
         }
+        let width = s.get("relative_ci_width").filter(|w| w.is_f64());
+        if width.and_then(Value::as_f64).is_some()
+            && width.and_then(Value::as_f64) == relative_width(s)
+        {
+            s["relative_ci_width"] = Value::from(DERIVED);
+        }
     }
+}
+
+/// `(upper − lower) / |point|` of a source's `cost_ns`, as `Estimate::relative_width` computes
+/// it; `None` unless all three are numbers.
+fn relative_width(s: &Value) -> Option<f64> {
+    let f = |f: &str| s.pointer(&format!("/cost_ns/{f}")).and_then(Value::as_f64);
+    Some((f("upper")? - f("lower")?) / f("point")?.abs())
 }
 
 /// Recomputes each marked `cost_ticks`; false when there was nothing to restore.
@@ -146,14 +165,17 @@ fn restore(v: &mut Value) -> bool {
     let Some(p) = profile_mut(v) else {
         return false;
     };
-    let Some(k) = ticks_scale(p) else {
-        return false;
-    };
+    let k = ticks_scale(p);
     let Some(sources) = p.get_mut("sources").and_then(Value::as_array_mut) else {
         return false;
     };
     let mut any = false;
     for s in sources {
+        if s.get("relative_ci_width").and_then(Value::as_str) == Some(DERIVED) {
+            s["relative_ci_width"] = relative_width(s).map_or(Value::Null, Value::from);
+            any = true;
+        }
+        let Some(k) = k else { continue };
         if s.get("cost_ticks").and_then(Value::as_str) != Some(DERIVED) {
             continue;
         }
@@ -191,7 +213,7 @@ fn elide_host(v: &mut Value) -> bool {
     canonical && m.remove("host_id").is_some()
 }
 
-/// A parsed document packed for the store: derivable ticks and the host ID elided,
+/// A parsed document packed for the store: derivable ticks and widths and the host ID elided,
 /// canonical, deflated.
 pub fn pack(v: &Value) -> crate::error::Result<Vec<u8>> {
     let mut v = v.clone();
@@ -208,7 +230,7 @@ pub fn unpack(
     host: Option<&[u8; 16]>,
 ) -> crate::error::Result<Vec<u8>> {
     let text = decode(encoding, body)?;
-    if host.is_none() && !text.windows(16).any(|w| w == br#""cost_ticks":"=""#) {
+    if host.is_none() && !text.windows(4).any(|w| w == br#":"=""#) {
         return Ok(text);
     }
     let mut v: Value = serde_json::from_slice(&text)
@@ -264,7 +286,16 @@ mod tests {
             let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
             let json = canonical(&v).unwrap();
             let packed = pack(&v).unwrap();
-            assert_eq!(unpack(ENCODING, &packed, None).unwrap(), json, "{path}");
+            // The host ID goes to its own column; the row gives it back.
+            let host = ["/machine/host_id", "/profile/machine/host_id"]
+                .iter()
+                .find_map(|p| v.pointer(p).and_then(Value::as_str))
+                .and_then(parse_id128);
+            assert_eq!(
+                unpack(ENCODING, &packed, host.as_ref()).unwrap(),
+                json,
+                "{path}"
+            );
             // host.json is not in the dictionary: eliding its ticks shrinks it.
             if path.ends_with("host.json") {
                 assert!(packed.len() < encode(&json).unwrap().len(), "{path}");
@@ -275,6 +306,27 @@ mod tests {
             serde_json::from_slice(&std::fs::read("tests/data/compare/host.json").unwrap())
                 .unwrap();
         v["sources"][0]["cost_ticks"]["point"] = Value::from(1.5);
+        let json = canonical(&v).unwrap();
+        assert_eq!(unpack(ENCODING, &pack(&v).unwrap(), None).unwrap(), json);
+    }
+
+    #[test]
+    fn derivable_widths_are_elided_and_restored_bit_for_bit() {
+        let text = std::fs::read("tests/data/profile-kvm-xeon.json").unwrap();
+        let mut v: Value = serde_json::from_slice(&text).unwrap();
+        let packed = pack(&v).unwrap();
+        let stored = decode(ENCODING, &packed).unwrap();
+        let marks = String::from_utf8_lossy(&stored)
+            .matches(r#""relative_ci_width":"=""#)
+            .count();
+        assert!(marks > 20, "{marks} widths elided");
+        assert_eq!(
+            unpack(ENCODING, &packed, None).unwrap(),
+            canonical(&v).unwrap()
+        );
+        // A width that is not the quotient (or not a number) is stored as it is.
+        v["sources"][0]["relative_ci_width"] = Value::from(0.125);
+        v["sources"][1]["relative_ci_width"] = Value::Null;
         let json = canonical(&v).unwrap();
         assert_eq!(unpack(ENCODING, &pack(&v).unwrap(), None).unwrap(), json);
     }
