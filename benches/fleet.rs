@@ -1,6 +1,7 @@
 //! The fleet store at scale: 100,000 profiles generated from the real documents in
 //! tests/data (two probe profiles and a detection), each jittered with a seeded RNG (every
-//! source's cost scaled by its own factor, e^(0.1·N(0,1)); the precise read likewise; kernel,
+//! source's cost scaled by its own factor, e^(0.1·N(0,1)), with its ticks and relative width
+//! derived from it as `probe` derives them; the precise read likewise; kernel,
 //! clocksource and hypervisor drawn from short lists; a `host_id` of its own, random, the
 //! worst case for the store's size), stored through `fleet add`'s NDJSON
 //! path (one transaction per line), then `fleet report --by hypervisor,clocksource` over all
@@ -68,10 +69,29 @@ fn generate(n: usize, seed: u64) -> Vec<u8> {
         } else {
             &mut doc
         };
+        let ticks_per_ns = p["derived"]["tsc_hz"].as_f64().map(|hz| hz / 1e9);
         for s in p["sources"].as_array_mut().unwrap() {
             let k = (0.1 * normal(&mut rng)).exp();
-            for field in ["cost_ns", "cost_ticks", "round_points_ns"] {
+            for field in ["cost_ns", "round_points_ns"] {
                 scale(&mut s[field], k);
+            }
+            // What probe writes beside cost_ns, derived from it as probe derives it, so that a
+            // generated profile is as consistent as a real one.
+            let ns = |s: &Value, f: &str| s["cost_ns"][f].as_f64();
+            if let (Some(t), true) = (ticks_per_ns, s["cost_ticks"].is_object()) {
+                for f in ["point", "lower", "upper"] {
+                    if let Some(x) = ns(s, f) {
+                        s["cost_ticks"][f] = Value::from(x * t);
+                    }
+                }
+            }
+            if let (true, Some(u), Some(l), Some(p)) = (
+                s["relative_ci_width"].is_f64(),
+                ns(s, "upper"),
+                ns(s, "lower"),
+                ns(s, "point"),
+            ) {
+                s["relative_ci_width"] = Value::from((u - l) / p.abs());
             }
         }
         let k = (0.1 * normal(&mut rng)).exp();
