@@ -11,6 +11,32 @@ pub fn read(path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Waits, at most `limit`, until every name of `wanted` that the kernel still offers only in
+/// its early form (`tsc-early`) is available. x86 boots on `tsc-early` and registers `tsc`
+/// only when `tsc_refine_calibration_work` (arch/x86/kernel/tsc.c) has refined the
+/// calibration, about a second after boot; a guest that starts its rounds sooner would have
+/// its first switches to `tsc` refused. Returns whether every such name came.
+pub fn await_late(wanted: &[&str], limit: std::time::Duration) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if !still_early(wanted, &read(AVAILABLE)) {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether `available` (sysfs's list) offers some name of `wanted` only as `NAME-early`.
+fn still_early(wanted: &[&str], available: &str) -> bool {
+    let offered: Vec<&str> = available.split_whitespace().collect();
+    wanted
+        .iter()
+        .any(|w| !offered.contains(w) && offered.contains(&format!("{w}-early").as_str()))
+}
+
 /// Switches the clocksource to `name` and reads back what the kernel uses.
 pub fn switch(name: &str) -> (String, Option<String>) {
     let wrote = std::fs::write(CURRENT, name);
@@ -32,4 +58,18 @@ pub fn has_symbol(kallsyms: &str, name: &str) -> bool {
         let f: Vec<&str> = l.split_whitespace().collect();
         matches!(f.as_slice(), [_, t, n, ..] if (*t == "t" || *t == "T") && *n == name)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsc_early_is_waited_for_and_an_absent_clocksource_is_not() {
+        assert!(still_early(&["tsc", "hpet"], "tsc-early hpet acpi_pm"));
+        assert!(!still_early(&["tsc", "hpet"], "tsc hpet acpi_pm"));
+        // kvm-clock is not offered at all (a TCG guest): nothing to wait for.
+        assert!(!still_early(&["kvm-clock"], "tsc-early hpet acpi_pm"));
+        assert!(!still_early(&["hpet"], ""));
+    }
 }

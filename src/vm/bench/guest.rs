@@ -273,6 +273,12 @@ pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
         Ok(loaded) => header.modules = loaded,
         Err(e) => header.errors.push(format!("{e:#}")),
     }
+    if !super::clocksource::await_late(&clocksources, Duration::from_secs(10)) {
+        header.errors.push(format!(
+            "after 10 s the kernel still offers an early clocksource only: {}",
+            read(AVAILABLE)
+        ));
+    }
     let disks = filesystems
         .iter()
         .filter(|f| crate::vm::boot::disk::needs_disk(f))
