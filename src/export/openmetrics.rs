@@ -47,8 +47,8 @@ pub const MACHINE_INFO: Family = Family {
     name: "tscope_machine_info",
     help: "The machine as labels: CPU vendor, brand, family, model, stepping and microcode, \
            hypervisor (none on bare metal), kernel release, current and available \
-           clocksources, HZ as the coarse clocks imply it. A fact not published is left out. \
-           Always 1.",
+           clocksources, HZ as the coarse clocks imply it, tscope's host ID. A fact not \
+           published is left out. Always 1.",
 };
 /// Whether a source could be measured.
 pub const SOURCE_SUPPORTED: Family = Family {
@@ -130,6 +130,8 @@ struct MachineLabels<'a> {
     clocksource: Option<&'a str>,
     clocksources_available: String,
     hz: Option<u32>,
+    /// `machine.host_id`: the ID `fleet` counts a machine by, to join the two.
+    host_id: Option<&'a str>,
 }
 
 impl MachineLabels<'_> {
@@ -156,6 +158,7 @@ impl MachineLabels<'_> {
                 ("clocksource", &s(self.clocksource)),
                 ("clocksources_available", &self.clocksources_available),
                 ("hz", &hz),
+                ("host_id", &s(self.host_id)),
             ],
             1.0,
         );
@@ -188,6 +191,7 @@ pub fn profile(p: &Profile) -> String {
         clocksource: m.clocksource.current.as_deref(),
         clocksources_available: m.clocksource.available.join(" "),
         hz: p.implied_hz(),
+        host_id: m.host_id.as_deref(),
     }
     .write(&mut x);
     sources(&mut x, p);
@@ -221,6 +225,7 @@ pub fn detection(d: &Detection) -> String {
         clocksource: f.clocksource.current.as_deref(),
         clocksources_available: f.clocksource.available.join(" "),
         hz: p.implied_hz(),
+        host_id: p.machine.host_id.as_deref(),
     }
     .write(&mut x);
     sources(&mut x, p);
@@ -247,6 +252,7 @@ pub fn report(r: &Report) -> String {
         clocksource: e.clocksource.as_deref(),
         clocksources_available: cs.available.join(" "),
         hz: e.hz,
+        host_id: p.machine.host_id.as_deref(),
     }
     .write(&mut x);
     sources(&mut x, p);

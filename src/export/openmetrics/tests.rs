@@ -93,7 +93,9 @@ fn families_follow_the_naming_conventions() {
 
 #[test]
 fn a_profile_gives_its_costs_in_seconds_and_its_machine() {
-    let p: Profile = read("tests/data/profile-kvm-xeon.json");
+    let mut p: Profile = read("tests/data/profile-kvm-xeon.json");
+    assert!(!profile(&p).contains("host_id="), "no ID, no label");
+    p.machine.host_id = Some("3b8fcc1a-900b-4235-9739-60519f328910".into());
     let s = samples(&profile(&p));
     assert!(s.iter().all(|(_, l, _)| l["command"] == "probe"));
     let info = find(&s, "tscope_machine_info", &[]);
@@ -105,6 +107,7 @@ fn a_profile_gives_its_costs_in_seconds_and_its_machine() {
         p.machine.cpu_vendor.as_deref()
     );
     assert_eq!(labels["hypervisor"], "KVM");
+    assert_eq!(labels["host_id"], "3b8fcc1a-900b-4235-9739-60519f328910");
     assert_eq!(
         labels.get("clocksource").map(String::as_str),
         p.machine.clocksource.current.as_deref()
