@@ -144,10 +144,11 @@ fn elide(v: &mut Value) {
         if derivable {
             s["cost_ticks"] = Value::from(DERIVED);
         }
-        let width = s.get("relative_ci_width").filter(|w| w.is_f64());
-        if width.and_then(Value::as_f64).is_some()
-            && width.and_then(Value::as_f64) == relative_width(s)
-        {
+        let width = s
+            .get("relative_ci_width")
+            .filter(|w| w.is_f64())
+            .and_then(Value::as_f64);
+        if width.is_some() && width == relative_width(s) {
             s["relative_ci_width"] = Value::from(DERIVED);
         }
     }
