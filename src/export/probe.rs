@@ -38,6 +38,7 @@ impl Render for Profile {
             "getres_ns",
             "update_period_ns",
             "monotonic_violations",
+            "placement_spread_ns",
         ]);
         for s in &self.sources {
             t.row(vec![
@@ -51,6 +52,7 @@ impl Render for Profile {
                 csv_num(s.getres_ns),
                 csv_num(s.update_period_ns),
                 s.monotonic_violations.to_string(),
+                csv_num(s.placement.as_ref().map(|p| p.spread_ns)),
             ]);
         }
         t
@@ -103,7 +105,7 @@ fn header(p: &Profile) -> Vec<String> {
     } else {
         "no".into()
     };
-    vec![
+    let mut lines = vec![
         format!(
             "machine: {cpu}, kernel {}, {} CPUs, pinned to CPU {}",
             m.kernel_release.as_deref().unwrap_or("?"),
@@ -141,7 +143,40 @@ fn header(p: &Profile) -> Vec<String> {
             },
             p.wall_s
         ),
-    ]
+    ];
+    lines.extend(placement_line(p));
+    lines
+}
+
+/// The counter reads' cost at each loop placement, lowest to highest, and whether placement
+/// moves it (then the interval above holds every placement's point).
+fn placement_line(p: &Profile) -> Option<String> {
+    let parts: Vec<String> = p
+        .sources
+        .iter()
+        .filter_map(|s| {
+            let pl = s.placement.as_ref()?;
+            let (lo, hi) = pl.cost_ns.iter().fold((f64::MAX, f64::MIN), |(l, h), e| {
+                (l.min(e.point), h.max(e.point))
+            });
+            let verdict = match (pl.moves_cost, pl.widened) {
+                (true, true) => "moves it: interval widened to hold them",
+                (true, false) => "moves it, within the interval",
+                _ => "intervals overlap",
+            };
+            Some(format!("{} {}–{} ns ({verdict})", s.id, ns(lo), ns(hi)))
+        })
+        .collect();
+    let n = p
+        .sources
+        .iter()
+        .find_map(|s| s.placement.as_ref())?
+        .offsets
+        .len();
+    Some(format!(
+        "code placement, the loop head at {n} offsets in a 64-byte line: {}",
+        parts.join("; ")
+    ))
 }
 
 /// `probe --list`: every source id, one a line.

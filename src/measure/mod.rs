@@ -162,11 +162,28 @@ fn batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
 /// Warms `f` up for `cfg.warmup` (doubling batches) and returns the batch unit `d` that makes
 /// one round of `cfg.samples` batches fill `cfg.budget`.
 pub fn warm_up<R, F: FnMut() -> R>(cfg: &SamplerConfig, f: &mut F) -> u64 {
+    warm_up_timed(cfg, &mut |k| batch(f, k))
+}
+
+/// [`warm_up`] for an operation that brings its own loop: `run(k)` makes `k` calls.
+pub fn warm_up_loop<L: FnMut(u64)>(cfg: &SamplerConfig, run: &mut L) -> u64 {
+    warm_up_timed(cfg, &mut |k| own_loop(run, k))
+}
+
+/// Times `run(k)`, an operation's own loop of `k` calls, between two timer reads.
+fn own_loop<L: FnMut(u64)>(run: &mut L, k: u64) -> f64 {
+    let start = Instant::now();
+    run(black_box(k));
+    start.elapsed().as_nanos() as f64
+}
+
+/// The warm-up, given `timed(k)`: the elapsed ns of a batch of `k` calls.
+fn warm_up_timed<T: FnMut(u64) -> f64>(cfg: &SamplerConfig, timed: &mut T) -> u64 {
     let warm_start = Instant::now();
     let mut k = 1u64;
     let mut per_call_ns;
     loop {
-        let t = batch(f, k);
+        let t = timed(k);
         per_call_ns = t / k as f64;
         if warm_start.elapsed() >= cfg.warmup || k >= 1 << 40 {
             break;
@@ -186,6 +203,26 @@ pub fn sample_round<R, F: FnMut() -> R>(
     seed: u64,
     f: &mut F,
 ) -> Round {
+    sample_round_timed(cfg, d, seed, &mut |k| batch(f, k))
+}
+
+/// [`sample_round`] for an operation that brings its own loop: `run(k)` makes `k` calls.
+pub fn sample_round_loop<L: FnMut(u64)>(
+    cfg: &SamplerConfig,
+    d: u64,
+    seed: u64,
+    run: &mut L,
+) -> Round {
+    sample_round_timed(cfg, d, seed, &mut |k| own_loop(run, k))
+}
+
+/// One round, given `timed(k)`: the elapsed ns of a batch of `k` calls.
+fn sample_round_timed<T: FnMut(u64) -> f64>(
+    cfg: &SamplerConfig,
+    d: u64,
+    seed: u64,
+    timed: &mut T,
+) -> Round {
     let n = cfg.samples.max(2);
     let mut rng = SplitMix64::new(seed ^ 0x005E_ED0F_0DE5);
     let mut order: Vec<u64> = (1..=n as u64).collect();
@@ -201,7 +238,7 @@ pub fn sample_round<R, F: FnMut() -> R>(
     };
     for i in order {
         let k = i * d;
-        round.ts.push(batch(f, k));
+        round.ts.push(timed(k));
         round.ks.push(k as f64);
     }
     let after = sys::cpu::context_switches().map(|s| s.1).ok();

@@ -12,6 +12,7 @@ pub mod advice;
 pub mod histogram;
 pub mod host_id;
 pub mod machine;
+pub mod placement;
 pub mod profile;
 mod readers;
 pub mod resolution;
@@ -129,6 +130,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let switches_before = sys::cpu::context_switches().map(|s| s.1);
     let sampling_started = Instant::now();
     let (measurements, extra_rounds) = sample_all(cfg, &ctx, overhead_ns, sampling_started);
+    let mut placements = place_all(cfg, overhead_ns, &measurements);
     // Derived only when both of its sources were asked for (a `--source` subset derives
     // nothing), and paired right after them, while the caches are as warm.
     let both = [Clock::Realtime, Clock::RealtimeCoarse]
@@ -157,6 +159,12 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         let m = measurements[i].as_ref();
         let mut r = readers::describe(src, &ctx, m, &watch_cfg);
         r.extra_rounds = extra_rounds[i];
+        if let (Some(mut p), Some(c)) = (placements[i].take(), r.cost_ns) {
+            let c = p.widen(c);
+            r.cost_ns = Some(c);
+            r.relative_ci_width = Some(c.relative_width());
+            r.placement = Some(p);
+        }
         // A bare point (no bootstrap interval) is not a confident figure: flag it.
         r.noisy = m.is_some_and(|m| is_noisy(m) || m.interval_failed);
         warnings.extend(no_interval(&r.id, m));
@@ -292,6 +300,35 @@ fn sample_all(
         .map(|r| r.len().saturating_sub(min_rounds))
         .collect();
     (out, extra)
+}
+
+/// The placement pass of every measured counter read (see [`placement`]), right after the
+/// sampling while the reads are warm; none under `--emulate-trap`, where a read is a trap whose
+/// microseconds no loop placement moves.
+fn place_all(
+    cfg: &ProbeConfig,
+    overhead_ns: f64,
+    measured: &[Option<measure::Measurement>],
+) -> Vec<Option<placement::Placement>> {
+    let (pass, step) = placement::pass_config(
+        &SamplerConfig {
+            overhead_ns,
+            ..cfg.sampler
+        },
+        cfg.quick,
+    );
+    cfg.sources
+        .iter()
+        .zip(measured)
+        .enumerate()
+        .map(|(i, (&src, m))| {
+            let wanted = m.is_some() && !cfg.emulate_trap && placement::applies(src);
+            let seed = cfg.seed.wrapping_add(500 + i as u64);
+            wanted
+                .then(|| placement::measure(src, &SamplerConfig { seed, ..pass }, step))
+                .flatten()
+        })
+        .collect()
 }
 
 /// Below this share of CPU time during sampling, the run shared its CPU: warn.

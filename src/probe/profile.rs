@@ -127,6 +127,10 @@ pub struct SourceResult {
     /// Still noisy after the extra rounds: read the interval, not the point.
     #[serde(default)]
     pub noisy: bool,
+    /// Counter reads: the cost at each code placement of the loop (absent for other sources,
+    /// under `--emulate-trap`, and in profiles from versions before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<super::placement::Placement>,
     /// The source's native unit: "ns" for clocks, "ticks" for counters.
     #[serde(skip)]
     pub(crate) native_unit_ticks: bool,
@@ -162,6 +166,7 @@ impl SourceResult {
             involuntary_switches: Some(0),
             extra_rounds: 0,
             noisy: false,
+            placement: None,
             native_unit_ticks: false,
             watch: None,
         }

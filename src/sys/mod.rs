@@ -16,6 +16,8 @@ pub mod klog;
 #[cfg(target_arch = "x86_64")]
 pub mod kvm;
 pub mod mem;
+#[cfg(target_arch = "x86_64")]
+pub mod placed;
 pub mod signal;
 pub mod stdio;
 #[cfg(target_arch = "x86_64")]
