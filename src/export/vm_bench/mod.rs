@@ -384,7 +384,7 @@ pub(super) fn interval_note(r: &BenchReport) -> String {
     }
 }
 
-pub(super) fn notes(r: &BenchReport) -> Vec<String> {
+pub(crate) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
          {} ms per workload per visit; intervals: {}",
@@ -467,6 +467,9 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     }
     for x in &r.refused {
         notes.push(format!("refused: {x}"));
+    }
+    for d in &r.disturbed {
+        notes.push(d.note(r.boots as usize));
     }
     if r.interrupted {
         notes.push("interrupted: the rows are what was measured before the signal".into());

@@ -55,6 +55,7 @@ fn recorded() -> BenchReport {
         kernel_control: bench::rows::KERNEL_CONTROL.into(),
         counted: Vec::new(),
         count_errors: Vec::new(),
+        disturbed: Vec::new(),
         host_cpu: Some("a test CPU".into()),
         host_kernel: None,
         interrupted: false,

@@ -15,6 +15,7 @@ pub fn fill(r: &mut BenchReport) {
         row_seed(r.seed, n)
     };
     let (mut runs, mut comparisons, mut refused) = (Vec::new(), Vec::new(), BTreeSet::new());
+    let mut disturbed = Vec::new();
     for k in &r.kernels {
         for cs in &r.clocksources {
             if let Some((used, why)) = refusal(k, cs) {
@@ -26,6 +27,7 @@ pub fn fill(r: &mut BenchReport) {
             for fs in &r.filesystems {
                 for w in &r.workloads {
                     let obs = observations(k, cs, fs, w);
+                    disturbed.extend(super::disturbed::find(k, &release(k), cs, fs, w, &obs));
                     let ns = by_boot(&obs, |o| Some(o.ns_per_op));
                     let boots: BTreeSet<u32> = obs.iter().map(|o| o.boot).collect();
                     let refused = if obs.is_empty() { refusal(k, cs) } else { None };
@@ -91,4 +93,5 @@ pub fn fill(r: &mut BenchReport) {
     r.runs = runs;
     r.comparisons = comparisons;
     r.refused = refused.into_iter().collect();
+    r.disturbed = disturbed;
 }

@@ -16,6 +16,7 @@ pub mod clocksource;
 pub mod compare;
 pub mod counted;
 pub mod diagnosis;
+pub mod disturbed;
 pub mod fill;
 pub mod guest;
 mod host;
@@ -242,6 +243,10 @@ pub struct BenchReport {
     /// `--count`: kernels whose counting boot failed, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub count_errors: Vec<String>,
+    /// Workloads that ran far off the other boots' pace in one boot
+    /// ([`disturbed::DisturbedBoot`]; needs three boots or more).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<disturbed::DisturbedBoot>,
     /// The host's CPU model and kernel (the commit paragraph's environment).
     pub host_cpu: Option<String>,
     pub host_kernel: Option<String>,
@@ -378,6 +383,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         kernel_control: rows::KERNEL_CONTROL.into(),
         counted: Vec::new(),
         count_errors: Vec::new(),
+        disturbed: Vec::new(),
         host_cpu: None,
         host_kernel: None,
         interrupted: false,

@@ -176,6 +176,7 @@ pub struct BenchComparison {
 }
 
 /// One slot's measurement of one workload.
+#[derive(Clone)]
 pub(super) struct Obs<'a> {
     pub(super) boot: u32,
     pub(super) slot: &'a Slot,

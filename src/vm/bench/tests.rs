@@ -35,6 +35,7 @@ pub(super) fn report(
         kernel_control: rows::KERNEL_CONTROL.into(),
         counted: Vec::new(),
         count_errors: Vec::new(),
+        disturbed: Vec::new(),
         host_cpu: None,
         host_kernel: None,
         interrupted: false,
