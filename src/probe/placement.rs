@@ -106,14 +106,16 @@ pub fn applies(src: Source) -> bool {
     }
 }
 
-/// The sampler settings of a placement pass: a quarter of a round's budget per placement, two
-/// rounds each. Every eighth byte in a full probe, every sixteenth under `--quick`.
+/// The sampler settings of a placement pass: four rounds per placement of an eighth of a round's
+/// budget each (short rounds, so that a placement's rounds lie apart in time and a moment of
+/// load does not cover all of one placement). Every eighth byte in a full probe, every
+/// sixteenth under `--quick`.
 pub fn pass_config(sampler: &SamplerConfig, quick: bool) -> (SamplerConfig, usize) {
     let cfg = SamplerConfig {
-        budget: sampler.budget / 4,
+        budget: sampler.budget / 8,
         warmup: sampler.warmup / 2,
-        rounds: 2,
-        max_rounds: 2,
+        rounds: 4,
+        max_rounds: 4,
         ..*sampler
     };
     (cfg, if quick { 2 } else { 1 })
