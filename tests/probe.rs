@@ -297,3 +297,50 @@ fn histogram_refuses_what_is_no_clock() {
             .stderr(contains(msg));
     }
 }
+
+/// The counter reads carry their cost at each loop placement (every 16th byte under
+/// `--quick`), their interval holds every placement's point when placement moves the cost, and
+/// other sources carry none; under `--emulate-trap`, where a read is a trap, none does.
+#[test]
+fn counter_reads_carry_their_placements() {
+    let v = json(&[
+        "probe",
+        "--quick",
+        "--json",
+        "--source",
+        "rdtsc,lfence_rdtsc,vdso:monotonic",
+    ]);
+    for s in v["sources"].as_array().unwrap() {
+        let p = &s["placement"];
+        if s["id"] == "vdso:monotonic" {
+            assert!(p.is_null(), "{s}");
+            continue;
+        }
+        assert_eq!(p["offsets"], serde_json::json!([0, 16, 32, 48]), "{s}");
+        let points: Vec<f64> = p["cost_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["point"].as_f64().unwrap())
+            .collect();
+        assert_eq!(points.len(), 4);
+        assert!(points.iter().all(|&x| x > 0.0), "{points:?}");
+        let (lo, hi) = points
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        assert!((p["spread_ns"].as_f64().unwrap() - (hi - lo)).abs() < 1e-9);
+        if p["moves_cost"] == true {
+            let c = &s["cost_ns"];
+            assert!(c["lower"].as_f64().unwrap() <= lo && hi <= c["upper"].as_f64().unwrap());
+        }
+    }
+    let trapped = json(&[
+        "--emulate-trap",
+        "probe",
+        "--quick",
+        "--json",
+        "--source",
+        "rdtsc",
+    ]);
+    assert!(trapped["sources"][0]["placement"].is_null(), "{trapped}");
+}

@@ -384,7 +384,7 @@ pub(super) fn interval_note(r: &BenchReport) -> String {
     }
 }
 
-pub(crate) fn notes(r: &BenchReport) -> Vec<String> {
+pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
          {} ms per workload per visit; intervals: {}",

@@ -155,3 +155,30 @@ fn the_counted_calls_stand_in_the_paragraph_and_the_tables_only_with_count() {
     let csv = String::from_utf8(export(&plain, Format::Csv).unwrap()).unwrap();
     assert!(!csv.contains("counted_to"));
 }
+
+/// A disturbed boot is named under the tables, in the table and the Markdown alike.
+#[test]
+fn a_disturbed_boot_is_a_note_under_the_tables() {
+    let mut r = recorded();
+    r.boots = 4;
+    r.disturbed = vec![bench::disturbed::DisturbedBoot {
+        kernel_release: "7.2.13+deb14-cloud-amd64".into(),
+        boot: 2,
+        boot_clocksource: "hpet".into(),
+        clocksource: "tsc".into(),
+        fs: "tmpfs".into(),
+        workload: "pipe1".into(),
+        ns_per_op: 9345.4,
+        others_ns_per_op: 1807.6,
+        control_ratio: 1.27,
+        ratio: 4.07,
+    }];
+    let want = "disturbed boot: 7.2.13+deb14-cloud-amd64 boot 2 of 4 (started on hpet): \
+                tmpfs/pipe1 on tsc ran 9345 ns/op, 5.2× the other boots' median 1808 ns/op \
+                while its null syscall moved ×1.27";
+    assert!(super::notes(&r).iter().any(|n| n.starts_with(want)));
+    for f in [Format::Table, Format::Markdown] {
+        let text = String::from_utf8(export(&r, f).unwrap()).unwrap();
+        assert!(text.contains("disturbed boot: 7.2.13"), "{text}");
+    }
+}

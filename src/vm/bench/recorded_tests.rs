@@ -206,9 +206,12 @@ fn a_boot_off_the_others_pace_is_named_and_kept() {
     // The boot stays in the run: four boots behind pipe1's figure.
     let run = r.runs.iter().find(|x| x.workload == "pipe1").unwrap();
     assert_eq!(run.boots, 4);
-    let notes = crate::export::vm_bench::notes(&r);
-    assert!(notes.iter().any(|n| n.starts_with("disturbed boot: 7.2")
-        && n.contains("boot 2 of 4 (started on hpet): tmpfs/pipe1 on tsc")));
+    let note = r.disturbed[0].note(4);
+    assert!(note.starts_with("disturbed boot: 7.2"), "{note}");
+    assert!(
+        note.contains("boot 2 of 4 (started on hpet): tmpfs/pipe1 on tsc"),
+        "{note}"
+    );
     let j = serde_json::to_value(&r).unwrap();
     assert_eq!(j["disturbed"][0]["workload"], "pipe1");
 }
