@@ -130,7 +130,6 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let switches_before = sys::cpu::context_switches().map(|s| s.1);
     let sampling_started = Instant::now();
     let (measurements, extra_rounds) = sample_all(cfg, &ctx, overhead_ns, sampling_started);
-    let mut placements = place_all(cfg, overhead_ns, &measurements);
     // Derived only when both of its sources were asked for (a `--source` subset derives
     // nothing), and paired right after them, while the caches are as warm.
     let both = [Clock::Realtime, Clock::RealtimeCoarse]
@@ -139,6 +138,8 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let precise = both
         .then(|| readers::precise_read(&ctx, &cfg.paired))
         .flatten();
+    // After the pairing, which wants the caches as the sampling left them.
+    let mut placements = place_all(cfg, overhead_ns, &measurements);
     let sampling_wall = sampling_started.elapsed().as_secs_f64();
     let cpu_share = match (cpu_before, sys::cpu::thread_cpu_s().ok()) {
         (Some(a), Some(b)) if sampling_wall > 0.0 => Some(((b - a) / sampling_wall).min(1.0)),
@@ -302,9 +303,9 @@ fn sample_all(
     (out, extra)
 }
 
-/// The placement pass of every measured counter read (see [`placement`]), right after the
-/// sampling while the reads are warm; none under `--emulate-trap`, where a read is a trap whose
-/// microseconds no loop placement moves.
+/// The placement pass of every measured counter read (see [`placement`]), after the sampling
+/// and the pairing; none under `--emulate-trap`, where a read is a trap whose microseconds no
+/// loop placement moves.
 fn place_all(
     cfg: &ProbeConfig,
     overhead_ns: f64,
