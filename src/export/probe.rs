@@ -156,9 +156,7 @@ fn placement_line(p: &Profile) -> Option<String> {
         .iter()
         .filter_map(|s| {
             let pl = s.placement.as_ref()?;
-            let (lo, hi) = pl.cost_ns.iter().fold((f64::MAX, f64::MIN), |(l, h), e| {
-                (l.min(e.point), h.max(e.point))
-            });
+            let (lo, hi) = pl.range_ns();
             let verdict = match (pl.moves_cost, pl.widened) {
                 (true, true) => "moves it: interval widened to hold them",
                 (true, false) => "moves it, within the interval",

@@ -61,13 +61,18 @@ impl Placement {
         })
     }
 
+    /// The lowest and the highest placement's point, ns.
+    pub fn range_ns(&self) -> (f64, f64) {
+        min_max(self.cost_ns.iter().map(|e| e.point))
+    }
+
     /// The source's interval, widened to hold every placement's point when placement moves the
     /// cost (sets [`Placement::widened`] when that changed it). The point stays the sampler's.
     pub fn widen(&mut self, cost: Estimate) -> Estimate {
         if !self.moves_cost {
             return cost;
         }
-        let (lo, hi) = min_max(self.cost_ns.iter().map(|e| e.point));
+        let (lo, hi) = self.range_ns();
         let wider = Estimate {
             lower: cost.lower.min(lo),
             upper: cost.upper.max(hi),
@@ -247,7 +252,7 @@ mod tests {
             .cost_ns
             .iter()
             .all(|e| e.point > 0.0 && e.lower <= e.upper));
-        let (lo, hi) = min_max(p.cost_ns.iter().map(|e| e.point));
+        let (lo, hi) = p.range_ns();
         assert!((p.spread_ns - (hi - lo)).abs() < 1e-9);
         assert!(measure(Source::Vdso(super::super::Clock::Monotonic), &cfg, step).is_none());
     }
