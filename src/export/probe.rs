@@ -39,6 +39,7 @@ impl Render for Profile {
             "update_period_ns",
             "monotonic_violations",
             "placement_spread_ns",
+            "cost_cycles",
         ]);
         for s in &self.sources {
             t.row(vec![
@@ -53,6 +54,7 @@ impl Render for Profile {
                 csv_num(s.update_period_ns),
                 s.monotonic_violations.to_string(),
                 csv_num(s.placement.as_ref().map(|p| p.spread_ns)),
+                csv_num(s.cost_cycles.map(|e| e.point)),
             ]);
         }
         t
@@ -64,15 +66,23 @@ impl Render for Profile {
 }
 
 fn sources(p: &Profile) -> Table {
-    let mut t = Table::new(&[
+    // Core cycles only where the probe read the core clock (older profiles render as they did).
+    let cycles = p.core_clock.is_some();
+    let mut columns = vec![
         ("source", Align::Left),
         ("cost ns [95% CI]", Align::Right),
         ("ticks", Align::Right),
+    ];
+    if cycles {
+        columns.push(("cycles", Align::Right));
+    }
+    columns.extend([
         ("resolution", Align::Right),
         ("getres", Align::Right),
         ("period (HZ)", Align::Right),
         ("backwards", Align::Right),
     ]);
+    let mut t = Table::new(&columns);
     for s in &p.sources {
         if !s.supported {
             let why = s.reason.clone().unwrap_or_default();
@@ -83,15 +93,21 @@ fn sources(p: &Profile) -> Table {
             (Some(p), Some(hz)) => format!("{} ({hz:.0})", duration(p)),
             _ => "-".into(),
         };
-        t.row(vec![
+        let mut row = vec![
             s.id.clone(),
             opt(s.cost_ns.as_ref(), estimate),
             opt(s.cost_ticks, |e| format!("{:.1}", e.point)),
+        ];
+        if cycles {
+            row.push(opt(s.cost_cycles, |e| format!("{:.1}", e.point)));
+        }
+        row.extend([
             opt(s.resolution_ns, duration),
             opt(s.getres_ns, duration),
             period,
             s.monotonic_violations.to_string(),
         ]);
+        t.row(row);
     }
     t
 }
@@ -144,6 +160,13 @@ fn header(p: &Profile) -> Vec<String> {
             p.wall_s
         ),
     ];
+    lines.extend(p.core_clock.as_ref().map(|c| {
+        format!(
+            "core clock {:.2} GHz ({:.2}–{:.2} over {} timings between batch slots); cycles = each \
+             batch's ns × the clock beside it",
+            c.ghz, c.ghz_min, c.ghz_max, c.timings
+        )
+    }));
     lines.extend(placement_line(p));
     lines
 }

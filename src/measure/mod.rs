@@ -122,6 +122,9 @@ pub struct Measurement {
     /// The bootstrap gave no interval: `cost_ns` is the bare point (zero width), which must not
     /// pass for a confident figure.
     pub interval_failed: bool,
+    /// The cost in core cycles, the same estimator over each batch's per-call cost times the
+    /// core clock it ran at; `None` unless every batch's clock was measured.
+    pub cost_cycles: Option<Estimate>,
     /// The point of each round on its own.
     pub round_points: Vec<f64>,
     /// Bootstrap replicates of the point.
@@ -147,6 +150,9 @@ pub struct Round {
     pub ts: Vec<f64>,
     /// Involuntary context switches during the round (`None`: unknown).
     pub involuntary_switches: Option<u64>,
+    /// The core clock (GHz) each batch ran at, when it was measured beside the batches (empty
+    /// otherwise): turns a batch's nanoseconds into core cycles.
+    pub ghz: Vec<f64>,
 }
 
 /// Runs `f` `k` times between two timer reads and returns the elapsed nanoseconds.
@@ -216,6 +222,24 @@ pub fn sample_round_loop<L: FnMut(u64)>(
     sample_round_timed(cfg, d, seed, &mut |k| own_loop(run, k))
 }
 
+/// The batch multipliers `1..=n` of one round in the order drawn from `seed`: batch `j` of the
+/// round makes `order[j] · d` calls.
+pub fn batch_order(cfg: &SamplerConfig, seed: u64) -> Vec<u64> {
+    let n = cfg.samples.max(2);
+    let mut rng = SplitMix64::new(seed ^ 0x005E_ED0F_0DE5);
+    let mut order: Vec<u64> = (1..=n as u64).collect();
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Times one batch of `k` calls of `f` and returns the elapsed nanoseconds.
+pub fn time_batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
+    batch(f, k)
+}
+
 /// One round, given `timed(k)`: the elapsed ns of a batch of `k` calls.
 fn sample_round_timed<T: FnMut(u64) -> f64>(
     cfg: &SamplerConfig,
@@ -224,17 +248,12 @@ fn sample_round_timed<T: FnMut(u64) -> f64>(
     timed: &mut T,
 ) -> Round {
     let n = cfg.samples.max(2);
-    let mut rng = SplitMix64::new(seed ^ 0x005E_ED0F_0DE5);
-    let mut order: Vec<u64> = (1..=n as u64).collect();
-    for i in (1..order.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
+    let order = batch_order(cfg, seed);
     let before = sys::cpu::context_switches().map(|s| s.1).ok();
     let mut round = Round {
         ks: Vec::with_capacity(n),
         ts: Vec::with_capacity(n),
-        involuntary_switches: None,
+        ..Round::default()
     };
     for i in order {
         let k = i * d;
@@ -253,21 +272,17 @@ fn per_call(r: &Round, overhead_ns: f64) -> impl Iterator<Item = f64> + '_ {
         .map(move |(k, t)| (t - overhead_ns) / k)
 }
 
-/// The estimate from the rounds taken so far (see the module doc); `None` for no batches.
-pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measurement> {
-    let costs: Vec<f64> = rounds
-        .iter()
-        .flat_map(|r| per_call(r, cfg.overhead_ns))
-        .collect();
+/// The quantile estimate over every round's per-call costs: the point, its bootstrap interval
+/// widened to hold every round's own point (`None` when the bootstrap gave none), the rounds'
+/// points and the replicates.
+type Quantiled = (f64, Option<Estimate>, Vec<f64>, Vec<f64>);
+
+fn quantiled(cfg: &SamplerConfig, per_round: &[Vec<f64>]) -> Option<Quantiled> {
+    let costs: Vec<f64> = per_round.iter().flatten().copied().collect();
     let point = stats::quantile(&costs, cfg.quantile)?;
-    let round_points: Vec<f64> = rounds
+    let round_points: Vec<f64> = per_round
         .iter()
-        .filter_map(|r| {
-            stats::quantile(
-                &per_call(r, cfg.overhead_ns).collect::<Vec<_>>(),
-                cfg.quantile,
-            )
-        })
+        .filter_map(|r| stats::quantile(r, cfg.quantile))
         .collect();
     let replicates = stats::bootstrap(&costs, cfg.resamples, cfg.seed, |v| {
         stats::quantile_in_place(v, cfg.quantile)
@@ -277,6 +292,33 @@ pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measure
         upper: round_points.iter().copied().fold(e.upper, f64::max),
         ..e
     });
+    Some((point, interval, round_points, replicates))
+}
+
+/// The estimate from the rounds taken so far (see the module doc); `None` for no batches.
+pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measurement> {
+    let per_round: Vec<Vec<f64>> = rounds
+        .iter()
+        .map(|r| per_call(r, cfg.overhead_ns).collect())
+        .collect();
+    let (point, interval, round_points, replicates) = quantiled(cfg, &per_round)?;
+    let clocked = rounds.iter().all(|r| r.ghz.len() == r.ts.len());
+    let cost_cycles = clocked
+        .then(|| {
+            let cycles: Vec<Vec<f64>> = rounds
+                .iter()
+                .map(|r| {
+                    per_call(r, cfg.overhead_ns)
+                        .zip(&r.ghz)
+                        .map(|(ns, ghz)| ns * ghz)
+                        .collect()
+                })
+                .collect();
+            quantiled(cfg, &cycles)
+        })
+        .flatten()
+        .and_then(|(point, interval, ..)| interval.or(Some(Estimate::exact(point))));
+    let samples = per_round.iter().map(Vec::len).sum();
     let ks: Vec<f64> = rounds.iter().flat_map(|r| r.ks.iter().copied()).collect();
     let ts: Vec<f64> = rounds.iter().flat_map(|r| r.ts.iter().copied()).collect();
     let intercept_ns = stats::theil_sen(&ks, &ts).map_or(f64::NAN, |(a, _)| a);
@@ -285,9 +327,10 @@ pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measure
         cost_ns: interval.unwrap_or(Estimate::exact(point)),
         intercept_ns,
         batch_unit: d,
-        samples: costs.len(),
+        samples,
         iterations: ks.iter().sum::<f64>() as u64,
         involuntary_switches: rounds.iter().map(|r| r.involuntary_switches).sum(),
+        cost_cycles,
         round_points,
         replicates,
     })
@@ -328,6 +371,7 @@ mod tests {
             ks: ks.to_vec(),
             ts: ts.to_vec(),
             involuntary_switches: switches,
+            ghz: Vec::new(),
         }
     }
 

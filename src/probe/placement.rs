@@ -201,6 +201,7 @@ mod tests {
             iterations: 2,
             involuntary_switches: Some(0),
             interval_failed: false,
+            cost_cycles: None,
             round_points: vec![],
             replicates: vec![],
         }

@@ -31,6 +31,10 @@ pub struct Profile {
     /// counters could not be read (unknown, never a made-up 0).
     #[serde(default)]
     pub involuntary_switches: Option<u64>,
+    /// The core clock while sampling (absent where it is not read, and in profiles from
+    /// versions before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_clock: Option<super::coreclock::CoreClock>,
     /// The sampler's timer and its measured cost per sample (removed by the regression).
     pub timer: Timer,
     pub machine: Machine,
@@ -91,6 +95,12 @@ pub struct SourceResult {
     pub cost_ns: Option<Estimate>,
     /// The same in TSC ticks, when the TSC frequency is known.
     pub cost_ticks: Option<Estimate>,
+    /// The cost in core cycles: each batch's per-call nanoseconds times the core clock measured
+    /// beside it, under the same estimator (absent where the clock is not read, and in
+    /// profiles from versions before it was). Steady where the nanoseconds follow the host's
+    /// turbo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_cycles: Option<Estimate>,
     /// The point estimate of each round (their median is `cost_ns.point`).
     pub round_points_ns: Vec<f64>,
     /// Intercept of the regression (fixed cost per sample plus slope error × batch size).
@@ -148,6 +158,7 @@ impl SourceResult {
             reason: Some(reason),
             cost_ns: None,
             cost_ticks: None,
+            cost_cycles: None,
             intercept_ns: None,
             round_points_ns: Vec::new(),
             relative_ci_width: None,

@@ -8,7 +8,7 @@ use super::machine::Machine;
 use super::profile::SourceResult;
 use super::resolution::{self, WatchConfig};
 use super::source::{Clock, Source};
-use crate::measure::{self, Measurement, PairedConfig, PairedDifference, Round, SamplerConfig};
+use crate::measure::{self, Measurement, PairedConfig, PairedDifference, SamplerConfig};
 use crate::sys::clock;
 
 /// State shared by all sources of a run.
@@ -59,26 +59,26 @@ fn unsupported_reason(src: Source, ctx: &Context) -> Option<String> {
     }
 }
 
-/// One step of the sampler on one source: its warm-up, or one round of batches.
+/// One step of the sampler on one source: its warm-up, or one batch.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Step {
     /// Warm the source up and return its batch unit.
     Warmup,
-    /// One round of batches of `d` units, in the order drawn from `seed`.
-    Round { d: u64, seed: u64 },
+    /// One batch of `k` calls.
+    Batch { k: u64 },
 }
 
 /// What a [`Step`] returned.
 pub(crate) enum Stepped {
     Unit(u64),
-    Round(Round),
+    Elapsed(f64),
 }
 
 /// Runs `step` on the closure `f` (generic, so the call is inlined into the batch loop).
 fn step_with<R, F: FnMut() -> R>(cfg: &SamplerConfig, step: Step, mut f: F) -> Stepped {
     match step {
         Step::Warmup => Stepped::Unit(measure::warm_up(cfg, &mut f)),
-        Step::Round { d, seed } => Stepped::Round(measure::sample_round(cfg, d, seed, &mut f)),
+        Step::Batch { k } => Stepped::Elapsed(measure::time_batch(&mut f, k)),
     }
 }
 
@@ -216,21 +216,15 @@ pub(crate) fn warm_up(src: Source, ctx: &Context, sampler: &SamplerConfig) -> Op
     }
     match sample(src, ctx, sampler, Step::Warmup)? {
         Stepped::Unit(d) => Some(d),
-        Stepped::Round(_) => None,
+        _ => None,
     }
 }
 
-/// Takes one round of batches of one supported source.
-pub(crate) fn round(
-    src: Source,
-    ctx: &Context,
-    sampler: &SamplerConfig,
-    d: u64,
-    seed: u64,
-) -> Option<Round> {
-    match sample(src, ctx, sampler, Step::Round { d, seed })? {
-        Stepped::Round(r) => Some(r),
-        Stepped::Unit(_) => None,
+/// Times one batch of `k` calls of one supported source, in nanoseconds.
+pub(crate) fn batch(src: Source, ctx: &Context, sampler: &SamplerConfig, k: u64) -> Option<f64> {
+    match sample(src, ctx, sampler, Step::Batch { k })? {
+        Stepped::Elapsed(t) => Some(t),
+        _ => None,
     }
 }
 
