@@ -344,3 +344,49 @@ fn counter_reads_carry_their_placements() {
     ]);
     assert!(trapped["sources"][0]["placement"].is_null(), "{trapped}");
 }
+
+/// The probe reads the core clock between its batch slots and gives every sampled source its
+/// cost in core cycles: cycles per ns within the clock's range over the run (each batch is
+/// converted at the clock beside it, so the ratio can only come from those clocks), and the
+/// table shows the clock and a cycles column.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn sampled_sources_carry_their_cost_in_core_cycles() {
+    let v = json(&[
+        "probe",
+        "--quick",
+        "--json",
+        "--source",
+        "rdtsc,vdso:monotonic,syscall:getppid",
+    ]);
+    let c = &v["core_clock"];
+    let (ghz, lo, hi) = (
+        c["ghz"].as_f64().unwrap(),
+        c["ghz_min"].as_f64().unwrap(),
+        c["ghz_max"].as_f64().unwrap(),
+    );
+    assert!(0.2 < lo && lo <= ghz && ghz <= hi && hi < 8.0, "{c}");
+    assert!(c["timings"].as_u64().unwrap() >= 2, "{c}");
+    for s in v["sources"].as_array().unwrap() {
+        let ns = s["cost_ns"]["point"].as_f64().unwrap();
+        let cycles = s["cost_cycles"]["point"].as_f64().unwrap();
+        let per_ns = cycles / ns;
+        // Quantiles of per-batch products need not be the product of quantiles: allow 5%.
+        assert!(
+            lo * 0.95 <= per_ns && per_ns <= hi * 1.05,
+            "{}: {cycles} cycles over {ns} ns is {per_ns} GHz, outside {lo}–{hi}",
+            s["id"]
+        );
+    }
+    let out = tscope()
+        .args(["probe", "--quick", "--source", "rdtsc"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("core clock "), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("ticks") && l.contains("cycles")),
+        "{text}"
+    );
+}

@@ -3,7 +3,8 @@
 //!
 //! Each source is measured by the [`crate::measure`] sampler (cost per call: the lower quartile
 //! of its batches' per-call costs, seeded bootstrap interval, rounds until the interval is
-//! tight) and then watched by [`resolution::watch`]; `precise_read_ns` comes from its own
+//! tight), its batches interleaved with every other source's and the core clock timed between
+//! them (`sampling.rs`, [`coreclock`]), and then watched by [`resolution::watch`]; `precise_read_ns` comes from its own
 //! paired run ([`crate::measure::paired_difference`]). The TSC is
 //! calibrated against `CLOCK_MONOTONIC_RAW` between the first and last source, so the whole
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
@@ -17,6 +18,7 @@ pub mod placement;
 pub mod profile;
 mod readers;
 pub mod resolution;
+mod sampling;
 pub mod source;
 
 use std::time::{Duration, Instant};
@@ -131,7 +133,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let switches_before = sys::cpu::context_switches().map(|s| s.1);
     let sampling_started = Instant::now();
     let (measurements, extra_rounds, core_clock) =
-        sample_all(cfg, &ctx, overhead_ns, sampling_started);
+        sampling::sample_all(cfg, &ctx, overhead_ns, sampling_started);
     // Derived only when both of its sources were asked for (a `--source` subset derives
     // nothing), and paired right after them, while the caches are as warm.
     let both = [Clock::Realtime, Clock::RealtimeCoarse]
@@ -239,184 +241,6 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         sources: results,
         derived,
         warnings: warnings.iter().map(Notice::from).collect(),
-    }
-}
-
-/// Samples every source: one warm-up each, then rounds, round-robin over the sources still
-/// sampling (so a disturbance that lasts a moment lands in one round of a few sources instead
-/// of every batch of one). After `sampler.rounds` rounds a source stops as soon as its estimate
-/// is settled; the others get rounds up to `sampler.max_rounds` while the sampling has taken
-/// less than `cfg.sampling_cap`. Returns each source's measurement and its rounds beyond the
-/// minimum, and the core clock over the passes.
-fn sample_all(
-    cfg: &ProbeConfig,
-    ctx: &readers::Context,
-    overhead_ns: f64,
-    started: Instant,
-) -> (
-    Vec<Option<measure::Measurement>>,
-    Vec<usize>,
-    Option<coreclock::CoreClock>,
-) {
-    let n = cfg.sources.len();
-    let sampler_of = |i: usize| SamplerConfig {
-        seed: cfg.seed.wrapping_add(i as u64),
-        overhead_ns,
-        ..cfg.sampler
-    };
-    let units: Vec<Option<u64>> = cfg
-        .sources
-        .iter()
-        .enumerate()
-        .map(|(i, &src)| readers::warm_up(src, ctx, &sampler_of(i)))
-        .collect();
-    let chain = chain_iterations(overhead_ns);
-    let mut clocks = Clocks::default();
-    let mut rounds: Vec<Vec<measure::Round>> = vec![Vec::new(); n];
-    let mut out: Vec<Option<measure::Measurement>> = vec![None; n];
-    let mut settled = vec![false; n];
-    let (min_rounds, max_rounds) = (cfg.sampler.rounds.max(1), cfg.sampler.max_rounds.max(1));
-    for r in 0..max_rounds.max(min_rounds) {
-        if r >= min_rounds && started.elapsed() >= cfg.sampling_cap {
-            break;
-        }
-        let active: Vec<(usize, u64)> = (0..n)
-            .filter_map(|i| units[i].filter(|_| !settled[i]).map(|d| (i, d)))
-            .collect();
-        let any = !active.is_empty();
-        let pass = Pass {
-            active: &active,
-            r,
-            chain,
-            overhead_ns,
-        };
-        interleaved_round(cfg, ctx, &pass, &sampler_of, &mut rounds, &mut clocks);
-        for i in 0..n {
-            if settled[i] || rounds[i].is_empty() {
-                continue;
-            }
-            let sampler = sampler_of(i);
-            out[i] = measure::estimate(&sampler, units[i].unwrap_or(1), &rounds[i]);
-            settled[i] = r + 1 >= min_rounds
-                && out[i]
-                    .as_ref()
-                    .is_some_and(|m| m.settled(sampler.settle_width));
-        }
-        if !any {
-            break;
-        }
-    }
-    let extra = rounds
-        .iter()
-        .map(|r| r.len().saturating_sub(min_rounds))
-        .collect();
-    (
-        out,
-        extra,
-        coreclock::summarize(&clocks.slots, clocks.timings),
-    )
-}
-
-/// The core clock's slots and timings over the passes.
-#[derive(Default)]
-struct Clocks {
-    slots: Vec<f64>,
-    timings: usize,
-}
-
-/// One interleaved pass: the sources still sampling (index, batch unit), the round number,
-/// and the core-clock chain (iterations; `None`: not timed here) and timer overhead.
-struct Pass<'a> {
-    active: &'a [(usize, u64)],
-    r: usize,
-    chain: Option<u64>,
-    overhead_ns: f64,
-}
-
-/// The chain length of one core-clock timing (about 10 µs), or `None` where the chain is not
-/// built (not x86-64).
-fn chain_iterations(overhead_ns: f64) -> Option<u64> {
-    #[cfg(target_arch = "x86_64")]
-    return Some(coreclock::chain_iterations(10_000.0, overhead_ns));
-    #[cfg(not(target_arch = "x86_64"))]
-    return {
-        let _ = overhead_ns;
-        None
-    };
-}
-
-/// One core-clock timing in GHz (`None`: not timed, or not positive).
-fn clock_timing(chain: Option<u64>, overhead_ns: f64) -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    return chain.and_then(|n| coreclock::ghz_of(n, overhead_ns));
-    #[cfg(not(target_arch = "x86_64"))]
-    return {
-        let _ = (chain, overhead_ns);
-        None
-    };
-}
-
-/// One round of every source in `active` (index, batch unit), batch by batch: batch `j` of
-/// every source, then batch `j + 1` of every source, so each source's batches spread over the
-/// whole pass, as a C loop that interleaves its sources does.
-fn interleaved_round(
-    cfg: &ProbeConfig,
-    ctx: &readers::Context,
-    pass: &Pass,
-    sampler_of: &dyn Fn(usize) -> SamplerConfig,
-    rounds: &mut [Vec<measure::Round>],
-    clocks: &mut Clocks,
-) {
-    let (active, r) = (pass.active, pass.r);
-    let orders: Vec<Vec<u64>> = active
-        .iter()
-        .map(|&(i, _)| {
-            let seed = cfg.seed.wrapping_add((1000 * (r + 1) + i) as u64);
-            measure::batch_order(&sampler_of(i), seed)
-        })
-        .collect();
-    let mut fresh: Vec<measure::Round> = active
-        .iter()
-        .map(|_| measure::Round {
-            involuntary_switches: Some(0),
-            ..Default::default()
-        })
-        .collect();
-    let batches = orders.iter().map(Vec::len).max().unwrap_or(0);
-    // The core clock before each slot and after the last; each batch's slot, per source.
-    let mut around = Vec::with_capacity(batches + 1);
-    let mut slot_of: Vec<Vec<usize>> = vec![Vec::new(); active.len()];
-    for j in 0..batches {
-        around.push(clock_timing(pass.chain, pass.overhead_ns));
-        for (a, &(i, d)) in active.iter().enumerate() {
-            let Some(&m) = orders[a].get(j) else { continue };
-            let k = m * d;
-            let before = sys::cpu::context_switches().map(|s| s.1).ok();
-            let Some(t) = readers::batch(cfg.sources[i], ctx, &sampler_of(i), k) else {
-                continue;
-            };
-            let after = sys::cpu::context_switches().map(|s| s.1).ok();
-            let round = &mut fresh[a];
-            round.ts.push(t);
-            round.ks.push(k as f64);
-            slot_of[a].push(j);
-            round.involuntary_switches = match (round.involuntary_switches, after.zip(before)) {
-                (Some(s), Some((a, b))) => Some(s + a.saturating_sub(b)),
-                _ => None,
-            };
-        }
-    }
-    around.push(clock_timing(pass.chain, pass.overhead_ns));
-    clocks.timings += around.iter().flatten().count();
-    let slots = coreclock::slot_clocks(&around);
-    clocks.slots.extend(slots.iter().flatten());
-    for (a, mut round) in fresh.into_iter().enumerate() {
-        // Every batch's clock, or none: a round is in cycles whole or not at all.
-        let ghz: Option<Vec<f64>> = slot_of[a].iter().map(|&j| slots[j]).collect();
-        round.ghz = ghz.unwrap_or_default();
-        if !round.ts.is_empty() {
-            rounds[active[a].0].push(round);
-        }
     }
 }
 
