@@ -1,5 +1,6 @@
-//! The core clock during sampling: a short chain of dependent adds
-//! ([`crate::sys::coreclock`]) timed between the sampler's batch slots.
+//! The core clock during sampling: chains of dependent register adds
+//! ([`crate::sys::baseline::add_chain`], one core cycle per add) timed between the sampler's
+//! batch slots.
 //!
 //! A read's cost in nanoseconds is its cost in core cycles divided by the clock the core ran
 //! at, and a host moves that clock with its own load: on the development machine (a KVM guest
@@ -30,11 +31,10 @@ pub struct CoreClock {
 /// What [`CoreClock::method`] says.
 pub const METHOD: &str = "dependent register adds (one core cycle each) timed between batch slots";
 
-/// Chain length of one timing: the loop iterations that take about `target_ns`, from a few
-/// timed tries (about 4 µs of chain each).
+/// Chains in one timing: about `target_ns` of them, from a few timed tries of about 4 µs.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn chain_iterations(target_ns: f64, overhead_ns: f64) -> u64 {
-    const TRY: u64 = 2_000;
+    const TRY: u64 = 250;
     let ghz = (0..4)
         .filter_map(|_| ghz_of(TRY, overhead_ns))
         .fold(f64::NAN, f64::max);
@@ -42,17 +42,24 @@ pub(crate) fn chain_iterations(target_ns: f64, overhead_ns: f64) -> u64 {
         return TRY;
     }
     let adds = target_ns * ghz;
-    ((adds / crate::sys::coreclock::ADDS_PER_ITERATION as f64) as u64).max(100)
+    ((adds / f64::from(crate::sys::baseline::CHAIN_ADDS)) as u64).max(16)
 }
 
-/// Times one chain of `n` iterations: the clock it ran at in GHz (adds per ns), or `None` when
+/// Times `n` chains back to back: the clock they ran at in GHz (adds per ns), or `None` when
 /// the timing is not positive.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn ghz_of(n: u64, overhead_ns: f64) -> Option<f64> {
+    use crate::sys::baseline::{add_chain, CHAIN_ADDS};
+    use std::hint::black_box;
+    let step = black_box(1);
     let start = Instant::now();
-    std::hint::black_box(crate::sys::coreclock::add_chain(std::hint::black_box(n)));
+    let mut x = 0;
+    for _ in 0..black_box(n) {
+        x = add_chain(x, step);
+    }
+    black_box(x);
     let ns = start.elapsed().as_nanos() as f64 - overhead_ns;
-    let adds = (n * crate::sys::coreclock::ADDS_PER_ITERATION) as f64;
+    let adds = (n * u64::from(CHAIN_ADDS)) as f64;
     (ns > 0.0).then(|| adds / ns)
 }
 

@@ -7,7 +7,8 @@
 //! adds are used, not `add reg, imm`: Golden Cove and later can fold small immediate adds at
 //! rename, which would shorten the chain. Timing the chain therefore measures the length of a
 //! core cycle on the CPU the reads ran on, in the same run and under the same load, with no
-//! exit in it: the yardstick a trapped read is compared against.
+//! exit in it: the yardstick a trapped read is compared against, and the probe's core clock
+//! (`probe::coreclock`).
 
 use std::arch::asm;
 

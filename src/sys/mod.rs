@@ -9,8 +9,6 @@
 pub mod baseline;
 pub mod child;
 pub mod clock;
-#[cfg(target_arch = "x86_64")]
-pub mod coreclock;
 pub mod cpu;
 pub mod fs;
 pub mod guest;
