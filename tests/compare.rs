@@ -387,3 +387,82 @@ fn fail_on_slower_exits_1_only_on_a_decided_slowdown() {
         .assert()
         .code(2);
 }
+
+/// `--unit cycles` compares what a change of the core clock does not move. A real probe, and
+/// the same probe as a 10% slower clock would have read it (every ns × 1.1, the clock ÷ 1.1,
+/// the cycles unchanged): in ns every source is decided slower and the note names the clocks;
+/// in cycles nothing changed. A profile without `core_clock` cannot be compared in cycles.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn unit_cycles_sees_through_a_clock_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    tscope()
+        .args([
+            "probe",
+            "--quick",
+            "--json",
+            "--source",
+            "rdtsc,vdso:monotonic,syscall:getppid",
+            "-o",
+        ])
+        .arg(&a)
+        .assert()
+        .success();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    for s in v["sources"].as_array_mut().unwrap() {
+        for k in ["point", "lower", "upper"] {
+            let x = s["cost_ns"][k].as_f64().unwrap();
+            s["cost_ns"][k] = (x * 1.1).into();
+        }
+    }
+    for k in ["ghz", "ghz_min", "ghz_max"] {
+        let x = v["core_clock"][k].as_f64().unwrap();
+        v["core_clock"][k] = (x / 1.1).into();
+    }
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, v.to_string()).unwrap();
+
+    let out = tscope()
+        .arg("compare")
+        .args([&a, &b])
+        .args(["--fail-on", "slower"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("Core clock") && text.contains("--unit cycles"),
+        "{text}"
+    );
+
+    let out = tscope()
+        .arg("compare")
+        .args([&a, &b])
+        .args(["--unit", "cycles", "--fail-on", "slower", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cmp["unit"], "cycles");
+    for s in cmp["sources"].as_array().unwrap() {
+        assert_eq!(s["change"][0], "no_change", "{s}");
+        assert_eq!(s["ratio_to_first"][0].as_f64().unwrap(), 1.0, "{s}");
+    }
+    let ghz: Vec<f64> = cmp["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["core_ghz"].as_f64().unwrap())
+        .collect();
+    assert!((ghz[0] / ghz[1] - 1.1).abs() < 1e-9, "{ghz:?}");
+
+    tscope()
+        .args(["compare", HOST])
+        .arg(&a)
+        .args(["--unit", "cycles"])
+        .assert()
+        .code(2)
+        .stderr(contains("no core_clock in tests/data/compare/host.json"));
+}

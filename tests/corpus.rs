@@ -34,7 +34,10 @@ fn profile_corpus_through_parse_and_compare() {
         if let Ok(text) = std::str::from_utf8(bytes) {
             if let Ok(input) = tscope::compare::Input::parse(text, Path::new("corpus.json")) {
                 parsed += 1;
-                let _ = tscope::compare::compare(&[input.clone(), input]);
+                let pair = [input.clone(), input];
+                for unit in [tscope::compare::Unit::Ns, tscope::compare::Unit::Cycles] {
+                    let _ = tscope::compare::compare(&pair, unit);
+                }
             }
         }
     }

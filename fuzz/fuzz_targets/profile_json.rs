@@ -6,7 +6,10 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(input) = tscope::compare::Input::parse(text, std::path::Path::new("fuzz.json")) {
-            let _ = tscope::compare::compare(&[input.clone(), input]);
+            let pair = [input.clone(), input];
+            for unit in [tscope::compare::Unit::Ns, tscope::compare::Unit::Cycles] {
+                let _ = tscope::compare::compare(&pair, unit);
+            }
         }
     }
 });

@@ -160,6 +160,11 @@ pub struct CompareArgs {
     /// lies above 1): a regression check for CI.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<CompareFailOn>,
+    /// The unit the ratios (and `--fail-on`) compare: `ns` as measured, or `cycles`, the cost
+    /// in core cycles (`cost_cycles`), which a change of the core clock between the runs does
+    /// not move. Every file must then carry `core_clock`.
+    #[arg(long, value_enum, default_value = "ns", value_name = "UNIT")]
+    pub unit: crate::compare::Unit,
     #[command(flatten)]
     pub output: OutputArgs,
 }

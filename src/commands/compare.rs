@@ -12,6 +12,8 @@ pub struct CompareJob {
     pub output: Destination,
     /// `--fail-on slower`: exit 1 when any source is decided slower than the first input.
     pub fail_on_slower: bool,
+    /// `--unit`: the unit of the ratios.
+    pub unit: compare::Unit,
 }
 
 /// Validates `args`: one label per file (when labels are given), the output, then each file
@@ -38,10 +40,20 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         }
         inputs.push(input);
     }
+    let missing = compare::without_cycles(&inputs);
+    if args.unit == compare::Unit::Cycles && !missing.is_empty() {
+        return Err(crate::error::ConfigError::range(
+            "unit",
+            "cycles needs every file to carry core_clock (a probe by this version, on x86-64)",
+            format!("no core_clock in {}", missing.join(", ")),
+        )
+        .into());
+    }
     Ok(CompareJob {
         inputs,
         output,
         fail_on_slower: args.fail_on.is_some(),
+        unit: args.unit,
     })
 }
 
@@ -50,7 +62,7 @@ pub fn run(args: &CompareArgs, global: &Global) -> anyhow::Result<i32> {
     // Reading the inputs (in config) is interruptible at once, a FIFO nobody writes included.
     super::exit_on_signal()?;
     let job = config(args, global)?;
-    let cmp = compare::compare(&job.inputs);
+    let cmp = compare::compare(&job.inputs, job.unit);
     job.output.export(&cmp)?;
     let slower = cmp.slower();
     if job.fail_on_slower && !slower.is_empty() {

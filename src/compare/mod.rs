@@ -18,6 +18,25 @@ use serde_json::Value;
 use crate::probe::{Profile, PROFILE_SCHEMA_VERSION};
 use crate::stats::Estimate;
 
+/// The unit a comparison's ratios are taken in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Nanoseconds, as measured (`cost_ns`).
+    Ns,
+    /// Core cycles (`cost_cycles`): each batch's nanoseconds times the core clock beside it.
+    Cycles,
+}
+
+impl Unit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Cycles => "cycles",
+        }
+    }
+}
+
 /// One loaded input.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -171,7 +190,10 @@ impl Input {
 pub struct SourceRow {
     pub id: String,
     pub cost_ns: Vec<Option<Estimate>>,
-    /// `cost / cost of the first input`, for inputs after the first.
+    /// The cost in core cycles per input; absent when no input carries it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cost_cycles: Vec<Option<Estimate>>,
+    /// `cost / cost of the first input` in [`Comparison::unit`], for inputs after the first.
     pub ratio_to_first: Vec<Option<f64>>,
     /// The ratio's larger side (`max(upper − ratio, ratio − lower)` of `ratio_interval`):
     /// `ratio ± this` holds the whole interval.
@@ -203,6 +225,10 @@ pub struct MachineSummary {
     pub hypervisor: Option<String>,
     pub emulate_trap: bool,
     pub precise_read_ns: Option<Estimate>,
+    /// The median core clock while probing, in GHz (`core_clock.ghz`); absent where the
+    /// profile does not carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_ghz: Option<f64>,
 }
 
 /// One machine fact that differs between inputs.
@@ -218,6 +244,8 @@ pub struct MachineDifference {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub schema_version: u32,
+    /// The unit of the ratios and the change words: `ns` or `cycles`.
+    pub unit: Unit,
     pub columns: Vec<MachineSummary>,
     pub sources: Vec<SourceRow>,
     pub verdicts: Vec<VerdictRow>,
@@ -268,9 +296,36 @@ pub fn machine_differences(columns: &[MachineSummary]) -> Vec<MachineDifference>
         .collect()
 }
 
-/// Compares inputs; the first is the baseline of the ratios. Sources and verdicts appear in the
-/// order of their first appearance.
-pub fn compare(inputs: &[Input]) -> Comparison {
+/// The inputs that carry no core clock, so cannot be compared in cycles (by path).
+pub fn without_cycles(inputs: &[Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter(|i| i.profile.core_clock.is_none())
+        .map(|i| i.path.display().to_string())
+        .collect()
+}
+
+/// How far apart two core clocks may be (relative) before the ns ratios are said to carry
+/// the clock.
+pub const CLOCK_AGREEMENT: f64 = 0.02;
+
+impl Comparison {
+    /// The core clocks of the inputs (first, then the one furthest from it), when they differ
+    /// by more than [`CLOCK_AGREEMENT`]: the ns ratios then carry the clock's change.
+    pub fn clock_apart(&self) -> Option<(f64, f64)> {
+        let clocks: Vec<f64> = self.columns.iter().filter_map(|c| c.core_ghz).collect();
+        let first = *clocks.first()?;
+        let far = clocks
+            .iter()
+            .copied()
+            .max_by(|a, b| (a - first).abs().total_cmp(&(b - first).abs()))?;
+        ((far - first).abs() > CLOCK_AGREEMENT * first).then_some((first, far))
+    }
+}
+
+/// Compares inputs in `unit`; the first is the baseline of the ratios. Sources and verdicts
+/// appear in the order of their first appearance.
+pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
     let mut ids: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for i in inputs {
@@ -290,9 +345,17 @@ pub fn compare(inputs: &[Input]) -> Comparison {
         .map(|id| {
             let cost_ns: Vec<Option<Estimate>> =
                 inputs.iter().map(|i| i.profile.cost_ns(&id)).collect();
-            let first = cost_ns.first().copied().flatten();
+            let cycles: Vec<Option<Estimate>> = inputs
+                .iter()
+                .map(|i| i.profile.source(&id).and_then(|s| s.cost_cycles))
+                .collect();
+            let cost = match unit {
+                Unit::Ns => &cost_ns,
+                Unit::Cycles => &cycles,
+            };
+            let first = cost.first().copied().flatten();
             let base = first.map(|e| e.point);
-            let ratio_to_first = cost_ns
+            let ratio_to_first = cost
                 .iter()
                 .skip(1)
                 .map(|c| match (c, base) {
@@ -300,7 +363,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                     _ => None,
                 })
                 .collect();
-            let ratio_interval: Vec<Option<Estimate>> = cost_ns
+            let ratio_interval: Vec<Option<Estimate>> = cost
                 .iter()
                 .skip(1)
                 .map(|c| {
@@ -312,7 +375,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                 .iter()
                 .map(|r| r.as_ref().map(ratio::plus_minus))
                 .collect();
-            let change = cost_ns
+            let change = cost
                 .iter()
                 .skip(1)
                 .zip(&ratio_interval)
@@ -321,9 +384,15 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                         .map(|_| r.as_ref().map_or(Change::NoChange, Change::of_interval))
                 })
                 .collect();
+            let cost_cycles = if cycles.iter().any(Option::is_some) {
+                cycles
+            } else {
+                Vec::new()
+            };
             SourceRow {
                 id,
                 cost_ns,
+                cost_cycles,
                 ratio_to_first,
                 ratio_plus_minus,
                 change,
@@ -360,12 +429,14 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                 hypervisor: m.hypervisor_signature.clone(),
                 emulate_trap: i.profile.emulate_trap,
                 precise_read_ns: i.profile.derived.precise_read_ns,
+                core_ghz: i.profile.core_clock.as_ref().map(|c| c.ghz),
             }
         })
         .collect();
     let columns: Vec<MachineSummary> = columns;
     Comparison {
         schema_version: 1,
+        unit,
         machine_differences: machine_differences(&columns),
         columns,
         sources,

@@ -70,11 +70,19 @@ pub fn paragraph(r: &Report) -> String {
             r.environment.what_ifs.join("; ")
         )
     };
+    // Nanoseconds follow the core clock the host chose: name it, and rdtsc in cycles.
+    let clock = p.core_clock.as_ref().map_or(String::new(), |c| {
+        format!(", core clock {:.2} GHz while probing", c.ghz)
+    });
+    let rdtsc_cycles = p
+        .source("rdtsc")
+        .and_then(|s| s.cost_cycles)
+        .map_or(String::new(), |e| format!(" ({:.0} core cycles)", e.point));
     format!(
-        "{what_if}On {} ({hv}, Linux {}, clocksource {}), a precise kernel timestamp costs {precise} ns \
-         (syscall:realtime − syscall:realtime_coarse), a coarse one {} ns \
+        "{what_if}On {} ({hv}, Linux {}, clocksource {}{clock}), a precise kernel timestamp costs \
+         {precise} ns (syscall:realtime − syscall:realtime_coarse), a coarse one {} ns \
          (vdso:realtime_coarse). clock_gettime(CLOCK_MONOTONIC) costs {} ns through the vDSO \
-         and {} ns as a raw syscall; rdtsc costs {} ns and is {trap}.{knob} Figures are \
+         and {} ns as a raw syscall; rdtsc costs {} ns{rdtsc_cycles} and is {trap}.{knob} Figures are \
          medians with 95% bootstrap intervals from \"{}\" ({} at {}, seed {}).",
         m.cpu_model.as_deref().unwrap_or("this CPU"),
         m.kernel_release.as_deref().unwrap_or("?"),

@@ -5,8 +5,9 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
-use crate::compare::{ratio, Change, Comparison};
+use crate::compare::{ratio, Change, Comparison, SourceRow, Unit};
 use crate::fmt::{csv_num, estimate, ns, opt};
+use crate::stats::Estimate;
 
 impl Render for Comparison {
     fn json(&self) -> impl Serialize + '_ {
@@ -16,6 +17,9 @@ impl Render for Comparison {
     fn blocks(&self, _: Style) -> Vec<Block> {
         let mut b = Vec::new();
         if let Some(note) = machine_note(self) {
+            b.extend([Block::Text(note), Block::Blank]);
+        }
+        if let Some(note) = clock_note(self) {
             b.extend([Block::Text(note), Block::Blank]);
         }
         b.extend([
@@ -31,10 +35,11 @@ impl Render for Comparison {
 
     fn csv(&self) -> Table {
         let mut head = vec!["source".to_string()];
+        let unit = self.unit.as_str();
         for (i, c) in self.columns.iter().enumerate() {
-            head.push(format!("{}_ns", c.label));
-            head.push(format!("{}_lower_ns", c.label));
-            head.push(format!("{}_upper_ns", c.label));
+            head.push(format!("{}_{unit}", c.label));
+            head.push(format!("{}_lower_{unit}", c.label));
+            head.push(format!("{}_upper_{unit}", c.label));
             if i > 0 {
                 head.push(format!("{}_ratio", c.label));
                 head.push(format!("{}_ratio_plus_minus", c.label));
@@ -47,7 +52,7 @@ impl Render for Comparison {
         let mut t = Table::plain(&head);
         for r in &self.sources {
             let mut cells = vec![r.id.clone()];
-            for (i, c) in r.cost_ns.iter().enumerate() {
+            for (i, c) in costs(self, r).iter().enumerate() {
                 cells.push(csv_num(c.map(|e| e.point)));
                 cells.push(csv_num(c.map(|e| e.lower)));
                 cells.push(csv_num(c.map(|e| e.upper)));
@@ -97,7 +102,7 @@ fn sources(cmp: &Comparison) -> Table {
     let labels: Vec<String> = cmp.columns.iter().map(|c| c.label.clone()).collect();
     let mut heads: Vec<(String, Align)> = vec![("source".into(), Align::Left)];
     for (i, l) in labels.iter().enumerate() {
-        heads.push((format!("{l} ns"), Align::Right));
+        heads.push((format!("{l} {}", cmp.unit.as_str()), Align::Right));
         if i > 0 {
             heads.push((format!("{l}/{}", labels[0]), Align::Right));
         }
@@ -106,7 +111,7 @@ fn sources(cmp: &Comparison) -> Table {
     let mut t = Table::new(&refs);
     for r in &cmp.sources {
         let mut cells = vec![r.id.clone()];
-        for (i, c) in r.cost_ns.iter().enumerate() {
+        for (i, c) in costs(cmp, r).iter().enumerate() {
             cells.push(opt(c.as_ref(), |e| ns(e.point)));
             if i > 0 {
                 cells.push(ratio_cell(r, i - 1));
@@ -127,6 +132,33 @@ fn ratio_cell(r: &crate::compare::SourceRow, k: usize) -> String {
     match &r.ratio_interval[k] {
         Some(i) => format!("{} {}", ratio::format(i, change), change.as_str()),
         None => format!("{x:.2}× {} (unbounded)", change.as_str()),
+    }
+}
+
+/// A row's costs in the comparison's unit, one per input.
+fn costs(cmp: &Comparison, r: &SourceRow) -> Vec<Option<Estimate>> {
+    match cmp.unit {
+        Unit::Ns => r.cost_ns.clone(),
+        Unit::Cycles if r.cost_cycles.is_empty() => vec![None; r.cost_ns.len()],
+        Unit::Cycles => r.cost_cycles.clone(),
+    }
+}
+
+/// The notice above the tables when the ratios are in cycles, or when they are in ns and the
+/// inputs' core clocks differ (the ns ratios then carry the clock).
+fn clock_note(cmp: &Comparison) -> Option<String> {
+    match (cmp.unit, cmp.clock_apart()) {
+        (Unit::Cycles, _) => Some(
+            "Ratios in core cycles (cost_cycles): a change of the core clock between the runs \
+             does not move them.\n"
+                .into(),
+        ),
+        (Unit::Ns, Some((a, b))) => Some(format!(
+            "Core clock {a:.2} vs {b:.2} GHz while probing: the ns ratios carry that change \
+             ({:+.1}%); `--unit cycles` compares without it.\n",
+            (a / b - 1.0) * 100.0
+        )),
+        (Unit::Ns, None) => None,
     }
 }
 

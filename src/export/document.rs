@@ -73,6 +73,15 @@ impl ReportDocument<'_> {
                 or(&e.pstate_status)
             ),
         );
+        if let Some(c) = &self.0.profile.core_clock {
+            row(
+                "core clock",
+                format!(
+                    "{:.2} GHz while probing ({:.2}–{:.2} over {} add-chain timings)",
+                    c.ghz, c.ghz_min, c.ghz_max, c.timings
+                ),
+            );
+        }
         row("hypervisor", e.hypervisor.clone());
         row(
             "clocksource",

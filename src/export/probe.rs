@@ -162,7 +162,7 @@ fn header(p: &Profile) -> Vec<String> {
     ];
     lines.extend(p.core_clock.as_ref().map(|c| {
         format!(
-            "core clock {:.2} GHz ({:.2}–{:.2} over {} timings between batch slots); cycles = each \
+            "core clock {:.2} GHz ({:.2}–{:.2} over {} timings between batches); cycles = each \
              batch's ns × the clock beside it",
             c.ghz, c.ghz_min, c.ghz_max, c.timings
         )

@@ -1,12 +1,12 @@
 //! The core clock during sampling: chains of dependent register adds
 //! ([`crate::sys::baseline::add_chain`], one core cycle per add) timed between the sampler's
-//! batch slots.
+//! batches.
 //!
 //! A read's cost in nanoseconds is its cost in core cycles divided by the clock the core ran
 //! at, and a host moves that clock with its own load: on the development machine (a KVM guest
 //! on an Intel Xeon) it stepped between 3.85 and 4.09 GHz in 100 MHz bins within seconds,
 //! taking every source's nanoseconds with it while `rdtsc` stayed at 30.0 cycles. So the probe
-//! times the chain between its slots and reports each source's cost in core cycles beside the
+//! times the chain between its batches and reports each source's cost in core cycles beside the
 //! nanoseconds, and the clock's range over the run.
 
 use serde::{Deserialize, Serialize};
@@ -17,19 +17,19 @@ use crate::stats;
 /// The core clock over one probe's sampling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoreClock {
-    /// Median over the slots of the clock each slot ran at, in GHz.
+    /// Median over the batches of the clock each ran at, in GHz.
     pub ghz: f64,
-    /// The slowest and fastest slot, in GHz.
+    /// The slowest and fastest batch, in GHz.
     pub ghz_min: f64,
     pub ghz_max: f64,
-    /// Chain timings taken (one before every slot of every pass, and one after each pass).
+    /// Chain timings taken (one before every batch, and one after each pass).
     pub timings: usize,
     /// How the clock was read.
     pub method: String,
 }
 
 /// What [`CoreClock::method`] says.
-pub const METHOD: &str = "dependent register adds (one core cycle each) timed between batch slots";
+pub const METHOD: &str = "dependent register adds (one core cycle each) timed between batches";
 
 /// Chains in one timing: about `target_ns` of them, from a few timed tries of about 4 µs.
 #[cfg(target_arch = "x86_64")]
@@ -63,10 +63,10 @@ pub(crate) fn ghz_of(n: u64, overhead_ns: f64) -> Option<f64> {
     (ns > 0.0).then(|| adds / ns)
 }
 
-/// The clock of each slot from the timings around it: `around[j]` was taken before slot `j`
-/// and `around[j + 1]` after it. Interference only slows a chain, so a slot's clock is the
+/// The clock of each batch from the timings around it: `around[j]` was taken before batch `j`
+/// and `around[j + 1]` after it. Interference only slows a chain, so a batch's clock is the
 /// faster of its two timings.
-pub(crate) fn slot_clocks(around: &[Option<f64>]) -> Vec<Option<f64>> {
+pub(crate) fn batch_clocks(around: &[Option<f64>]) -> Vec<Option<f64>> {
     around
         .windows(2)
         .map(|w| match (w[0], w[1]) {
@@ -76,7 +76,7 @@ pub(crate) fn slot_clocks(around: &[Option<f64>]) -> Vec<Option<f64>> {
         .collect()
 }
 
-/// The summary over every slot clock of the run; `None` without any.
+/// The summary over every batch clock of the run; `None` without any.
 pub(crate) fn summarize(slots: &[f64], timings: usize) -> Option<CoreClock> {
     let ghz = stats::median(slots)?;
     Some(CoreClock {
@@ -92,11 +92,11 @@ pub(crate) fn summarize(slots: &[f64], timings: usize) -> Option<CoreClock> {
 mod tests {
     use super::*;
 
-    /// A slot takes the faster of the timings around it (a preempted chain reads slow), and one
+    /// A batch takes the faster of the timings around it (a preempted chain reads slow), and one
     /// lost timing leaves the other.
     #[test]
-    fn a_slot_takes_the_faster_timing_around_it() {
-        let s = slot_clocks(&[Some(3.9), Some(2.1), Some(4.0), None, None]);
+    fn a_batch_takes_the_faster_timing_around_it() {
+        let s = batch_clocks(&[Some(3.9), Some(2.1), Some(4.0), None, None]);
         assert_eq!(s, vec![Some(3.9), Some(4.0), Some(4.0), None]);
         let c = summarize(&[3.9, 4.0, 4.0, 3.85], 5).unwrap();
         assert_eq!((c.ghz, c.ghz_min, c.ghz_max), (3.95, 3.85, 4.0));

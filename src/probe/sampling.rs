@@ -1,5 +1,5 @@
 //! The sampling pass of `probe`: every source's batches interleaved, and the core clock timed
-//! between the batch slots.
+//! between the batches.
 
 use std::time::Instant;
 
@@ -80,14 +80,14 @@ pub(super) fn sample_all(
     (
         out,
         extra,
-        coreclock::summarize(&clocks.slots, clocks.timings),
+        coreclock::summarize(&clocks.batches, clocks.timings),
     )
 }
 
-/// The core clock's slots and timings over the passes.
+/// The core clock of every batch, and the timings taken, over the passes.
 #[derive(Default)]
 struct Clocks {
-    slots: Vec<f64>,
+    batches: Vec<f64>,
     timings: usize,
 }
 
@@ -150,14 +150,15 @@ fn interleaved_round(
         })
         .collect();
     let batches = orders.iter().map(Vec::len).max().unwrap_or(0);
-    // The core clock before each slot and after the last; each batch's slot, per source.
-    let mut around = Vec::with_capacity(batches + 1);
-    let mut slot_of: Vec<Vec<usize>> = vec![Vec::new(); active.len()];
+    // The core clock timed before every batch and after the last (a batch of at most about a
+    // millisecond sits between two timings); each batch's place in that sequence, per source.
+    let mut around = Vec::with_capacity(batches * active.len() + 1);
+    let mut batch_at: Vec<Vec<usize>> = vec![Vec::new(); active.len()];
     for j in 0..batches {
-        around.push(clock_timing(pass.chain, pass.overhead_ns));
         for (a, &(i, d)) in active.iter().enumerate() {
             let Some(&m) = orders[a].get(j) else { continue };
             let k = m * d;
+            around.push(clock_timing(pass.chain, pass.overhead_ns));
             let before = sys::cpu::context_switches().map(|s| s.1).ok();
             let Some(t) = readers::batch(cfg.sources[i], ctx, &sampler_of(i), k) else {
                 continue;
@@ -166,7 +167,7 @@ fn interleaved_round(
             let round = &mut fresh[a];
             round.ts.push(t);
             round.ks.push(k as f64);
-            slot_of[a].push(j);
+            batch_at[a].push(around.len() - 1);
             round.involuntary_switches = match (round.involuntary_switches, after.zip(before)) {
                 (Some(s), Some((a, b))) => Some(s + a.saturating_sub(b)),
                 _ => None,
@@ -175,11 +176,11 @@ fn interleaved_round(
     }
     around.push(clock_timing(pass.chain, pass.overhead_ns));
     clocks.timings += around.iter().flatten().count();
-    let slots = coreclock::slot_clocks(&around);
-    clocks.slots.extend(slots.iter().flatten());
+    let slots = coreclock::batch_clocks(&around);
+    clocks.batches.extend(slots.iter().flatten());
     for (a, mut round) in fresh.into_iter().enumerate() {
         // Every batch's clock, or none: a round is in cycles whole or not at all.
-        let ghz: Option<Vec<f64>> = slot_of[a].iter().map(|&j| slots[j]).collect();
+        let ghz: Option<Vec<f64>> = batch_at[a].iter().map(|&j| slots[j]).collect();
         round.ghz = ghz.unwrap_or_default();
         if !round.ts.is_empty() {
             rounds[active[a].0].push(round);
