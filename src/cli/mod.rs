@@ -164,9 +164,18 @@ pub struct CompareArgs {
     /// in core cycles (`cost_cycles`), which a change of the core clock between the runs does
     /// not move. Every file must then carry `core_clock`.
     #[arg(long, value_enum, default_value = "ns", value_name = "UNIT")]
-    pub unit: crate::compare::Unit,
+    pub unit: CompareUnit,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The unit `compare --unit` takes the ratios in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareUnit {
+    /// Nanoseconds, as measured.
+    Ns,
+    /// Core cycles (`cost_cycles`).
+    Cycles,
 }
 
 /// What `compare --fail-on` can fail on.

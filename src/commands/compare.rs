@@ -1,7 +1,7 @@
 //! `tscope compare`: profiles side by side with ratios against the first.
 
 use super::{Destination, Global};
-use crate::cli::CompareArgs;
+use crate::cli::{CompareArgs, CompareUnit};
 use crate::compare;
 
 /// What `tscope compare` compares, and where the comparison goes.
@@ -40,8 +40,12 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         }
         inputs.push(input);
     }
+    let unit = match args.unit {
+        CompareUnit::Ns => compare::Unit::Ns,
+        CompareUnit::Cycles => compare::Unit::Cycles,
+    };
     let missing = compare::without_cycles(&inputs);
-    if args.unit == compare::Unit::Cycles && !missing.is_empty() {
+    if unit == compare::Unit::Cycles && !missing.is_empty() {
         return Err(crate::error::ConfigError::range(
             "unit",
             "cycles needs every file to carry core_clock (a probe by this version, on x86-64)",
@@ -53,7 +57,7 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         inputs,
         output,
         fail_on_slower: args.fail_on.is_some(),
-        unit: args.unit,
+        unit,
     })
 }
 

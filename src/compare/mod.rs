@@ -19,7 +19,7 @@ use crate::probe::{Profile, PROFILE_SCHEMA_VERSION};
 use crate::stats::Estimate;
 
 /// The unit a comparison's ratios are taken in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// Nanoseconds, as measured (`cost_ns`).
