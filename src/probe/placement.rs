@@ -119,6 +119,9 @@ pub fn pass_config(sampler: &SamplerConfig, quick: bool) -> (SamplerConfig, usiz
     let cfg = SamplerConfig {
         budget: sampler.budget / 8,
         warmup: sampler.warmup / 2,
+        // A placement round is an eighth of the budget: 16 batches keep its shortest batch
+        // long against the timer's jitter.
+        samples: sampler.samples.min(16),
         rounds: 4,
         max_rounds: 4,
         ..*sampler
