@@ -160,7 +160,7 @@ pub struct Round {
 
 /// Runs `f` `k` times between two timer reads and returns the elapsed nanoseconds.
 #[inline(never)]
-fn batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
+pub fn time_batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
     let start = Instant::now();
     for _ in 0..black_box(k) {
         black_box(f());
@@ -171,7 +171,7 @@ fn batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
 /// Warms `f` up for `cfg.warmup` (doubling batches) and returns the batch unit `d` that makes
 /// one round of `cfg.samples` batches fill `cfg.budget`.
 pub fn warm_up<R, F: FnMut() -> R>(cfg: &SamplerConfig, f: &mut F) -> u64 {
-    warm_up_timed(cfg, &mut |k| batch(f, k))
+    warm_up_timed(cfg, &mut |k| time_batch(f, k))
 }
 
 /// [`warm_up`] for an operation that brings its own loop: `run(k)` makes `k` calls.
@@ -212,7 +212,7 @@ pub fn sample_round<R, F: FnMut() -> R>(
     seed: u64,
     f: &mut F,
 ) -> Round {
-    sample_round_timed(cfg, d, seed, &mut |k| batch(f, k))
+    sample_round_timed(cfg, d, seed, &mut |k| time_batch(f, k))
 }
 
 /// [`sample_round`] for an operation that brings its own loop: `run(k)` makes `k` calls.
@@ -236,11 +236,6 @@ pub fn batch_order(cfg: &SamplerConfig, seed: u64) -> Vec<u64> {
         order.swap(i, j);
     }
     order
-}
-
-/// Times one batch of `k` calls of `f` and returns the elapsed nanoseconds.
-pub fn time_batch<R, F: FnMut() -> R>(f: &mut F, k: u64) -> f64 {
-    batch(f, k)
 }
 
 /// One round, given `timed(k)`: the elapsed ns of a batch of `k` calls.
@@ -320,7 +315,7 @@ pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measure
             quantiled(cfg, &cycles)
         })
         .flatten()
-        .and_then(|(point, interval, ..)| interval.or(Some(Estimate::exact(point))));
+        .map(|(point, interval, ..)| interval.unwrap_or(Estimate::exact(point)));
     let samples = per_round.iter().map(Vec::len).sum();
     let ks: Vec<f64> = rounds.iter().flat_map(|r| r.ks.iter().copied()).collect();
     let ts: Vec<f64> = rounds.iter().flat_map(|r| r.ts.iter().copied()).collect();
@@ -361,111 +356,9 @@ pub fn measure<R, F: FnMut() -> R>(cfg: &SamplerConfig, mut f: F) -> Option<Meas
 /// `reps` tries, in nanoseconds: the fixed overhead removed from every batch.
 pub fn timer_overhead_ns(reps: usize) -> f64 {
     let mut nop = || ();
-    let ts: Vec<f64> = (0..reps.max(1)).map(|_| batch(&mut nop, 0)).collect();
+    let ts: Vec<f64> = (0..reps.max(1)).map(|_| time_batch(&mut nop, 0)).collect();
     stats::median(&ts).unwrap_or(0.0)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn round(ks: &[f64], ts: &[f64], switches: Option<u64>) -> Round {
-        Round {
-            ks: ks.to_vec(),
-            ts: ts.to_vec(),
-            involuntary_switches: switches,
-            ghz: Vec::new(),
-        }
-    }
-
-    /// Interference only adds time: batches inflated by bursts move the mean, not the lower
-    /// quartile, which stays on the undisturbed cost (10 ns/call, 50 ns fixed overhead).
-    #[test]
-    fn the_point_tracks_the_undisturbed_batches() {
-        let cfg = SamplerConfig {
-            overhead_ns: 50.0,
-            ..SamplerConfig::full(1)
-        };
-        let ks: Vec<f64> = (1..=16).map(|i| f64::from(i) * 1000.0).collect();
-        let clean: Vec<f64> = ks.iter().map(|k| 50.0 + 10.0 * k).collect();
-        // Half the batches of the second round ran 8–30% slow.
-        let slow: Vec<f64> = clean
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                if i % 2 == 0 {
-                    t * (1.08 + 0.03 * (i % 8) as f64)
-                } else {
-                    *t
-                }
-            })
-            .collect();
-        let m = estimate(
-            &cfg,
-            1000,
-            &[round(&ks, &clean, Some(0)), round(&ks, &slow, Some(3))],
-        )
-        .unwrap();
-        assert!((m.cost_ns.point - 10.0).abs() < 1e-9, "{m:?}");
-        let mean = stats::mean(&slow.iter().zip(&ks).map(|(t, k)| t / k).collect::<Vec<_>>());
-        assert!(mean.unwrap() > 10.5, "the mean would have moved");
-        assert!(m.cost_ns.lower <= 10.0 && m.cost_ns.upper >= 10.0);
-        assert_eq!(m.round_points.len(), 2);
-        assert_eq!(
-            (m.samples, m.batch_unit, m.involuntary_switches),
-            (32, 1000, Some(3))
-        );
-        assert!((m.intercept_ns - 50.0).abs() < 1e-6, "{}", m.intercept_ns);
-        assert!(m.settled(cfg.settle_width), "{m:?}");
-    }
-
-    /// Rounds that disagree widen the interval to hold each round's own point; a round whose
-    /// switch count is unknown makes the total unknown, not smaller; no batches, no estimate.
-    #[test]
-    fn disagreeing_rounds_widen_and_unknowns_stay_unknown() {
-        let cfg = SamplerConfig::full(2);
-        let ks = [1.0, 2.0, 3.0, 4.0, 5.0];
-        let a = round(&ks, &[10.0, 20.0, 30.0, 40.0, 50.0], Some(1));
-        let b = round(&ks, &[20.0, 40.0, 60.0, 80.0, 100.0], None);
-        let m = estimate(&cfg, 1, &[a.clone(), b]).unwrap();
-        assert!(m.cost_ns.lower <= 10.0 && m.cost_ns.upper >= 20.0, "{m:?}");
-        assert!(!m.settled(cfg.settle_width));
-        assert_eq!(m.involuntary_switches, None);
-        assert!(estimate(&cfg, 1, &[]).is_none());
-        assert!(estimate(&cfg, 1, &[Round::default()]).is_none());
-        let one = estimate(&cfg, 1, &[a]).unwrap();
-        assert_eq!(
-            one.cost_ns,
-            Estimate::exact(10.0),
-            "zero spread, zero width"
-        );
-        assert!(one.settled(cfg.settle_width));
-    }
-
-    /// A spin of known relative cost: the sampler must order them correctly and see the
-    /// larger one cost more per call, whatever this machine's speed.
-    #[test]
-    fn cost_scales_with_work() {
-        let cfg = SamplerConfig::quick(7);
-        let spin = |n: u64| {
-            move || {
-                let mut acc = 0u64;
-                for i in 0..black_box(n) {
-                    acc = acc.wrapping_mul(31).wrapping_add(i);
-                }
-                acc
-            }
-        };
-        let small = measure(&cfg, spin(50)).unwrap();
-        let large = measure(&cfg, spin(500)).unwrap();
-        for m in [&small, &large] {
-            assert!(m.cost_ns.lower <= m.cost_ns.point && m.cost_ns.point <= m.cost_ns.upper);
-            assert!(m.cost_ns.point > 0.0);
-            assert!(m.round_points.len() >= cfg.rounds && m.round_points.len() <= cfg.max_rounds);
-        }
-        assert!(
-            large.cost_ns.point > 3.0 * small.cost_ns.point,
-            "{small:?} {large:?}"
-        );
-    }
-}
+mod tests;

@@ -17,7 +17,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::batch;
+use super::time_batch;
 use crate::stats::{self, Estimate, SplitMix64};
 
 /// How long to pair two operations.
@@ -78,7 +78,7 @@ fn warm<R, F: FnMut() -> R>(warmup: Duration, f: &mut F) -> f64 {
     let start = Instant::now();
     let mut k = 1u64;
     loop {
-        let t = batch(f, k);
+        let t = time_batch(f, k);
         if start.elapsed() >= warmup || k >= 1 << 40 {
             return t / k as f64;
         }
@@ -107,11 +107,11 @@ where
     let start = Instant::now();
     while start.elapsed() < cfg.budget {
         let (ta, tb) = if rng.below(2) == 0 {
-            let ta = batch(&mut a, k);
-            (ta, batch(&mut b, k))
+            let ta = time_batch(&mut a, k);
+            (ta, time_batch(&mut b, k))
         } else {
-            let tb = batch(&mut b, k);
-            (batch(&mut a, k), tb)
+            let tb = time_batch(&mut b, k);
+            (time_batch(&mut a, k), tb)
         };
         deltas.push((ta - tb) / k as f64);
     }

@@ -31,36 +31,51 @@ pub struct CoreClock {
 /// What [`CoreClock::method`] says.
 pub const METHOD: &str = "dependent register adds (one core cycle each) timed between batches";
 
-/// Chains in one timing: about `target_ns` of them, from a few timed tries of about 4 µs.
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn chain_iterations(target_ns: f64, overhead_ns: f64) -> u64 {
+/// Chains in one timing: about `target_ns` of them, from a few timed tries of about 4 µs;
+/// `None` where the chain is not built (off x86-64).
+pub(crate) fn chain_iterations(target_ns: f64, overhead_ns: f64) -> Option<u64> {
     const TRY: u64 = 250;
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
     let ghz = (0..4)
         .filter_map(|_| ghz_of(TRY, overhead_ns))
         .fold(f64::NAN, f64::max);
     if !ghz.is_finite() || ghz <= 0.0 {
-        return TRY;
+        return Some(TRY);
     }
     let adds = target_ns * ghz;
-    ((adds / f64::from(crate::sys::baseline::CHAIN_ADDS)) as u64).max(16)
+    Some(((adds / CHAIN_ADDS) as u64).max(16))
 }
 
-/// Times `n` chains back to back: the clock they ran at in GHz (adds per ns), or `None` when
-/// the timing is not positive.
+/// Adds in one chain ([`crate::sys::baseline::CHAIN_ADDS`]).
 #[cfg(target_arch = "x86_64")]
+const CHAIN_ADDS: f64 = crate::sys::baseline::CHAIN_ADDS as f64;
+#[cfg(not(target_arch = "x86_64"))]
+const CHAIN_ADDS: f64 = 1.0;
+
+/// Times `n` chains back to back: the clock they ran at in GHz (adds per ns); `None` when the
+/// timing is not positive, or off x86-64.
 pub(crate) fn ghz_of(n: u64, overhead_ns: f64) -> Option<f64> {
-    use crate::sys::baseline::{add_chain, CHAIN_ADDS};
-    use std::hint::black_box;
-    let step = black_box(1);
-    let start = Instant::now();
-    let mut x = 0;
-    for _ in 0..black_box(n) {
-        x = add_chain(x, step);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::sys::baseline::add_chain;
+        use std::hint::black_box;
+        let step = black_box(1);
+        let start = Instant::now();
+        let mut x = 0;
+        for _ in 0..black_box(n) {
+            x = add_chain(x, step);
+        }
+        black_box(x);
+        let ns = start.elapsed().as_nanos() as f64 - overhead_ns;
+        (ns > 0.0).then(|| n as f64 * CHAIN_ADDS / ns)
     }
-    black_box(x);
-    let ns = start.elapsed().as_nanos() as f64 - overhead_ns;
-    let adds = (n * u64::from(CHAIN_ADDS)) as f64;
-    (ns > 0.0).then(|| adds / ns)
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (n, overhead_ns);
+        None
+    }
 }
 
 /// The clock of each batch from the timings around it: `around[j]` was taken before batch `j`
@@ -103,12 +118,12 @@ mod tests {
         assert!(summarize(&[], 0).is_none());
     }
 
-    #[cfg(target_arch = "x86_64")]
     /// The chain runs at one add per cycle: on any x86-64 core that runs user code at all, a
     /// clock between 0.2 and 8 GHz (the chain is not folded away, not slowed by its loop).
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn the_chain_reads_a_plausible_clock() {
-        let n = chain_iterations(20_000.0, 0.0);
+        let n = chain_iterations(20_000.0, 0.0).unwrap();
         let best = (0..20).filter_map(|_| ghz_of(n, 0.0)).fold(0.0, f64::max);
         assert!((0.2..8.0).contains(&best), "{best} GHz");
     }

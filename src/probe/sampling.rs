@@ -37,7 +37,8 @@ pub(super) fn sample_all(
         .enumerate()
         .map(|(i, &src)| readers::warm_up(src, ctx, &sampler_of(i)))
         .collect();
-    let chain = chain_iterations(overhead_ns);
+    // One core-clock timing: about 10 µs of chain.
+    let chain = coreclock::chain_iterations(10_000.0, overhead_ns);
     let mut clocks = Clocks::default();
     let mut rounds: Vec<Vec<measure::Round>> = vec![Vec::new(); n];
     let mut out: Vec<Option<measure::Measurement>> = vec![None; n];
@@ -100,29 +101,6 @@ struct Pass<'a> {
     overhead_ns: f64,
 }
 
-/// The chain length of one core-clock timing (about 10 µs), or `None` where the chain is not
-/// built (not x86-64).
-fn chain_iterations(overhead_ns: f64) -> Option<u64> {
-    #[cfg(target_arch = "x86_64")]
-    return Some(coreclock::chain_iterations(10_000.0, overhead_ns));
-    #[cfg(not(target_arch = "x86_64"))]
-    return {
-        let _ = overhead_ns;
-        None
-    };
-}
-
-/// One core-clock timing in GHz (`None`: not timed, or not positive).
-fn clock_timing(chain: Option<u64>, overhead_ns: f64) -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    return chain.and_then(|n| coreclock::ghz_of(n, overhead_ns));
-    #[cfg(not(target_arch = "x86_64"))]
-    return {
-        let _ = (chain, overhead_ns);
-        None
-    };
-}
-
 /// One round of every source in `active` (index, batch unit), batch by batch: batch `j` of
 /// every source, then batch `j + 1` of every source, so each source's batches spread over the
 /// whole pass, as a C loop that interleaves its sources does.
@@ -152,13 +130,17 @@ fn interleaved_round(
     let batches = orders.iter().map(Vec::len).max().unwrap_or(0);
     // The core clock timed before every batch and after the last (a batch of at most about a
     // millisecond sits between two timings); each batch's place in that sequence, per source.
+    let timing = || {
+        pass.chain
+            .and_then(|n| coreclock::ghz_of(n, pass.overhead_ns))
+    };
     let mut around = Vec::with_capacity(batches * active.len() + 1);
     let mut batch_at: Vec<Vec<usize>> = vec![Vec::new(); active.len()];
     for j in 0..batches {
         for (a, &(i, d)) in active.iter().enumerate() {
             let Some(&m) = orders[a].get(j) else { continue };
             let k = m * d;
-            around.push(clock_timing(pass.chain, pass.overhead_ns));
+            around.push(timing());
             let before = sys::cpu::context_switches().map(|s| s.1).ok();
             let Some(t) = readers::batch(cfg.sources[i], ctx, &sampler_of(i), k) else {
                 continue;
@@ -174,13 +156,13 @@ fn interleaved_round(
             };
         }
     }
-    around.push(clock_timing(pass.chain, pass.overhead_ns));
+    around.push(timing());
     clocks.timings += around.iter().flatten().count();
-    let slots = coreclock::batch_clocks(&around);
-    clocks.batches.extend(slots.iter().flatten());
+    let batch_clocks = coreclock::batch_clocks(&around);
+    clocks.batches.extend(batch_clocks.iter().flatten());
     for (a, mut round) in fresh.into_iter().enumerate() {
         // Every batch's clock, or none: a round is in cycles whole or not at all.
-        let ghz: Option<Vec<f64>> = batch_at[a].iter().map(|&j| slots[j]).collect();
+        let ghz: Option<Vec<f64>> = batch_at[a].iter().map(|&j| batch_clocks[j]).collect();
         round.ghz = ghz.unwrap_or_default();
         if !round.ts.is_empty() {
             rounds[active[a].0].push(round);
