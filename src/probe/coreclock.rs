@@ -92,12 +92,12 @@ pub(crate) fn batch_clocks(around: &[Option<f64>]) -> Vec<Option<f64>> {
 }
 
 /// The summary over every batch clock of the run; `None` without any.
-pub(crate) fn summarize(slots: &[f64], timings: usize) -> Option<CoreClock> {
-    let ghz = stats::median(slots)?;
+pub(crate) fn summarize(clocks: &[f64], timings: usize) -> Option<CoreClock> {
+    let ghz = stats::median(clocks)?;
     Some(CoreClock {
         ghz,
-        ghz_min: slots.iter().copied().fold(f64::INFINITY, f64::min),
-        ghz_max: slots.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ghz_min: clocks.iter().copied().fold(f64::INFINITY, f64::min),
+        ghz_max: clocks.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         timings,
         method: METHOD.into(),
     })

@@ -11,9 +11,10 @@ use crate::sys;
 /// still sampling, batch by batch ([`interleaved_round`]): each source's batches spread over
 /// the whole pass, so a disturbance or a clock step that lasts a moment lands in a few batches
 /// of many sources instead of a whole round of one, and each source's lower quartile is drawn
-/// from many moments, as a C loop that interleaves its sources draws its median. After `sampler.rounds` rounds a source stops as soon as its estimate
-/// is settled; the others get rounds up to `sampler.max_rounds` while the sampling has taken
-/// less than `cfg.sampling_cap`. Returns each source's measurement and its rounds beyond the
+/// from many moments, as a C loop that interleaves its sources draws its median. After
+/// `sampler.rounds` rounds a source stops as soon as its estimate is settled; the others get
+/// rounds up to `sampler.max_rounds` while the sampling has taken less than
+/// `cfg.sampling_cap`. Returns each source's measurement and its rounds beyond the
 /// minimum, and the core clock over the passes.
 pub(super) fn sample_all(
     cfg: &ProbeConfig,
