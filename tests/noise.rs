@@ -73,8 +73,15 @@ fn probe_notices_a_cpu_hog() {
             c["upper"].as_f64().unwrap(),
         );
         assert!(lo <= p && p <= hi, "{s}");
-        // Whatever stays wide is flagged, never passed off as confident.
+        // Whatever stays wide is flagged, never passed off as confident: as noisy, or as
+        // widened to hold the loop placements' points (the placements' own intervals, in core
+        // cycles, do not overlap; the table names the range).
         if (hi - lo) / p > 0.10 && hi - lo > 0.5 {
+            let placed = &s["placement"];
+            if placed["widened"] == true {
+                assert_eq!(placed["moves_cost"], true, "{s}");
+                continue;
+            }
             assert_eq!(s["noisy"], true, "{s}");
             assert!(warnings.contains(&"noisy"), "{warnings:?}");
         }

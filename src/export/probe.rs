@@ -183,9 +183,18 @@ fn placement_line(p: &Profile) -> Option<String> {
             let verdict = match (pl.moves_cost, pl.widened) {
                 (true, true) => "moves it: interval widened to hold them",
                 (true, false) => "moves it, within the interval",
-                _ => "intervals overlap",
+                _ => "does not move it",
             };
-            Some(format!("{} {}–{} ns ({verdict})", s.id, ns(lo), ns(hi)))
+            let cycles = pl
+                .range_cycles()
+                .map(|(lo, hi)| format!("{lo:.1}–{hi:.1} cycles, "))
+                .unwrap_or_default();
+            Some(format!(
+                "{} {cycles}{}–{} ns ({verdict})",
+                s.id,
+                ns(lo),
+                ns(hi)
+            ))
         })
         .collect();
     let n = p

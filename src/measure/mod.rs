@@ -176,11 +176,11 @@ pub fn warm_up<R, F: FnMut() -> R>(cfg: &SamplerConfig, f: &mut F) -> u64 {
 
 /// [`warm_up`] for an operation that brings its own loop: `run(k)` makes `k` calls.
 pub fn warm_up_loop<L: FnMut(u64)>(cfg: &SamplerConfig, run: &mut L) -> u64 {
-    warm_up_timed(cfg, &mut |k| own_loop(run, k))
+    warm_up_timed(cfg, &mut |k| time_loop(run, k))
 }
 
-/// Times `run(k)`, an operation's own loop of `k` calls, between two timer reads.
-fn own_loop<L: FnMut(u64)>(run: &mut L, k: u64) -> f64 {
+/// Times `run(k)`, an operation's own loop of `k` calls, between two timer reads (ns).
+pub fn time_loop<L: FnMut(u64)>(run: &mut L, k: u64) -> f64 {
     let start = Instant::now();
     run(black_box(k));
     start.elapsed().as_nanos() as f64
@@ -213,16 +213,6 @@ pub fn sample_round<R, F: FnMut() -> R>(
     f: &mut F,
 ) -> Round {
     sample_round_timed(cfg, d, seed, &mut |k| time_batch(f, k))
-}
-
-/// [`sample_round`] for an operation that brings its own loop: `run(k)` makes `k` calls.
-pub fn sample_round_loop<L: FnMut(u64)>(
-    cfg: &SamplerConfig,
-    d: u64,
-    seed: u64,
-    run: &mut L,
-) -> Round {
-    sample_round_timed(cfg, d, seed, &mut |k| own_loop(run, k))
 }
 
 /// The batch multipliers `1..=n` of one round in the order drawn from `seed`: batch `j` of the

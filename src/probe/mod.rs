@@ -166,8 +166,9 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         r.extra_rounds = extra_rounds[i];
         r.cost_cycles = m.and_then(|m| m.cost_cycles);
         if let (Some(mut p), Some(c)) = (placements[i].take(), r.cost_ns) {
-            let c = p.widen(c);
+            let (c, cycles) = p.widen(c, r.cost_cycles);
             r.cost_ns = Some(c);
+            r.cost_cycles = cycles;
             r.relative_ci_width = Some(c.relative_width());
             r.placement = Some(p);
         }

@@ -22,13 +22,23 @@ pub struct Placement {
     pub offsets: Vec<u32>,
     /// Cost per read at each offset (the sampler's lower quartile, with its interval), ns.
     pub cost_ns: Vec<Estimate>,
+    /// Cost per read at each offset in core cycles (each batch at the clock timed beside it),
+    /// when every placement's batches were clocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_cycles: Option<Vec<Estimate>>,
     /// Highest minus lowest of the points, ns.
     pub spread_ns: f64,
     /// `spread_ns` over the median of the points.
     pub relative_spread: f64,
-    /// Some two placements' intervals do not overlap: where the loop sits moves the cost.
+    /// Highest minus lowest of the points in core cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_cycles: Option<f64>,
+    /// Some two placements' intervals do not overlap and their points lie at least half a core
+    /// cycle apart ([`MOVES_CYCLES`]): where the loop sits moves the cost. Decided in core
+    /// cycles where every placement has them (a step of the core clock moves nanoseconds, not
+    /// cycles), else in ns (points at least [`measure::SETTLED_NS`] apart).
     pub moves_cost: bool,
-    /// The source's `cost_ns` interval was widened to hold every placement's point.
+    /// The source's cost interval was widened to hold every placement's point.
     pub widened: bool,
 }
 
@@ -42,11 +52,17 @@ impl Placement {
         if cost_ns.is_empty() || cost_ns.len() != offsets.len() {
             return None;
         }
+        let cost_cycles: Option<Vec<Estimate>> = ms
+            .iter()
+            .map(|m| m.as_ref().and_then(|m| m.cost_cycles))
+            .collect();
+        let (lo, hi) = min_max(cost_ns.iter().map(|e| e.point));
         let points: Vec<f64> = cost_ns.iter().map(|e| e.point).collect();
-        let (lo, hi) = min_max(points.iter().copied());
         let median = crate::stats::median(&points)?;
-        let highest_lower = cost_ns.iter().map(|e| e.lower).fold(f64::MIN, f64::max);
-        let lowest_upper = cost_ns.iter().map(|e| e.upper).fold(f64::MAX, f64::min);
+        let moves_cost = match &cost_cycles {
+            Some(c) => moves(c, MOVES_CYCLES),
+            None => moves(&cost_ns, measure::SETTLED_NS),
+        };
         Some(Placement {
             offsets: offsets.to_vec(),
             spread_ns: hi - lo,
@@ -55,9 +71,14 @@ impl Placement {
             } else {
                 f64::NAN
             },
-            moves_cost: highest_lower > lowest_upper,
+            spread_cycles: cost_cycles.as_ref().map(|c| {
+                let (lo, hi) = min_max(c.iter().map(|e| e.point));
+                hi - lo
+            }),
+            moves_cost,
             widened: false,
             cost_ns,
+            cost_cycles,
         })
     }
 
@@ -66,20 +87,56 @@ impl Placement {
         min_max(self.cost_ns.iter().map(|e| e.point))
     }
 
-    /// The source's interval, widened to hold every placement's point when placement moves the
-    /// cost (sets [`Placement::widened`] when that changed it). The point stays the sampler's.
-    pub fn widen(&mut self, cost: Estimate) -> Estimate {
+    /// The lowest and the highest placement's point in core cycles, when clocked.
+    pub fn range_cycles(&self) -> Option<(f64, f64)> {
+        self.cost_cycles
+            .as_ref()
+            .map(|c| min_max(c.iter().map(|e| e.point)))
+    }
+
+    /// The source's intervals in ns and in core cycles, each widened to hold every placement's
+    /// point when placement moves the cost (sets [`Placement::widened`] when that changed
+    /// either). The points stay the sampler's.
+    pub fn widen(
+        &mut self,
+        cost: Estimate,
+        cycles: Option<Estimate>,
+    ) -> (Estimate, Option<Estimate>) {
         if !self.moves_cost {
-            return cost;
+            return (cost, cycles);
         }
-        let (lo, hi) = self.range_ns();
-        let wider = Estimate {
-            lower: cost.lower.min(lo),
-            upper: cost.upper.max(hi),
-            ..cost
+        let ns = hold(cost, &self.cost_ns);
+        let cy = match (cycles, &self.cost_cycles) {
+            (Some(c), Some(placed)) => Some(hold(c, placed)),
+            (c, _) => c,
         };
-        self.widened = wider.lower < cost.lower || wider.upper > cost.upper;
-        wider
+        self.widened = ns != cost || cy != cycles;
+        (ns, cy)
+    }
+}
+
+/// The least spread of the placements' points, in core cycles, that counts as placement moving
+/// the cost: half a cycle. Below it, intervals of a few hundredths of a cycle can lie apart
+/// (30.01 against 30.05 for `rdtsc` on the development machine) while no build would move
+/// the figure by anything a reader could use.
+pub const MOVES_CYCLES: f64 = 0.5;
+
+/// Placement moves the cost: some two of `costs`' intervals do not overlap, and their points
+/// lie at least `least` apart.
+fn moves(costs: &[Estimate], least: f64) -> bool {
+    let highest_lower = costs.iter().map(|e| e.lower).fold(f64::MIN, f64::max);
+    let lowest_upper = costs.iter().map(|e| e.upper).fold(f64::MAX, f64::min);
+    let (lo, hi) = min_max(costs.iter().map(|e| e.point));
+    highest_lower > lowest_upper && hi - lo >= least
+}
+
+/// `cost`'s interval widened to hold every point of `placed`.
+fn hold(cost: Estimate, placed: &[Estimate]) -> Estimate {
+    let (lo, hi) = min_max(placed.iter().map(|e| e.point));
+    Estimate {
+        lower: cost.lower.min(lo),
+        upper: cost.upper.max(hi),
+        ..cost
     }
 }
 
@@ -130,30 +187,61 @@ pub fn pass_config(sampler: &SamplerConfig, quick: bool) -> (SamplerConfig, usiz
 }
 
 /// Times `src` at every placement (every `step`-th of [`crate::sys::placed::OFFSETS`]): one
-/// warm-up each, then `cfg.rounds` rounds round-robin over the placements. `None` for a source
-/// without placed loops.
+/// warm-up each, then `cfg.rounds` rounds, each interleaved batch by batch over the placements
+/// with the core clock timed between the batches, as the sampling pass does
+/// ([`super::sampling::interleaved_round`]): a moment's disturbance or a clock step lands in a
+/// few batches of every placement, not on one placement. `None` for a source without placed
+/// loops.
 pub fn measure(src: Source, cfg: &SamplerConfig, step: usize) -> Option<Placement> {
     #[cfg(target_arch = "x86_64")]
     {
+        use super::sampling::{self, Clocks, Pass};
         use crate::sys::placed::OFFSETS;
         let all = loops(src)?;
         let picked: Vec<usize> = (0..all.len()).step_by(step.max(1)).collect();
         let offsets: Vec<u32> = picked.iter().map(|&i| OFFSETS[i]).collect();
-        let run = |i: usize| {
-            let l = all[i];
-            move |k: u64| {
-                std::hint::black_box(l(k));
-            }
-        };
         let units: Vec<u64> = picked
             .iter()
-            .map(|&i| measure::warm_up_loop(cfg, &mut run(i)))
+            .map(|&i| {
+                let l = all[i];
+                measure::warm_up_loop(cfg, &mut |k| {
+                    std::hint::black_box(l(k));
+                })
+            })
             .collect();
+        let chain = super::coreclock::chain_iterations(sampling::CLOCK_TIMING_NS, cfg.overhead_ns);
+        let mut clocks = Clocks::default();
         let mut rounds = vec![Vec::new(); picked.len()];
         for r in 0..cfg.rounds.max(1) {
-            for (j, &i) in picked.iter().enumerate() {
-                let seed = cfg.seed.wrapping_add((7919 * (r + 1) + j) as u64);
-                rounds[j].push(measure::sample_round_loop(cfg, units[j], seed, &mut run(i)));
+            let pass = Pass {
+                orders: units
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &d)| {
+                        let seed = cfg.seed.wrapping_add((7919 * (r + 1) + j) as u64);
+                        (measure::batch_order(cfg, seed), d)
+                    })
+                    .collect(),
+                chain,
+                overhead_ns: cfg.overhead_ns,
+            };
+            let fresh = sampling::interleaved_round(
+                &pass,
+                &mut |a, k| {
+                    let l = all[picked[a]];
+                    Some(measure::time_loop(
+                        &mut |k| {
+                            std::hint::black_box(l(k));
+                        },
+                        k,
+                    ))
+                },
+                &mut clocks,
+            );
+            for (j, round) in fresh.into_iter().enumerate() {
+                if !round.ts.is_empty() {
+                    rounds[j].push(round);
+                }
             }
         }
         let ms: Vec<Option<Measurement>> = rounds
@@ -195,6 +283,22 @@ mod tests {
         Placement::from_measurements(&offsets, &ms).expect("every offset measured")
     }
 
+    /// A placement per (ns, cycles) pair.
+    fn clocked(costs: &[(Estimate, Estimate)]) -> Placement {
+        let offsets: Vec<u32> = (0..costs.len() as u32).map(|i| 16 * i).collect();
+        let ms: Vec<Option<Measurement>> = costs
+            .iter()
+            .map(|&(ns, cycles)| {
+                Some(Measurement {
+                    cost_ns: ns,
+                    cost_cycles: Some(cycles),
+                    ..measurement()
+                })
+            })
+            .collect();
+        Placement::from_measurements(&offsets, &ms).expect("every offset measured")
+    }
+
     fn measurement() -> Measurement {
         Measurement {
             cost_ns: Estimate::exact(1.0),
@@ -217,7 +321,7 @@ mod tests {
         assert!(!p.moves_cost);
         assert!((p.spread_ns - 0.1).abs() < 1e-12);
         let c = est(8.0, 7.95, 8.05);
-        assert_eq!(p.widen(c), c);
+        assert_eq!(p.widen(c, None), (c, None));
         assert!(!p.widened);
     }
 
@@ -233,8 +337,53 @@ mod tests {
         assert!(p.moves_cost);
         assert!((p.spread_ns - 0.9).abs() < 1e-12);
         assert!((p.relative_spread - 0.9 / 7.6).abs() < 1e-12);
-        let w = p.widen(est(7.8, 7.75, 7.85));
+        let (w, cycles) = p.widen(est(7.8, 7.75, 7.85), None);
         assert_eq!((w.point, w.lower, w.upper), (7.8, 7.5, 8.4));
+        assert_eq!(cycles, None);
+        assert!(p.widened);
+    }
+
+    /// Placements timed at two core clocks: apart in ns, alike in cycles. Placement does not
+    /// move the cost (the clock did), and nothing is widened.
+    #[test]
+    fn a_clock_step_between_placements_is_not_placement() {
+        let mut p = clocked(&[
+            (est(7.5, 7.49, 7.51), est(30.0, 29.98, 30.02)),
+            (est(8.5, 8.45, 8.55), est(30.0, 29.97, 30.03)),
+        ]);
+        assert!(!p.moves_cost, "{p:?}");
+        assert_eq!(p.spread_cycles, Some(0.0));
+        assert!((p.spread_ns - 1.0).abs() < 1e-12);
+        let (c, cy) = (est(7.6, 7.5, 7.7), Some(est(30.0, 29.9, 30.1)));
+        assert_eq!(p.widen(c, cy), (c, cy));
+        assert!(!p.widened);
+    }
+
+    /// Intervals apart by hundredths of a cycle: real, and nothing a build would move by a
+    /// figure a reader could use; not placement moving the cost.
+    #[test]
+    fn placements_apart_by_less_than_half_a_cycle_do_not_move_the_cost() {
+        let p = clocked(&[
+            (est(7.16, 7.15, 7.17), est(30.01, 30.0, 30.02)),
+            (est(7.17, 7.16, 7.18), est(30.05, 30.04, 30.06)),
+        ]);
+        assert!(!p.moves_cost, "{p:?}");
+    }
+
+    /// Placements a few cycles apart: placement moves the cost, and both the ns and the cycles
+    /// interval are widened to hold every placement's point.
+    #[test]
+    fn placements_apart_in_cycles_widen_both_intervals() {
+        let mut p = clocked(&[
+            (est(7.5, 7.49, 7.51), est(30.0, 29.98, 30.02)),
+            (est(8.3, 8.25, 8.35), est(33.0, 32.9, 33.1)),
+        ]);
+        assert!(p.moves_cost);
+        assert_eq!(p.spread_cycles, Some(3.0));
+        let (c, cy) = p.widen(est(7.6, 7.55, 7.65), Some(est(30.2, 30.1, 30.3)));
+        assert_eq!((c.lower, c.upper), (7.5, 8.3));
+        let cy = cy.unwrap();
+        assert_eq!((cy.point, cy.lower, cy.upper), (30.2, 30.0, 33.0));
         assert!(p.widened);
     }
 
@@ -258,6 +407,12 @@ mod tests {
             .all(|e| e.point > 0.0 && e.lower <= e.upper));
         let (lo, hi) = p.range_ns();
         assert!((p.spread_ns - (hi - lo)).abs() < 1e-9);
+        // Every placement's batches were clocked: its cycles are there, and lie where its ns
+        // and a plausible clock (0.2–8 GHz) put them.
+        let cycles = p.cost_cycles.as_ref().expect("clocked placements");
+        for (c, n) in cycles.iter().zip(&p.cost_ns) {
+            assert!((0.2..8.0).contains(&(c.point / n.point)), "{c:?} {n:?}");
+        }
         assert!(measure(Source::Vdso(super::super::Clock::Monotonic), &cfg, step).is_none());
     }
 }

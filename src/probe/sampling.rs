@@ -38,8 +38,7 @@ pub(super) fn sample_all(
         .enumerate()
         .map(|(i, &src)| readers::warm_up(src, ctx, &sampler_of(i)))
         .collect();
-    // One core-clock timing: about 10 µs of chain.
-    let chain = coreclock::chain_iterations(10_000.0, overhead_ns);
+    let chain = coreclock::chain_iterations(CLOCK_TIMING_NS, overhead_ns);
     let mut clocks = Clocks::default();
     let mut rounds: Vec<Vec<measure::Round>> = vec![Vec::new(); n];
     let mut out: Vec<Option<measure::Measurement>> = vec![None; n];
@@ -52,14 +51,33 @@ pub(super) fn sample_all(
         let active: Vec<(usize, u64)> = (0..n)
             .filter_map(|i| units[i].filter(|_| !settled[i]).map(|d| (i, d)))
             .collect();
-        let any = !active.is_empty();
+        if active.is_empty() {
+            break;
+        }
         let pass = Pass {
-            active: &active,
-            r,
+            orders: active
+                .iter()
+                .map(|&(i, d)| {
+                    let seed = cfg.seed.wrapping_add((1000 * (r + 1) + i) as u64);
+                    (measure::batch_order(&sampler_of(i), seed), d)
+                })
+                .collect(),
             chain,
             overhead_ns,
         };
-        interleaved_round(cfg, ctx, &pass, &sampler_of, &mut rounds, &mut clocks);
+        let fresh = interleaved_round(
+            &pass,
+            &mut |a, k| {
+                let i = active[a].0;
+                readers::batch(cfg.sources[i], ctx, &sampler_of(i), k)
+            },
+            &mut clocks,
+        );
+        for (&(i, _), round) in active.iter().zip(fresh) {
+            if !round.ts.is_empty() {
+                rounds[i].push(round);
+            }
+        }
         for i in 0..n {
             if settled[i] || rounds[i].is_empty() {
                 continue;
@@ -70,9 +88,6 @@ pub(super) fn sample_all(
                 && out[i]
                     .as_ref()
                     .is_some_and(|m| m.settled(sampler.settle_width));
-        }
-        if !any {
-            break;
         }
     }
     let extra = rounds
@@ -86,66 +101,58 @@ pub(super) fn sample_all(
     )
 }
 
+/// The length of one core-clock timing, in ns of chain.
+pub(super) const CLOCK_TIMING_NS: f64 = 10_000.0;
+
 /// The core clock of every batch, and the timings taken, over the passes.
 #[derive(Default)]
-struct Clocks {
-    batches: Vec<f64>,
-    timings: usize,
+pub(super) struct Clocks {
+    pub batches: Vec<f64>,
+    pub timings: usize,
 }
 
-/// One interleaved pass: the sources still sampling (index, batch unit), the round number,
-/// and the core-clock chain (iterations; `None`: not timed here) and timer overhead.
-struct Pass<'a> {
-    active: &'a [(usize, u64)],
-    r: usize,
-    chain: Option<u64>,
-    overhead_ns: f64,
+/// One interleaved pass: per item (a source, or one placement of a source's loop) its batch
+/// multipliers in the order drawn and its batch unit, and the core-clock chain (iterations;
+/// `None`: not timed here) and timer overhead.
+pub(super) struct Pass {
+    pub orders: Vec<(Vec<u64>, u64)>,
+    pub chain: Option<u64>,
+    pub overhead_ns: f64,
 }
 
-/// One round of every source in `active` (index, batch unit), batch by batch: batch `j` of
-/// every source, then batch `j + 1` of every source, so each source's batches spread over the
-/// whole pass, as a C loop that interleaves its sources does.
-fn interleaved_round(
-    cfg: &ProbeConfig,
-    ctx: &readers::Context,
+/// One round of every item of `pass`, batch by batch: batch `j` of every item, then batch
+/// `j + 1` of every item, so each item's batches spread over the whole pass, as a C loop that
+/// interleaves its sources does. `batch(a, k)` times `k` calls of item `a` (ns; `None`: no
+/// batch). The core clock is timed before every batch and after the last (a batch of at most
+/// about a millisecond sits between two timings), and each batch gets the clock beside it.
+/// Returns one round per item, in `pass.orders`' order (empty where no batch was taken).
+pub(super) fn interleaved_round(
     pass: &Pass,
-    sampler_of: &dyn Fn(usize) -> SamplerConfig,
-    rounds: &mut [Vec<measure::Round>],
+    batch: &mut dyn FnMut(usize, u64) -> Option<f64>,
     clocks: &mut Clocks,
-) {
-    let (active, r) = (pass.active, pass.r);
-    let orders: Vec<Vec<u64>> = active
-        .iter()
-        .map(|&(i, _)| {
-            let seed = cfg.seed.wrapping_add((1000 * (r + 1) + i) as u64);
-            measure::batch_order(&sampler_of(i), seed)
-        })
-        .collect();
-    let mut fresh: Vec<measure::Round> = active
-        .iter()
+) -> Vec<measure::Round> {
+    let items = pass.orders.len();
+    let mut fresh: Vec<measure::Round> = (0..items)
         .map(|_| measure::Round {
             involuntary_switches: Some(0),
             ..Default::default()
         })
         .collect();
-    let batches = orders.iter().map(Vec::len).max().unwrap_or(0);
-    // The core clock timed before every batch and after the last (a batch of at most about a
-    // millisecond sits between two timings); each batch's place in that sequence, per source.
+    let batches = pass.orders.iter().map(|(o, _)| o.len()).max().unwrap_or(0);
     let timing = || {
         pass.chain
             .and_then(|n| coreclock::ghz_of(n, pass.overhead_ns))
     };
-    let mut around = Vec::with_capacity(batches * active.len() + 1);
-    let mut batch_at: Vec<Vec<usize>> = vec![Vec::new(); active.len()];
+    let mut around = Vec::with_capacity(batches * items + 1);
+    // Each batch's place in the sequence of timings, per item.
+    let mut batch_at: Vec<Vec<usize>> = vec![Vec::new(); items];
     for j in 0..batches {
-        for (a, &(i, d)) in active.iter().enumerate() {
-            let Some(&m) = orders[a].get(j) else { continue };
+        for (a, (order, d)) in pass.orders.iter().enumerate() {
+            let Some(&m) = order.get(j) else { continue };
             let k = m * d;
             around.push(timing());
             let before = sys::cpu::context_switches().map(|s| s.1).ok();
-            let Some(t) = readers::batch(cfg.sources[i], ctx, &sampler_of(i), k) else {
-                continue;
-            };
+            let Some(t) = batch(a, k) else { continue };
             let after = sys::cpu::context_switches().map(|s| s.1).ok();
             let round = &mut fresh[a];
             round.ts.push(t);
@@ -161,12 +168,10 @@ fn interleaved_round(
     clocks.timings += around.iter().flatten().count();
     let batch_clocks = coreclock::batch_clocks(&around);
     clocks.batches.extend(batch_clocks.iter().flatten());
-    for (a, mut round) in fresh.into_iter().enumerate() {
+    for (round, at) in fresh.iter_mut().zip(&batch_at) {
         // Every batch's clock, or none: a round is in cycles whole or not at all.
-        let ghz: Option<Vec<f64>> = batch_at[a].iter().map(|&j| batch_clocks[j]).collect();
+        let ghz: Option<Vec<f64>> = at.iter().map(|&j| batch_clocks[j]).collect();
         round.ghz = ghz.unwrap_or_default();
-        if !round.ts.is_empty() {
-            rounds[active[a].0].push(round);
-        }
     }
+    fresh
 }
