@@ -189,7 +189,7 @@ pub fn pass_config(sampler: &SamplerConfig, quick: bool) -> (SamplerConfig, usiz
 /// Times `src` at every placement (every `step`-th of [`crate::sys::placed::OFFSETS`]): one
 /// warm-up each, then `cfg.rounds` rounds, each interleaved batch by batch over the placements
 /// with the core clock timed between the batches, as the sampling pass does
-/// ([`super::sampling::interleaved_round`]): a moment's disturbance or a clock step lands in a
+/// (the sampling module's `interleaved_round`): a moment's disturbance or a clock step lands in a
 /// few batches of every placement, not on one placement. `None` for a source without placed
 /// loops.
 pub fn measure(src: Source, cfg: &SamplerConfig, step: usize) -> Option<Placement> {
