@@ -13,6 +13,7 @@ pub mod advice;
 pub mod coreclock;
 pub mod histogram;
 pub mod host_id;
+mod interleave;
 pub mod machine;
 pub mod placement;
 pub mod profile;

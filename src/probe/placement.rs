@@ -189,13 +189,13 @@ pub fn pass_config(sampler: &SamplerConfig, quick: bool) -> (SamplerConfig, usiz
 /// Times `src` at every placement (every `step`-th of [`crate::sys::placed::OFFSETS`]): one
 /// warm-up each, then `cfg.rounds` rounds, each interleaved batch by batch over the placements
 /// with the core clock timed between the batches, as the sampling pass does
-/// (the sampling module's `interleaved_round`): a moment's disturbance or a clock step lands in a
+/// (`probe/interleave.rs`): a moment's disturbance or a clock step lands in a
 /// few batches of every placement, not on one placement. `None` for a source without placed
 /// loops.
 pub fn measure(src: Source, cfg: &SamplerConfig, step: usize) -> Option<Placement> {
     #[cfg(target_arch = "x86_64")]
     {
-        use super::sampling::{self, Clocks, Pass};
+        use super::interleave::{self, Clocks, Pass};
         use crate::sys::placed::OFFSETS;
         let all = loops(src)?;
         let picked: Vec<usize> = (0..all.len()).step_by(step.max(1)).collect();
@@ -209,7 +209,8 @@ pub fn measure(src: Source, cfg: &SamplerConfig, step: usize) -> Option<Placemen
                 })
             })
             .collect();
-        let chain = super::coreclock::chain_iterations(sampling::CLOCK_TIMING_NS, cfg.overhead_ns);
+        let chain =
+            super::coreclock::chain_iterations(interleave::CLOCK_TIMING_NS, cfg.overhead_ns);
         let mut clocks = Clocks::default();
         let mut rounds = vec![Vec::new(); picked.len()];
         for r in 0..cfg.rounds.max(1) {
@@ -225,7 +226,7 @@ pub fn measure(src: Source, cfg: &SamplerConfig, step: usize) -> Option<Placemen
                 chain,
                 overhead_ns: cfg.overhead_ns,
             };
-            let fresh = sampling::interleaved_round(
+            let fresh = interleave::interleaved_round(
                 &pass,
                 &mut |a, k| {
                     let l = all[picked[a]];
