@@ -33,10 +33,11 @@ pub struct Placement {
     /// Highest minus lowest of the points in core cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread_cycles: Option<f64>,
-    /// Some two placements' intervals do not overlap and their points lie at least half a core
-    /// cycle apart ([`MOVES_CYCLES`]): where the loop sits moves the cost. Decided in core
-    /// cycles where every placement has them (a step of the core clock moves nanoseconds, not
-    /// cycles), else in ns (points at least [`measure::SETTLED_NS`] apart).
+    /// Some two loops' intervals do not overlap and their points lie at least half a core
+    /// cycle apart ([`MOVES_CYCLES`]): which loop times the read moves its cost. The loops are
+    /// the placed ones and, once [`Placement::widen`] has counted it, the sampler's own. Decided
+    /// in core cycles where every loop has them (a step of the core clock moves nanoseconds,
+    /// not cycles), else in ns (points at least [`measure::SETTLED_NS`] apart).
     pub moves_cost: bool,
     /// The source's cost interval was widened to hold every placement's point.
     pub widened: bool,
@@ -94,14 +95,25 @@ impl Placement {
             .map(|c| min_max(c.iter().map(|e| e.point)))
     }
 
-    /// The source's intervals in ns and in core cycles, each widened to hold every placement's
-    /// point when placement moves the cost (sets [`Placement::widened`] when that changed
-    /// either). The points stay the sampler's.
+    /// Counts the sampler's own loop beside the placed ones — it is the read at the placement
+    /// the compiler chose, in a loop that stores each value where the placed loops add it — and
+    /// decides again whether the loop moves the cost. Where it does, the source's intervals in
+    /// ns and in core cycles are widened to hold every placed loop's point (sets
+    /// [`Placement::widened`] when that changed either). The points stay the sampler's.
     pub fn widen(
         &mut self,
         cost: Estimate,
         cycles: Option<Estimate>,
     ) -> (Estimate, Option<Estimate>) {
+        let with = |placed: &[Estimate], own: Estimate| {
+            let mut all = placed.to_vec();
+            all.push(own);
+            all
+        };
+        self.moves_cost = match (cycles, &self.cost_cycles) {
+            (Some(c), Some(placed)) => moves(&with(placed, c), MOVES_CYCLES),
+            _ => moves(&with(&self.cost_ns, cost), measure::SETTLED_NS),
+        };
         if !self.moves_cost {
             return (cost, cycles);
         }
@@ -342,6 +354,23 @@ mod tests {
         assert_eq!((w.point, w.lower, w.upper), (7.8, 7.5, 8.4));
         assert_eq!(cycles, None);
         assert!(p.widened);
+    }
+
+    /// The placed loops agree at 52.0 cycles and the sampler's own loop reads 53.0 (it stores
+    /// each value where they add it): the loop moves the cost by a cycle, and the interval is
+    /// widened to hold the placed loops' points.
+    #[test]
+    fn the_samplers_own_loop_apart_from_the_placed_ones_widens() {
+        let mut p = clocked(&[
+            (est(12.41, 12.40, 12.42), est(52.0, 51.98, 52.02)),
+            (est(12.41, 12.40, 12.42), est(52.02, 52.0, 52.04)),
+        ]);
+        assert!(!p.moves_cost, "the placed loops alone agree");
+        let (ns, cy) = p.widen(est(12.65, 12.64, 12.66), Some(est(53.0, 52.98, 53.03)));
+        assert!(p.moves_cost && p.widened);
+        assert_eq!((ns.point, ns.lower, ns.upper), (12.65, 12.41, 12.66));
+        let cy = cy.unwrap();
+        assert_eq!((cy.point, cy.lower, cy.upper), (53.0, 52.0, 53.03));
     }
 
     /// Placements timed at two core clocks: apart in ns, alike in cycles. Placement does not
