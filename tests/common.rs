@@ -69,10 +69,13 @@ pub fn empty(dir: &std::path::Path) -> bool {
 }
 
 /// The suite's CPU lock. Tests that boot a TCG guest (a CPU hog for seconds to minutes) and
-/// tests whose assertions need every pinned task to make progress (the workload runs, the report's measured workloads, the micro-VM's timings) hold it for their
+/// tests whose assertions need every pinned task to make progress (the workload runs, the
+/// report's measured workloads, the validations, the micro-VM's timings) hold it for their
 /// whole body, so the suite never starves itself: with two TCG guests busy on a 2-vCPU machine,
-/// a pinned pipe1 task completed 80 ops/s where its twin did 450 000. Not reentrant: take it
-/// once per test, at the top.
+/// a pinned pipe1 task completed 80 ops/s where its twin did 450 000. It also keeps apart the
+/// runs that write files: on a multigrain kernel (Linux ≥ 6.13) every fine-grained timestamp a
+/// write-stat loop takes moves the global floor, and with it the coarse mtimes another test
+/// counts as equal. Not reentrant: take it once per test, at the top.
 pub fn cpu_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     // A test that panicked while holding it poisoned nothing the lock protects.

@@ -243,6 +243,7 @@ fn record_says_how_to_install_strace() {
 
 #[test]
 fn accuracy_validation_on_tmpfs() {
+    let _cpu = crate::common::cpu_lock();
     // The measured share of equal successive mtimes after a stat is 0 only with multigrain
     // timestamps (Linux ≥ 6.13); tmpfs is where the test measures it.
     if crate::skip::without("tmpfs") || crate::skip::without("multigrain") {
@@ -286,6 +287,7 @@ fn accuracy_validation_on_tmpfs() {
 
 #[test]
 fn emulation_validation_runs_each_injection() {
+    let _cpu = crate::common::cpu_lock();
     let v = json(&[
         "simulate",
         "pipe1",
@@ -334,6 +336,7 @@ fn emulation_validation_runs_each_injection() {
 
 #[test]
 fn seed_validation_reproduces_the_vfsmix_pair_and_shows_the_pipe1_gap() {
+    let _cpu = crate::common::cpu_lock();
     let v = json(&[
         "simulate",
         "seed",

@@ -2,8 +2,8 @@
 //!
 //! The seed reports `sched_yield` as a no-op on one system when the binary is not linked with
 //! pthread. Here each sched_yield task counts its context switches over the loop
-//! (`getrusage(RUSAGE_THREAD)`), then times raw `getppid` and `sched_yield` back to back in the
-//! same pinned thread. A yield that enters the scheduler costs clearly more than the null
+//! (`getrusage(RUSAGE_THREAD)`), then times raw `getppid` and `sched_yield` in alternating
+//! batches in the same pinned thread (the lower quartile of each one's batches). A yield that enters the scheduler costs clearly more than the null
 //! call even when nothing else is runnable (it goes through `schedule()`, which picks the same
 //! task again and so counts no switch); with another runnable task on the CPU it also switches.
 
@@ -49,20 +49,35 @@ pub struct SchedYield {
     pub calibration: Duration,
 }
 
-/// Nanoseconds per call of `f`, timed in batches of 1000 until `budget` is spent.
-pub fn ns_per_call(budget: Duration, mut f: impl FnMut()) -> f64 {
-    let start = Instant::now();
-    let mut calls = 0u64;
-    loop {
+/// Nanoseconds per call of `a` and of `b`, timed in alternating batches of 1000 calls (`a`
+/// first in even pairs, `b` first in odd ones) until `budget` is spent, at least one pair:
+/// each the lower quartile of its batches' per-call costs. A moment of preemption or another
+/// task on the CPU lands on a few batches of either and moves neither figure, where two means
+/// over two windows one after the other take it whole into one of them.
+pub fn ns_per_call_pair(budget: Duration, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    fn batch(f: &mut impl FnMut()) -> f64 {
+        let t = Instant::now();
         for _ in 0..1000 {
             f();
         }
-        calls += 1000;
-        let e = start.elapsed();
-        if e >= budget {
-            return e.as_nanos() as f64 / calls as f64;
+        t.elapsed().as_nanos() as f64 / 1000.0
+    }
+    let start = Instant::now();
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    loop {
+        if ta.len() % 2 == 0 {
+            ta.push(batch(&mut a));
+            tb.push(batch(&mut b));
+        } else {
+            tb.push(batch(&mut b));
+            ta.push(batch(&mut a));
+        }
+        if start.elapsed() >= budget {
+            break;
         }
     }
+    let q = |v: &[f64]| crate::stats::quantile(v, 0.25).unwrap_or(f64::NAN);
+    (q(&ta), q(&tb))
 }
 
 /// The verdict rule: the call entered the scheduler if it costs at least 1.2 times the null
@@ -87,12 +102,15 @@ impl Workload for SchedYield {
         let (v1, i1) = context_switches().map_err(step(SETUP))?;
         slot.aux[0].store(v1.saturating_sub(v0), Relaxed);
         slot.aux[1].store(i1.saturating_sub(i0), Relaxed);
-        let getppid = ns_per_call(self.calibration, || {
-            std::hint::black_box(syscall_getppid());
-        });
-        let yield_ns = ns_per_call(self.calibration, || {
-            let _ = std::hint::black_box(worker::sched_yield());
-        });
+        let (getppid, yield_ns) = ns_per_call_pair(
+            2 * self.calibration,
+            || {
+                std::hint::black_box(syscall_getppid());
+            },
+            || {
+                let _ = std::hint::black_box(worker::sched_yield());
+            },
+        );
         slot.aux[2].store((getppid * 1000.0) as u64, Relaxed);
         slot.aux[3].store((yield_ns * 1000.0) as u64, Relaxed);
         Ok(())
@@ -158,19 +176,29 @@ mod tests {
         assert!(!entered_scheduler(0.0, 0.0));
     }
 
+    /// Calls that spin 2 µs and 0.5 µs: one pair of batches of 1000 (2.5 ms) outlasts the 1 ms
+    /// budget, so exactly 1000 calls of each are made, each at least the time it spun.
     #[test]
-    fn ns_per_call_times_whole_batches() {
-        // Each call spins 2 µs: one batch of 1000 (2 ms) outlasts the 1 ms budget, so exactly
-        // 1000 calls are made and each cost at least the 2000 ns it spun.
-        let mut calls = 0u32;
-        let v = ns_per_call(Duration::from_millis(1), || {
-            calls += 1;
+    fn ns_per_call_pair_times_whole_batches_of_both() {
+        let spin = |ns: u64| {
             let t = std::time::Instant::now();
-            while t.elapsed() < Duration::from_micros(2) {
+            while t.elapsed() < Duration::from_nanos(ns) {
                 std::hint::spin_loop();
             }
-        });
-        assert_eq!(calls, 1000);
-        assert!(v >= 2000.0, "{v} ns per call of a 2000 ns spin");
+        };
+        let (mut na, mut nb) = (0u32, 0u32);
+        let (a, b) = ns_per_call_pair(
+            Duration::from_millis(1),
+            || {
+                na += 1;
+                spin(2000);
+            },
+            || {
+                nb += 1;
+                spin(500);
+            },
+        );
+        assert_eq!((na, nb), (1000, 1000));
+        assert!(a >= 2000.0 && b >= 500.0, "{a} and {b} ns per call");
     }
 }
