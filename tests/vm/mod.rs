@@ -249,6 +249,8 @@ fn report_with_vm_adds_the_guest_matrix() {
         "{md}"
     );
     assert!(md.contains("tscope vm bench --kernel-package"), "{md}");
+    // The section's guest keeps the TSC whatever its watchdog would decide under TCG.
+    assert!(md.contains("--append 'tsc=reliable'"), "{md}");
     let b = &v["vm_bench"];
     assert_eq!(b["boots"], 1, "{b}");
     let rows: Vec<&serde_json::Value> = b["comparisons"]

@@ -146,7 +146,10 @@ pub const REPORT_ROUNDS: u32 = 8;
 impl BenchConfig {
     /// What `tscope report --vm` runs: [`REPORT_KERNEL`], tsc against hpet alternated in
     /// [`REPORT_ROUNDS`] rounds of one boot, [`REPORT_WORKLOADS`] on tmpfs, the read-counting
-    /// pass.
+    /// pass, and `tsc=reliable` on the guest's command line: the section prices a clocksource
+    /// read, and under TCG on a loaded host the guest's watchdog can mark the emulated TSC
+    /// unstable and refuse every switch back to it (whether the kernel keeps the TSC on its own
+    /// is `tscope vm guest`'s question).
     pub fn for_report(guest_bin: Option<PathBuf>) -> Self {
         BenchConfig {
             kernels: vec![KernelSource::Package(REPORT_KERNEL.into())],
@@ -154,12 +157,13 @@ impl BenchConfig {
             boots: 1,
             rounds: REPORT_ROUNDS,
             guest_bin,
+            append: Some("tsc=reliable".into()),
             ..BenchConfig::new()
         }
     }
 
     /// The `tscope vm bench` command line that repeats this configuration's defaults-only
-    /// parts (kernel packages, workloads, boots, rounds).
+    /// parts (kernel packages, workloads, boots, rounds, extra command-line words).
     pub fn command(&self) -> String {
         let mut c = String::from("tscope vm bench");
         for k in &self.kernels {
@@ -174,6 +178,9 @@ impl BenchConfig {
             self.boots,
             self.rounds
         );
+        if let Some(extra) = &self.append {
+            c += &format!(" --append '{extra}'");
+        }
         c
     }
 }
