@@ -346,8 +346,18 @@ fn count_holds_the_6_1_model_to_the_kernel() {
         assert_ne!(r["agrees"], false, "{r}");
     }
     let per = |w: &str, f: &str| get(w, f)["kernel_per_op"].as_f64().unwrap();
-    // TCG runs an op in tens of µs against a 4 ms tick: whole counts within a few hundredths.
-    assert!((per("pipe1", "ktime_get_coarse_real_ts64") - 2.0).abs() < 0.05);
+    // pipe1 on 6.1: one coarse read in the write (file_update_time) and one in the read
+    // (atime_needs_update), and touch_atime reads the clock again when the atime is stale,
+    // once per 4 ms tick at most: 2 plus at most the op's share of a tick (fs/inode.c,
+    // touch_atime, v6.1). TCG runs an op in tens of µs, a loaded host in more.
+    let pipe1 = per("pipe1", "ktime_get_coarse_real_ts64");
+    let op_ns = get("pipe1", "ktime_get_coarse_real_ts64")["guest_ns_per_op"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (1.995..=2.0 + op_ns / 4e6 + 0.01).contains(&pipe1),
+        "{pipe1} reads per op at {op_ns} ns per op"
+    );
     assert!((per("write-stat", "ktime_get_coarse_real_ts64") - 1.0).abs() < 0.05);
     assert_eq!(per("pipe1", "ktime_get_real_ts64"), 0.0);
     assert_eq!(per("write-stat", "ktime_get_real_ts64"), 0.0);
