@@ -67,6 +67,10 @@ pub struct PairedDifference {
     /// Median of the per-pair differences `a − b` per call, with its bootstrap interval. As
     /// measured: it may be ≤ 0, never clamped.
     pub diff_ns: Estimate,
+    /// Median over the pairs of each side's cost per call, `a` and `b` (ns; the fixed cost of
+    /// a batch included, divided by `batch_calls`).
+    pub a_ns: f64,
+    pub b_ns: f64,
     /// Number of pairs taken.
     pub pairs: usize,
     /// Calls of each operation per batch.
@@ -104,6 +108,7 @@ where
     let k = ((cfg.batch.as_nanos() as f64 / cost) as u64).max(1);
     let mut rng = SplitMix64::new(cfg.seed ^ 0x00BA_1ED0);
     let mut deltas = Vec::new();
+    let (mut per_a, mut per_b) = (Vec::new(), Vec::new());
     let start = Instant::now();
     while start.elapsed() < cfg.budget {
         let (ta, tb) = if rng.below(2) == 0 {
@@ -114,13 +119,22 @@ where
             (time_batch(&mut a, k), tb)
         };
         deltas.push((ta - tb) / k as f64);
+        per_a.push(ta / k as f64);
+        per_b.push(tb / k as f64);
     }
-    difference_of_pairs(&deltas, cfg, k)
+    let sides = (stats::median(&per_a)?, stats::median(&per_b)?);
+    difference_of_pairs(&deltas, sides, cfg, k)
 }
 
 /// The median of `deltas` with its bootstrap interval, widened by half the smallest step
-/// between distinct differences (pure; the statistics of [`paired_difference`]).
-fn difference_of_pairs(deltas: &[f64], cfg: &PairedConfig, k: u64) -> Option<PairedDifference> {
+/// between distinct differences, beside each side's cost per call `sides` (pure; the
+/// statistics of [`paired_difference`]).
+fn difference_of_pairs(
+    deltas: &[f64],
+    sides: (f64, f64),
+    cfg: &PairedConfig,
+    k: u64,
+) -> Option<PairedDifference> {
     if deltas.len() < 3 {
         return None;
     }
@@ -146,6 +160,8 @@ fn difference_of_pairs(deltas: &[f64], cfg: &PairedConfig, k: u64) -> Option<Pai
     });
     Some(PairedDifference {
         diff_ns: interval.unwrap_or(Estimate::exact(point)),
+        a_ns: sides.0,
+        b_ns: sides.1,
         pairs: deltas.len(),
         batch_calls: k,
     })
@@ -190,6 +206,8 @@ mod tests {
         let three = paired_difference(&cfg(4), spin(400), spin(100)).unwrap();
         let one = paired_difference(&cfg(4), spin(200), spin(100)).unwrap();
         assert!(three.diff_ns.point > one.diff_ns.point, "{three:?} {one:?}");
+        // Each side's own cost comes back too, in the same order.
+        assert!(three.a_ns > three.b_ns && three.b_ns > 0.0, "{three:?}");
     }
 
     /// Equal operations differ by little against the cost of either (not "the interval holds
@@ -210,14 +228,14 @@ mod tests {
         deltas[3] = 5000.0; // a burst in an `a` batch
         deltas[17] = -4000.0; // a burst in a `b` batch
         deltas[30] = 21.0;
-        let d = difference_of_pairs(&deltas, &c, 80).unwrap();
+        let d = difference_of_pairs(&deltas, (0.0, 0.0), &c, 80).unwrap();
         assert_eq!(d.diff_ns.point, 20.0);
         // The bootstrap interval [20, 20] or [20, 21], widened by half the 1 ns step.
         assert!(d.diff_ns.lower == 19.5 && d.diff_ns.upper <= 21.5, "{d:?}");
-        assert_eq!(d, difference_of_pairs(&deltas, &c, 80).unwrap());
+        assert_eq!(d, difference_of_pairs(&deltas, (0.0, 0.0), &c, 80).unwrap());
         assert_eq!((d.pairs, d.batch_calls), (40, 80));
-        assert!(difference_of_pairs(&[1.0, 2.0], &c, 1).is_none());
-        let neg = difference_of_pairs(&[-3.0, -2.0, -4.0], &c, 1).unwrap();
+        assert!(difference_of_pairs(&[1.0, 2.0], (0.0, 0.0), &c, 1).is_none());
+        let neg = difference_of_pairs(&[-3.0, -2.0, -4.0], (0.0, 0.0), &c, 1).unwrap();
         assert_eq!(
             neg.diff_ns.point, -3.0,
             "a negative difference is returned as measured"

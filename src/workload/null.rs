@@ -2,16 +2,18 @@
 //!
 //! The seed reports `sched_yield` as a no-op on one system when the binary is not linked with
 //! pthread. Here each sched_yield task counts its context switches over the loop
-//! (`getrusage(RUSAGE_THREAD)`), then times raw `getppid` and `sched_yield` in alternating
-//! batches in the same pinned thread (the lower quartile of each one's batches). A yield that enters the scheduler costs clearly more than the null
-//! call even when nothing else is runnable (it goes through `schedule()`, which picks the same
-//! task again and so counts no switch); with another runnable task on the CPU it also switches.
+//! (`getrusage(RUSAGE_THREAD)`), then times raw `getppid` and `sched_yield` in paired batches
+//! in the same pinned thread (the median of each one's batches). A yield that enters the
+//! scheduler costs clearly more than the null call even when nothing else is runnable (it goes
+//! through `schedule()`, which picks the same task again and so counts no switch); with another
+//! runnable task on the CPU it also switches.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::result::{RunResult, SchedYieldCheck};
 use super::runner::{count_until_stop, step, StepError, Workload};
+use crate::measure::{self, PairedConfig};
 use crate::sys::clock::syscall_getppid;
 use crate::sys::cpu::context_switches;
 use crate::sys::mem::{Control, Slot};
@@ -49,37 +51,6 @@ pub struct SchedYield {
     pub calibration: Duration,
 }
 
-/// Nanoseconds per call of `a` and of `b`, timed in alternating batches of 1000 calls (`a`
-/// first in even pairs, `b` first in odd ones) until `budget` is spent, at least one pair:
-/// each the lower quartile of its batches' per-call costs. A moment of preemption or another
-/// task on the CPU lands on a few batches of either and moves neither figure, where two means
-/// over two windows one after the other take it whole into one of them.
-pub fn ns_per_call_pair(budget: Duration, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
-    fn batch(f: &mut impl FnMut()) -> f64 {
-        let t = Instant::now();
-        for _ in 0..1000 {
-            f();
-        }
-        t.elapsed().as_nanos() as f64 / 1000.0
-    }
-    let start = Instant::now();
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    loop {
-        if ta.len() % 2 == 0 {
-            ta.push(batch(&mut a));
-            tb.push(batch(&mut b));
-        } else {
-            tb.push(batch(&mut b));
-            ta.push(batch(&mut a));
-        }
-        if start.elapsed() >= budget {
-            break;
-        }
-    }
-    let q = |v: &[f64]| crate::stats::quantile(v, 0.25).unwrap_or(f64::NAN);
-    (q(&ta), q(&tb))
-}
-
 /// The verdict rule: the call entered the scheduler if it costs at least 1.2 times the null
 /// call, or if it switched at least once per ten calls.
 pub fn entered_scheduler(ratio: f64, voluntary_per_call: f64) -> bool {
@@ -102,15 +73,20 @@ impl Workload for SchedYield {
         let (v1, i1) = context_switches().map_err(step(SETUP))?;
         slot.aux[0].store(v1.saturating_sub(v0), Relaxed);
         slot.aux[1].store(i1.saturating_sub(i0), Relaxed);
-        let (getppid, yield_ns) = ns_per_call_pair(
-            2 * self.calibration,
-            || {
-                std::hint::black_box(syscall_getppid());
-            },
-            || {
-                let _ = std::hint::black_box(worker::sched_yield());
-            },
-        );
+        // Paired batches (measure::paired_difference): a moment of preemption or another task
+        // on the CPU lands on a few batches of either and moves neither median, where two
+        // means over two windows one after the other take it whole into one of them.
+        let cfg = PairedConfig {
+            budget: 2 * self.calibration,
+            resamples: 100,
+            ..PairedConfig::quick(1)
+        };
+        let paired = measure::paired_difference(&cfg, syscall_getppid, || {
+            let _ = worker::sched_yield();
+        })
+        .ok_or_else(|| std::io::Error::other("too few paired batches of getppid and sched_yield"))
+        .map_err(step(SETUP))?;
+        let (getppid, yield_ns) = (paired.a_ns, paired.b_ns);
         slot.aux[2].store((getppid * 1000.0) as u64, Relaxed);
         slot.aux[3].store((yield_ns * 1000.0) as u64, Relaxed);
         Ok(())
@@ -174,31 +150,5 @@ mod tests {
         assert!(entered_scheduler(1.0, 0.5));
         assert!(!entered_scheduler(1.05, 0.0));
         assert!(!entered_scheduler(0.0, 0.0));
-    }
-
-    /// Calls that spin 2 µs and 0.5 µs: one pair of batches of 1000 (2.5 ms) outlasts the 1 ms
-    /// budget, so exactly 1000 calls of each are made, each at least the time it spun.
-    #[test]
-    fn ns_per_call_pair_times_whole_batches_of_both() {
-        let spin = |ns: u64| {
-            let t = std::time::Instant::now();
-            while t.elapsed() < Duration::from_nanos(ns) {
-                std::hint::spin_loop();
-            }
-        };
-        let (mut na, mut nb) = (0u32, 0u32);
-        let (a, b) = ns_per_call_pair(
-            Duration::from_millis(1),
-            || {
-                na += 1;
-                spin(2000);
-            },
-            || {
-                nb += 1;
-                spin(500);
-            },
-        );
-        assert_eq!((na, nb), (1000, 1000));
-        assert!(a >= 2000.0 && b >= 500.0, "{a} and {b} ns per call");
     }
 }
