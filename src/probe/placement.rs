@@ -4,10 +4,12 @@
 //! and linker put it. Its cost can move with that placement (front-end windows of 32 and 64
 //! bytes, see [`crate::sys::placed`]), which no number of rounds at one placement can show: the
 //! interval would be tight and still not carry to the next build. So the counter reads are also
-//! timed in loops whose heads sit at every 8th byte of a 64-byte line, round-robin over the
-//! placements (a moment's disturbance lands in one round of one placement, not in all rounds of
-//! one). Where the placements' intervals do not all overlap, placement moves the figure: the
-//! source's interval is widened to hold every placement's point, and the output says so.
+//! timed in loops whose heads sit at every 8th byte of a 64-byte line, the placements
+//! interleaved batch by batch with the core clock timed between the batches (a moment's
+//! disturbance or a clock step lands in a few batches of every placement, not on one). Where
+//! two of the loops — the placed ones and the sampler's own — lie apart in core cycles, the
+//! loop moves the figure: the source's intervals are widened to hold every placed loop's
+//! point, and the output says so.
 
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +66,7 @@ impl Placement {
             Some(c) => moves(c, MOVES_CYCLES),
             None => moves(&cost_ns, measure::SETTLED_NS),
         };
-        Some(Placement {
+        let mut p = Placement {
             offsets: offsets.to_vec(),
             spread_ns: hi - lo,
             relative_spread: if median > 0.0 {
@@ -72,15 +74,14 @@ impl Placement {
             } else {
                 f64::NAN
             },
-            spread_cycles: cost_cycles.as_ref().map(|c| {
-                let (lo, hi) = min_max(c.iter().map(|e| e.point));
-                hi - lo
-            }),
+            spread_cycles: None,
             moves_cost,
             widened: false,
             cost_ns,
             cost_cycles,
-        })
+        };
+        p.spread_cycles = p.range_cycles().map(|(lo, hi)| hi - lo);
+        Some(p)
     }
 
     /// The lowest and the highest placement's point, ns.
@@ -127,14 +128,14 @@ impl Placement {
     }
 }
 
-/// The least spread of the placements' points, in core cycles, that counts as placement moving
-/// the cost: half a cycle. Below it, intervals of a few hundredths of a cycle can lie apart
+/// The least spread of the loops' points, in core cycles, that counts as the loop moving the
+/// cost: half a cycle. Below it, intervals of a few hundredths of a cycle can lie apart
 /// (30.01 against 30.05 for `rdtsc` on the development machine) while no build would move
 /// the figure by anything a reader could use.
 pub const MOVES_CYCLES: f64 = 0.5;
 
-/// Placement moves the cost: some two of `costs`' intervals do not overlap, and their points
-/// lie at least `least` apart.
+/// The loop moves the cost: some two of `costs`' intervals do not overlap, and their points lie
+/// at least `least` apart.
 fn moves(costs: &[Estimate], least: f64) -> bool {
     let highest_lower = costs.iter().map(|e| e.lower).fold(f64::MIN, f64::max);
     let lowest_upper = costs.iter().map(|e| e.upper).fold(f64::MAX, f64::min);
