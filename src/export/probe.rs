@@ -167,8 +167,40 @@ fn header(p: &Profile) -> Vec<String> {
             c.ghz, c.ghz_min, c.ghz_max, c.timings
         )
     }));
+    lines.extend(share_line(p));
     lines.extend(placement_line(p));
     lines
+}
+
+/// How much of the core the probe had: the lanes' share, and the batches left out where
+/// another hardware thread shared it.
+fn share_line(p: &Profile) -> Option<String> {
+    let sh = p.core_clock.as_ref()?.share.as_ref()?;
+    let measured = p.sources.iter().filter(|s| s.contended_batches.is_some());
+    let (mut contended, mut batches, mut excluded, mut kept) = (0, 0, 0, 0);
+    for s in measured {
+        contended += s.contended_batches.unwrap_or(0);
+        batches += s.samples;
+        if s.contended_batches.unwrap_or(0) > 0 {
+            if s.contended_excluded {
+                excluded += 1;
+            } else {
+                kept += 1;
+            }
+        }
+    }
+    let left = match (excluded, kept) {
+        (0, 0) => String::new(),
+        (e, 0) => format!("; left out of {e} sources' costs"),
+        (0, k) => format!("; kept in {k} sources' costs (too few others)"),
+        (e, k) => format!("; left out of {e} sources' costs, kept in {k} (too few others)"),
+    };
+    Some(format!(
+        "core share {:.2} median, {:.2} lowest (independent adds against their fastest, \
+         {:.3} cycles per add); {} of {} batches shared the core ({contended} of {batches} \
+         sampled){left}",
+        sh.median, sh.lowest, sh.best_cycles_per_add, sh.contended_batches, sh.batches
+    ))
 }
 
 /// The counter reads' cost at each loop placement, lowest to highest, and whether placement

@@ -28,7 +28,7 @@
 
 mod paired;
 
-pub use paired::{paired_difference, PairedConfig, PairedDifference};
+pub use paired::{paired_difference, paired_difference_sensed, PairedConfig, PairedDifference};
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -62,7 +62,25 @@ pub struct SamplerConfig {
     pub seed: u64,
     /// Confidence level of the interval.
     pub level: f64,
+    /// The fastest lanes (core cycles per add) of the whole run, against which a batch's lanes
+    /// say whether it shared its core ([`CONTENDED`]); `None`: the operation's own batches'.
+    pub lanes_best: Option<f64>,
 }
+
+/// A batch whose lanes (core cycles per add of independent register adds timed beside it,
+/// [`Round::lanes`]) read this much slower than the run's fastest lanes ([`best_lanes`])
+/// shared its core. On the development machine (a KVM guest on an AMD EPYC host, six probes)
+/// `syscall:monotonic` batches whose lanes read within 5% of the fastest cost 906–920 cycles
+/// (lower quartile), those 5–15% slower 923–1,035 and the rest 1,035–1,165; `rdtsc` cost 35.0
+/// in all of them. Idle lanes read within 1% of each other.
+pub const CONTENDED: f64 = 1.05;
+
+/// The estimate leaves out batches that shared their core when at least this share of the
+/// batches, and [`MIN_UNCONTENDED`] of them, did not: few, because the two kinds do not
+/// overlap; on that host the sibling was busy for 40–99% of a probe's batches.
+pub const UNCONTENDED_SHARE: f64 = 0.05;
+/// See [`UNCONTENDED_SHARE`].
+pub const MIN_UNCONTENDED: usize = 8;
 
 /// An interval narrower than this many ns is as good as a loop can resolve: settled.
 pub const SETTLED_NS: f64 = 0.5;
@@ -85,6 +103,7 @@ impl SamplerConfig {
             overhead_ns: 0.0,
             seed,
             level: 0.95,
+            lanes_best: None,
         }
     }
 
@@ -128,6 +147,11 @@ pub struct Measurement {
     /// The cost in core cycles, the same estimator over each batch's per-call cost times the
     /// core clock it ran at; `None` unless every batch's clock was measured.
     pub cost_cycles: Option<Estimate>,
+    /// Batches that shared their core ([`CONTENDED`]); `None` where the lanes were not timed.
+    pub contended_batches: Option<usize>,
+    /// Whether those batches were left out of the estimate (they are when enough others
+    /// remain, [`UNCONTENDED_SHARE`]).
+    pub contended_excluded: bool,
     /// The point of each round on its own.
     pub round_points: Vec<f64>,
     /// Bootstrap replicates of the point.
@@ -136,11 +160,19 @@ pub struct Measurement {
 
 impl Measurement {
     /// Whether sampling may stop: the interval is at most `settle_width` of the point wide (or
-    /// under [`SETTLED_NS`]) and came from a real bootstrap.
+    /// under [`SETTLED_NS`]), came from a real bootstrap, and does not hold batches that shared
+    /// their core ([`Measurement::contended_kept`]).
     pub fn settled(&self, settle_width: f64) -> bool {
         let c = self.cost_ns;
         !self.interval_failed
             && (c.relative_width() <= settle_width || c.upper - c.lower <= SETTLED_NS)
+            && !self.contended_kept()
+    }
+
+    /// Some batches shared their core and too few others ran alone to leave them out: the
+    /// cost includes another hardware thread's share (more rounds may find more).
+    pub fn contended_kept(&self) -> bool {
+        self.contended_batches.is_some_and(|c| c > 0) && !self.contended_excluded
     }
 }
 
@@ -156,6 +188,81 @@ pub struct Round {
     /// The core clock (GHz) each batch ran at, when it was measured beside the batches (empty
     /// otherwise): turns a batch's nanoseconds into core cycles.
     pub ghz: Vec<f64>,
+    /// Core cycles per add of eight independent lanes of register adds timed beside each batch
+    /// (empty where not timed): slower lanes than the operation's fastest mean another hardware
+    /// thread shared the core during the batch ([`CONTENDED`]).
+    pub lanes: Vec<f64>,
+}
+
+impl Round {
+    /// The round with only the batches `keep` says to keep.
+    fn keeping(&self, keep: &[bool]) -> Round {
+        let pick = |v: &[f64]| -> Vec<f64> {
+            v.iter()
+                .zip(keep)
+                .filter(|(_, &k)| k)
+                .map(|(x, _)| *x)
+                .collect()
+        };
+        Round {
+            ks: pick(&self.ks),
+            ts: pick(&self.ts),
+            involuntary_switches: self.involuntary_switches,
+            ghz: if self.ghz.len() == self.ts.len() {
+                pick(&self.ghz)
+            } else {
+                Vec::new()
+            },
+            lanes: pick(&self.lanes),
+        }
+    }
+}
+
+/// The fastest of a set of lanes (core cycles per add): their 0.5% quantile, ignoring any
+/// under [`LANES_FLOOR`]; `None` without one.
+///
+/// A low quantile, not the median: on a host whose other hardware thread is busy most of the
+/// time, moments with the core to itself can be a few percent of the batches. Not the least
+/// either: a chain slowed beside a busy sibling reads a slow clock, and lanes converted at it
+/// read too fast (0.20 cycles per add, five adds a cycle on a four-ALU Zen 4, seen once in
+/// three probes on the development machine).
+pub fn best_lanes(lanes: &[f64]) -> Option<f64> {
+    let ok: Vec<f64> = lanes
+        .iter()
+        .copied()
+        .filter(|&l| l >= LANES_FLOOR)
+        .collect();
+    stats::quantile(&ok, 0.005)
+}
+
+/// No x86-64 core issues more than eight register adds a cycle (six ALUs on Zen 5 and Lion
+/// Cove): lanes faster than this were misread.
+pub const LANES_FLOOR: f64 = 0.125;
+
+/// The batches to keep, against `run_best` (else the rounds' own [`best_lanes`]): `None` where
+/// some batch has no lanes (not timed) or where too few batches ran with the core to themselves
+/// ([`UNCONTENDED_SHARE`]), else one mask per round; and the number of contended batches
+/// (`None` where not every batch has lanes).
+fn uncontended(rounds: &[Round], run_best: Option<f64>) -> (Option<Vec<Vec<bool>>>, Option<usize>) {
+    let timed = rounds.iter().all(|r| r.lanes.len() == r.ts.len());
+    let all: Vec<f64> = rounds
+        .iter()
+        .flat_map(|r| r.lanes.iter().copied())
+        .collect();
+    let Some(best) = run_best.or_else(|| best_lanes(&all)).filter(|_| timed) else {
+        return (None, None);
+    };
+    if all.is_empty() {
+        return (None, None);
+    }
+    let masks: Vec<Vec<bool>> = rounds
+        .iter()
+        .map(|r| r.lanes.iter().map(|&l| l < best * CONTENDED).collect())
+        .collect();
+    let kept = masks.iter().flatten().filter(|&&k| k).count();
+    let contended = all.len() - kept;
+    let enough = kept >= MIN_UNCONTENDED && kept as f64 >= UNCONTENDED_SHARE * all.len() as f64;
+    ((contended > 0 && enough).then_some(masks), Some(contended))
 }
 
 /// Runs `f` `k` times between two timer reads and returns the elapsed nanoseconds.
@@ -284,7 +391,20 @@ fn quantiled(cfg: &SamplerConfig, per_round: &[Vec<f64>]) -> Option<Quantiled> {
 }
 
 /// The estimate from the rounds taken so far (see the module doc); `None` for no batches.
-pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measurement> {
+pub fn estimate(cfg: &SamplerConfig, d: u64, all_rounds: &[Round]) -> Option<Measurement> {
+    let (keep, contended_batches) = uncontended(all_rounds, cfg.lanes_best);
+    let kept: Vec<Round>;
+    let rounds = match &keep {
+        Some(masks) => {
+            kept = all_rounds
+                .iter()
+                .zip(masks)
+                .map(|(r, m)| r.keeping(m))
+                .collect();
+            &kept[..]
+        }
+        None => all_rounds,
+    };
     let per_round: Vec<Vec<f64>> = rounds
         .iter()
         .map(|r| per_call(r, cfg.overhead_ns).collect())
@@ -306,7 +426,7 @@ pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measure
         })
         .flatten()
         .map(|(point, interval, ..)| interval.unwrap_or(Estimate::exact(point)));
-    let samples = per_round.iter().map(Vec::len).sum();
+    let samples = all_rounds.iter().map(|r| r.ts.len()).sum();
     let ks: Vec<f64> = rounds.iter().flat_map(|r| r.ks.iter().copied()).collect();
     let ts: Vec<f64> = rounds.iter().flat_map(|r| r.ts.iter().copied()).collect();
     let intercept_ns = stats::theil_sen(&ks, &ts).map_or(f64::NAN, |(a, _)| a);
@@ -316,9 +436,11 @@ pub fn estimate(cfg: &SamplerConfig, d: u64, rounds: &[Round]) -> Option<Measure
         intercept_ns,
         batch_unit: d,
         samples,
-        iterations: ks.iter().sum::<f64>() as u64,
-        involuntary_switches: rounds.iter().map(|r| r.involuntary_switches).sum(),
+        iterations: all_rounds.iter().flat_map(|r| &r.ks).sum::<f64>() as u64,
+        involuntary_switches: all_rounds.iter().map(|r| r.involuntary_switches).sum(),
         cost_cycles,
+        contended_batches,
+        contended_excluded: keep.is_some(),
         round_points,
         replicates,
     })

@@ -73,6 +73,11 @@ pub struct PairedDifference {
     pub b_ns: f64,
     /// Number of pairs taken.
     pub pairs: usize,
+    /// Pairs that shared their core (their lanes read at least [`super::CONTENDED`] times the
+    /// fastest); `None` where no sensor was given ([`paired_difference_sensed`]).
+    pub contended_pairs: Option<usize>,
+    /// Whether those pairs were left out of the median (as the sampler leaves out batches).
+    pub contended_excluded: bool,
     /// Calls of each operation per batch.
     pub batch_calls: u64,
 }
@@ -95,8 +100,28 @@ fn warm<R, F: FnMut() -> R>(warmup: Duration, f: &mut F) -> f64 {
 /// meaningless), which the configurations above never produce.
 pub fn paired_difference<RA, RB, FA, FB>(
     cfg: &PairedConfig,
+    a: FA,
+    b: FB,
+) -> Option<PairedDifference>
+where
+    FA: FnMut() -> RA,
+    FB: FnMut() -> RB,
+{
+    paired_difference_sensed(cfg, a, b, &mut || None)
+}
+
+/// [`paired_difference`] with the core's share sensed between pairs: `lanes()` times
+/// independent register adds and returns core cycles per add (`None`: not measured). A pair's
+/// lanes are the slower of those before and after it; pairs whose lanes read at least
+/// [`super::CONTENDED`] times the fastest ([`super::best_lanes`]) shared the core with another
+/// hardware thread, which slows both halves by a share and so their difference by the same
+/// share (not a constant that cancels). They are left out of the median when enough others
+/// remain ([`super::UNCONTENDED_SHARE`], [`super::MIN_UNCONTENDED`]).
+pub fn paired_difference_sensed<RA, RB, FA, FB>(
+    cfg: &PairedConfig,
     mut a: FA,
     mut b: FB,
+    lanes: &mut dyn FnMut() -> Option<f64>,
 ) -> Option<PairedDifference>
 where
     FA: FnMut() -> RA,
@@ -109,6 +134,7 @@ where
     let mut rng = SplitMix64::new(cfg.seed ^ 0x00BA_1ED0);
     let mut deltas = Vec::new();
     let (mut per_a, mut per_b) = (Vec::new(), Vec::new());
+    let mut sensed = vec![lanes()];
     let start = Instant::now();
     while start.elapsed() < cfg.budget {
         let (ta, tb) = if rng.below(2) == 0 {
@@ -121,9 +147,43 @@ where
         deltas.push((ta - tb) / k as f64);
         per_a.push(ta / k as f64);
         per_b.push(tb / k as f64);
+        sensed.push(lanes());
+    }
+    let pair_lanes: Option<Vec<f64>> = sensed.windows(2).map(|w| Some(w[0]?.max(w[1]?))).collect();
+    let keep = pair_lanes.as_deref().and_then(|l| {
+        let best = super::best_lanes(l)?;
+        Some(
+            l.iter()
+                .map(|&x| x < best * super::CONTENDED)
+                .collect::<Vec<bool>>(),
+        )
+    });
+    let contended_pairs = keep.as_ref().map(|k| k.iter().filter(|&&x| !x).count());
+    let kept = deltas.len() - contended_pairs.unwrap_or(0);
+    let exclude = contended_pairs.is_some_and(|c| c > 0)
+        && kept >= super::MIN_UNCONTENDED
+        && kept as f64 >= super::UNCONTENDED_SHARE * deltas.len() as f64;
+    if let (true, Some(keep)) = (exclude, &keep) {
+        for v in [&mut deltas, &mut per_a, &mut per_b] {
+            *v = v
+                .iter()
+                .zip(keep)
+                .filter(|(_, &k)| k)
+                .map(|(x, _)| *x)
+                .collect();
+        }
     }
     let sides = (stats::median(&per_a)?, stats::median(&per_b)?);
-    difference_of_pairs(&deltas, sides, cfg, k)
+    let mut d = difference_of_pairs(&deltas, sides, cfg, k)?;
+    d.pairs = per_a.len()
+        + if exclude {
+            contended_pairs.unwrap_or(0)
+        } else {
+            0
+        };
+    d.contended_pairs = contended_pairs;
+    d.contended_excluded = exclude;
+    Some(d)
 }
 
 /// The median of `deltas` with its bootstrap interval, widened by half the smallest step
@@ -163,6 +223,8 @@ fn difference_of_pairs(
         a_ns: sides.0,
         b_ns: sides.1,
         pairs: deltas.len(),
+        contended_pairs: None,
+        contended_excluded: false,
         batch_calls: k,
     })
 }
@@ -188,6 +250,43 @@ mod tests {
             budget: Duration::from_millis(15),
             ..PairedConfig::quick(seed)
         }
+    }
+
+    /// Pairs sensed as sharing their core are counted, and left out when enough remain: a
+    /// sensor that reads slow every third time leaves about a third of the pairs; one that
+    /// reads fast only twice in a hundred leaves them all in; no sensor says nothing.
+    #[test]
+    fn pairs_that_shared_the_core_are_left_out_when_others_remain() {
+        let sensor = |every: u64| {
+            let mut n = 0u64;
+            move || {
+                n += 1;
+                Some(if n % every == 0 { 0.4 } else { 0.25 })
+            }
+        };
+        let d = paired_difference_sensed(&cfg(4), spin(400), spin(100), &mut sensor(3)).unwrap();
+        let c = d.contended_pairs.unwrap();
+        assert!(d.contended_excluded, "{d:?}");
+        // A slow reading marks the pair before it and the pair after it.
+        assert!(
+            c * 3 >= d.pairs && c * 3 <= 2 * d.pairs + 3,
+            "{c} of {}",
+            d.pairs
+        );
+        let mut mostly = {
+            let mut n = 0u64;
+            move || {
+                n += 1;
+                Some(if n % 100 < 2 { 0.25 } else { 0.4 })
+            }
+        };
+        let d = paired_difference_sensed(&cfg(4), spin(400), spin(100), &mut mostly).unwrap();
+        assert!(
+            !d.contended_excluded && d.contended_pairs.unwrap() > 0,
+            "{d:?}"
+        );
+        let d = paired_difference(&cfg(4), spin(400), spin(100)).unwrap();
+        assert_eq!((d.contended_pairs, d.contended_excluded), (None, false));
     }
 
     /// The sign follows the work, the interval holds the point, and swapping the operations

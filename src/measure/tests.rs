@@ -8,6 +8,7 @@ fn round(ks: &[f64], ts: &[f64], switches: Option<u64>) -> Round {
         ts: ts.to_vec(),
         involuntary_switches: switches,
         ghz: Vec::new(),
+        lanes: Vec::new(),
     }
 }
 
@@ -123,6 +124,83 @@ fn cycles_follow_each_batch_and_need_every_clock() {
         .unwrap()
         .cost_cycles
         .is_none());
+}
+
+/// Batches whose lanes read slow shared their core: they are left out of the estimate when
+/// enough others ran alone (the point is then the lone batches'), kept and counted when too
+/// few did (and the measurement is not settled, so sampling goes on), and nothing is said
+/// where the lanes were not timed.
+#[test]
+fn batches_that_shared_the_core_are_left_out_when_others_remain() {
+    let cfg = SamplerConfig::quick(5);
+    // 10 ns per call alone (lanes 0.25 cycles per add), 12 ns beside a busy sibling (0.375).
+    let batch = |i: usize, shared: bool| {
+        let k = 100.0 * (i % 4 + 1) as f64;
+        (
+            k,
+            k * if shared { 12.0 } else { 10.0 },
+            if shared { 0.375 } else { 0.25 },
+        )
+    };
+    let make = |shared: &dyn Fn(usize) -> bool| {
+        let b: Vec<(f64, f64, f64)> = (0..40).map(|i| batch(i, shared(i))).collect();
+        Round {
+            ks: b.iter().map(|x| x.0).collect(),
+            ts: b.iter().map(|x| x.1).collect(),
+            involuntary_switches: Some(0),
+            ghz: Vec::new(),
+            lanes: b.iter().map(|x| x.2).collect(),
+        }
+    };
+    // 32 of 40 shared: the 8 alone decide, at 10 ns.
+    let most = make(&|i| i % 5 != 0);
+    let m = estimate(&cfg, 100, std::slice::from_ref(&most)).unwrap();
+    assert_eq!(
+        (m.contended_batches, m.contended_excluded, m.samples),
+        (Some(32), true, 40)
+    );
+    assert!((m.cost_ns.point - 10.0).abs() < 1e-9, "{:?}", m.cost_ns);
+    assert!(!m.contended_kept());
+    // Without the lanes the lower quartile is a shared batch's 12 ns.
+    let blind = Round {
+        lanes: Vec::new(),
+        ..most.clone()
+    };
+    let m = estimate(&cfg, 100, &[blind]).unwrap();
+    assert_eq!((m.contended_batches, m.contended_excluded), (None, false));
+    assert!((m.cost_ns.point - 12.0).abs() < 1e-9, "{:?}", m.cost_ns);
+    // 36 of 40 shared: 4 alone are too few to leave the rest out; the cost keeps them, says
+    // so, and is not settled.
+    let m = estimate(&cfg, 100, &[make(&|i| i % 10 != 0)]).unwrap();
+    assert_eq!(
+        (m.contended_batches, m.contended_excluded),
+        (Some(36), false)
+    );
+    assert!(m.contended_kept() && !m.settled(1.0));
+    // None shared: nothing left out, settled as before.
+    let m = estimate(&cfg, 100, &[make(&|_| false)]).unwrap();
+    assert_eq!(
+        (m.contended_batches, m.contended_excluded),
+        (Some(0), false)
+    );
+    assert!(m.settled(1.0));
+    // The run's fastest lanes decide, where given: against 0.375, nothing shared the core.
+    let run = SamplerConfig {
+        lanes_best: Some(0.375),
+        ..cfg
+    };
+    let m = estimate(&run, 100, &[most]).unwrap();
+    assert_eq!(m.contended_batches, Some(0));
+}
+
+/// The fastest lanes are a low quantile over a floor: a misread timing under 0.125 cycles per
+/// add (more than eight adds a cycle) is not the best, nor is one lone fast timing among many.
+#[test]
+fn the_best_lanes_ignore_misreads() {
+    let mut l = vec![0.32; 400];
+    l.extend([0.01, 0.1, 0.33, 0.45]);
+    assert_eq!(best_lanes(&l), Some(0.32));
+    assert_eq!(best_lanes(&[0.05]), None);
 }
 
 /// A spin of known relative cost: the sampler must order them correctly and see the

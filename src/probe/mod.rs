@@ -208,6 +208,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let derived = Derived {
         precise_read_ns,
         precise_read_pairs: precise.as_ref().map(|p| p.pairs),
+        precise_read_contended_pairs: precise.as_ref().and_then(|p| p.contended_pairs),
         syscall_floor_ns: find(Source::SyscallGetppid).map(|m| m.cost_ns),
         tsc_hz: hz,
     };
@@ -345,6 +346,8 @@ mod tests {
             involuntary_switches: Some(0),
             interval_failed: true,
             cost_cycles: None,
+            contended_batches: None,
+            contended_excluded: false,
             round_points: vec![point],
             replicates: Vec::new(),
         }

@@ -323,6 +323,8 @@ mod tests {
             involuntary_switches: Some(0),
             interval_failed: false,
             cost_cycles: None,
+            contended_batches: None,
+            contended_excluded: false,
             round_points: vec![],
             replicates: vec![],
         }

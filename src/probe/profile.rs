@@ -126,6 +126,15 @@ pub struct SourceResult {
     pub watch_involuntary_switches: Option<u64>,
     pub reads_watched: u64,
     pub samples: usize,
+    /// Batches that shared their core with another hardware thread (their lanes read at least
+    /// `CONTENDED` times the source's fastest; `probe::coreclock::CoreShare`); absent where
+    /// the lanes were not timed, and in profiles from versions before they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contended_batches: Option<usize>,
+    /// Whether those batches were left out of the cost (they are when at least a quarter of the
+    /// batches, and 8, ran with the core to themselves).
+    #[serde(default)]
+    pub contended_excluded: bool,
     pub batch_unit: u64,
     pub iterations: u64,
     /// Null when the counters could not be read.
@@ -172,6 +181,8 @@ impl SourceResult {
             watch_involuntary_switches: Some(0),
             reads_watched: 0,
             samples: 0,
+            contended_batches: None,
+            contended_excluded: false,
             batch_unit: 0,
             iterations: 0,
             involuntary_switches: Some(0),
@@ -245,6 +256,11 @@ pub struct Derived {
     /// those round-trip through `show` byte for byte).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precise_read_pairs: Option<usize>,
+    /// Of those pairs, the ones that shared their core with another hardware thread (left out
+    /// of the median when enough others remain, as the sampler leaves out batches); absent
+    /// in profiles from versions before the core's share was sensed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precise_read_contended_pairs: Option<usize>,
     /// `syscall:getppid`: the cost of entering and leaving the kernel.
     pub syscall_floor_ns: Option<Estimate>,
     /// The TSC frequency used for tick conversions (calibrated, else CPUID).

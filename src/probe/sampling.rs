@@ -90,6 +90,20 @@ pub(super) fn sample_all(
                     .is_some_and(|m| m.settled(sampler.settle_width));
         }
     }
+    // Every source against the run's fastest lanes, which a source that settled early may
+    // not have seen: whether a batch shared its core is a fact of the run, not of the source.
+    let lanes_best = measure::best_lanes(&clocks.lanes);
+    if lanes_best.is_some() {
+        for i in 0..n {
+            if !rounds[i].is_empty() {
+                let sampler = SamplerConfig {
+                    lanes_best,
+                    ..sampler_of(i)
+                };
+                out[i] = measure::estimate(&sampler, units[i].unwrap_or(1), &rounds[i]);
+            }
+        }
+    }
     let extra = rounds
         .iter()
         .map(|r| r.len().saturating_sub(min_rounds))
@@ -97,6 +111,6 @@ pub(super) fn sample_all(
     (
         out,
         extra,
-        coreclock::summarize(&clocks.batches, clocks.timings),
+        coreclock::summarize(&clocks.batches, clocks.timings, &clocks.lanes),
     )
 }
