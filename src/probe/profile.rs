@@ -131,9 +131,10 @@ pub struct SourceResult {
     /// the lanes were not timed, and in profiles from versions before they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contended_batches: Option<usize>,
-    /// Whether those batches were left out of the cost (they are when at least a quarter of the
-    /// batches, and 8, ran with the core to themselves).
-    #[serde(default)]
+    /// Whether those batches were left out of the cost (they are when at least 5% of the
+    /// batches, and 8, ran with the core to themselves); written only when true, so profiles
+    /// from versions before it read back and write out byte for byte.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub contended_excluded: bool,
     pub batch_unit: u64,
     pub iterations: u64,
