@@ -26,6 +26,13 @@ pub enum Warning {
     /// The measuring thread got only part of its CPU while sampling (switches: null when the
     /// counters could not be read).
     CpuShared { share: f64, switches: Option<u64> },
+    /// Sources kept batches that shared their core with another hardware thread, too few of
+    /// theirs having run alone (`probe::coreclock::CoreShare`).
+    CoreShared {
+        ids: Vec<String>,
+        contended: usize,
+        batches: usize,
+    },
     /// CPUID's TSC frequency disagrees with the calibrated one.
     CpuidTscFrequencyDiffers { cpuid_hz: f64, calibrated_hz: f64 },
     /// `tscope run --no-pin`: workload tasks may migrate.
@@ -60,6 +67,7 @@ impl Warning {
             Warning::Preempted { .. } => "preempted",
             Warning::CpuidTscFrequencyDiffers { .. } => "cpuid_tsc_frequency_differs",
             Warning::CpuShared { .. } => "cpu_shared",
+            Warning::CoreShared { .. } => "core_shared",
             Warning::TasksNotPinned => "tasks_not_pinned",
             Warning::VcpuWakeups => "vcpu_wakeups",
             Warning::CpusOversubscribed { .. } => "cpus_oversubscribed",
@@ -116,6 +124,24 @@ impl fmt::Display for Warning {
                  figures to quote",
                 share * 100.0,
                 switches.map_or("an unknown number of".to_string(), |n| n.to_string())
+            ),
+            Warning::CoreShared {
+                ids,
+                contended,
+                batches,
+            } => write!(
+                f,
+                "another hardware thread shared this core during {contended} of {batches} \
+                 batches (independent adds ran slow beside them), and {} kept such batches, too \
+                 few of theirs having run alone: {}; their costs include the sibling's share \
+                 (syscalls read 10–20% higher beside a busy sibling); rerun when the host is \
+                 quieter, or on a core of your own",
+                if ids.len() == 1 {
+                    "one source"
+                } else {
+                    "these sources"
+                },
+                ids.join(", ")
             ),
             Warning::CpuidTscFrequencyDiffers {
                 cpuid_hz,

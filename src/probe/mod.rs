@@ -223,6 +223,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     for r in &results {
         warnings.extend(advice::about_source(r));
     }
+    warnings.extend(core_shared(&results));
     let created_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -245,6 +246,25 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         derived,
         warnings: warnings.iter().map(Notice::from).collect(),
     }
+}
+
+/// The sources whose costs kept batches that shared their core (too few ran alone), as one
+/// warning; none where every source left them out or had none.
+fn core_shared(results: &[SourceResult]) -> Option<Warning> {
+    let ids: Vec<String> = results
+        .iter()
+        .filter(|r| r.contended_batches.is_some_and(|c| c > 0) && !r.contended_excluded)
+        .map(|r| r.id.clone())
+        .collect();
+    (!ids.is_empty()).then(|| Warning::CoreShared {
+        ids,
+        contended: results.iter().filter_map(|r| r.contended_batches).sum(),
+        batches: results
+            .iter()
+            .filter(|r| r.contended_batches.is_some())
+            .map(|r| r.samples)
+            .sum(),
+    })
 }
 
 /// The placement pass of every measured counter read (see [`placement`]), after the sampling
@@ -354,6 +374,36 @@ mod tests {
     }
 
     /// Each fallback of a failed measurement is a warning in the profile, never a silent value.
+    /// One warning names the sources that kept batches which shared the core; sources that
+    /// left them out, had none, or were not sensed are not named, and nothing is said when no
+    /// source kept any.
+    #[test]
+    fn the_core_shared_warning_names_only_sources_that_kept_them() {
+        let source = |id: &str, contended: Option<usize>, excluded: bool| {
+            let mut r = SourceResult::unsupported(id.into(), "syscall".into(), String::new());
+            r.samples = 100;
+            r.contended_batches = contended;
+            r.contended_excluded = excluded;
+            r
+        };
+        let all = [
+            source("a", Some(90), false),
+            source("b", Some(40), true),
+            source("c", Some(0), false),
+            source("d", None, false),
+        ];
+        let Some(Warning::CoreShared {
+            ids,
+            contended,
+            batches,
+        }) = core_shared(&all)
+        else {
+            panic!("no core_shared warning");
+        };
+        assert_eq!((ids, contended, batches), (vec!["a".to_string()], 130, 300));
+        assert!(core_shared(&all[1..]).is_none());
+    }
+
     #[test]
     fn failed_measurements_are_warnings() {
         let gone = || Err(std::io::Error::other("no /proc/thread-self/status"));
