@@ -84,17 +84,7 @@ const CHAIN_ADDS: f64 = 1.0;
 pub(crate) fn ghz_of(n: u64, overhead_ns: f64) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     {
-        use crate::sys::baseline::add_chain;
-        use std::hint::black_box;
-        let step = black_box(1);
-        let start = Instant::now();
-        let mut x = 0;
-        for _ in 0..black_box(n) {
-            x = add_chain(x, step);
-        }
-        black_box(x);
-        let ns = start.elapsed().as_nanos() as f64 - overhead_ns;
-        (ns > 0.0).then(|| n as f64 * CHAIN_ADDS / ns)
+        ns_per_add(n, overhead_ns, crate::sys::baseline::add_chain, CHAIN_ADDS).map(|ns| 1.0 / ns)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -109,22 +99,36 @@ pub(crate) fn lane_ns_of(n: u64, overhead_ns: f64) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     {
         use crate::sys::baseline::{add_lanes, LANE_ADDS};
-        use std::hint::black_box;
-        let step = black_box(1);
-        let start = Instant::now();
-        let mut x = 0;
-        for _ in 0..black_box(n) {
-            x = add_lanes(x, step);
-        }
-        black_box(x);
-        let ns = start.elapsed().as_nanos() as f64 - overhead_ns;
-        (ns > 0.0).then(|| ns / (n as f64 * f64::from(LANE_ADDS)))
+        ns_per_add(n, overhead_ns, add_lanes, f64::from(LANE_ADDS))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (n, overhead_ns);
         None
     }
+}
+
+/// Times `n` blocks of `adds` register adds back to back, each block fed the last one's sum:
+/// ns per add, less `overhead_ns` for the whole timing; `None` when that is not positive.
+/// Generic, not a function pointer, so the block inlines and no call sits in the chain.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn ns_per_add(
+    n: u64,
+    overhead_ns: f64,
+    block: impl Fn(u64, u64) -> u64,
+    adds: f64,
+) -> Option<f64> {
+    use std::hint::black_box;
+    let step = black_box(1);
+    let start = Instant::now();
+    let mut x = 0;
+    for _ in 0..black_box(n) {
+        x = block(x, step);
+    }
+    black_box(x);
+    let ns = start.elapsed().as_nanos() as f64 - overhead_ns;
+    (ns > 0.0).then(|| ns / (n as f64 * adds))
 }
 
 /// One chain timing and the lanes right after it, `n` blocks each: the lanes in core cycles
