@@ -113,12 +113,7 @@ pub(crate) fn lane_ns_of(n: u64, overhead_ns: f64) -> Option<f64> {
 /// Generic, not a function pointer, so the block inlines and no call sits in the chain.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn ns_per_add(
-    n: u64,
-    overhead_ns: f64,
-    block: impl Fn(u64, u64) -> u64,
-    adds: f64,
-) -> Option<f64> {
+fn ns_per_add(n: u64, overhead_ns: f64, block: impl Fn(u64, u64) -> u64, adds: f64) -> Option<f64> {
     use std::hint::black_box;
     let step = black_box(1);
     let start = Instant::now();
