@@ -22,7 +22,10 @@
 //! `(t − a) / k`; the point is the lower quartile ([`SamplerConfig::quantile`]) of the per-call
 //! costs of all rounds, with a percentile-bootstrap interval over the batches, widened to hold
 //! every round's own quartile (rounds taken at different moments that disagree make the
-//! interval wide, not the point wrong). Sampling stops once the interval is tight
+//! interval wide, not the point wrong). Where the caller times independent register adds
+//! beside each batch ([`Round::lanes`]), batches whose adds ran slow shared the core with
+//! another hardware thread and are left out when enough others ran alone ([`CONTENDED`]).
+//! Sampling stops once the interval is tight
 //! ([`Measurement::settled`]) or after [`SamplerConfig::max_rounds`]. The Theil–Sen intercept
 //! of `t` on `k` is reported beside it.
 

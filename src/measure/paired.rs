@@ -10,9 +10,11 @@
 //! δᵢ = (t_a(k) − t_b(k)) / k
 //! ```
 //!
-//! A slow phase of the machine (a busy sibling, a host preemption) lasts longer than one pair,
-//! so it hits both halves and cancels; a short burst hits one half and makes one `δᵢ` an
-//! outlier, which the **median** of the `δᵢ` ignores. The interval is a percentile bootstrap
+//! A slow phase of the machine that adds a constant (a host preemption) lasts longer than one
+//! pair, so it hits both halves and cancels; a short burst hits one half and makes one `δᵢ` an
+//! outlier, which the **median** of the `δᵢ` ignores. A phase that slows both halves by a share
+//! (a busy hardware thread on the same core) scales `δᵢ` by that share: given a sensor,
+//! [`paired_difference_sensed`] leaves such pairs out. The interval is a percentile bootstrap
 //! of that median over the pairs (Efron & Tibshirani 1993, ch. 13).
 
 use std::time::{Duration, Instant};
