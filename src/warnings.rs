@@ -30,6 +30,7 @@ pub enum Warning {
     /// theirs having run alone (`probe::coreclock::CoreShare`).
     CoreShared {
         ids: Vec<String>,
+        sensed: usize,
         contended: usize,
         batches: usize,
     },
@@ -127,21 +128,21 @@ impl fmt::Display for Warning {
             ),
             Warning::CoreShared {
                 ids,
+                sensed,
                 contended,
                 batches,
             } => write!(
                 f,
                 "another hardware thread shared this core during {contended} of {batches} \
                  batches (independent adds ran slow beside them), and {} kept such batches, too \
-                 few of theirs having run alone: {}; their costs include the sibling's share \
+                 few of theirs having run alone; their costs include the sibling's share \
                  (syscalls read 10–20% higher beside a busy sibling); rerun when the host is \
                  quieter, or on a core of your own",
-                if ids.len() == 1 {
-                    "one source"
+                if ids.len() == *sensed && ids.len() > 1 {
+                    format!("every one of the {sensed} sources")
                 } else {
-                    "these sources"
-                },
-                ids.join(", ")
+                    ids.join(", ")
+                }
             ),
             Warning::CpuidTscFrequencyDiffers {
                 cpuid_hz,

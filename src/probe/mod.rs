@@ -258,6 +258,10 @@ fn core_shared(results: &[SourceResult]) -> Option<Warning> {
         .collect();
     (!ids.is_empty()).then(|| Warning::CoreShared {
         ids,
+        sensed: results
+            .iter()
+            .filter(|r| r.contended_batches.is_some())
+            .count(),
         contended: results.iter().filter_map(|r| r.contended_batches).sum(),
         batches: results
             .iter()
@@ -392,16 +396,28 @@ mod tests {
             source("c", Some(0), false),
             source("d", None, false),
         ];
-        let Some(Warning::CoreShared {
+        let w = core_shared(&all).expect("a core_shared warning");
+        assert!(w.to_string().contains(", and a kept"), "{w}");
+        let Warning::CoreShared {
             ids,
+            sensed,
             contended,
             batches,
-        }) = core_shared(&all)
+        } = w
         else {
-            panic!("no core_shared warning");
+            panic!("not core_shared");
         };
-        assert_eq!((ids, contended, batches), (vec!["a".to_string()], 130, 300));
+        assert_eq!(
+            (ids, sensed, contended, batches),
+            (vec!["a".to_string()], 3, 130, 300)
+        );
         assert!(core_shared(&all[1..]).is_none());
+        // Every sensed source kept them: the warning says so instead of listing them all.
+        let both = [source("a", Some(90), false), source("e", Some(5), false)];
+        let w = core_shared(&both)
+            .expect("a core_shared warning")
+            .to_string();
+        assert!(w.contains("every one of the 2 sources"), "{w}");
     }
 
     #[test]
