@@ -176,17 +176,16 @@ fn header(p: &Profile) -> Vec<String> {
 /// another hardware thread shared it.
 fn share_line(p: &Profile) -> Option<String> {
     let sh = p.core_clock.as_ref()?.share.as_ref()?;
-    let measured = p.sources.iter().filter(|s| s.contended_batches.is_some());
-    let (mut contended, mut batches, mut excluded, mut kept) = (0, 0, 0, 0);
-    for s in measured {
-        contended += s.contended_batches.unwrap_or(0);
-        batches += s.samples;
-        if s.contended_batches.unwrap_or(0) > 0 {
-            if s.contended_excluded {
-                excluded += 1;
-            } else {
-                kept += 1;
-            }
+    let (mut excluded, mut kept) = (0, 0);
+    for s in p
+        .sources
+        .iter()
+        .filter(|s| s.contended_batches.is_some_and(|c| c > 0))
+    {
+        if s.contended_excluded {
+            excluded += 1;
+        } else {
+            kept += 1;
         }
     }
     let left = match (excluded, kept) {
@@ -197,8 +196,7 @@ fn share_line(p: &Profile) -> Option<String> {
     };
     Some(format!(
         "core share {:.2} median, {:.2} lowest (independent adds against their fastest, \
-         {:.3} cycles per add); {} of {} batches shared the core ({contended} of {batches} \
-         sampled){left}",
+         {:.3} cycles per add); {} of {} batches shared the core{left}",
         sh.median, sh.lowest, sh.best_cycles_per_add, sh.contended_batches, sh.batches
     ))
 }

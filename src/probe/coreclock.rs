@@ -151,14 +151,9 @@ pub(crate) fn batch_lanes(around_ns: &[Option<f64>], clocks: &[Option<f64>]) -> 
         .collect()
 }
 
-/// The fastest lanes of a set ([`crate::measure::best_lanes`]).
-pub(crate) fn best_lanes(lanes: &[f64]) -> Option<f64> {
-    crate::measure::best_lanes(lanes)
-}
-
 /// The share summary over every batch's lanes of the run; `None` without any.
 pub(crate) fn share_of(lanes: &[f64]) -> Option<CoreShare> {
-    let best = best_lanes(lanes)?;
+    let best = crate::measure::best_lanes(lanes)?;
     let shares: Vec<f64> = lanes.iter().map(|l| (best / l).min(1.0)).collect();
     Some(CoreShare {
         best_cycles_per_add: best,
