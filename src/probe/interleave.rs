@@ -47,8 +47,9 @@ pub(super) fn interleaved_round(
         })
         .collect();
     let batches = pass.orders.iter().map(|(o, _)| o.len()).max().unwrap_or(0);
-    // The chain, then the lanes in cycles at the chain's clock (the same number of blocks:
-    // about a quarter of the chain's time where the core issues four adds a cycle).
+    // The chain, then the lanes in ns per add (the same number of blocks: about a quarter of
+    // the chain's time where the core issues four adds a cycle); `batch_lanes` turns them into
+    // cycles at each batch's clock.
     let timing = || {
         let n = pass.chain?;
         let ghz = coreclock::ghz_of(n, pass.overhead_ns)?;
