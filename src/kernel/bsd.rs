@@ -190,6 +190,7 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
             Syscall::Open
             | Syscall::Close
             | Syscall::Stat
+            | Syscall::StatNoTimes
             | Syscall::Lseek
             | Syscall::Mmap
             | Syscall::Munmap
@@ -250,7 +251,8 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
             &[defer(Inode, true), flush],
             d("setattr: flags, then tmpfs_update/ufs_itimes", "recalled"),
         ),
-        Syscall::Stat | Syscall::Close | Syscall::Fsync => r(
+        // A BSD getattr fills every time whatever was asked (there is no statx mask).
+        Syscall::Stat | Syscall::StatNoTimes | Syscall::Close | Syscall::Fsync => r(
             &[flush],
             d(
                 "getattr/close/fsync -> tmpfs_itimes/ufs_itimes: one vfs_timestamp if pending",

@@ -49,6 +49,14 @@ const fn src(file: &'static str, function: &'static str, at: &'static str, read:
     }
 }
 
+/// A `statx` that asks for no time: no query, no timestamp work.
+const STAT_NO_TIMES: Source = src(
+    "fs/stat.c",
+    "generic_fillattr (fill_mg_cmtime only for STATX_CTIME|STATX_MTIME)",
+    AT_613,
+    true,
+);
+
 /// The timestamp work of `syscall` on `fs` in Linux `version` (the policy decides coarse,
 /// multigrain or precise reads; multigrain only from 6.13, see [`super::ModelId::policies`]).
 pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
@@ -78,6 +86,9 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
         return fifo(version, syscall == Syscall::FifoWrite);
     }
     if fs == FsKind::Pipefs {
+        if syscall == Syscall::StatNoTimes {
+            return r(&[], STAT_NO_TIMES);
+        }
         if version >= LINUX_NO_ANON_PIPE_TIME && syscall != Syscall::Stat {
             // "pipe: don't update {a,c,m}time for anonymous pipes" (Oleg Nesterov, merged for
             // 6.15): pipeanon_fops use anon_pipe_read/anon_pipe_write, which call neither
@@ -257,6 +268,9 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
             &[LinuxQuery { target: Inode }],
             recalled("fs/stat.c", "generic_fillattr -> fill_mg_cmtime"),
         ),
+        // generic_fillattr() calls fill_mg_cmtime() (which sets the queried flag) only when the
+        // request mask has STATX_CTIME or STATX_MTIME; otherwise it copies the stored times.
+        Syscall::StatNoTimes => r(&[], STAT_NO_TIMES),
         Syscall::Open
         | Syscall::Close
         | Syscall::Lseek

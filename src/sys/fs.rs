@@ -97,6 +97,32 @@ pub fn fstat_mtime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
     })
 }
 
+/// `statx(fd, "", AT_EMPTY_PATH, mask)`, returning the modification time the kernel filled
+/// (statx fills every basic field it has whatever the mask; the mask decides only what the
+/// kernel is asked, and on a multigrain filesystem asking for `STATX_MTIME`/`STATX_CTIME`
+/// marks the inode's ctime as queried: fs/stat.c `generic_fillattr` → `fill_mg_cmtime`).
+#[inline(always)]
+pub fn statx_mtime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
+    // SAFETY: all-zero is a valid `statx`.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `fd` is open for the borrow,
+    // the empty path is a NUL-terminated static, and `st` is a valid, writable `statx`.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            mask,
+            &mut st as *mut libc::statx,
+        )
+    })?;
+    Ok(Mtime {
+        sec: st.stx_mtime.tv_sec,
+        nsec: i64::from(st.stx_mtime.tv_nsec),
+    })
+}
+
 /// `lseek(fd, offset, SEEK_SET)`; returns the new offset.
 #[inline(always)]
 pub fn lseek(fd: BorrowedFd<'_>, offset: i64) -> io::Result<i64> {

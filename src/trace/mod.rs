@@ -43,6 +43,10 @@ pub enum Syscall {
     Close,
     /// `stat`/`lstat`/`fstat`/`statx`: reads the timestamps.
     Stat,
+    /// `statx` whose mask asks for neither `STATX_MTIME` nor `STATX_CTIME` (e.g. `STATX_SIZE`):
+    /// the same call, but on Linux it does not query the ctime, so it never makes the next
+    /// change fine-grained (the control of the live knob pair).
+    StatNoTimes,
     Lseek,
     /// `mmap` of a file (Linux: `file_accessed`).
     Mmap,
@@ -74,7 +78,7 @@ pub enum Syscall {
 
 impl Syscall {
     /// Every operation, in table order.
-    pub const ALL: [Syscall; 24] = [
+    pub const ALL: [Syscall; 25] = [
         Syscall::Read,
         Syscall::Write,
         Syscall::Create,
@@ -82,6 +86,7 @@ impl Syscall {
         Syscall::OpenTrunc,
         Syscall::Close,
         Syscall::Stat,
+        Syscall::StatNoTimes,
         Syscall::Lseek,
         Syscall::Mmap,
         Syscall::Munmap,
@@ -111,6 +116,7 @@ impl Syscall {
             Syscall::OpenTrunc => "open_trunc",
             Syscall::Close => "close",
             Syscall::Stat => "stat",
+            Syscall::StatNoTimes => "stat_no_times",
             Syscall::Lseek => "lseek",
             Syscall::Mmap => "mmap",
             Syscall::Munmap => "munmap",
@@ -145,6 +151,7 @@ impl Syscall {
             "openat" | "openat2" => Syscall::Open,
             "lstat" | "fstat" | "newfstatat" | "fstatat" | "fstatat64" | "statx" | "stat64"
             | "lstat64" | "fstat64" => Syscall::Stat,
+            "statx_no_times" => Syscall::StatNoTimes,
             "_llseek" => Syscall::Lseek,
             "mmap2" => Syscall::Mmap,
             "store" | "page_mkwrite" | "page_fault" => Syscall::MmapStore,

@@ -15,6 +15,7 @@ pub mod inject;
 pub mod iteration;
 pub mod mem;
 pub mod null;
+pub mod pair;
 pub mod pagezero;
 pub mod pipe;
 pub mod plan;

@@ -31,6 +31,8 @@ pub(super) enum Kind {
     Fstat,
     Stat,
     StatAt,
+    /// `statx`: a stat, or one that asks for no time (its mask, argument 4).
+    Statx,
     Open,
     Lseek,
     Mmap,
@@ -67,7 +69,8 @@ const HANDLED: &[(Kind, &str)] = &[
     (Kind::CloseRange, "close_range"),
     (Kind::Fstat, "fstat fstat64"),
     (Kind::Stat, "stat lstat stat64 lstat64"),
-    (Kind::StatAt, "newfstatat fstatat64 statx"),
+    (Kind::StatAt, "newfstatat fstatat64"),
+    (Kind::Statx, "statx"),
     (Kind::Open, "open openat openat2 creat"),
     (Kind::Lseek, "lseek _llseek"),
     (Kind::Mmap, "mmap mmap2"),
