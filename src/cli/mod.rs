@@ -283,6 +283,12 @@ pub struct ProbeArgs {
     /// List the source ids and exit.
     #[arg(long)]
     pub list: bool,
+    /// Price an inode timestamp update on DIR's filesystem on this kernel (repeatable): the
+    /// live knob pair (pwrite + statx asking for the times, against statx asking for the size)
+    /// less the reads the kernel model counts, over the updates it counts. Into the profile's
+    /// `filesystems`, which simulate, report and fleet price updates with.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<std::path::PathBuf>,
     /// The distribution of back-to-back deltas of one clock (a source id), laid out as
     /// PostgreSQL's pg_test_timing prints it: log2-ns buckets, then the exact durations.
     #[arg(long, value_name = "ID", conflicts_with_all = ["sources", "list"])]

@@ -8,6 +8,8 @@ use crate::cli::ProbeArgs;
 use crate::error::ConfigError;
 use crate::probe::histogram::{self, HistogramConfig};
 use crate::probe::{self, ProbeConfig, Source};
+use crate::sim::update_price::{self, FsUpdate};
+use crate::workload::pair::{self, check_dir, PairConfig, Pattern};
 
 /// Validates `args` into a probe configuration.
 pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigError> {
@@ -75,7 +77,68 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
         return Ok(stop.exit_code(0));
     }
     let cfg = config(args, global)?;
-    let profile = probe::run(&cfg);
+    let pairs = pair_configs(args, &cfg)?;
+    let stop = super::stop_on_signal()?;
+    let mut profile = probe::run(&cfg);
+    profile.filesystems = price_filesystems(&profile, &pairs)?;
     output.export(&profile)?;
-    Ok(0)
+    Ok(stop.exit_code(0))
+}
+
+/// The sources an update price needs: its reads are priced as every estimate prices them.
+const PRICE_SOURCES: [&str; 3] = [
+    "syscall:realtime",
+    "syscall:realtime_coarse",
+    crate::sim::costs::COARSE_SOURCE,
+];
+
+/// `--dir DIR`s checked into pair configurations (a directory, and the sources that price the
+/// model's reads among those probed).
+pub fn pair_configs(args: &ProbeArgs, cfg: &ProbeConfig) -> Result<Vec<PairConfig>, ConfigError> {
+    let mut out: Vec<PairConfig> = Vec::new();
+    for dir in &args.dirs {
+        check_dir(dir).map_err(|e| ConfigError::Invalid(format!("--dir {e}")))?;
+        if out.iter().any(|p| p.dir == *dir) {
+            continue;
+        }
+        let mut p = PairConfig::new(dir.clone(), Pattern::Write { writes: 1 });
+        p.pin = cfg.pin;
+        p.seed = cfg.seed;
+        if cfg.quick {
+            p.iterations = 5_000;
+            p.repetitions = 6;
+        }
+        out.push(p);
+    }
+    if !out.is_empty() {
+        for id in PRICE_SOURCES {
+            let s: Source = id.parse()?;
+            if !cfg.sources.contains(&s) {
+                return Err(ConfigError::Invalid(format!(
+                    "--dir prices the model's reads with {}: add {id} to --source, or drop \
+                     --source",
+                    PRICE_SOURCES.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The live pair on each directory, priced against `profile`'s reads.
+pub fn price_filesystems(
+    profile: &crate::probe::Profile,
+    pairs: &[PairConfig],
+) -> anyhow::Result<Vec<FsUpdate>> {
+    let mut out = Vec::new();
+    for p in pairs {
+        let progress = super::StderrProgress::new(format!(
+            "pricing an inode update on {} (live pair)",
+            p.dir.display()
+        ));
+        let pair = pair::measure(p);
+        drop(progress);
+        out.push(update_price::price(&pair?, profile));
+    }
+    Ok(out)
 }

@@ -54,6 +54,7 @@ pub fn costs(model: ModelId, f: &Facts) -> Option<Costs> {
         precise_read_ns: precise,
         coarse_read_ns: coarse,
         update_ns: 0.0,
+        update_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: tick,
     })
 }

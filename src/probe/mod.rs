@@ -244,6 +244,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         machine,
         sources: results,
         derived,
+        filesystems: Vec::new(),
         warnings: warnings.iter().map(Notice::from).collect(),
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::config::{Param, SimulateConfig};
-use super::replay::Costs;
+use super::replay::{Costs, UpdateByFs};
 use crate::kernel::ModelId;
 use crate::probe::{self, ProbeConfig, Profile, Source, PROFILE_SCHEMA_VERSION};
 use crate::trace::scenario::{check_version, read_text, TraceError};
@@ -161,12 +161,9 @@ fn resolve_with(
             (p.point, format!("profile {COARSE_SOURCE}"))
         }
     };
-    let (update, update_src) = match cfg.set(Param::UpdateNs) {
-        Some(v) => (v, "--set update_ns".to_string()),
-        None => (
-            0.0,
-            "not measured, taken as 0; --set update_ns=… adds inode update work".to_string(),
-        ),
+    let (update, update_by_fs, update_src) = match cfg.set(Param::UpdateNs) {
+        Some(v) => (v, Costs::UNIFORM, "--set update_ns".to_string()),
+        None => update_prices(profile),
     };
     let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {
@@ -188,6 +185,7 @@ fn resolve_with(
             precise_read_ns: precise,
             coarse_read_ns: coarse,
             update_ns: update,
+            update_ns_by_fs: update_by_fs,
             tick_ns: tick,
         },
         CostSources {
@@ -197,6 +195,48 @@ fn resolve_with(
             tick: tick_src,
         },
     ))
+}
+
+/// The profile's update price per filesystem (`filesystems[]`, measured by `probe --dir`): the
+/// first measured entry of each kind; every other filesystem at 0, said so.
+pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
+    let mut by_fs = Costs::UNIFORM;
+    let mut named = Vec::new();
+    let mut unmeasured = Vec::new();
+    if let Some(p) = profile {
+        for f in &p.filesystems {
+            let kind = f.fs_kind();
+            match f.update_ns {
+                Some(e) if by_fs[kind as usize].is_nan() => {
+                    by_fs[kind as usize] = e.point;
+                    named.push(format!(
+                        "{} {:.1} ns [{:.1}, {:.1}] ({})",
+                        kind,
+                        e.point,
+                        e.lower,
+                        e.upper,
+                        f.label()
+                    ));
+                }
+                Some(_) => {}
+                None => unmeasured.push(format!("{} ({})", f.fs_type, f.reason)),
+            }
+        }
+    }
+    let src = if named.is_empty() {
+        let why = if unmeasured.is_empty() {
+            "the profile measured no filesystem (probe --dir DIR)".to_string()
+        } else {
+            format!("the profile could not price {}", unmeasured.join("; "))
+        };
+        format!("not measured, taken as 0: {why}; --set update_ns=… for a what-if")
+    } else {
+        format!(
+            "profile filesystems[] (live pair, probe --dir): {}; any other filesystem at 0              (not measured)",
+            named.join(", ")
+        )
+    };
+    (0.0, by_fs, src)
 }
 
 /// Whether every cost is overridden (no profile needed).

@@ -45,6 +45,7 @@ pub fn expected_calls(
         precise_read_ns: 0.0,
         coarse_read_ns: 0.0,
         update_ns: 0.0,
+        update_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns,
     };
     // Time must advance for the tick to move: 1 µs of base cost per iteration.

@@ -16,6 +16,7 @@ pub mod replay;
 pub mod result;
 pub mod streamed;
 pub mod sweep;
+pub mod update_price;
 pub mod validate;
 
 use std::path::Path;
@@ -28,7 +29,7 @@ use result::{CostsOut, ModelReport, Output, ProfileNote, SweepReport, SIMULATE_S
 
 use crate::kernel::{Family, ModelId, Policy, Version};
 use crate::probe::Profile;
-use crate::trace::{bundled, CompiledScenario, Scenario};
+use crate::trace::{bundled, CompiledScenario, FsKind, Scenario};
 use crate::workload::run_record::RunRecord;
 
 /// Iterations used when deriving a base cost from a measured figure.
@@ -210,6 +211,11 @@ pub(crate) fn costs_out(
         precise_read_ns: c.precise_read_ns,
         coarse_read_ns: c.coarse_read_ns,
         update_ns: c.update_ns,
+        update_ns_by_fs: FsKind::ALL
+            .iter()
+            .filter(|&&f| !c.update_ns_by_fs[f as usize].is_nan())
+            .map(|&f| (f.name().to_string(), c.update_ns_by_fs[f as usize]))
+            .collect(),
         tick_ns: c.tick_ns,
         base_ns_per_op: base,
         sources,

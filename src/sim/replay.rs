@@ -12,11 +12,17 @@
 //! by the whole op afterwards. Memory is one small record per inode id, whatever the trace length.
 
 use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
-use crate::trace::{InodeId, Op, NO_INODE};
+use crate::trace::{FsKind, InodeId, Op, NO_INODE};
 
 mod linux;
 #[cfg(test)]
 mod tests;
+
+/// An update price per filesystem, indexed by `FsKind as usize`. The length is a literal (a
+/// constant path in an array type inside this struct breaks rustc 1.95's MIR check); the
+/// assertion below keeps it in step with [`FsKind::ALL`].
+pub type UpdateByFs = [f64; 7];
+const _: () = assert!(crate::trace::FS_KINDS == 7);
 
 /// What each kind of work costs, in ns, and the tick of the coarse clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,13 +31,31 @@ pub struct Costs {
     pub precise_read_ns: f64,
     /// One coarse read (`ktime_get_coarse_real_ts64`, `getnanotime`, `time_second`).
     pub coarse_read_ns: f64,
-    /// The work of storing a changed timestamp (Linux: `mark_inode_dirty`), per update.
+    /// The work of storing a changed timestamp (Linux: `mark_inode_dirty`), per update, on a
+    /// filesystem without a price of its own in `update_ns_by_fs`.
     pub update_ns: f64,
+    /// The price of an update per filesystem, indexed by `FsKind as usize` (`NaN`: none of its
+    /// own, `update_ns` holds): measured by `probe --dir` on the live kernel.
+    pub update_ns_by_fs: UpdateByFs,
     /// Period of the coarse clock (the tick).
     pub tick_ns: f64,
 }
 
 impl Costs {
+    /// No filesystem has a price of its own.
+    pub const UNIFORM: UpdateByFs = [f64::NAN; 7];
+
+    /// The price of one update on `fs`.
+    #[inline]
+    pub fn update_on(&self, fs: FsKind) -> f64 {
+        let v = self.update_ns_by_fs[fs as usize];
+        if v.is_nan() {
+            self.update_ns
+        } else {
+            v
+        }
+    }
+
     #[inline]
     fn read_cost(&self, clock: ClockFn) -> f64 {
         if clock.is_counter() {
@@ -349,9 +373,9 @@ impl<'a> Replay<'a> {
     }
 
     #[inline]
-    fn update(&mut self) {
+    fn update(&mut self, fs: FsKind) {
         self.stats.updates += 1;
-        self.op_cost += self.costs.update_ns;
+        self.op_cost += self.costs.update_on(fs);
     }
 
     #[inline]
@@ -400,14 +424,14 @@ impl<'a> Replay<'a> {
             }
             Effect::VfsTimestamp { target, modify } => {
                 if let PolicyKind::Bsd { vfs_clock } = self.policy {
-                    self.stamp(Self::target(op, target), vfs_clock, modify);
+                    self.stamp(Self::target(op, target), vfs_clock, modify, op.fs);
                 }
             }
             Effect::Fixed {
                 clock,
                 target,
                 modify,
-            } => self.stamp(Self::target(op, target), clock, modify),
+            } => self.stamp(Self::target(op, target), clock, modify, op.fs),
             Effect::Defer { target, modify } => {
                 let id = Self::target(op, target);
                 if id == NO_INODE {
@@ -440,7 +464,7 @@ impl<'a> Replay<'a> {
                     return;
                 }
                 let v = self.read(vfs_clock);
-                self.update();
+                self.update(op.fs);
                 let ino = &mut self.inodes[id as usize];
                 ino.pending_access = false;
                 ino.atime = v;
@@ -458,12 +482,12 @@ impl<'a> Replay<'a> {
 
     /// BSD: take `clock` now and store it on `id`.
     #[inline]
-    fn stamp(&mut self, id: InodeId, clock: ClockFn, modify: bool) {
+    fn stamp(&mut self, id: InodeId, clock: ClockFn, modify: bool, fs: FsKind) {
         if id == NO_INODE {
             return;
         }
         let v = self.read(clock);
-        self.update();
+        self.update(fs);
         let ino = &mut self.inodes[id as usize];
         if modify {
             ino.mtime = v;

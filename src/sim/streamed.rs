@@ -298,6 +298,7 @@ mod tests {
             precise_read_ns: 100.0,
             coarse_read_ns: 10.0,
             update_ns: 0.0,
+            update_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: 4e6,
         };
         let models: Vec<(ModelId, Vec<Action>, Vec<Policy>)> =

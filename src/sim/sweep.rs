@@ -17,7 +17,10 @@ pub fn with_value(param: Param, v: f64, costs: Costs, base: f64) -> (Costs, f64)
     match param {
         Param::PreciseReadNs => c.precise_read_ns = v,
         Param::CoarseReadNs => c.coarse_read_ns = v,
-        Param::UpdateNs => c.update_ns = v,
+        Param::UpdateNs => {
+            c.update_ns = v;
+            c.update_ns_by_fs = Costs::UNIFORM;
+        }
         Param::TickNs => c.tick_ns = v,
         Param::BaseNs => b = v,
     }

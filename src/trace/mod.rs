@@ -208,8 +208,11 @@ pub enum FsKind {
     Other,
 }
 
+/// How many [`FsKind`]s there are (a plain constant: array lengths in types need one).
+pub const FS_KINDS: usize = 7;
+
 impl FsKind {
-    pub const ALL: [FsKind; 7] = [
+    pub const ALL: [FsKind; FS_KINDS] = [
         FsKind::Pipefs,
         FsKind::Tmpfs,
         FsKind::Ext4,

@@ -193,6 +193,7 @@ mod tests {
             precise_read_ns: 20.0,
             coarse_read_ns: 2.0,
             update_ns: 0.0,
+            update_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: 4e6,
         };
         for (v, w, want) in [

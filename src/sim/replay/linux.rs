@@ -34,7 +34,7 @@ impl Replay<'_> {
                             (now_v, now_clock)
                         };
                         self.inodes[id as usize].mtime = v;
-                        self.update();
+                        self.update(op.fs);
                         self.record_mod(id, v, self.now, clock);
                     } else {
                         let clock = self.coarse_clock();
@@ -46,7 +46,7 @@ impl Replay<'_> {
                     if relatime_ok && now_v != ino.atime {
                         let v = self.current_time(id, mg).0;
                         self.inodes[id as usize].atime = v;
-                        self.update();
+                        self.update(op.fs);
                     }
                 }
             }
@@ -64,7 +64,7 @@ impl Replay<'_> {
                 let dir = &mut self.inodes[op.dir as usize];
                 dir.mtime = v;
                 dir.ctime = v;
-                self.update();
+                self.update(op.fs);
                 let clock = self.coarse_clock();
                 self.record_mod(op.dir, v, self.now, clock);
             }
@@ -82,7 +82,7 @@ impl Replay<'_> {
                     // setattr_copy(): ia_ctime / ia_mtime as notify_change() read them.
                     self.store_ctime(id, v);
                     self.inodes[id as usize].mtime = v;
-                    self.update();
+                    self.update(op.fs);
                     self.record_mod(id, v, self.now, clock);
                 }
             }
@@ -130,7 +130,7 @@ impl Replay<'_> {
             // A new inode: simple_inode_init_ts() sets atime too.
             ino.atime = v;
         }
-        self.update();
+        self.update(fs);
         self.record_mod(id, v, self.now, clock);
     }
 

@@ -9,6 +9,7 @@ const COSTS: Costs = Costs {
     precise_read_ns: 100.0,
     coarse_read_ns: 10.0,
     update_ns: 0.0,
+    update_ns_by_fs: crate::sim::Costs::UNIFORM,
     tick_ns: 1e6,
 };
 

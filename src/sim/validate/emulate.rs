@@ -87,6 +87,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             precise_read_ns: cost(counter.probe_id())?,
             coarse_read_ns: coarse_ns,
             update_ns: 0.0,
+            update_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: resolved.tick_ns,
         };
         let table = model.table();

@@ -53,6 +53,7 @@ pub fn model_reads(
         precise_read_ns: 20.0,
         coarse_read_ns: 2.0,
         update_ns: 10.0,
+        update_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: 1e9 / f64::from(hz.max(1)),
     };
     let stock = estimate::estimates(

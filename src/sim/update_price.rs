@@ -1,0 +1,209 @@
+//! The price of one inode timestamp update on a filesystem, from the live knob pair
+//! ([`crate::workload::pair`]) and the kernel model of the running kernel:
+//!
+//! `update_ns = (Δ − Δreads) / Δupdates`
+//!
+//! where Δ is the pair's measured queried − control ns per iteration, and Δreads and Δupdates
+//! are what the model counts for the two loops when replayed at their measured speed (so the
+//! control's one update per tick is counted too): the reads priced as every estimate prices
+//! them (the profile's `derived.precise_read_ns` and `vdso:realtime_coarse`). The interval is
+//! Δ's, carried through. What remains after the reads is the filesystem's own work of storing
+//! a changed time: ext4's journal handle (`ext4_dirty_inode`), xfs's transaction
+//! (`xfs_vn_update_time`), btrfs's delayed inode, tmpfs's bare `__mark_inode_dirty`.
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{LoopSource, SimulateConfig};
+use super::{costs, estimate, Costs};
+use crate::kernel::{Family, ModelId, ModelSpec};
+use crate::probe::Profile;
+use crate::stats::Estimate;
+use crate::trace::{FsKind, Scenario};
+use crate::workload::pair::{PairResult, Pattern};
+
+/// Iterations each side is replayed for (many ticks of the coarse clock).
+const ITERATIONS: u64 = 200_000;
+
+/// One filesystem's update price, as the profile carries it (`filesystems[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsUpdate {
+    /// The directory measured, as given.
+    pub dir: String,
+    pub fs_type: String,
+    pub mount_options: Vec<String>,
+    /// The live kernel showed multigrain timestamps on it (the pair's mtimes).
+    pub multigrain: bool,
+    /// ns per inode timestamp update, with the pair's interval; `null` where it cannot be
+    /// measured (see `reason`).
+    pub update_ns: Option<Estimate>,
+    /// How it was priced, or why it could not be.
+    pub reason: String,
+    /// The model whose counts were subtracted and divided by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The model's queried − control reads, priced (ns per iteration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads_delta_ns: Option<f64>,
+    /// The model's queried − control updates per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates_delta: Option<f64>,
+    /// The live pair it comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<PairResult>,
+}
+
+impl FsUpdate {
+    /// The filesystem kind the models know.
+    pub fn fs_kind(&self) -> FsKind {
+        FsKind::parse(&self.fs_type).unwrap_or(FsKind::Other)
+    }
+
+    /// A short label: `ext4 (/mnt/x; rw,relatime)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} ({}; {})",
+            self.fs_type,
+            self.dir,
+            self.mount_options.join(",")
+        )
+    }
+}
+
+/// The scenario of one side of `pattern` on `fs`: the loop the pair runs, as the models see
+/// it (`queried`: the stat asks for the times).
+pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Scenario {
+    let stat = if queried { "stat" } else { "stat_no_times" };
+    let op = |s: &str| serde_json::json!({ "syscall": s, "inode": "file", "fs": fs.name() });
+    let iteration: Vec<serde_json::Value> = match pattern {
+        Pattern::Write { writes } => (0..writes)
+            .map(|_| op("write"))
+            .chain(std::iter::once(op(stat)))
+            .collect(),
+        Pattern::Create => ["create", "write", stat, "close", "unlink"]
+            .iter()
+            .map(|s| op(s))
+            .collect(),
+    };
+    let json = serde_json::json!({
+        "schema_version": 1,
+        "name": format!("{}{}", pattern.name(), if queried { "" } else { "-control" }),
+        "description": "the live knob pair's loop",
+        "iteration": iteration,
+    });
+    Scenario::from_json(&json.to_string(), "the live pair").expect("a valid built-in scenario")
+}
+
+/// What the model counts for one side at its measured speed: priced reads (ns) and updates,
+/// per iteration.
+pub fn side_counts(
+    model: ModelId,
+    costs: Costs,
+    pattern: Pattern,
+    fs: FsKind,
+    queried: bool,
+    measured_ns: f64,
+) -> (f64, f64) {
+    let compiled = pattern_scenario(pattern, fs, queried).compile();
+    let stock = &model.policies()[0];
+    let costs = Costs {
+        update_ns: 0.0,
+        update_ns_by_fs: [0.0; 7],
+        ..costs
+    };
+    let base =
+        estimate::base_from_measured(model, stock, costs, &compiled, measured_ns, ITERATIONS);
+    let s = estimate::replay(&model.table(), stock, costs, &compiled, base, ITERATIONS);
+    let units = s.units().max(1) as f64;
+    (s.timestamp_ns / units, s.updates as f64 / units)
+}
+
+/// The model of the kernel the pair ran on.
+pub fn model_of(pair: &PairResult) -> ModelId {
+    ModelSpec {
+        family: Family::Linux,
+        version: None,
+        alias: false,
+    }
+    .resolve(pair.kernel_release.as_deref())
+    .0
+}
+
+/// Prices one update from `pair`, reads priced from `profile`.
+pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
+    let mut out = FsUpdate {
+        dir: pair.dir.clone(),
+        fs_type: pair.fs_type.clone(),
+        mount_options: pair.mount_options.clone(),
+        multigrain: pair.multigrain_observed,
+        update_ns: None,
+        reason: String::new(),
+        model: None,
+        reads_delta_ns: None,
+        updates_delta: None,
+        pair: Some(pair.clone()),
+    };
+    let model = model_of(pair);
+    out.model = Some(model.label());
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let costs = match costs::resolve_as_measured(model, Some(profile), &cfg) {
+        Ok((c, _)) => c,
+        Err(e) => {
+            out.reason = format!("the reads cannot be priced: {e}");
+            return out;
+        }
+    };
+    let fs = pair.fs_kind();
+    let (rq, uq) = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point);
+    let (rc, uc) = side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point);
+    let (dr, du) = (rq - rc, uq - uc);
+    out.reads_delta_ns = Some(dr);
+    out.updates_delta = Some(du);
+    if !pair.multigrain_observed {
+        out.reason = format!(
+            "not measurable here: the kernel showed no multigrain timestamps on {} ({}), so \
+             the question changes no update; {}",
+            pair.fs_type,
+            pair.kernel_release.as_deref().unwrap_or("unknown kernel"),
+            pair.check.as_deref().unwrap_or("")
+        );
+        return out;
+    }
+    if du < 0.5 {
+        out.reason = format!(
+            "not measurable: {model} counts {du:.3} more updates per iteration when queried on \
+             {} (the model and the kernel disagree: it showed multigrain)",
+            pair.fs_type
+        );
+        return out;
+    }
+    let d = pair.delta_ns;
+    let e = Estimate {
+        point: (d.point - dr) / du,
+        lower: (d.lower - dr) / du,
+        upper: (d.upper - dr) / du,
+    };
+    out.update_ns = Some(e);
+    out.reason = format!(
+        "live pair on {} ({}, {} × ABBA of {} iterations): Δ {:.1} ns per iteration less \
+         {:.1} ns of reads that {model} counts, over {:.3} more updates",
+        pair.dir,
+        pair.pattern_name,
+        pair.repetitions,
+        pair.iterations_per_block,
+        d.point,
+        dr,
+        du
+    );
+    out
+}
+
+/// The profile's update price for `fs`: the first measured entry of that kind.
+pub fn for_fs(profile: &Profile, fs: FsKind) -> Option<&FsUpdate> {
+    profile
+        .filesystems
+        .iter()
+        .find(|f| f.fs_kind() == fs && f.update_ns.is_some())
+}
+
+#[cfg(test)]
+mod tests;
