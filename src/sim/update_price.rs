@@ -170,9 +170,11 @@ pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
     }
     if du < 0.5 {
         out.reason = format!(
-            "not measurable: {model} counts {du:.3} more updates per iteration when queried on \
-             {} (the model and the kernel disagree: it showed multigrain)",
-            pair.fs_type
+            "not measurable from the pair, and not needed by the knob: {model} counts {uq:.3} \
+             updates per iteration with the times asked for and {uc:.3} without on {} (every \
+             write stores its time whatever the question), so only the read differs: the \
+             model's {dr:.1} ns of reads against a live Δ of {:.1} [{:.1}, {:.1}] ns",
+            pair.fs_type, pair.delta_ns.point, pair.delta_ns.lower, pair.delta_ns.upper
         );
         return out;
     }
