@@ -39,6 +39,7 @@ pub mod fleet;
 mod histogram;
 mod knob;
 pub mod openmetrics;
+mod pair;
 mod palette;
 mod probe;
 mod record;

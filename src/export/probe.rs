@@ -14,16 +14,27 @@ impl Render for Profile {
     }
 
     fn blocks(&self, _: Style) -> Vec<Block> {
-        vec![
+        let mut b = vec![
             Block::list("", header(self)),
             Block::Blank,
             Block::Table(sources(self)),
+        ];
+        if !self.filesystems.is_empty() {
+            b.extend([
+                Block::Blank,
+                Block::Heading("inode timestamp update, per filesystem (--dir)".into()),
+                Block::Table(super::pair::prices(&self.filesystems)),
+                Block::list("", super::pair::reasons(&self.filesystems)),
+            ]);
+        }
+        b.extend([
             Block::Blank,
             Block::list(
                 "warning: ",
                 self.warnings.iter().map(|w| w.message.clone()).collect(),
             ),
-        ]
+        ]);
+        b
     }
 
     fn csv(&self) -> Table {

@@ -23,6 +23,11 @@ impl Render for RunReport {
         } else {
             b.push(Block::Table(runs(self)));
         }
+        if let Some(p) = &self.pair {
+            b.extend([Block::Blank, Block::Heading("the live knob pair".into())]);
+            b.push(Block::Table(super::pair::table(std::slice::from_ref(p))));
+            b.push(Block::list("", super::pair::lines(p)));
+        }
         let notes = notes(self);
         if !notes.is_empty() {
             b.extend([Block::Blank, Block::list("", notes)]);

@@ -188,13 +188,7 @@ pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
     out.reason = format!(
         "live pair on {} ({}, {} × ABBA of {} iterations): Δ {:.1} ns per iteration less \
          {:.1} ns of reads that {model} counts, over {:.3} more updates",
-        pair.dir,
-        pair.pattern_name,
-        pair.repetitions,
-        pair.iterations_per_block,
-        d.point,
-        dr,
-        du
+        pair.dir, pair.pattern_name, pair.repetitions, pair.iterations_per_block, d.point, dr, du
     );
     out
 }

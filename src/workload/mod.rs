@@ -15,8 +15,8 @@ pub mod inject;
 pub mod iteration;
 pub mod mem;
 pub mod null;
-pub mod pair;
 pub mod pagezero;
+pub mod pair;
 pub mod pipe;
 pub mod plan;
 pub mod result;
@@ -80,6 +80,7 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
         runs: Vec::new(),
         mem: None,
         pagezero: None,
+        pair: None,
         warnings: Vec::new(),
     };
     if let Some(f) = &fs {
@@ -107,14 +108,29 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
             cfg,
             &mut report,
         )?,
-        WorkloadName::WriteOnly | WorkloadName::WriteStat => run_all(
-            &write::WriteFile {
-                dir: dir.clone().expect("write workloads have a scratch dir"),
-                stat: w == WorkloadName::WriteStat,
-            },
-            cfg,
-            &mut report,
-        )?,
+        WorkloadName::WriteOnly | WorkloadName::WriteStat => {
+            run_all(
+                &write::WriteFile {
+                    dir: dir.clone().expect("write workloads have a scratch dir"),
+                    stat: w == WorkloadName::WriteStat,
+                },
+                cfg,
+                &mut report,
+            )?;
+            if w == WorkloadName::WriteStat && !report.partial && !sys::signal::stop_requested() {
+                let mut p =
+                    pair::PairConfig::new(cfg.dir.clone(), pair::Pattern::Write { writes: 1 });
+                p.pin = cfg.pin;
+                report.pair = match pair::measure(&p) {
+                    Ok(r) => Some(r),
+                    Err(e) if e.is_interrupted() => {
+                        report.partial = true;
+                        None
+                    }
+                    Err(e) => return Err(e),
+                };
+            }
+        }
         WorkloadName::Getppid => run_all(&null::Getppid, cfg, &mut report)?,
         WorkloadName::SchedYield => {
             let calibration =

@@ -356,9 +356,21 @@ fn sample(cfg: &PairConfig, t: &Target) -> crate::error::Result<Sampled> {
                 return Err(crate::error::Error::Interrupted);
             }
             if q {
-                queried.push(block(t, cfg.pattern, QUERIED_MASK, cfg.iterations, &mut tq)?);
+                queried.push(block(
+                    t,
+                    cfg.pattern,
+                    QUERIED_MASK,
+                    cfg.iterations,
+                    &mut tq,
+                )?);
             } else {
-                control.push(block(t, cfg.pattern, CONTROL_MASK, cfg.iterations, &mut tc)?);
+                control.push(block(
+                    t,
+                    cfg.pattern,
+                    CONTROL_MASK,
+                    cfg.iterations,
+                    &mut tc,
+                )?);
             }
         }
     }
@@ -416,7 +428,10 @@ mod tests {
     fn multigrain_needs_the_release_and_the_filesystem() {
         assert!(multigrain_expected(Some("6.18.44-fc"), "ext4"));
         assert!(multigrain_expected(Some("6.13.0"), "tmpfs"));
-        assert!(!multigrain_expected(Some("6.12.57+deb13-cloud-amd64"), "ext4"));
+        assert!(!multigrain_expected(
+            Some("6.12.57+deb13-cloud-amd64"),
+            "ext4"
+        ));
         assert!(!multigrain_expected(Some("6.18.0"), "nfs"));
         assert!(!multigrain_expected(None, "xfs"));
         assert_eq!(Pattern::Write { writes: 3 }.name(), "write3-stat");
