@@ -61,7 +61,23 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
         vm: args.vm,
         guest_bin: args.guest_bin.clone(),
         command,
+        update_dirs: update_dirs(&args.out),
     })
+}
+
+/// Where the report prices an inode update: /dev/shm (tmpfs), and the directory the report is
+/// written in (its parent, which exists), a disk filesystem where builds and checkouts live.
+fn update_dirs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    if std::path::Path::new("/dev/shm").is_dir() {
+        v.push("/dev/shm".into());
+    }
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    let parent = parent.unwrap_or(std::path::Path::new("."));
+    if let Ok(p) = std::fs::canonicalize(parent) {
+        v.push(p);
+    }
+    v
 }
 
 /// Runs `tscope report`; returns the exit code.

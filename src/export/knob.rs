@@ -41,6 +41,7 @@ pub fn summary(r: &Report) -> String {
         ("equal successive mtimes (stock → best)", Align::Right),
         ("resolution (stock → best)", Align::Right),
         ("priced at (precise read)", Align::Left),
+        ("inode update priced at", Align::Left),
     ]);
     for m in &r.simulation {
         let Some((stock, best)) = stock_and_best(m) else {
@@ -71,9 +72,36 @@ pub fn summary(r: &Report) -> String {
             both(&equal),
             both(&resolution),
             price(m),
+            update_price(m),
         ]);
     }
     t.markdown()
+}
+
+/// The update price of the scenario's filesystems, short: `1226 ns (ext4, live pair)`, `0
+/// (not measured)`, `--set update_ns`.
+pub fn update_price(m: &ModelReport) -> String {
+    let c = &m.costs;
+    if c.sources.update.starts_with("--set") {
+        return format!("{} ns (--set update_ns)", ns(c.update_ns));
+    }
+    let fs = m
+        .scenario
+        .split_once('@')
+        .map(|(_, fs)| fs.to_string())
+        .or_else(|| c.update_ns_by_fs.keys().next().cloned());
+    match fs.and_then(|f| c.update_ns_by_fs.get(&f).map(|v| (f, *v))) {
+        Some((f, v)) if m.scenario.contains('@') => format!("{} ns ({f}, live pair)", ns(v)),
+        _ if c.update_ns_by_fs.is_empty() => "0 (not measured)".into(),
+        _ => {
+            let all: Vec<String> = c
+                .update_ns_by_fs
+                .iter()
+                .map(|(f, v)| format!("{f} {} ns", ns(*v)))
+                .collect();
+            format!("{} (live pair)", all.join(", "))
+        }
+    }
 }
 
 /// The precise-read cost `m` was replayed at and where it came from, short:

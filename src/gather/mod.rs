@@ -50,6 +50,9 @@ pub struct ReportConfig {
     /// The static tscope for the guest (`--guest-bin`); `None`: as `vm guest` finds or builds
     /// one.
     pub guest_bin: Option<std::path::PathBuf>,
+    /// Directories whose filesystem's inode update is priced (the live pair), one per
+    /// filesystem: /dev/shm and the report's own directory.
+    pub update_dirs: Vec<std::path::PathBuf>,
 }
 
 /// The detect part of a report: facts and verdicts (the timings are the report's profile).
@@ -97,7 +100,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     let host = detect::host::gather();
     let mut pcfg = ProbeConfig::new(Vec::new(), cfg.quick, cfg.seed);
     pcfg.emulate_trap = cfg.emulate_trap;
-    let profile = probe::run(&pcfg);
+    let mut profile = probe::run(&pcfg);
     progress.step("checking TSC sync across CPUs");
     let sync = detect::sync::check(cfg.sync_budget);
     progress.step("deciding verdicts");
@@ -108,12 +111,15 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         _ => "none".to_string(),
     };
     let environment = Environment::gather(&profile, &facts.cpu, &hypervisor);
-    progress.step("running pipe1 and vfsmix");
+    progress.step("running pipe1, vfsmix and the live knob pair");
     let mut skipped = Vec::new();
     let workloads = if cfg.workloads {
+        let (fs, errors) = sim::update_price::measure_all(&profile, &cfg.update_dirs, cfg.quick);
+        profile.filesystems = fs;
+        skipped.extend(errors);
         run_workloads(cfg.quick, &mut skipped)
     } else {
-        skipped.push("workloads: --no-workloads".into());
+        skipped.push("workloads and the live knob pair: --no-workloads".into());
         Vec::new()
     };
     progress.step("simulating the vfs_timestamp knob");
@@ -220,6 +226,23 @@ fn simulate_scenarios(
             None => sim::LoopSource::Scenario(name.to_string()),
         };
         match sim::simulate(&SimulateConfig::for_report(input, profile.clone(), false)) {
+            Ok(Output::Models(m)) => simulation.extend(m),
+            Ok(_) => {}
+            Err(e) => skipped.push(format!("simulate {name}: {e:#}")),
+        }
+    }
+    // write-stat on each filesystem whose update the live pair priced, on this kernel's model.
+    for f in profile.filesystems.iter().filter(|f| f.pair.is_some()) {
+        let s = sim::update_price::write_stat_on(f);
+        let name = s.name.clone();
+        let input = sim::LoopSource::Inline(Box::new(s));
+        let mut c = SimulateConfig::for_report(input, profile.clone(), false);
+        c.models = vec![crate::kernel::ModelSpec {
+            family: crate::kernel::Family::Linux,
+            version: None,
+            alias: false,
+        }];
+        match sim::simulate(&c) {
             Ok(Output::Models(m)) => simulation.extend(m),
             Ok(_) => {}
             Err(e) => skipped.push(format!("simulate {name}: {e:#}")),

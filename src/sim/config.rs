@@ -151,6 +151,8 @@ pub enum LoopSource {
     Run(PathBuf),
     /// A run record already in memory (the report's own workload runs).
     Record(Box<crate::workload::run_record::RunRecord>),
+    /// A scenario built in memory (the report's write-stat on each priced filesystem).
+    Inline(Box<crate::trace::Scenario>),
 }
 
 /// A loop to replay, and for how many iterations.

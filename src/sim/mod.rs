@@ -45,6 +45,10 @@ pub struct Loaded {
 /// Loads a scenario file, a bundled scenario by name, or a run record.
 pub fn load_input(input: &LoopSource) -> crate::error::Result<Loaded> {
     match input {
+        LoopSource::Inline(s) => Ok(Loaded {
+            scenario: (**s).clone(),
+            run: None,
+        }),
         LoopSource::Record(run) => Ok(Loaded {
             scenario: run.scenario(),
             run: Some((**run).clone()),

@@ -193,6 +193,52 @@ pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
     out
 }
 
+/// The live pair on each of `dirs` (one per filesystem: a directory on a device already
+/// measured is skipped), priced against `profile`'s reads. A pair that fails is a line in
+/// the returned errors, not the end of the others.
+pub fn measure_all(
+    profile: &Profile,
+    dirs: &[std::path::PathBuf],
+    quick: bool,
+) -> (Vec<FsUpdate>, Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut out, mut errors, mut devices) = (Vec::new(), Vec::new(), Vec::new());
+    for dir in dirs {
+        match std::fs::metadata(dir) {
+            Ok(m) if devices.contains(&m.dev()) => continue,
+            Ok(m) => devices.push(m.dev()),
+            Err(e) => {
+                errors.push(format!("{}: {e}", dir.display()));
+                continue;
+            }
+        }
+        let mut cfg =
+            crate::workload::pair::PairConfig::new(dir.clone(), Pattern::Write { writes: 1 });
+        if quick {
+            cfg.iterations = 5_000;
+            cfg.repetitions = 6;
+        }
+        match crate::workload::pair::measure(&cfg) {
+            Ok(pair) => out.push(price(&pair, profile)),
+            Err(e) => errors.push(format!("the live pair on {}: {e:#}", dir.display())),
+        }
+    }
+    (out, errors)
+}
+
+/// The scenario of write-stat on the filesystem of a priced entry, named `write-stat@FS`: the
+/// report's row per filesystem (its base comes from the same live pair).
+pub fn write_stat_on(f: &FsUpdate) -> Scenario {
+    let mut s = pattern_scenario(Pattern::Write { writes: 1 }, f.fs_kind(), true);
+    s.name = format!("write-stat@{}", f.fs_type);
+    s.description = format!(
+        "write-stat on {} ({}): pwrite then statx asking for the times",
+        f.dir,
+        f.mount_options.join(",")
+    );
+    s
+}
+
 /// The profile's update price for `fs`: the first measured entry of that kind.
 pub fn for_fs(profile: &Profile, fs: FsKind) -> Option<&FsUpdate> {
     profile
