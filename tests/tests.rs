@@ -21,5 +21,6 @@ mod run;
 mod show;
 mod simulate;
 mod skip;
+mod update_price;
 mod vm;
 mod vm_bench;

@@ -1,0 +1,154 @@
+//! The inode update's price: the live knob pair on tmpfs through `probe --dir` and `run
+//! write-stat`, simulate pricing each update on its filesystem, and bad `--dir` arguments.
+//! (The arithmetic on recorded pairs of every filesystem is in src/sim/update_price/tests.rs;
+//! the whole check against a plain C loop on loop images is scripts/update-pair-check.)
+
+use crate::common::{cpu_lock, json, tscope, write_tmp};
+use predicates::str::contains;
+
+fn f64_at(v: &serde_json::Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number: {x}"))
+}
+
+#[test]
+fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
+    if crate::skip::without("tmpfs") || crate::skip::without("multigrain") {
+        return;
+    }
+    let _cpu = cpu_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.json");
+    let p = profile.to_str().unwrap();
+    tscope()
+        .args(["probe", "--quick", "--dir", "/dev/shm", "--json", "-o", p])
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    let f = &v["filesystems"][0];
+    assert_eq!(f["fs_type"], "tmpfs");
+    assert_eq!(f["multigrain"], true, "{f}");
+    // The kernel's own evidence: every queried mtime differs, the control's stay equal.
+    assert_eq!(f64_at(f, &["pair", "queried_equal_mtimes"]), 0.0);
+    assert!(f64_at(f, &["pair", "control_equal_mtimes"]) > 0.9);
+    assert!(f64_at(f, &["pair", "delta_ns", "lower"]) > 0.0, "{f}");
+    let u = f64_at(f, &["update_ns", "point"]);
+    assert!(u.is_finite(), "{f}");
+    assert!((f64_at(f, &["updates_delta"]) - 1.0).abs() < 0.01);
+    // No scratch left behind by the pair.
+    let left = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(&format!("tscope-run.{}.", std::process::id()))
+        });
+    assert!(!left);
+
+    // simulate write-stat: the update on tmpfs priced from the profile, the base from the pair.
+    let s = json(&[
+        "simulate",
+        "write-stat",
+        "--profile",
+        p,
+        "--model",
+        "linux",
+        "--json",
+    ]);
+    let m = if s.is_array() { &s[0] } else { &s };
+    assert_eq!(f64_at(m, &["costs", "update_ns_by_fs", "tmpfs"]), u);
+    let src = m["costs"]["sources"]["update"].as_str().unwrap();
+    assert!(src.contains("live pair"), "{src}");
+    assert!(
+        m["costs"]["base_source"]
+            .as_str()
+            .unwrap()
+            .contains("live pair"),
+        "{m}"
+    );
+    let e = m["estimates"].as_array().unwrap();
+    let stock = e.iter().find(|x| x["stock"] == true).unwrap();
+    assert!(f64_at(stock, &["inode_updates_per_op"]) > 0.99);
+
+    // A scenario on ext4, which this profile did not price: said so, with the estimate at
+    // tmpfs's price, the nearest measured.
+    let scen = write_tmp(
+        dir.path(),
+        "ext4.json",
+        r#"{"schema_version":1,"name":"w-ext4","description":"d","base_ns_per_iteration":1000,
+            "iteration":[{"syscall":"write","inode":"f","fs":"ext4"},
+                         {"syscall":"stat","inode":"f","fs":"ext4"}]}"#,
+    );
+    let s = json(&[
+        "simulate",
+        scen.to_str().unwrap(),
+        "--profile",
+        p,
+        "--model",
+        "linux",
+        "--json",
+    ]);
+    let notes = if s.is_array() { &s[0] } else { &s }["notes"].to_string();
+    assert!(
+        notes.contains("ext4: its inode updates are not priced") && notes.contains("tmpfs"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn run_write_stat_carries_the_live_pair() {
+    if crate::skip::without("tmpfs") {
+        return;
+    }
+    let _cpu = cpu_lock();
+    let v = json(&[
+        "run",
+        "write-stat",
+        "--dir",
+        "/dev/shm",
+        "--tasks",
+        "1",
+        "--duration",
+        "0.2",
+        "--interval-ms",
+        "50",
+        "--json",
+    ]);
+    let pair = &v["pair"];
+    assert_eq!(pair["fs_type"], "tmpfs");
+    assert!(pair["mount_options"].is_array());
+    for k in ["queried_ns", "control_ns", "delta_ns", "ratio"] {
+        let (lo, pt, hi) = (
+            f64_at(pair, &[k, "lower"]),
+            f64_at(pair, &[k, "point"]),
+            f64_at(pair, &[k, "upper"]),
+        );
+        assert!(lo <= pt && pt <= hi, "{k}: {pair}");
+    }
+    // Either the kernel showed multigrain, or the pair checked that both sides are equal.
+    assert!(pair["multigrain_observed"] == true || pair["check"].is_string());
+}
+
+#[test]
+fn bad_dirs_are_refused_before_measuring() {
+    tscope()
+        .args(["probe", "--quick", "--dir", "/nonexistent/tscope"])
+        .assert()
+        .code(2)
+        .stderr(contains("--dir '/nonexistent/tscope'"));
+    tscope()
+        .args(["probe", "--quick", "--dir", "/etc/hostname"])
+        .assert()
+        .code(2)
+        .stderr(contains("is not a directory"));
+    tscope()
+        .args(["probe", "--quick", "--dir", "/dev/shm", "--source", "rdtsc"])
+        .assert()
+        .code(2)
+        .stderr(contains("add syscall:realtime to --source"));
+}
