@@ -25,6 +25,7 @@ fn replay(c: &mut Criterion) {
         precise_read_ns: 16.0,
         coarse_read_ns: 4.0,
         update_ns: 0.0,
+        update_ns_by_fs: tscope::sim::Costs::UNIFORM,
         tick_ns: 4e6,
     };
     let mut g = c.benchmark_group("replay");
