@@ -207,8 +207,8 @@ pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
         for f in &p.filesystems {
             let kind = f.fs_kind();
             match f.update_ns {
-                Some(e) if by_fs[kind as usize].is_nan() => {
-                    by_fs[kind as usize] = e.point;
+                Some(e) if by_fs[kind as usize].is_none() => {
+                    by_fs[kind as usize] = Some(e.point);
                     named.push(format!(
                         "{} {:.1} ns [{:.1}, {:.1}] ({})",
                         kind,

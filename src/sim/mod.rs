@@ -204,22 +204,21 @@ fn unmeasured_update_notes(
     kinds.dedup();
     let mut notes = Vec::new();
     for fs in kinds {
-        if fs == FsKind::Pipefs || !costs.update_ns_by_fs[fs as usize].is_nan() {
+        if fs == FsKind::Pipefs || costs.update_ns_by_fs[fs as usize].is_some() {
             continue;
         }
         let near = nearest_kinds(fs)
             .iter()
-            .find(|k| !costs.update_ns_by_fs[**k as usize].is_nan());
-        let Some(&near) = near else {
+            .find_map(|&k| Some((k, costs.update_ns_by_fs[k as usize]?)));
+        let Some((near, price)) = near else {
             notes.push(format!(
                 "{fs}: its inode updates are priced at 0 (no filesystem's update price in the \
                  profile: tscope probe --dir DIR on a {fs} directory measures it)"
             ));
             continue;
         };
-        let price = costs.update_ns_by_fs[near as usize];
         let mut at = costs;
-        at.update_ns_by_fs[fs as usize] = price;
+        at.update_ns_by_fs[fs as usize] = Some(price);
         let there = estimate::estimates(model, at, compiled, base, iterations);
         let (now, then) = (best(estimates), best(&there));
         if let (Some((p0, s0)), Some((p1, s1))) = (now, then) {
@@ -318,8 +317,7 @@ pub(crate) fn costs_out(
         update_ns: c.update_ns,
         update_ns_by_fs: FsKind::ALL
             .iter()
-            .filter(|&&f| !c.update_ns_by_fs[f as usize].is_nan())
-            .map(|&f| (f.name().to_string(), c.update_ns_by_fs[f as usize]))
+            .filter_map(|&f| Some((f.name().to_string(), c.update_ns_by_fs[f as usize]?)))
             .collect(),
         tick_ns: c.tick_ns,
         base_ns_per_op: base,

@@ -21,7 +21,7 @@ mod tests;
 /// An update price per filesystem, indexed by `FsKind as usize`. The length is a literal (a
 /// constant path in an array type inside this struct breaks rustc 1.95's MIR check); the
 /// assertion below keeps it in step with [`FsKind::ALL`].
-pub type UpdateByFs = [f64; 7];
+pub type UpdateByFs = [Option<f64>; 7];
 const _: () = assert!(crate::trace::FS_KINDS == 7);
 
 /// What each kind of work costs, in ns, and the tick of the coarse clock.
@@ -34,8 +34,8 @@ pub struct Costs {
     /// The work of storing a changed timestamp (Linux: `mark_inode_dirty`), per update, on a
     /// filesystem without a price of its own in `update_ns_by_fs`.
     pub update_ns: f64,
-    /// The price of an update per filesystem, indexed by `FsKind as usize` (`NaN`: none of its
-    /// own, `update_ns` holds): measured by `probe --dir` on the live kernel.
+    /// The price of an update per filesystem, indexed by `FsKind as usize` (`None`: none of
+    /// its own, `update_ns` holds): measured by `probe --dir` on the live kernel.
     pub update_ns_by_fs: UpdateByFs,
     /// Period of the coarse clock (the tick).
     pub tick_ns: f64,
@@ -43,17 +43,12 @@ pub struct Costs {
 
 impl Costs {
     /// No filesystem has a price of its own.
-    pub const UNIFORM: UpdateByFs = [f64::NAN; 7];
+    pub const UNIFORM: UpdateByFs = [None; 7];
 
     /// The price of one update on `fs`.
     #[inline]
     pub fn update_on(&self, fs: FsKind) -> f64 {
-        let v = self.update_ns_by_fs[fs as usize];
-        if v.is_nan() {
-            self.update_ns
-        } else {
-            v
-        }
+        self.update_ns_by_fs[fs as usize].unwrap_or(self.update_ns)
     }
 
     #[inline]

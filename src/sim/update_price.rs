@@ -107,7 +107,7 @@ pub fn side_counts(
     let stock = &model.policies()[0];
     let costs = Costs {
         update_ns: 0.0,
-        update_ns_by_fs: [0.0; 7],
+        update_ns_by_fs: Costs::UNIFORM,
         ..costs
     };
     let base =

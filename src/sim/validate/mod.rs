@@ -6,6 +6,8 @@
 //! - [`accuracy`] (`accuracy`, `write-only`, `write-stat`): runs the workloads on tmpfs and the
 //!   root filesystem and compares the multigrain model's share of equal successive mtimes with
 //!   the kernel's.
+//! - [`update`] (`update`): the live knob pair on each directory prices the inode update from
+//!   write-stat, then holds the model to two and four writes per query and a create/unlink loop.
 //! - [`seed`] (`seed`, `netbsd-seed`, `netbsd-seed-vfsmix`): the back-solved costs put back
 //!   into the models against the published NetBSD figures.
 //!
@@ -17,6 +19,7 @@ pub mod emulate;
 pub mod noise;
 pub mod seed;
 pub mod stopping;
+pub mod update;
 
 use super::config::{SimulateConfig, Validation};
 pub use super::result::{Row, ValidationReport, GOAL_PCT, VALIDATION_SCHEMA_VERSION};
@@ -28,10 +31,12 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         "seed" | "netbsd-seed" | "netbsd-seed-vfsmix" => seed::run(cfg),
         "accuracy" | "write-only" | "write-stat" => accuracy::run(cfg, v),
         "pipe1" | "vfsmix" => emulate::run(cfg, v),
+        "update" => update::run(cfg, v),
         other => crate::fail!(
             "--validate '{other}': validations exist for pipe1 and vfsmix (cost, by emulation), \
-             accuracy, write-only and write-stat (multigrain mtimes on the live kernel), and seed \
-             (the NetBSD figures)"
+             accuracy, write-only and write-stat (multigrain mtimes on the live kernel), update (the \
+             inode update's price on loops it was not calibrated on), and seed (the NetBSD \
+             figures)"
         ),
     }
 }

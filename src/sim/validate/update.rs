@@ -1,0 +1,116 @@
+//! The update price held to patterns it was not calibrated on, on the live kernel
+//! (`simulate update --validate [--validate-dir DIR]…`).
+//!
+//! On each directory the live pair of write-stat (one write per query) prices the update
+//! ([`crate::sim::update_price::price`]); then the pair runs loops the price was not taken
+//! from: two and four writes per query, and a create → write → statx → close → unlink loop
+//! (a new inode each iteration, where the query changes only the unlink's stamp). For each, the
+//! model's Δ is its queried − control reads (priced as every estimate prices them) plus its
+//! queried − control updates at the calibrated price, both sides replayed at their measured
+//! speed. A row is within its goal when the prediction is within max(10%, the live Δ's 95%
+//! interval) of the live Δ.
+
+use std::path::PathBuf;
+
+use super::{Row, ValidationReport};
+use crate::sim::config::{LoopSource, SimulateConfig, Validation};
+use crate::sim::costs;
+use crate::sim::update_price::{self, model_of, side_counts};
+use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
+
+/// The relative goal of a row (the live Δ's own interval widens it).
+pub const GOAL_FRACTION: f64 = 0.10;
+
+/// The loops held to the price, after the calibration's.
+pub const PATTERNS: [Pattern; 3] = [
+    Pattern::Write { writes: 2 },
+    Pattern::Write { writes: 4 },
+    Pattern::Create,
+];
+
+/// The model's Δ for `p` with updates at `update_ns`: (reads, updates, Δ ns).
+pub fn predicted_delta(
+    p: &PairResult,
+    costs: crate::sim::Costs,
+    update_ns: f64,
+) -> (f64, f64, f64) {
+    let model = model_of(p);
+    let fs = p.fs_kind();
+    let (rq, uq) = side_counts(model, costs, p.pattern, fs, true, p.queried_ns.point);
+    let (rc, uc) = side_counts(model, costs, p.pattern, fs, false, p.control_ns.point);
+    let (dr, du) = (rq - rc, uq - uc);
+    (dr, du, dr + du * update_ns)
+}
+
+/// One row: `p`'s live Δ against the model's at `update_ns`.
+pub fn row(p: &PairResult, costs: crate::sim::Costs, update_ns: f64, priced_from: &str) -> Row {
+    let (dr, du, predicted) = predicted_delta(p, costs, update_ns);
+    let measured = p.delta_ns.point;
+    let half = (p.delta_ns.upper - p.delta_ns.lower) / 2.0;
+    let allowed = (GOAL_FRACTION * measured.abs()).max(half);
+    let mut r = Row::new(
+        format!("{} on {} ({})", p.pattern_name, p.fs_type, p.dir),
+        "delta_ns",
+        predicted,
+        measured,
+        format!(
+            "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA); model {}: {dr:.1} ns of \
+             reads + {du:.3} updates × {update_ns:.1} ns ({priced_from})",
+            measured,
+            p.delta_ns.lower,
+            p.delta_ns.upper,
+            p.repetitions,
+            model_of(p)
+        ),
+    );
+    r.within_goal = (predicted - measured).abs() <= allowed;
+    r.noise_pct = (measured != 0.0).then(|| 100.0 * half / measured.abs());
+    r
+}
+
+/// Runs the validation on `v.dirs` (default /dev/shm and /var/tmp).
+pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<ValidationReport> {
+    let dirs: Vec<PathBuf> = if v.dirs.is_empty() {
+        vec!["/dev/shm".into(), "/var/tmp".into()]
+    } else {
+        v.dirs.clone()
+    };
+    let (profile, note) = crate::sim::profile(cfg)?;
+    let profile = profile.ok_or_else(|| crate::failure!("the update price needs a profile"))?;
+    let sim = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let mut rows = Vec::new();
+    let mut notes = vec![format!(
+        "reads priced from {}; each directory's update priced from its own write-stat pair",
+        note.origin
+    )];
+    for dir in &dirs {
+        pair::check_dir(dir).map_err(|e| crate::failure!("--validate-dir {e}"))?;
+        let calibration =
+            pair::measure(&PairConfig::new(dir.clone(), Pattern::Write { writes: 1 }))?;
+        let model = model_of(&calibration);
+        let (c, _) = costs::resolve_as_measured(model, Some(&profile), &sim)?;
+        let priced = update_price::price(&calibration, &profile);
+        let (update_ns, from) = match priced.update_ns {
+            Some(u) => (
+                u.point,
+                format!("calibrated on write-stat: {:.1} ns", u.point),
+            ),
+            None => {
+                notes.push(format!("{}: {}", priced.label(), priced.reason));
+                (0.0, "no update price: taken as 0".to_string())
+            }
+        };
+        rows.push(row(&calibration, c, update_ns, "the calibration itself"));
+        for pattern in PATTERNS {
+            let p = pair::measure(&PairConfig::new(dir.clone(), pattern))?;
+            rows.push(row(&p, c, update_ns, &from));
+        }
+    }
+    notes.push(format!(
+        "a row is within its goal when the model's Δ is within max({:.0}%, the live Δ's 95% \
+         interval) of the live Δ; the first row of each directory is the calibration, so it \
+         agrees by construction",
+        GOAL_FRACTION * 100.0
+    ));
+    Ok(ValidationReport::new("update", "update", rows, notes))
+}
