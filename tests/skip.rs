@@ -34,6 +34,7 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     }),
     ("promtool", || runs("promtool", "--version")),
     ("tmpfs", tmpfs),
+    ("loop-mount", loop_mount),
     ("multigrain", multigrain),
     ("vdso-clocksource", vdso_clocksource),
     ("root", root),
@@ -111,6 +112,24 @@ fn runs(program: &str, arg: &str) -> Result<(), String> {
             "{program} does not run ({e}); ./scripts/test installs it"
         )),
     }
+}
+
+/// Root with loop devices: tests make and mount their own filesystem images.
+fn loop_mount() -> Result<(), String> {
+    // The effective uid is the second field of /proc/self/status's `Uid:` line.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        == Some("0");
+    if !root {
+        return Err("not root: mounting a loop image needs it".into());
+    }
+    if !std::path::Path::new("/dev/loop-control").exists() {
+        return Err("no /dev/loop-control: the kernel has no loop devices".into());
+    }
+    runs("mount", "--version")
 }
 
 fn qemu() -> Result<(), String> {

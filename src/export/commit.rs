@@ -130,14 +130,14 @@ pub fn update_sentence(r: &Report) -> String {
             None => "its inode update unpriced (see the report)".into(),
         };
         parts.push(format!(
-            " On {} ({}), write-stat's {} buys {:.3}× over {} with a precise read at {} ns and \
-             {update}{pair}.",
+            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read \
+             and {update}{pair}.",
             f.fs_type,
             f.mount_options.join(","),
-            best.policy,
             best.speedup / stock.speedup,
+            best.policy,
             stock.policy,
-            ns(m.costs.precise_read_ns),
+            super::knob::price(m),
         ));
     }
     parts.concat()

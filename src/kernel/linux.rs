@@ -49,13 +49,9 @@ const fn src(file: &'static str, function: &'static str, at: &'static str, read:
     }
 }
 
-/// A `statx` that asks for no time: no query, no timestamp work.
-const STAT_NO_TIMES: Source = src(
-    "fs/stat.c",
-    "generic_fillattr (fill_mg_cmtime only for STATX_CTIME|STATX_MTIME)",
-    AT_613,
-    true,
-);
+/// A `statx` that asks for no time: no query, no timestamp work (`generic_fillattr` calls
+/// `fill_mg_cmtime`, which sets the queried flag, only for STATX_CTIME|STATX_MTIME).
+const STAT_NO_TIMES: Source = src("fs/stat.c", "generic_fillattr", AT_613, true);
 
 /// The timestamp work of `syscall` on `fs` in Linux `version` (the policy decides coarse,
 /// multigrain or precise reads; multigrain only from 6.13, see [`super::ModelId::policies`]).
@@ -268,8 +264,6 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
             &[LinuxQuery { target: Inode }],
             recalled("fs/stat.c", "generic_fillattr -> fill_mg_cmtime"),
         ),
-        // generic_fillattr() calls fill_mg_cmtime() (which sets the queried flag) only when the
-        // request mask has STATX_CTIME or STATX_MTIME; otherwise it copies the stored times.
         Syscall::StatNoTimes => r(&[], STAT_NO_TIMES),
         Syscall::Open
         | Syscall::Close

@@ -21,6 +21,7 @@ mod readers;
 pub mod resolution;
 mod sampling;
 pub mod source;
+pub mod update;
 
 use std::time::{Duration, Instant};
 

@@ -43,7 +43,7 @@ pub struct Profile {
     /// The price of an inode timestamp update per filesystem (`probe --dir DIR`), from the
     /// live knob pair on each; empty when no directory was given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filesystems: Vec<crate::sim::update_price::FsUpdate>,
+    pub filesystems: Vec<super::update::FsUpdate>,
     pub warnings: Vec<Notice>,
 }
 

@@ -144,95 +144,6 @@ fn base_less_stock(
     Ok((base, stock.name()))
 }
 
-/// The profile's live pair whose loop is `compiled`'s (the same syscalls, the stat asking for
-/// the times, on the same filesystem), and the model of the kernel it ran on: a base cost
-/// measured on this machine instead of the scenario's.
-fn live_pair_for<'p>(
-    profile: &'p Profile,
-    compiled: &CompiledScenario,
-) -> Option<(&'p crate::workload::pair::PairResult, ModelId)> {
-    let shape = |c: &CompiledScenario| -> Vec<(crate::trace::Syscall, FsKind)> {
-        c.ops.iter().map(|o| (o.syscall, o.fs)).collect()
-    };
-    let want = shape(compiled);
-    if compiled.tasks != 1 {
-        return None;
-    }
-    profile.filesystems.iter().find_map(|f| {
-        let pair = f.pair.as_ref()?;
-        let fs = pair.fs_kind();
-        let same = shape(&update_price::pattern_scenario(pair.pattern, fs, true).compile());
-        (same == want).then(|| (pair, update_price::model_of(pair)))
-    })
-}
-
-/// Where a filesystem whose updates have no price of their own in the profile borrows one
-/// from, nearest first (disk filesystems from disk filesystems).
-fn nearest_kinds(fs: FsKind) -> &'static [FsKind] {
-    use FsKind::*;
-    match fs {
-        Ext4 => &[Xfs, Btrfs, Tmpfs],
-        Xfs => &[Ext4, Btrfs, Tmpfs],
-        Btrfs => &[Xfs, Ext4, Tmpfs],
-        Tmpfs => &[Ext4, Xfs, Btrfs],
-        _ => &[Ext4, Xfs, Btrfs, Tmpfs],
-    }
-}
-
-/// Notes for each filesystem of the loop whose updates the model counts but the profile does
-/// not price: the estimate is at 0 for them, and what the best setting buys at the nearest
-/// measured filesystem's price.
-fn unmeasured_update_notes(
-    model: ModelId,
-    costs: Costs,
-    compiled: &CompiledScenario,
-    base: f64,
-    iterations: u64,
-    estimates: &[estimate::PolicyEstimate],
-) -> Vec<String> {
-    let best = |es: &[estimate::PolicyEstimate]| {
-        es.iter()
-            .max_by(|a, b| a.speedup.total_cmp(&b.speedup))
-            .map(|e| (e.policy.clone(), e.speedup))
-    };
-    let updates = estimates.iter().any(|e| e.inode_updates_per_op > 0.0);
-    if !updates || costs.update_ns != 0.0 {
-        return Vec::new();
-    }
-    let mut kinds: Vec<FsKind> = compiled.ops.iter().map(|o| o.fs).collect();
-    kinds.sort();
-    kinds.dedup();
-    let mut notes = Vec::new();
-    for fs in kinds {
-        if fs == FsKind::Pipefs || costs.update_ns_by_fs[fs as usize].is_some() {
-            continue;
-        }
-        let near = nearest_kinds(fs)
-            .iter()
-            .find_map(|&k| Some((k, costs.update_ns_by_fs[k as usize]?)));
-        let Some((near, price)) = near else {
-            notes.push(format!(
-                "{fs}: its inode updates are priced at 0 (no filesystem's update price in the \
-                 profile: tscope probe --dir DIR on a {fs} directory measures it)"
-            ));
-            continue;
-        };
-        let mut at = costs;
-        at.update_ns_by_fs[fs as usize] = Some(price);
-        let there = estimate::estimates(model, at, compiled, base, iterations);
-        let (now, then) = (best(estimates), best(&there));
-        if let (Some((p0, s0)), Some((p1, s1))) = (now, then) {
-            notes.push(format!(
-                "{fs}: its inode updates are not priced in this profile, so they count 0 here \
-                 (best {p0}, {s0:.3}×); at {near}'s measured {price:.1} ns, the nearest \
-                 measured filesystem, the best setting is {p1} at {s1:.3}× (tscope probe \
-                 --dir DIR on a {fs} directory measures its own)"
-            ));
-        }
-    }
-    notes
-}
-
 /// The cost of one iteration without timestamp work, and where it comes from.
 fn base_cost(
     cfg: &SimulateConfig,
@@ -263,7 +174,7 @@ fn base_cost(
             ),
         ));
     }
-    if let Some((pair, model)) = profile.and_then(|p| live_pair_for(p, compiled)) {
+    if let Some((pair, model)) = profile.and_then(|p| update_price::live_pair_for(p, compiled)) {
         let (base, stock) = base_less_stock(model, pair.queried_ns.point, cfg, compiled, profile)?;
         return Ok((
             base,
@@ -396,7 +307,9 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
         }
         let estimates = estimate::estimates(model, costs, &compiled, base, iterations);
         let fs_notes = if cfg.set(Param::UpdateNs).is_none() {
-            unmeasured_update_notes(model, costs, &compiled, base, iterations, &estimates)
+            update_price::unmeasured_update_notes(
+                model, costs, &compiled, base, iterations, &estimates,
+            )
         } else {
             Vec::new()
         };

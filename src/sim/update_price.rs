@@ -11,63 +11,17 @@
 //! a changed time: ext4's journal handle (`ext4_dirty_inode`), xfs's transaction
 //! (`xfs_vn_update_time`), btrfs's delayed inode, tmpfs's bare `__mark_inode_dirty`.
 
-use serde::{Deserialize, Serialize};
-
 use super::config::{LoopSource, SimulateConfig};
 use super::{costs, estimate, Costs};
 use crate::kernel::{Family, ModelId, ModelSpec};
+pub use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 use crate::stats::Estimate;
-use crate::trace::{FsKind, Scenario};
+use crate::trace::{CompiledScenario, FsKind, Scenario};
 use crate::workload::pair::{PairResult, Pattern};
 
 /// Iterations each side is replayed for (many ticks of the coarse clock).
 const ITERATIONS: u64 = 200_000;
-
-/// One filesystem's update price, as the profile carries it (`filesystems[]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FsUpdate {
-    /// The directory measured, as given.
-    pub dir: String,
-    pub fs_type: String,
-    pub mount_options: Vec<String>,
-    /// The live kernel showed multigrain timestamps on it (the pair's mtimes).
-    pub multigrain: bool,
-    /// ns per inode timestamp update, with the pair's interval; `null` where it cannot be
-    /// measured (see `reason`).
-    pub update_ns: Option<Estimate>,
-    /// How it was priced, or why it could not be.
-    pub reason: String,
-    /// The model whose counts were subtracted and divided by.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// The model's queried − control reads, priced (ns per iteration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reads_delta_ns: Option<f64>,
-    /// The model's queried − control updates per iteration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub updates_delta: Option<f64>,
-    /// The live pair it comes from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pair: Option<PairResult>,
-}
-
-impl FsUpdate {
-    /// The filesystem kind the models know.
-    pub fn fs_kind(&self) -> FsKind {
-        FsKind::parse(&self.fs_type).unwrap_or(FsKind::Other)
-    }
-
-    /// A short label: `ext4 (/mnt/x; rw,relatime)`.
-    pub fn label(&self) -> String {
-        format!(
-            "{} ({}; {})",
-            self.fs_type,
-            self.dir,
-            self.mount_options.join(",")
-        )
-    }
-}
 
 /// The scenario of one side of `pattern` on `fs`: the loop the pair runs, as the models see
 /// it (`queried`: the stat asks for the times).
@@ -245,6 +199,95 @@ pub fn for_fs(profile: &Profile, fs: FsKind) -> Option<&FsUpdate> {
         .filesystems
         .iter()
         .find(|f| f.fs_kind() == fs && f.update_ns.is_some())
+}
+
+/// The profile's live pair whose loop is `compiled`'s (the same syscalls, the stat asking for
+/// the times, on the same filesystem), and the model of the kernel it ran on: a base cost
+/// measured on this machine instead of the scenario's.
+pub fn live_pair_for<'p>(
+    profile: &'p Profile,
+    compiled: &CompiledScenario,
+) -> Option<(&'p PairResult, ModelId)> {
+    let shape = |c: &CompiledScenario| -> Vec<(crate::trace::Syscall, FsKind)> {
+        c.ops.iter().map(|o| (o.syscall, o.fs)).collect()
+    };
+    let want = shape(compiled);
+    if compiled.tasks != 1 {
+        return None;
+    }
+    profile.filesystems.iter().find_map(|f| {
+        let pair = f.pair.as_ref()?;
+        let fs = pair.fs_kind();
+        let same = shape(&pattern_scenario(pair.pattern, fs, true).compile());
+        (same == want).then(|| (pair, model_of(pair)))
+    })
+}
+
+/// Where a filesystem whose updates have no price of their own in the profile borrows one
+/// from, nearest first (disk filesystems from disk filesystems).
+fn nearest_kinds(fs: FsKind) -> &'static [FsKind] {
+    use FsKind::*;
+    match fs {
+        Ext4 => &[Xfs, Btrfs, Tmpfs],
+        Xfs => &[Ext4, Btrfs, Tmpfs],
+        Btrfs => &[Xfs, Ext4, Tmpfs],
+        Tmpfs => &[Ext4, Xfs, Btrfs],
+        _ => &[Ext4, Xfs, Btrfs, Tmpfs],
+    }
+}
+
+/// Notes for each filesystem of the loop whose updates the model counts but the profile does
+/// not price: the estimate is at 0 for them, and what the best setting buys at the nearest
+/// measured filesystem's price.
+pub fn unmeasured_update_notes(
+    model: ModelId,
+    costs: Costs,
+    compiled: &CompiledScenario,
+    base: f64,
+    iterations: u64,
+    estimates: &[estimate::PolicyEstimate],
+) -> Vec<String> {
+    let best = |es: &[estimate::PolicyEstimate]| {
+        es.iter()
+            .max_by(|a, b| a.speedup.total_cmp(&b.speedup))
+            .map(|e| (e.policy.clone(), e.speedup))
+    };
+    let updates = estimates.iter().any(|e| e.inode_updates_per_op > 0.0);
+    if !updates || costs.update_ns != 0.0 {
+        return Vec::new();
+    }
+    let mut kinds: Vec<FsKind> = compiled.ops.iter().map(|o| o.fs).collect();
+    kinds.sort();
+    kinds.dedup();
+    let mut notes = Vec::new();
+    for fs in kinds {
+        if fs == FsKind::Pipefs || costs.update_ns_by_fs[fs as usize].is_some() {
+            continue;
+        }
+        let near = nearest_kinds(fs)
+            .iter()
+            .find_map(|&k| Some((k, costs.update_ns_by_fs[k as usize]?)));
+        let Some((near, price)) = near else {
+            notes.push(format!(
+                "{fs}: its inode updates are priced at 0 (no filesystem's update price in the \
+                 profile: tscope probe --dir DIR on a {fs} directory measures it)"
+            ));
+            continue;
+        };
+        let mut at = costs;
+        at.update_ns_by_fs[fs as usize] = Some(price);
+        let there = estimate::estimates(model, at, compiled, base, iterations);
+        let (now, then) = (best(estimates), best(&there));
+        if let (Some((p0, s0)), Some((p1, s1))) = (now, then) {
+            notes.push(format!(
+                "{fs}: its inode updates are not priced in this profile, so they count 0 here \
+                 (best {p0}, {s0:.3}×); at {near}'s measured {price:.1} ns, the nearest \
+                 measured filesystem, the best setting is {p1} at {s1:.3}× (tscope probe \
+                 --dir DIR on a {fs} directory measures its own)"
+            ));
+        }
+    }
+    notes
 }
 
 #[cfg(test)]

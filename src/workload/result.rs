@@ -431,7 +431,7 @@ pub struct RunReport {
     /// write-stat: the live knob pair on the same directory (statx asking for the times,
     /// against statx asking for the size), ABBA.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pair: Option<super::pair::PairResult>,
+    pub pair: Option<crate::probe::update::PairResult>,
     /// Serialised as their advice text, as always.
     #[serde(with = "crate::warnings::as_text")]
     pub warnings: Vec<Warning>,

@@ -29,12 +29,22 @@ fn traced_worker_syscalls(args: &[&str]) -> Option<(Value, Vec<String>)> {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
+    // The first line is tscope's own process: its workers are forked (write-stat's own
+    // process runs the live knob pair after them, more calls than any worker).
+    let parent = text
+        .lines()
+        .next()
+        .and_then(|l| l.split_once(' '))
+        .map(|(p, _)| p);
     let mut by_pid: std::collections::HashMap<&str, Vec<String>> = Default::default();
     for line in text.lines() {
         let Some((pid, rest)) = line.split_once(' ') else {
             continue;
         };
         let rest = rest.trim_start();
+        if Some(pid) == parent {
+            continue;
+        }
         if let Some(name) = rest
             .split('(')
             .next()

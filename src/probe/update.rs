@@ -1,0 +1,277 @@
+//! The live knob pair's result model and the update price a profile carries
+//! (`filesystems[]`): the types, and the pure arithmetic of the pair's intervals. The pair is
+//! measured by [`crate::workload::pair`]; the price is computed by
+//! [`crate::sim::update_price`], which knows the kernel models.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::Version;
+use crate::stats::{self, Estimate};
+use crate::trace::FsKind;
+
+/// `STATX_MTIME | STATX_CTIME` (include/uapi/linux/stat.h): the queried side's mask.
+pub const QUERIED_MASK: u32 = 0x40 | 0x80;
+/// `STATX_SIZE`: the control's mask.
+pub const CONTROL_MASK: u32 = 0x200;
+/// The first Linux release with multigrain timestamps.
+pub const MULTIGRAIN_SINCE: Version = Version::new(6, 13);
+/// Bootstrap resamples of each interval.
+const RESAMPLES: usize = 2000;
+
+/// What one iteration of the pair does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Pattern {
+    /// `writes` × pwrite, then statx, on one file.
+    Write { writes: u32 },
+    /// create (`O_CREAT|O_EXCL`), pwrite, statx, close, unlink: a new inode every iteration.
+    Create,
+}
+
+impl Pattern {
+    /// A short name: `write-stat`, `write3-stat`, `create-write-stat-unlink`.
+    pub fn name(self) -> String {
+        match self {
+            Pattern::Write { writes: 1 } => "write-stat".into(),
+            Pattern::Write { writes } => format!("write{writes}-stat"),
+            Pattern::Create => "create-write-stat-unlink".into(),
+        }
+    }
+}
+
+/// One pair to measure.
+#[derive(Debug, Clone)]
+pub struct PairConfig {
+    /// The directory whose filesystem is measured (a private scratch directory is made in it).
+    pub dir: PathBuf,
+    pub pattern: Pattern,
+    /// Iterations per block.
+    pub iterations: u64,
+    /// ABBA repetitions.
+    pub repetitions: u32,
+    pub seed: u64,
+    pub pin: bool,
+    pub confidence_level: f64,
+}
+
+impl PairConfig {
+    /// The default pair on `dir`: one write per query, 12 ABBA repetitions of 20,000
+    /// iterations per block (about 1 s on ext4 here).
+    pub fn new(dir: PathBuf, pattern: Pattern) -> Self {
+        PairConfig {
+            dir,
+            pattern,
+            iterations: 20_000,
+            repetitions: 12,
+            seed: 1,
+            pin: true,
+            confidence_level: 0.95,
+        }
+    }
+}
+
+/// The live pair's figures on one filesystem.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairResult {
+    pub dir: String,
+    pub fs_type: String,
+    pub mount_options: Vec<String>,
+    pub kernel_release: Option<String>,
+    pub pattern: Pattern,
+    /// `pattern`'s name.
+    pub pattern_name: String,
+    pub iterations_per_block: u64,
+    pub repetitions: u32,
+    pub pinned_cpu: Option<usize>,
+    /// ns per iteration with the times asked for (queried), and without (control).
+    pub queried_ns: Estimate,
+    pub control_ns: Estimate,
+    /// queried − control, ns per iteration: what the knob costs on this loop.
+    pub delta_ns: Estimate,
+    /// queried / control.
+    pub ratio: Estimate,
+    /// Share of successive statx mtimes (of one file) that compare equal, per side.
+    pub queried_equal_mtimes: f64,
+    pub control_equal_mtimes: f64,
+    /// The kernel release is ≥ 6.13 and the filesystem one with multigrain timestamps.
+    pub multigrain_expected: bool,
+    /// The kernel showed it: queried mtimes all differ, control ones mostly equal.
+    pub multigrain_observed: bool,
+    /// A kernel or filesystem without multigrain: whether the two sides came out equal (the
+    /// pair's own check), in words; `None` where multigrain is observed.
+    pub check: Option<String>,
+    /// The per-repetition Δ (ns per iteration), in the order measured.
+    pub deltas_ns: Vec<f64>,
+}
+
+impl PairResult {
+    /// The filesystem kind the models know (`other` for anything else).
+    pub fn fs_kind(&self) -> FsKind {
+        FsKind::parse(&self.fs_type).unwrap_or(FsKind::Other)
+    }
+}
+
+/// Whether a kernel release and filesystem type have multigrain timestamps.
+pub fn multigrain_expected(kernel_release: Option<&str>, fs_type: &str) -> bool {
+    kernel_release
+        .and_then(Version::parse)
+        .is_some_and(|v| v >= MULTIGRAIN_SINCE)
+        && FsKind::parse(fs_type).is_some_and(FsKind::linux_multigrain)
+}
+
+/// The median of `xs` with its percentile-bootstrap interval.
+pub fn median_interval(xs: &[f64], seed: u64, level: f64) -> Estimate {
+    let point = stats::median(xs).unwrap_or(f64::NAN);
+    let reps = stats::bootstrap(xs, RESAMPLES, seed, |b| stats::quantile_in_place(b, 0.5));
+    stats::percentile_interval(&reps, point, level).unwrap_or(Estimate::exact(point))
+}
+
+/// The sides' figures, and the check, from per-block ns (each side's blocks in the order
+/// measured, two per repetition) and the mtime shares (pure; unit-tested on recorded pairs).
+pub fn summarize(
+    queried: &[f64],
+    control: &[f64],
+    seed: u64,
+    level: f64,
+) -> (Estimate, Estimate, Estimate, Estimate, Vec<f64>) {
+    let reps = queried.len().min(control.len()) / 2;
+    let mut deltas = Vec::with_capacity(reps);
+    let mut ratios = Vec::with_capacity(reps);
+    let mut q_rep = Vec::with_capacity(reps);
+    let mut c_rep = Vec::with_capacity(reps);
+    for r in 0..reps {
+        let q = (queried[2 * r] + queried[2 * r + 1]) / 2.0;
+        let c = (control[2 * r] + control[2 * r + 1]) / 2.0;
+        deltas.push(q - c);
+        ratios.push(q / c);
+        q_rep.push(q);
+        c_rep.push(c);
+    }
+    (
+        median_interval(&q_rep, seed, level),
+        median_interval(&c_rep, seed + 1, level),
+        median_interval(&deltas, seed + 2, level),
+        median_interval(&ratios, seed + 3, level),
+        deltas,
+    )
+}
+
+/// The check of a pair on a kernel or filesystem without multigrain: the two sides must
+/// come out equal (Δ's interval holds 0, or Δ is within 2% of the control).
+pub fn equal_sides_check(delta: Estimate, control: Estimate) -> String {
+    let holds = (delta.lower <= 0.0 && delta.upper >= 0.0)
+        || delta.point.abs() <= 0.02 * control.point.abs();
+    format!(
+        "no multigrain here, so both sides do the same work: Δ {:+.1} [{:+.1}, {:+.1}] ns per \
+         iteration against {:.1} ns, {}",
+        delta.point,
+        delta.lower,
+        delta.upper,
+        control.point,
+        if holds {
+            "equal as they must be (the pair checks out)"
+        } else {
+            "NOT equal: something besides the question differs between the sides (noise, \
+             another task, the filesystem): do not trust a price from this pair"
+        }
+    )
+}
+
+/// One filesystem's update price, as the profile carries it (`filesystems[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsUpdate {
+    /// The directory measured, as given.
+    pub dir: String,
+    pub fs_type: String,
+    pub mount_options: Vec<String>,
+    /// The live kernel showed multigrain timestamps on it (the pair's mtimes).
+    pub multigrain: bool,
+    /// ns per inode timestamp update, with the pair's interval; `null` where it cannot be
+    /// measured (see `reason`).
+    pub update_ns: Option<Estimate>,
+    /// How it was priced, or why it could not be.
+    pub reason: String,
+    /// The model whose counts were subtracted and divided by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The model's queried − control reads, priced (ns per iteration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads_delta_ns: Option<f64>,
+    /// The model's queried − control updates per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates_delta: Option<f64>,
+    /// The live pair it comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<PairResult>,
+}
+
+impl FsUpdate {
+    /// The filesystem kind the models know.
+    pub fn fs_kind(&self) -> FsKind {
+        FsKind::parse(&self.fs_type).unwrap_or(FsKind::Other)
+    }
+
+    /// A short label: `ext4 (/mnt/x; rw,relatime)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} ({}; {})",
+            self.fs_type,
+            self.dir,
+            self.mount_options.join(",")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abba_blocks_pair_into_repetitions() {
+        // Two repetitions: queried blocks 500, 510 | 520, 500; control 400, 410 | 405, 395.
+        let (q, c, d, r, deltas) = summarize(
+            &[500.0, 510.0, 520.0, 500.0],
+            &[400.0, 410.0, 405.0, 395.0],
+            1,
+            0.95,
+        );
+        assert_eq!(deltas, vec![100.0, 110.0]);
+        assert_eq!(d.point, 105.0);
+        assert!(d.lower >= 100.0 && d.upper <= 110.0);
+        assert_eq!(q.point, 507.5);
+        assert_eq!(c.point, 402.5);
+        assert!((r.point - (505.0 / 405.0 + 510.0 / 400.0) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_check_says_whether_equal_sides_are_equal() {
+        let c = Estimate::exact(400.0);
+        let equal = Estimate {
+            point: 3.0,
+            lower: -2.0,
+            upper: 6.0,
+        };
+        assert!(equal_sides_check(equal, c).contains("equal as they must be"));
+        let differ = Estimate {
+            point: 60.0,
+            lower: 50.0,
+            upper: 70.0,
+        };
+        assert!(equal_sides_check(differ, c).contains("NOT equal"));
+    }
+
+    #[test]
+    fn multigrain_needs_the_release_and_the_filesystem() {
+        assert!(multigrain_expected(Some("6.18.44-fc"), "ext4"));
+        assert!(multigrain_expected(Some("6.13.0"), "tmpfs"));
+        assert!(!multigrain_expected(
+            Some("6.12.57+deb13-cloud-amd64"),
+            "ext4"
+        ));
+        assert!(!multigrain_expected(Some("6.18.0"), "nfs"));
+        assert!(!multigrain_expected(None, "xfs"));
+        assert_eq!(Pattern::Write { writes: 3 }.name(), "write3-stat");
+    }
+}
