@@ -251,3 +251,52 @@ fn loop_images_price_each_filesystem_as_its_kernel_code_says() {
     let lazy = fss[1]["mount_options"].as_array().unwrap();
     assert!(lazy.iter().any(|o| o == "lazytime"), "{lazy:?}");
 }
+
+#[test]
+fn the_control_workload_records_a_stat_that_asks_no_time() {
+    if crate::skip::without("tmpfs") {
+        return;
+    }
+    let _cpu = cpu_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("ctl.json");
+    let v = json(&[
+        "run",
+        "write-stat-control",
+        "--dir",
+        "/dev/shm",
+        "--tasks",
+        "1",
+        "--duration",
+        "0.2",
+        "--interval-ms",
+        "50",
+        "--record",
+        rec.to_str().unwrap(),
+        "--json",
+    ]);
+    let it = v["iteration"].as_array().unwrap();
+    assert_eq!(it[1]["nr"], "statx");
+    assert_eq!(it[1]["flags"], "STATX_SIZE");
+    assert_eq!(v["runs"][0]["mtimes"]["source"], "statx");
+    // Replayed: the statx queries nothing, so the stock multigrain model stores no fine time.
+    let s = json(&[
+        "simulate",
+        "--run",
+        rec.to_str().unwrap(),
+        "--model",
+        "linux@6.18",
+        "--set",
+        "precise_read_ns=20",
+        "--set",
+        "coarse_read_ns=4",
+        "--set",
+        "tick_ns=4000000",
+        "--json",
+    ]);
+    let m = if s.is_array() { &s[0] } else { &s };
+    let stock = &m["estimates"][0];
+    assert_eq!(stock["policy"], "linux:multigrain");
+    assert_eq!(stock["reads_per_op"]["counter"], 0.0, "{stock}");
+    assert!(f64_at(stock, &["inode_updates_per_op"]) < 0.01, "{stock}");
+}

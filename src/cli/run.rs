@@ -79,8 +79,10 @@ pub enum WorkloadArg {
     Vfsmix,
     /// pwrite 1 byte to one file per task.
     WriteOnly,
-    /// pwrite 1 byte then fstat, one file per task.
+    /// pwrite 1 byte then fstat, one file per task (and the live knob pair).
     WriteStat,
+    /// write-stat's control: pwrite 1 byte then statx asking for the size only.
+    WriteStatControl,
     /// The null system call (the floor).
     Getppid,
     /// sched_yield, with a check that it entered the scheduler.
@@ -101,6 +103,7 @@ impl From<WorkloadArg> for WorkloadName {
             WorkloadArg::Vfsmix => WorkloadName::Vfsmix,
             WorkloadArg::WriteOnly => WorkloadName::WriteOnly,
             WorkloadArg::WriteStat => WorkloadName::WriteStat,
+            WorkloadArg::WriteStatControl => WorkloadName::WriteStatControl,
             WorkloadArg::Getppid => WorkloadName::Getppid,
             WorkloadArg::SchedYield => WorkloadName::SchedYield,
             WorkloadArg::Mem => WorkloadName::Mem,

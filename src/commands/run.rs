@@ -100,7 +100,7 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         if a.record.is_some() {
             return Err(not_for(
                 "record",
-                "pipe1, pingpong, vfsmix, write-only, write-stat, getppid and sched_yield",
+                "pipe1, pingpong, vfsmix, write-only, write-stat(-control), getppid and sched_yield",
                 "mem and pagezero make no system calls per iteration",
             ));
         }

@@ -78,30 +78,22 @@ pub fn summary(r: &Report) -> String {
     t.markdown()
 }
 
-/// The update price of the scenario's filesystems, short: `1226 ns (ext4, live pair)`, `0
-/// (not measured)`, `--set update_ns`.
+/// The update price of the loop's filesystems, short: `1226 ns (ext4, live pair)`, `0 (not
+/// measured)`, `--set update_ns`.
 pub fn update_price(m: &ModelReport) -> String {
     let c = &m.costs;
     if c.sources.update.starts_with("--set") {
         return format!("{} ns (--set update_ns)", ns(c.update_ns));
     }
-    let fs = m
-        .scenario
-        .split_once('@')
-        .map(|(_, fs)| fs.to_string())
-        .or_else(|| c.update_ns_by_fs.keys().next().cloned());
-    match fs.and_then(|f| c.update_ns_by_fs.get(&f).map(|v| (f, *v))) {
-        Some((f, v)) if m.scenario.contains('@') => format!("{} ns ({f}, live pair)", ns(v)),
-        _ if c.update_ns_by_fs.is_empty() => "0 (not measured)".into(),
-        _ => {
-            let all: Vec<String> = c
-                .update_ns_by_fs
-                .iter()
-                .map(|(f, v)| format!("{f} {} ns", ns(*v)))
-                .collect();
-            format!("{} (live pair)", all.join(", "))
-        }
+    if c.update_ns_by_fs.is_empty() {
+        return "0 (not measured)".into();
     }
+    let all: Vec<String> = c
+        .update_ns_by_fs
+        .iter()
+        .map(|(f, v)| format!("{} ns ({f}, live pair)", ns(*v)))
+        .collect();
+    all.join(", ")
 }
 
 /// The precise-read cost `m` was replayed at and where it came from, short:

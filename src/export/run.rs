@@ -171,6 +171,10 @@ fn notes(report: &RunReport) -> Vec<String> {
         if let Some(m) = &r.mtimes {
             let how = if m.source == "fstat" {
                 "read by the workload's own fstat".to_string()
+            } else if m.source == "statx" {
+                "read by the workload's own statx, which asks for the size only (no query: a \
+                 coarse mtime stays equal within the tick)"
+                    .to_string()
             } else {
                 format!(
                     "inferred from CLOCK_REALTIME_COARSE (a stat would change them); {} of {} checks against fstat differed{}",

@@ -216,6 +216,16 @@ fn base_cost(
     )
 }
 
+impl CostsOut {
+    /// The same with `update_ns_by_fs` narrowed to the filesystems of `compiled`'s loop.
+    fn only_on(mut self, compiled: &CompiledScenario) -> Self {
+        let on: Vec<&str> = compiled.ops.iter().map(|o| o.fs.name()).collect();
+        self.update_ns_by_fs
+            .retain(|fs, _| on.contains(&fs.as_str()));
+        self
+    }
+}
+
 pub(crate) fn costs_out(
     c: Costs,
     sources: costs::CostSources,
@@ -279,7 +289,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
     let mut sweeps = Vec::new();
     for &model in &resolved {
         let (costs, sources) = costs::resolve(model, profile, cfg)?;
-        let costs_o = costs_out(costs, sources, base, &base_source);
+        let costs_o = costs_out(costs, sources, base, &base_source).only_on(&compiled);
         let stock_policy = model.policies()[0].name();
         if let Some((spec, break_even_speedup)) = sweep {
             let (points, break_even) = sweep::sweep(

@@ -46,8 +46,8 @@ pub struct CostsOut {
     pub precise_read_ns: f64,
     pub coarse_read_ns: f64,
     pub update_ns: f64,
-    /// The update price of each filesystem that has one of its own (measured by `probe
-    /// --dir`); every other filesystem is priced at `update_ns`.
+    /// The update price of each filesystem of the loop that has one of its own (measured by
+    /// `probe --dir`); every other filesystem is priced at `update_ns`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub update_ns_by_fs: std::collections::BTreeMap<String, f64>,
     pub tick_ns: f64,

@@ -171,17 +171,48 @@ impl Syscall {
     }
 
     /// An `open` with `O_CREAT|O_EXCL` in `flags` is a [`Syscall::Create`], with `O_TRUNC` an
-    /// [`Syscall::OpenTrunc`] (`flags` as strace or a run record spells them, `|`-separated);
+    /// [`Syscall::OpenTrunc`]; a stat whose `flags` are a statx mask without `STATX_MTIME` or
+    /// `STATX_CTIME` a [`Syscall::StatNoTimes`] (`flags` as strace or a run record spells
+    /// them, `|`-separated);
     /// anything else is returned unchanged. An importer that knows whether an `O_CREAT` open
     /// created the file (strace: the file did not exist before) should say `create` itself.
     pub fn refine_open(self, flags: Option<&str>) -> Syscall {
         let has = |f: &str| flags.is_some_and(|fl| fl.split('|').any(|x| x.trim() == f));
         match self {
+            Syscall::Stat if flags.is_some_and(|f| f.starts_with("STATX_")) => {
+                if flags.is_some_and(crate::trace::statx_mask_has_no_time) {
+                    Syscall::StatNoTimes
+                } else {
+                    Syscall::Stat
+                }
+            }
             Syscall::Open if has("O_CREAT") && has("O_EXCL") => Syscall::Create,
             Syscall::Open if has("O_TRUNC") => Syscall::OpenTrunc,
             s => s,
         }
     }
+}
+
+/// Whether a `statx` mask as strace prints it (`STATX_SIZE`, `STATX_TYPE|STATX_MODE`,
+/// `STATX_BASIC_STATS`, `0x7ff`) asks for neither the mtime nor the ctime. An unreadable mask
+/// counts as asking (a stat), the call's usual form.
+pub fn statx_mask_has_no_time(mask: &str) -> bool {
+    const TIMES: u64 = 0x40 | 0x80; // STATX_MTIME | STATX_CTIME (include/uapi/linux/stat.h)
+    let mut bits = 0u64;
+    for part in mask.split('|').map(str::trim) {
+        bits |= match part {
+            "STATX_MTIME" | "STATX_CTIME" | "STATX_BASIC_STATS" | "STATX_ALL" => TIMES,
+            p if p.starts_with("STATX_") => 0,
+            p => match p.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
+                Some(Ok(v)) => v,
+                _ => match p.parse::<u64>() {
+                    Ok(v) => v,
+                    Err(_) => return false,
+                },
+            },
+        };
+    }
+    bits & TIMES == 0
 }
 
 impl fmt::Display for Syscall {

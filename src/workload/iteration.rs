@@ -81,6 +81,13 @@ pub fn ops(w: WorkloadName, fs: &str) -> Vec<Op> {
         ],
         WorkloadName::WriteOnly => vec![file("pwrite", "pwrite64")],
         WorkloadName::WriteStat => vec![file("pwrite", "pwrite64"), file("fstat", "newfstatat")],
+        WorkloadName::WriteStatControl => vec![
+            file("pwrite", "pwrite64"),
+            Op {
+                flags: Some("STATX_SIZE".into()),
+                ..file("statx", "statx")
+            },
+        ],
         WorkloadName::Getppid => vec![op("getppid", "getppid", None, None)],
         WorkloadName::SchedYield => vec![op("sched_yield", "sched_yield", None, None)],
         WorkloadName::Mem | WorkloadName::Pagezero => vec![],
@@ -106,7 +113,7 @@ pub fn inodes(w: WorkloadName, fs: &str) -> Vec<InodeInfo> {
             info("file:0", "regular", fs, true),
             info("dir:0", "directory", fs, false),
         ],
-        WorkloadName::WriteOnly | WorkloadName::WriteStat => {
+        WorkloadName::WriteOnly | WorkloadName::WriteStat | WorkloadName::WriteStatControl => {
             vec![info("file:0", "regular", fs, false)]
         }
         _ => vec![],

@@ -108,11 +108,11 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
             cfg,
             &mut report,
         )?,
-        WorkloadName::WriteOnly | WorkloadName::WriteStat => {
+        WorkloadName::WriteOnly | WorkloadName::WriteStat | WorkloadName::WriteStatControl => {
             run_all(
                 &write::WriteFile {
                     dir: dir.clone().expect("write workloads have a scratch dir"),
-                    stat: w == WorkloadName::WriteStat,
+                    stat: write::StatKind::of(w),
                 },
                 cfg,
                 &mut report,

@@ -23,6 +23,9 @@ pub enum WorkloadName {
     WriteOnly,
     /// pwrite 1 byte then fstat, one file per task.
     WriteStat,
+    /// write-stat's control: pwrite 1 byte then statx asking for the size only (no time, so
+    /// no query: the next write stores no new time within the tick).
+    WriteStatControl,
     /// The null system call (the floor).
     Getppid,
     /// sched_yield, with a check that it entered the scheduler.
@@ -37,13 +40,14 @@ pub enum WorkloadName {
 impl WorkloadName {
     /// The name used on the command line and in JSON.
     /// Every workload, in the order `tscope run --help` lists them.
-    pub const ALL: [WorkloadName; 10] = [
+    pub const ALL: [WorkloadName; 11] = [
         WorkloadName::Pipe1,
         WorkloadName::Fifo1,
         WorkloadName::Pingpong,
         WorkloadName::Vfsmix,
         WorkloadName::WriteOnly,
         WorkloadName::WriteStat,
+        WorkloadName::WriteStatControl,
         WorkloadName::Getppid,
         WorkloadName::SchedYield,
         WorkloadName::Mem,
@@ -63,6 +67,7 @@ impl WorkloadName {
             WorkloadName::Vfsmix => "vfsmix",
             WorkloadName::WriteOnly => "write-only",
             WorkloadName::WriteStat => "write-stat",
+            WorkloadName::WriteStatControl => "write-stat-control",
             WorkloadName::Getppid => "getppid",
             WorkloadName::SchedYield => "sched_yield",
             WorkloadName::Mem => "mem",
@@ -83,6 +88,7 @@ impl WorkloadName {
                 | WorkloadName::Vfsmix
                 | WorkloadName::WriteOnly
                 | WorkloadName::WriteStat
+                | WorkloadName::WriteStatControl
         )
     }
 }

@@ -64,8 +64,8 @@ pub fn run_loop<H: OpHook>(
         WorkloadName::Pingpong => {
             pingpong(iterations).map_err(|e| failed(pipe::pingpong_step_name(e.step), e))?
         }
-        WorkloadName::WriteOnly | WorkloadName::WriteStat => {
-            let stat = w == WorkloadName::WriteStat;
+        WorkloadName::WriteOnly | WorkloadName::WriteStat | WorkloadName::WriteStatControl => {
+            let stat = write::StatKind::of(w);
             let path = CString::new(format!("{}/{name}.file", dir.display()))
                 .context("a scratch path with a NUL byte")?;
             let flags = libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
@@ -83,8 +83,8 @@ pub fn run_loop<H: OpHook>(
             }
             fs::close(fd).with_context(|| format!("{name}: close"))?;
             fs::unlink(&path).with_context(|| format!("{name}: unlink"))?;
-            outcome.equal_mtime_share =
-                (stat && tally.pairs > 0).then(|| tally.equal as f64 / tally.pairs as f64);
+            outcome.equal_mtime_share = (stat != write::StatKind::None && tally.pairs > 0)
+                .then(|| tally.equal as f64 / tally.pairs as f64);
         }
         WorkloadName::Vfsmix => {
             let page = sys::mem::page_size();

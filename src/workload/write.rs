@@ -39,11 +39,31 @@ const CHECK: u32 = 101;
 /// ms here, longer than a 4 ms tick, so one check's own perturbation has passed by the next).
 pub const CHECK_EVERY: u64 = 1 << 16;
 
-/// write-only (`stat == false`) or write-stat.
+/// What follows each write: nothing (write-only), `fstat` (write-stat), or `statx` asking for
+/// the size only (write-stat-control).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatKind {
+    None,
+    Fstat,
+    StatxSize,
+}
+
+impl StatKind {
+    /// The stat of workload `w`.
+    pub fn of(w: super::WorkloadName) -> StatKind {
+        match w {
+            super::WorkloadName::WriteStat => StatKind::Fstat,
+            super::WorkloadName::WriteStatControl => StatKind::StatxSize,
+            _ => StatKind::None,
+        }
+    }
+}
+
+/// write-only, write-stat or write-stat-control.
 #[derive(Debug)]
 pub struct WriteFile {
     pub dir: PathBuf,
-    pub stat: bool,
+    pub stat: StatKind,
 }
 
 /// Counts successive equal values.
@@ -82,21 +102,28 @@ fn coarse_now() -> std::io::Result<Mtime> {
     })
 }
 
-/// One iteration of write-only (`stat == false`) or write-stat on the open file `f`:
-/// `pwrite` one byte at offset 0 (step 0) and, for write-stat, `fstat` (step 1), whose mtime
-/// goes into `tally`; `hook` told the end of each.
+/// One iteration of write-only, write-stat or write-stat-control on the open file `f`:
+/// `pwrite` one byte at offset 0 (step 0) and, for the stats, `fstat` or `statx(STATX_SIZE)`
+/// (step 1), whose mtime goes into `tally`; `hook` told the end of each.
 #[inline(always)]
 pub fn write_iteration<H: OpHook>(
     f: BorrowedFd<'_>,
-    stat: bool,
+    stat: StatKind,
     tally: &mut EqualTally,
     hook: &mut H,
 ) -> Result<(), StepError> {
     fs::pwrite_byte(f, b'x', 0).map_err(step(0))?;
     hook.op();
-    if stat {
-        tally.push(fs::fstat_mtime(f).map_err(step(1))?);
-        hook.op();
+    match stat {
+        StatKind::None => {}
+        StatKind::Fstat => {
+            tally.push(fs::fstat_mtime(f).map_err(step(1))?);
+            hook.op();
+        }
+        StatKind::StatxSize => {
+            tally.push(fs::statx_mtime(f, super::pair::CONTROL_MASK).map_err(step(1))?);
+            hook.op();
+        }
     }
     Ok(())
 }
@@ -117,14 +144,14 @@ impl Workload for WriteFile {
         let fd = fs::open(&path, flags, 0o600).map_err(step(SETUP))?;
         let f = fd.as_fd();
         let mut tally = EqualTally::default();
-        if self.stat {
+        if self.stat != StatKind::None {
             count_until_stop(slot, control, || {
-                write_iteration(f, true, &mut tally, &mut ())
+                write_iteration(f, self.stat, &mut tally, &mut ())
             })?;
         } else {
             let (mut since, mut checks, mut mismatches, mut skip) = (0u64, 0u64, 0u64, false);
             count_until_stop(slot, control, || {
-                write_iteration(f, false, &mut tally, &mut ())?;
+                write_iteration(f, StatKind::None, &mut tally, &mut ())?;
                 let m = coarse_now().map_err(step(CHECK))?;
                 if skip {
                     // The write after a check's stat took a fine-grained stamp: the kernel's
@@ -159,6 +186,7 @@ impl Workload for WriteFile {
     fn step_name(&self, i: u32) -> String {
         match i {
             0 => "pwrite".into(),
+            1 if self.stat == StatKind::StatxSize => "statx".into(),
             1 => "fstat".into(),
             CHECK => "reading the mtime".into(),
             _ => "creating or removing the file".into(),
@@ -178,12 +206,12 @@ impl Workload for WriteFile {
                 tr.equal_successive_mtimes = Some(e);
             }
         }
-        let inferred = !self.stat;
+        let inferred = self.stat == StatKind::None;
         run.mtimes = Some(MtimeCheck {
-            source: if self.stat {
-                "fstat"
-            } else {
-                "realtime_coarse"
+            source: match self.stat {
+                StatKind::Fstat => "fstat",
+                StatKind::StatxSize => "statx",
+                StatKind::None => "realtime_coarse",
             }
             .into(),
             pairs,

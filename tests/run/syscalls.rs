@@ -65,6 +65,7 @@ fn workers_issue_exactly_the_defined_syscalls() {
         &["vfsmix"],
         &["write-only"],
         &["write-stat"],
+        &["write-stat-control"],
         &["getppid"],
         &["sched_yield"],
     ] {

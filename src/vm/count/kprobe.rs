@@ -15,7 +15,7 @@ use crate::fail as bail;
 /// The timestamp functions the Linux models name. The clock-read leaves (`ktime_get_*`) judge a
 /// model; the others are context (the compiler inlines some of them into their callers, e.g.
 /// `current_time` on 6.12).
-pub const FUNCTIONS: [&str; 9] = [
+pub const FUNCTIONS: [&str; 11] = [
     "ktime_get_coarse_real_ts64",
     "ktime_get_coarse_real_ts64_mg",
     "ktime_get_real_ts64",
@@ -25,7 +25,16 @@ pub const FUNCTIONS: [&str; 9] = [
     "file_update_time",
     "touch_atime",
     "inode_needs_update_time",
+    "generic_update_time",
+    "xfs_vn_update_time",
 ];
+
+/// The functions each of whose calls is one inode timestamp update on the write path
+/// (`file_update_time` → `->update_time`: xfs's own, else `generic_update_time`; fs/inode.c,
+/// fs/xfs/xfs_iops.c in 6.1, 6.12 and 7.x). Their sum judges the model's
+/// `inode_updates_per_op` for the write loops on tmpfs, ext4 and xfs; btrfs writes store
+/// their time in `btrfs_write_check` instead, which is not an update function.
+pub const UPDATE_FUNCTIONS: [&str; 2] = ["generic_update_time", "xfs_vn_update_time"];
 
 /// Whether `function` is a clock read (a leaf that judges the model) rather than context.
 pub fn is_clock_read(function: &str) -> bool {

@@ -319,6 +319,9 @@ fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<b
     }
 }
 
+/// The function name of the update row: the sum of [`kprobe::UPDATE_FUNCTIONS`].
+pub const UPDATE_ROW: &str = "inode_update (generic_update_time + xfs_vn_update_time)";
+
 /// The rows of one guest's count.
 pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
     let mut out = Vec::new();
@@ -365,6 +368,36 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
                 "context"
             };
             out.push(row(f.to_string(), kind, k, m));
+        }
+        // Inode timestamp updates: the write path's update functions against the model's
+        // inode_updates_per_op, judged for the write loops on the filesystems whose writes go
+        // through them (every one of whose updates is a write's); shown elsewhere.
+        let updaters: Vec<&str> = kprobe::UPDATE_FUNCTIONS
+            .iter()
+            .copied()
+            .filter(|f| g.probes.iter().any(|(p, _)| p == f))
+            .collect();
+        if !updaters.is_empty() {
+            let k: f64 = updaters
+                .iter()
+                .map(|f| per(hit(run, f, false), hit(run, f, true)))
+                .sum();
+            let m = est
+                .as_ref()
+                .map(|(name, e)| (name.clone(), e.inode_updates_per_op));
+            let mut r = row(UPDATE_ROW.into(), "update", Some(k), m);
+            let judged = matches!(workload, WorkloadName::WriteOnly | WorkloadName::WriteStat)
+                && matches!(run.fs.as_str(), "tmpfs" | "ext4" | "xfs");
+            if !judged {
+                r.agrees = None;
+            }
+            r.symbols = g
+                .probes
+                .iter()
+                .filter(|(f, _)| updaters.contains(&f.as_str()))
+                .map(|(_, s)| s.clone())
+                .collect();
+            out.push(r);
         }
         // The clocksource's read callback beside the fine leaves (shown, not judged: the tick
         // and hrtimers read the clock too).

@@ -434,3 +434,49 @@ fn the_guest_command_line_names_the_workloads_the_file_systems_and_a_chosen_cloc
         "{line}"
     );
 }
+
+#[test]
+fn the_write_paths_update_functions_judge_the_models_inode_updates() {
+    // write-stat on a 7.2 guest, ext4: every write after a stat takes a fine time and stores
+    // it through generic_update_time (ext4 has no ->update_time); write-only on tmpfs stores
+    // once per tick; btrfs is shown, not judged (its writes store in btrfs_write_check).
+    let mut g = pipe1_6_1();
+    g.release = "7.2.13+deb14-cloud-amd64".into();
+    g.syscall_hist = false;
+    g.probes = vec![("generic_update_time".into(), "generic_update_time".into())];
+    let base = g.runs[0].clone();
+    let run = |workload: &str, fs: &str, updates: u64| WorkloadCount {
+        workload: workload.into(),
+        fs: fs.into(),
+        baseline_hits: map(&[("generic_update_time", 2)]),
+        hits: map(&[("generic_update_time", 2 + updates)]),
+        ..base.clone()
+    };
+    g.runs = vec![
+        run("write-stat", "ext4", 1000),
+        run("write-only", "tmpfs", 5),
+        run("write-stat", "btrfs", 0),
+    ];
+    let r = rows("p", 250, &g).unwrap();
+    let upd: Vec<_> = r
+        .iter()
+        .filter(|x| x.function == super::rows::UPDATE_ROW)
+        .collect();
+    assert_eq!(upd.len(), 3);
+    assert!(upd.iter().all(|x| x.kind == "update"));
+    let (ws, wo, bt) = (upd[0], upd[1], upd[2]);
+    assert_eq!(ws.kernel_per_op, Some(1.0));
+    assert!((ws.model_per_op.unwrap() - 1.0).abs() < 0.01, "{ws:?}");
+    assert_eq!(ws.agrees, Some(true));
+    // 20 µs per op, 4 ms tick: the model stores once per 200 writes.
+    assert!(
+        wo.model_per_op.unwrap() < 0.05 && wo.agrees == Some(true),
+        "{wo:?}"
+    );
+    assert_eq!(bt.agrees, None);
+    // A count that disagrees is caught.
+    g.runs = vec![run("write-stat", "ext4", 10)];
+    let r = rows("p", 250, &g).unwrap();
+    let u = r.iter().find(|x| x.kind == "update").unwrap();
+    assert_eq!(u.agrees, Some(false));
+}

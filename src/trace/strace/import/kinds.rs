@@ -222,27 +222,7 @@ mod tests {
     }
 }
 
-/// Whether a `statx` mask as strace prints it (`STATX_SIZE`, `STATX_TYPE|STATX_MODE`,
-/// `STATX_BASIC_STATS`, `0x7ff`) asks for neither the mtime nor the ctime. An unreadable mask
-/// counts as asking (a stat), the call's usual form.
-pub(super) fn statx_mask_has_no_time(mask: &str) -> bool {
-    const TIMES: u64 = 0x40 | 0x80; // STATX_MTIME | STATX_CTIME (include/uapi/linux/stat.h)
-    let mut bits = 0u64;
-    for part in mask.split('|').map(str::trim) {
-        bits |= match part {
-            "STATX_MTIME" | "STATX_CTIME" | "STATX_BASIC_STATS" | "STATX_ALL" => TIMES,
-            p if p.starts_with("STATX_") => 0,
-            p => match p.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
-                Some(Ok(v)) => v,
-                _ => match p.parse::<u64>() {
-                    Ok(v) => v,
-                    Err(_) => return false,
-                },
-            },
-        };
-    }
-    bits & TIMES == 0
-}
+pub(super) use crate::trace::statx_mask_has_no_time;
 
 #[cfg(test)]
 mod statx_tests {
