@@ -163,7 +163,16 @@ fn resolve_with(
     };
     let (update, update_by_fs, update_src) = match cfg.set(Param::UpdateNs) {
         Some(v) => (v, Costs::UNIFORM, "--set update_ns".to_string()),
-        None => update_prices(profile),
+        None if model.is_linux() => update_prices(profile),
+        // The live pair prices Linux's update (the filesystem's journal, log or inode store);
+        // a BSD's is its own code (ufs_update, tmpfs_update), which this machine cannot run.
+        None => (
+            0.0,
+            Costs::UNIFORM,
+            "not measured, taken as 0: the live pair prices a Linux update, not this OS's; \
+             --set update_ns=… for a what-if"
+                .to_string(),
+        ),
     };
     let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {

@@ -316,7 +316,7 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             continue;
         }
         let estimates = estimate::estimates(model, costs, &compiled, base, iterations);
-        let fs_notes = if cfg.set(Param::UpdateNs).is_none() {
+        let fs_notes = if cfg.set(Param::UpdateNs).is_none() && model.is_linux() {
             update_price::unmeasured_update_notes(
                 model, costs, &compiled, base, iterations, &estimates,
             )

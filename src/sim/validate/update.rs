@@ -8,7 +8,7 @@
 //! model's Δ is its queried − control reads (priced as every estimate prices them) plus its
 //! queried − control updates at the calibrated price, both sides replayed at their measured
 //! speed. A row is within its goal when the prediction is within max(10%, the live Δ's 95%
-//! interval) of the live Δ.
+//! interval) of the live Δ; one that is within only through a wide interval is `undecided`.
 
 use std::path::PathBuf;
 
@@ -65,6 +65,15 @@ pub fn row(p: &PairResult, costs: crate::sim::Costs, update_ns: f64, priced_from
     );
     r.within_goal = (predicted - measured).abs() <= allowed;
     r.noise_pct = (measured != 0.0).then(|| 100.0 * half / measured.abs());
+    // Within only because the live Δ's interval is wide: the machine was too noisy to tell.
+    let goal = GOAL_FRACTION * measured.abs();
+    if (predicted - measured).abs() <= allowed && (predicted - measured).abs() > goal && half > goal
+    {
+        r.undecided = true;
+        r.within_goal = false;
+        r.point_error_pct = r.error_pct;
+        r.error_pct = None;
+    }
     r
 }
 
