@@ -3,7 +3,15 @@
 //! (The arithmetic on recorded pairs of every filesystem is in src/sim/update_price/tests.rs;
 //! the whole check against a plain C loop on loop images is scripts/update-pair-check.)
 
-use crate::common::{cpu_lock, json, tscope, write_tmp};
+use crate::common::{cpu_lock, json, tscope, write_tmp, SHORT_RUN};
+
+/// `SHORT_RUN` of `workload` in /dev/shm, with `extra` arguments.
+fn short_run(workload: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![SHORT_RUN[0], workload, "--dir", "/dev/shm"];
+    args.extend_from_slice(&SHORT_RUN[2..]);
+    args.extend_from_slice(extra);
+    json(&args)
+}
 use predicates::str::contains;
 
 fn f64_at(v: &serde_json::Value, path: &[&str]) -> f64 {
@@ -106,19 +114,7 @@ fn run_write_stat_carries_the_live_pair() {
         return;
     }
     let _cpu = cpu_lock();
-    let v = json(&[
-        "run",
-        "write-stat",
-        "--dir",
-        "/dev/shm",
-        "--tasks",
-        "1",
-        "--duration",
-        "0.2",
-        "--interval-ms",
-        "50",
-        "--json",
-    ]);
+    let v = short_run("write-stat", &["--json"]);
     let pair = &v["pair"];
     assert_eq!(pair["fs_type"], "tmpfs");
     assert!(pair["mount_options"].is_array());
@@ -260,21 +256,10 @@ fn the_control_workload_records_a_stat_that_asks_no_time() {
     let _cpu = cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("ctl.json");
-    let v = json(&[
-        "run",
+    let v = short_run(
         "write-stat-control",
-        "--dir",
-        "/dev/shm",
-        "--tasks",
-        "1",
-        "--duration",
-        "0.2",
-        "--interval-ms",
-        "50",
-        "--record",
-        rec.to_str().unwrap(),
-        "--json",
-    ]);
+        &["--record", rec.to_str().unwrap(), "--json"],
+    );
     let it = v["iteration"].as_array().unwrap();
     assert_eq!(it[1]["nr"], "statx");
     assert_eq!(it[1]["flags"], "STATX_SIZE");

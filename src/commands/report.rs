@@ -72,10 +72,11 @@ fn update_dirs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
     if std::path::Path::new("/dev/shm").is_dir() {
         v.push("/dev/shm".into());
     }
+    // As given (relative stays relative: the report names it as the user did).
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
     let parent = parent.unwrap_or(std::path::Path::new("."));
-    if let Ok(p) = std::fs::canonicalize(parent) {
-        v.push(p);
+    if parent.is_dir() {
+        v.push(parent.to_path_buf());
     }
     v
 }

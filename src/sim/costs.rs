@@ -241,7 +241,8 @@ pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
         format!("not measured, taken as 0: {why}; --set update_ns=… for a what-if")
     } else {
         format!(
-            "profile filesystems[] (live pair, probe --dir): {}; any other filesystem at 0              (not measured)",
+            "profile filesystems[] (live pair, probe --dir): {}; any other filesystem at 0 (not \
+             measured)",
             named.join(", ")
         )
     };
