@@ -29,11 +29,13 @@ pub const FUNCTIONS: [&str; 11] = [
     "xfs_vn_update_time",
 ];
 
-/// The functions each of whose calls is one inode timestamp update on the write path
-/// (`file_update_time` → `->update_time`: xfs's own, else `generic_update_time`; fs/inode.c,
-/// fs/xfs/xfs_iops.c in 6.1, 6.12 and 7.x). Their sum judges the model's
-/// `inode_updates_per_op` for the write loops on tmpfs, ext4 and xfs; btrfs writes store
-/// their time in `btrfs_write_check` instead, which is not an update function.
+/// The functions each of whose calls is one inode timestamp update on the write path before
+/// 6.13 (`file_update_time` → `->update_time`: xfs's own, else `generic_update_time`;
+/// fs/inode.c, fs/xfs/xfs_iops.c). Their sum judges the model's `inode_updates_per_op` for the
+/// write loops on tmpfs and ext4, and on xfs when its module's symbol was there to probe. From
+/// 6.13 the kernel counts its ctime updates itself (and 7.x reaches `generic_update_time`
+/// through an inlined call the probe does not see); btrfs writes store their time in
+/// `btrfs_write_check`, no update function.
 pub const UPDATE_FUNCTIONS: [&str; 2] = ["generic_update_time", "xfs_vn_update_time"];
 
 /// Whether `function` is a clock read (a leaf that judges the model) rather than context.
