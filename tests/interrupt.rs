@@ -377,3 +377,29 @@ fn sigint_during_a_histogram_prints_what_was_read() {
     assert!(v["wall_s"].as_f64().unwrap() < 60.0);
     assert!(v["deltas"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn sigint_during_the_live_pair_exits_130_and_leaves_no_scratch() {
+    let _cpu = crate::common::cpu_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tscope().get_program().to_owned();
+    let child = Command::new(bin)
+        .args(["probe", "--quick", "--source"])
+        .arg("syscall:realtime,syscall:realtime_coarse,vdso:realtime_coarse")
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while empty(dir.path()) && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!empty(dir.path()), "the pair never made its scratch file");
+    signal("-INT", child.id());
+    let out = wait_at_most(child, 15);
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(out.stdout.is_empty(), "a half-measured profile was printed");
+    assert!(empty(dir.path()), "scratch directory left behind");
+}

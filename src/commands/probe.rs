@@ -80,9 +80,15 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
     let pairs = pair_configs(args, &cfg)?;
     let stop = super::stop_on_signal()?;
     let mut profile = probe::run(&cfg);
-    profile.filesystems = price_filesystems(&profile, &pairs)?;
+    profile.filesystems = match price_filesystems(&profile, &pairs) {
+        Ok(f) => f,
+        Err(e) => return stop.nothing_written().ok_or(e),
+    };
+    if let Some(code) = stop.nothing_written() {
+        return Ok(code);
+    }
     output.export(&profile)?;
-    Ok(stop.exit_code(0))
+    Ok(0)
 }
 
 /// The sources an update price needs: its reads are priced as every estimate prices them.
