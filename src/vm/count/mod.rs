@@ -17,6 +17,7 @@ pub mod rows;
 #[cfg(test)]
 mod tests;
 pub mod timing;
+pub mod updates;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

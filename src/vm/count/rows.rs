@@ -319,10 +319,7 @@ fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<b
     }
 }
 
-/// The function name of the update row before 6.13: the sum of [`kprobe::UPDATE_FUNCTIONS`].
-pub const UPDATE_ROW: &str = "inode_update (generic_update_time + xfs_vn_update_time)";
-/// The function name of the update row from 6.13: the kernel's own count.
-pub const UPDATE_ROW_MG: &str = "inode_update (multigrain:ctime_updates)";
+pub use super::updates::{UPDATE_ROW, UPDATE_ROW_MG};
 
 /// The rows of one guest's count.
 pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
@@ -376,32 +373,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
         // multigrain_timestamps `ctime_updates`: every inode_set_ctime_current() that stored a
         // new time, on every filesystem); before, the write path's update functions
         // (generic_update_time; xfs's own when its module's symbol was probed).
-        let updaters: Vec<&str> = kprobe::UPDATE_FUNCTIONS
-            .iter()
-            .copied()
-            .filter(|f| g.probes.iter().any(|(p, _)| p == f))
-            .collect();
-        let counted = if let Some(&n) = run.multigrain.get("ctime_updates") {
-            let b = run
-                .baseline_multigrain
-                .get("ctime_updates")
-                .copied()
-                .unwrap_or(0);
-            Some((UPDATE_ROW_MG, per(n, b), true))
-        } else if !updaters.is_empty() {
-            let k: f64 = updaters
-                .iter()
-                .map(|f| per(hit(run, f, false), hit(run, f, true)))
-                .sum();
-            let covers = match run.fs.as_str() {
-                "tmpfs" | "ext4" => updaters.contains(&"generic_update_time"),
-                "xfs" => updaters.contains(&"xfs_vn_update_time"),
-                _ => false,
-            };
-            Some((UPDATE_ROW, k, covers))
-        } else {
-            None
-        };
+        let counted = super::updates::count(g, run);
         if let Some((name, k, covers)) = counted {
             let m = est
                 .as_ref()
@@ -411,12 +383,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
             if !(write_loop && covers) {
                 r.agrees = None;
             }
-            r.symbols = g
-                .probes
-                .iter()
-                .filter(|(f, _)| name == UPDATE_ROW && updaters.contains(&f.as_str()))
-                .map(|(_, s)| s.clone())
-                .collect();
+            r.symbols = super::updates::symbols(g, name);
             out.push(r);
         }
         // The clocksource's read callback beside the fine leaves (shown, not judged: the tick
