@@ -255,14 +255,14 @@ fn sigterm_during_record_kills_strace_and_the_traced_command() {
     assert!(std::fs::read_to_string(&log).unwrap().contains("execve"));
 }
 
-#[test]
-fn sigterm_during_validate_exits_130_and_leaves_no_scratch() {
+/// Runs `tscope ARGS DIR` until its scratch appears in DIR, waits `settle`, sends `sig`, and
+/// holds it to exit 130 with nothing printed and the scratch removed (`what` names the job).
+fn stops_cleanly(args: &[&str], sig: &str, settle: Duration, what: &str) {
     let _cpu = crate::common::cpu_lock();
     let dir = tempfile::tempdir().unwrap();
     let bin = tscope().get_program().to_owned();
     let child = Command::new(bin)
-        .args(["simulate", "vfsmix", "--validate", "--validate-secs", "60"])
-        .arg("--validate-dir")
+        .args(args)
         .arg(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -270,21 +270,35 @@ fn sigterm_during_validate_exits_130_and_leaves_no_scratch() {
         .unwrap();
     let start = Instant::now();
     while empty(dir.path()) && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
     assert!(
         !empty(dir.path()),
-        "the validation never made its scratch directory"
+        "{what} never made its scratch directory"
     );
-    std::thread::sleep(Duration::from_millis(300));
-    signal("-TERM", child.id());
+    std::thread::sleep(settle);
+    signal(sig, child.id());
     let out = wait_at_most(child, 15);
     assert_eq!(out.status.code(), Some(130), "{out:?}");
-    assert!(
-        out.stdout.is_empty(),
-        "a half-measured validation was printed"
-    );
+    assert!(out.stdout.is_empty(), "a half-measured {what} was printed");
     assert!(empty(dir.path()), "scratch directory left behind");
+}
+
+#[test]
+fn sigterm_during_validate_exits_130_and_leaves_no_scratch() {
+    stops_cleanly(
+        &[
+            "simulate",
+            "vfsmix",
+            "--validate",
+            "--validate-secs",
+            "60",
+            "--validate-dir",
+        ],
+        "-TERM",
+        Duration::from_millis(300),
+        "validation",
+    );
 }
 
 #[test]
@@ -380,26 +394,11 @@ fn sigint_during_a_histogram_prints_what_was_read() {
 
 #[test]
 fn sigint_during_the_live_pair_exits_130_and_leaves_no_scratch() {
-    let _cpu = crate::common::cpu_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let bin = tscope().get_program().to_owned();
-    let child = Command::new(bin)
-        .args(["probe", "--quick", "--source"])
-        .arg("syscall:realtime,syscall:realtime_coarse,vdso:realtime_coarse")
-        .arg("--dir")
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while empty(dir.path()) && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert!(!empty(dir.path()), "the pair never made its scratch file");
-    signal("-INT", child.id());
-    let out = wait_at_most(child, 15);
-    assert_eq!(out.status.code(), Some(130), "{out:?}");
-    assert!(out.stdout.is_empty(), "a half-measured profile was printed");
-    assert!(empty(dir.path()), "scratch directory left behind");
+    let sources = "syscall:realtime,syscall:realtime_coarse,vdso:realtime_coarse";
+    stops_cleanly(
+        &["probe", "--quick", "--source", sources, "--dir"],
+        "-INT",
+        Duration::ZERO,
+        "profile",
+    );
 }
