@@ -9,7 +9,7 @@ use crate::error::ConfigError;
 use crate::probe::histogram::{self, HistogramConfig};
 use crate::probe::{self, ProbeConfig, Source};
 use crate::sim::update_price::{self, FsUpdate};
-use crate::workload::pair::{self, check_dir, PairConfig, Pattern};
+use crate::workload::pair::{self, check_dir, PairConfig};
 
 /// Validates `args` into a probe configuration.
 pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigError> {
@@ -107,13 +107,9 @@ pub fn pair_configs(args: &ProbeArgs, cfg: &ProbeConfig) -> Result<Vec<PairConfi
         if out.iter().any(|p| p.dir == *dir) {
             continue;
         }
-        let mut p = PairConfig::new(dir.clone(), Pattern::Write { writes: 1 });
+        let mut p = PairConfig::for_price(dir.clone(), cfg.quick);
         p.pin = cfg.pin;
         p.seed = cfg.seed;
-        if cfg.quick {
-            p.iterations = 5_000;
-            p.repetitions = 6;
-        }
         out.push(p);
     }
     if !out.is_empty() {

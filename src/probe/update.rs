@@ -70,6 +70,17 @@ impl PairConfig {
             confidence_level: 0.95,
         }
     }
+
+    /// The pair that prices `dir`'s update (one write per query); `quick`: 6 repetitions of
+    /// 5,000 iterations (`probe --quick`, `report --quick`).
+    pub fn for_price(dir: PathBuf, quick: bool) -> Self {
+        let mut p = PairConfig::new(dir, Pattern::Write { writes: 1 });
+        if quick {
+            p.iterations = 5_000;
+            p.repetitions = 6;
+        }
+        p
+    }
 }
 
 /// The live pair's figures on one filesystem.
@@ -123,9 +134,7 @@ pub fn multigrain_expected(kernel_release: Option<&str>, fs_type: &str) -> bool 
 
 /// The median of `xs` with its percentile-bootstrap interval.
 pub fn median_interval(xs: &[f64], seed: u64, level: f64) -> Estimate {
-    let point = stats::median(xs).unwrap_or(f64::NAN);
-    let reps = stats::bootstrap(xs, RESAMPLES, seed, |b| stats::quantile_in_place(b, 0.5));
-    stats::percentile_interval(&reps, point, level).unwrap_or(Estimate::exact(point))
+    stats::median_bootstrap(xs, RESAMPLES, seed, level).unwrap_or(Estimate::exact(f64::NAN))
 }
 
 /// The sides' figures, and the check, from per-block ns (each side's blocks in the order

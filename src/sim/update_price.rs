@@ -166,12 +166,7 @@ pub fn measure_all(
                 continue;
             }
         }
-        let mut cfg =
-            crate::workload::pair::PairConfig::new(dir.clone(), Pattern::Write { writes: 1 });
-        if quick {
-            cfg.iterations = 5_000;
-            cfg.repetitions = 6;
-        }
+        let cfg = crate::workload::pair::PairConfig::for_price(dir.clone(), quick);
         match crate::workload::pair::measure(&cfg) {
             Ok(pair) => out.push(price(&pair, profile)),
             Err(e) => errors.push(format!("the live pair on {}: {e:#}", dir.display())),

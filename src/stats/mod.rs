@@ -223,6 +223,17 @@ where
     out
 }
 
+/// The median of `xs` with the central `level` percentile-bootstrap interval (`resamples`
+/// resamples, seeded); `None` for no values, the point alone for one value.
+pub fn median_bootstrap(xs: &[f64], resamples: usize, seed: u64, level: f64) -> Option<Estimate> {
+    let point = median(xs)?;
+    if xs.len() < 2 {
+        return Some(Estimate::exact(point));
+    }
+    let reps = bootstrap(xs, resamples, seed, |v| quantile_in_place(v, 0.5));
+    percentile_interval(&reps, point, level)
+}
+
 /// [`quantile`] that sorts `v` in place (the bootstrap's scratch buffer) instead of copying.
 pub fn quantile_in_place(v: &mut [f64], q: f64) -> Option<f64> {
     if v.iter().any(|x| x.is_nan()) {

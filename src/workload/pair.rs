@@ -28,44 +28,19 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::scratch::{self, ScratchDir};
+use super::write::EqualTally;
 use crate::error::Context;
 pub use crate::probe::update::{
     equal_sides_check, median_interval, multigrain_expected, summarize, PairConfig, PairResult,
     Pattern, CONTROL_MASK, MULTIGRAIN_SINCE, QUERIED_MASK,
 };
 use crate::sys;
-use crate::sys::fs::{self as sfs, Mtime};
+use crate::sys::fs as sfs;
 
 /// The file one side works on: the pattern's path, and (for [`Pattern::Write`]) the open file.
 struct Target {
     path: CString,
     fd: Option<std::os::fd::OwnedFd>,
-}
-
-/// Mtimes of one side, counted across blocks of that side.
-#[derive(Default)]
-struct Tally {
-    prev: Option<Mtime>,
-    pairs: u64,
-    equal: u64,
-}
-
-impl Tally {
-    fn push(&mut self, m: Mtime) {
-        if let Some(p) = self.prev {
-            self.pairs += 1;
-            self.equal += u64::from(p == m);
-        }
-        self.prev = Some(m);
-    }
-
-    fn share(&self) -> f64 {
-        if self.pairs == 0 {
-            0.0
-        } else {
-            self.equal as f64 / self.pairs as f64
-        }
-    }
 }
 
 /// One block of `n` iterations with `mask`; ns per iteration.
@@ -74,7 +49,7 @@ fn block(
     pattern: Pattern,
     mask: u32,
     n: u64,
-    tally: &mut Tally,
+    tally: &mut EqualTally,
 ) -> crate::error::Result<f64> {
     let started = Instant::now();
     match pattern {
@@ -172,14 +147,26 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
     })
 }
 
-type Sampled = (Vec<f64>, Vec<f64>, Tally, Tally);
+type Sampled = (Vec<f64>, Vec<f64>, EqualTally, EqualTally);
 
 fn sample(cfg: &PairConfig, t: &Target) -> crate::error::Result<Sampled> {
-    let (mut tq, mut tc) = (Tally::default(), Tally::default());
+    let (mut tq, mut tc) = (EqualTally::default(), EqualTally::default());
     // Warm-up: one block of each side, not kept (the file's blocks, the caches, the journal).
     let warm = cfg.iterations.min(5_000);
-    block(t, cfg.pattern, QUERIED_MASK, warm, &mut Tally::default())?;
-    block(t, cfg.pattern, CONTROL_MASK, warm, &mut Tally::default())?;
+    block(
+        t,
+        cfg.pattern,
+        QUERIED_MASK,
+        warm,
+        &mut EqualTally::default(),
+    )?;
+    block(
+        t,
+        cfg.pattern,
+        CONTROL_MASK,
+        warm,
+        &mut EqualTally::default(),
+    )?;
     let (mut queried, mut control) = (Vec::new(), Vec::new());
     for _ in 0..cfg.repetitions {
         for &q in &[true, false, false, true] {

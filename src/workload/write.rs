@@ -92,6 +92,15 @@ impl EqualTally {
     pub fn last(&self) -> Option<Mtime> {
         self.prev
     }
+
+    /// The share of pairs that were equal (0 without pairs).
+    pub fn share(&self) -> f64 {
+        if self.pairs == 0 {
+            0.0
+        } else {
+            self.equal as f64 / self.pairs as f64
+        }
+    }
 }
 
 fn coarse_now() -> std::io::Result<Mtime> {

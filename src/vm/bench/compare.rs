@@ -149,12 +149,7 @@ pub fn mean_t(xs: &[f64], level: f64) -> Option<Estimate> {
 
 /// A seeded percentile bootstrap of the median of one boot's rounds.
 fn rounds_bootstrap(xs: &[f64], seed: u64, level: f64) -> Option<Estimate> {
-    let point = stats::median(xs)?;
-    if xs.len() < 2 {
-        return Some(Estimate::exact(point));
-    }
-    let reps = stats::bootstrap(xs, RESAMPLES, seed, |v| stats::quantile_in_place(v, 0.5));
-    stats::percentile_interval(&reps, point, level)
+    stats::median_bootstrap(xs, RESAMPLES, seed, level)
 }
 
 /// The ns per op of groups of rounds (one group per boot): with two or more boots, the mean of
