@@ -130,7 +130,7 @@ pub fn write_iteration<H: OpHook>(
             hook.op();
         }
         StatKind::StatxSize => {
-            tally.push(fs::statx_mtime(f, super::pair::CONTROL_MASK).map_err(step(1))?);
+            tally.push(fs::statx_mtime(f, crate::probe::update::CONTROL_MASK).map_err(step(1))?);
             hook.op();
         }
     }
