@@ -22,6 +22,10 @@ fn bench_bad_arguments_are_clear_errors() {
         (&["--boots", "0"][..], "--boots must be"),
         (&["--rounds", "0"][..], "--rounds must be"),
         (&["--iterations", "0"][..], "--iterations must be"),
+        (
+            &["--pair-iterations", "2000000"][..],
+            "--pair-iterations must be",
+        ),
         (&["--kernel", "/nonexistent/bzImage"][..], "is not a file"),
         (
             &["--append", "tscope.rounds=9"][..],
@@ -63,6 +67,7 @@ fn bench_times_tsc_against_hpet_in_one_boot() {
             "tsc,hpet",
         ])
         .args(["--boots", "1", "--rounds", "2", "--iterations", "300"])
+        .args(["--pair-iterations", "300"])
         // The watchdog can mark an emulated TSC unstable on a loaded host and refuse the
         // switch back to it; this test is of the bench, not of that decision.
         .args(["--append", "tsc=reliable"])
@@ -127,6 +132,16 @@ fn bench_times_tsc_against_hpet_in_one_boot() {
         assert_eq!(c["model_from"]["model"], "linux@6.1");
         assert_eq!(c["model_from"]["precise_per_op"], 0.0);
     }
+    // The live knob pair ran in the guest: 6.1 has no multigrain, so it prices no update and
+    // the pair is the kernel's check that both sides do the same work.
+    let knob = v["knob"].as_array().expect("knob rows");
+    assert_eq!(knob.len(), 1, "{knob:?}");
+    let k = &knob[0];
+    assert_eq!(k["fs"], "tmpfs");
+    assert!(k["price"]["update_ns"].is_null(), "{k}");
+    assert_eq!(k["price"]["pair"]["multigrain_observed"], false, "{k}");
+    assert!(k["price"]["pair"]["check"].is_string(), "{k}");
+    assert_eq!(k["rows"].as_array().unwrap().len(), 2, "{k}");
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(
         text.starts_with("<svg") && text.contains("pipe1/tmpfs"),

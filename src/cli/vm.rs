@@ -246,6 +246,12 @@ pub struct BenchArgs {
     /// (read_tsc, read_hpet, …); 0 skips it.
     #[arg(long, default_value_t = 300, value_name = "N")]
     pub count_reads: u64,
+    /// Iterations per block of the live knob pairs (write + statx asking for the times against
+    /// write + statx asking for the size; one and four writes per query), run in the first
+    /// boot of each kernel after its rounds on every file system: on a multigrain kernel they
+    /// price the guest's inode update; 0 skips them.
+    #[arg(long, default_value_t = crate::vm::bench::DEFAULT_PAIR_ITERATIONS, value_name = "N")]
+    pub pair_iterations: u64,
     /// Also write each boot's raw serial console to DIR (`KERNEL-bootN.console`): the
     /// evidence behind the slots, as the guest printed it.
     #[arg(long, value_name = "DIR")]

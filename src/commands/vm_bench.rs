@@ -100,6 +100,13 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
         a.count_reads,
     )?;
     cfg.count_reads = a.count_reads;
+    range(
+        "pair-iterations",
+        "0..=1000000",
+        a.pair_iterations <= 1_000_000,
+        a.pair_iterations,
+    )?;
+    cfg.pair_iterations = a.pair_iterations;
     if let Some(dir) = &a.console_dir {
         super::check_output_dir(dir, "console-dir")?;
     }

@@ -84,7 +84,22 @@ pub fn model_of(pair: &PairResult) -> ModelId {
 
 /// Prices one update from `pair`, reads priced from `profile`.
 pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
-    let mut out = FsUpdate {
+    let model = model_of(pair);
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    match costs::resolve_as_measured(model, Some(profile), &cfg) {
+        Ok((c, _)) => price_at(pair, c),
+        Err(e) => {
+            let mut out = unpriced(pair);
+            out.model = Some(model.label());
+            out.reason = format!("the reads cannot be priced: {e}");
+            out
+        }
+    }
+}
+
+/// An entry for `pair` with no price yet.
+fn unpriced(pair: &PairResult) -> FsUpdate {
+    FsUpdate {
         dir: pair.dir.clone(),
         fs_type: pair.fs_type.clone(),
         mount_options: pair.mount_options.clone(),
@@ -95,17 +110,15 @@ pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
         reads_delta_ns: None,
         updates_delta: None,
         pair: Some(pair.clone()),
-    };
+    }
+}
+
+/// Prices one update from `pair` with the reads at `costs` (the profile's, or a guest's own
+/// paired read costs in `vm bench`).
+pub fn price_at(pair: &PairResult, costs: Costs) -> FsUpdate {
+    let mut out = unpriced(pair);
     let model = model_of(pair);
     out.model = Some(model.label());
-    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
-    let costs = match costs::resolve_as_measured(model, Some(profile), &cfg) {
-        Ok((c, _)) => c,
-        Err(e) => {
-            out.reason = format!("the reads cannot be priced: {e}");
-            return out;
-        }
-    };
     let fs = pair.fs_kind();
     let (rq, uq) = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point);
     let (rc, uc) = side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point);

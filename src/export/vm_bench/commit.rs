@@ -66,15 +66,30 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
             ),
             _ => String::new(),
         };
-        let models = models + &counted;
+        let updates = match (&c.model_from, &c.model_to, c.update_price_ns) {
+            (Some(a), Some(b), Some(u)) => format!(
+                ", inode updates {:.2} → {:.2} per op at {:.0} ns each (the live knob pair in \
+                 the {} guest)",
+                a.updates_per_op,
+                b.updates_per_op,
+                u,
+                c.update_priced_on.as_deref().unwrap_or("?")
+            ),
+            _ => String::new(),
+        };
+        let predicted = c
+            .predicted_delta_ns
+            .map_or(String::new(), |p| format!(", predicted {p:+.0} ns per op"));
+        let models = models + &updates + &predicted + &counted;
         let to = if kernels.len() > 2 {
             format!(" ({})", c.to)
         } else {
             String::new()
         };
         items.push(format!(
-            "{}{to} on {first_cs} {change}{}{models}",
+            "{} on {}{to}, {first_cs}, {change}{}{models}",
             c.workload,
+            c.fs,
             if c.significant == Some(true) {
                 ""
             } else {

@@ -5,6 +5,8 @@
 use serde::Serialize;
 
 mod commit;
+mod kernel;
+mod knob;
 mod report;
 mod svg;
 
@@ -49,7 +51,14 @@ impl Render for BenchReport {
                 "kernel A/B: change per op, each loop divided by the {} timed before it",
                 self.kernel_control
             )));
-            blocks.push(Block::Table(kernel_table(&ks)));
+            blocks.push(Block::Table(kernel::kernel_table(&ks)));
+            blocks.push(Block::Blank);
+        }
+        if !self.knob.is_empty() {
+            blocks.push(Block::Heading(
+                "live knob: write + statx asking for the times against the size only, in the guest; the update priced on one write per query, held on four".into(),
+            ));
+            blocks.push(Block::Table(knob::knob_table(&self.knob)));
             blocks.push(Block::Blank);
         }
         blocks.push(Block::Heading("runs: ns per op over boots × rounds".into()));
@@ -257,66 +266,6 @@ fn counted_cell(c: Option<&Counted>) -> String {
     c.map_or("-".into(), |c| {
         format!("{}/{}", per_op(c.precise_per_op), per_op(c.coarse_per_op))
     })
-}
-
-fn kernel_table(rows: &[&BenchComparison]) -> Table {
-    let counted = any_counted(rows);
-    let mut head = vec![
-        ("kernels", Align::Left),
-        ("fs", Align::Left),
-        ("workload", Align::Left),
-        ("clocksource", Align::Left),
-        ("change", Align::Right),
-        ("raw change", Align::Right),
-        ("significant", Align::Left),
-        ("models precise/coarse per op", Align::Left),
-    ];
-    if counted {
-        head.push(("counted precise/coarse per op", Align::Left));
-    }
-    head.extend([
-        ("Δ ns/op measured", Align::Right),
-        ("predicted", Align::Right),
-        ("verdict", Align::Left),
-    ]);
-    let mut t = Table::new(&head);
-    for c in rows {
-        let models = match (&c.model_from, &c.model_to) {
-            (Some(a), Some(b)) => format!(
-                "{:.2}/{:.2} → {:.2}/{:.2}",
-                a.precise_per_op, a.coarse_per_op, b.precise_per_op, b.coarse_per_op
-            ),
-            _ => "-".into(),
-        };
-        let mut cells = vec![
-            kernel_label(c),
-            c.fs.clone(),
-            c.workload.clone(),
-            c.clocksource.clone().unwrap_or_default(),
-            c.percent_change.as_ref().map_or("-".into(), percent),
-            c.raw_percent_change.as_ref().map_or("-".into(), percent),
-            match c.significant {
-                Some(true) => "yes".into(),
-                Some(false) => "no".into(),
-                None => String::new(),
-            },
-            models,
-        ];
-        if counted {
-            cells.push(format!(
-                "{} → {}",
-                counted_cell(c.counted_from.as_ref()),
-                counted_cell(c.counted_to.as_ref())
-            ));
-        }
-        cells.extend([
-            signed(&c.measured_delta_ns),
-            c.predicted_delta_ns.map_or("-".into(), ns),
-            verdict_cell(c),
-        ]);
-        t.row(cells);
-    }
-    t
 }
 
 fn runs_table(r: &BenchReport) -> Table {

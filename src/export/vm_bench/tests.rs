@@ -56,6 +56,7 @@ fn recorded() -> BenchReport {
         counted: Vec::new(),
         count_errors: Vec::new(),
         disturbed: Vec::new(),
+        knob: Vec::new(),
         host_cpu: Some("a test CPU".into()),
         host_kernel: None,
         interrupted: false,
@@ -90,7 +91,7 @@ fn every_form_renders_and_the_paragraph_keeps_72_columns() {
         msg.contains("emulated figures") && msg.contains("a test CPU"),
         "{msg}"
     );
-    assert!(msg.contains("write-stat on tsc"), "{msg}");
+    assert!(msg.contains("write-stat on tmpfs, tsc"), "{msg}");
 }
 
 #[test]

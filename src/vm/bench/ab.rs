@@ -3,7 +3,8 @@
 //! is divided by the null syscall timed right before it ([`super::rows::KERNEL_CONTROL`]),
 //! and the change is Welch's t on the logs of each boot's median
 //! ([`compare::ratio_change`]); the raw change is beside it, and the models' difference at the
-//! first kernel's measured costs.
+//! first kernel's measured costs: the reads at the guest's read costs, and the updates at the
+//! update price a guest's live knob pair gave on that file system ([`super::knob`]).
 
 use super::compare::{self, ZERO_READS};
 use super::predict::model_reads;
@@ -16,6 +17,7 @@ pub(super) fn kernel_row(
     cs: &str,
     fs: &str,
     workload: &str,
+    knob: &[super::knob::KnobRow],
     seed: &mut impl FnMut() -> u64,
 ) -> Option<BenchComparison> {
     let a = observations(base, cs, fs, workload);
@@ -42,13 +44,17 @@ pub(super) fn kernel_row(
         fs,
         median_of(&b, |o| o.ns_per_op),
     );
+    let price = super::knob::update_price(knob, &release(base), &release(k), fs);
+    let mut update_delta = None;
     let (predicted, zero) = match (&m_from, &m_to) {
         (Some(f), Some(t)) => {
             let dp = t.precise_per_op - f.precise_per_op;
             let dc = t.coarse_per_op - f.coarse_per_op;
+            let du = t.updates_per_op - f.updates_per_op;
+            update_delta = price.as_ref().map(|(u, _)| du * u);
             (
-                Some(dp * c.precise_read_ns + dc * c.coarse_read_ns),
-                dp.abs() < ZERO_READS && dc.abs() < ZERO_READS,
+                Some(dp * c.precise_read_ns + dc * c.coarse_read_ns + update_delta.unwrap_or(0.0)),
+                dp.abs() < ZERO_READS && dc.abs() < ZERO_READS && du.abs() < ZERO_READS,
             )
         }
         _ => (None, false),
@@ -89,6 +95,9 @@ pub(super) fn kernel_row(
         spin_tax: None,
         diagnosis: None,
         equivalence: None,
+        update_price_ns: price.as_ref().map(|(u, _)| *u),
+        update_priced_on: price.map(|(_, k)| k),
+        predicted_update_delta_ns: update_delta,
         pairs: a.len().min(b.len()),
         noise_ns: compare::noise(&measured),
         verdict: compare::verdict(&measured, predicted, zero, false),

@@ -1,5 +1,6 @@
 //! Fills a report's runs, comparisons and refusals from its boots: the clocksource rows
-//! ([`super::rows`]) and the kernel rows (`ab.rs`), each from the same observations.
+//! ([`super::rows`]) and the kernel rows (`ab.rs`), each from the same observations; and the
+//! live-knob rows ([`super::knob`]), whose update price the kernel rows use.
 
 use std::collections::BTreeSet;
 
@@ -66,12 +67,14 @@ pub fn fill(r: &mut BenchReport) {
             }
         }
     }
+    let knob = super::knob::rows(r);
     if let Some((base, others)) = r.kernels.split_first() {
         for k in others {
             for fs in &r.filesystems {
                 for w in &r.workloads {
                     for cs in &r.clocksources {
-                        if let Some(c) = super::ab::kernel_row(base, k, cs, fs, w, &mut next_seed) {
+                        let row = super::ab::kernel_row(base, k, cs, fs, w, &knob, &mut next_seed);
+                        if let Some(c) = row {
                             comparisons.push(c);
                         }
                     }
@@ -94,4 +97,5 @@ pub fn fill(r: &mut BenchReport) {
     r.comparisons = comparisons;
     r.refused = refused.into_iter().collect();
     r.disturbed = disturbed;
+    r.knob = knob;
 }

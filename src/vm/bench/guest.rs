@@ -330,6 +330,18 @@ pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
         };
         section(out, "reads", &serde_json::to_string(&r)?);
     }
+    let pair_iterations = num("tscope.pair=", 0);
+    if pair_iterations > 0 {
+        let mut dirs: Vec<(String, String)> = Vec::new();
+        for (p, dir) in &plan {
+            if !dirs.iter().any(|(fs, _)| fs == &p.fs) {
+                dirs.push((p.fs.clone(), dir.clone()));
+            }
+        }
+        let first = clocksources.first().copied().unwrap_or("tsc");
+        let pairs = super::pairs::run_in_guest(first, &dirs, pair_iterations);
+        section(out, "pairs", &serde_json::to_string(&pairs)?);
+    }
     Ok(())
 }
 

@@ -144,7 +144,7 @@ fn boot_one(
         }
     };
     if let Some(c) = kept {
-        (boot.header, boot.slots, boot.reads) = (c.header, c.slots, c.reads);
+        (boot.header, boot.slots, boot.reads, boot.pairs) = (c.header, c.slots, c.reads, c.pairs);
     }
     let want = (cfg.rounds as usize) * cfg.clocksources.len();
     if out.timed_out {

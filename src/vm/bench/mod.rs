@@ -7,7 +7,8 @@
 //! - [`loops`]: the timed loops, behind one function;
 //! - [`predict`]: the Linux model's precise and coarse reads per op;
 //! - [`compare`]: the interval and verdict arithmetic (pure);
-//! - [`rows`]: from the boots' slots to the report's runs and comparisons.
+//! - [`rows`]: from the boots' slots to the report's runs and comparisons;
+//! - [`knob`]: the live knob pair in the guest, the update it prices, and the rows held to it.
 //!
 //! This room depends on [`crate::vm::boot`] only.
 
@@ -20,7 +21,9 @@ pub mod disturbed;
 pub mod fill;
 pub mod guest;
 mod host;
+pub mod knob;
 pub mod loops;
+pub mod pairs;
 pub mod predict;
 pub mod reads;
 pub mod readtime;
@@ -64,6 +67,9 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
 /// The clocksources a guest may be asked to switch to.
 pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
 
+/// Iterations per block of the guest's live knob pairs by default.
+pub const DEFAULT_PAIR_ITERATIONS: u64 = 2_000;
+
 /// `CONFIG_HZ` the model assumes when neither the kernel's configuration nor the guest says.
 pub const ASSUMED_HZ: u32 = 250;
 
@@ -101,6 +107,9 @@ pub struct BenchConfig {
     /// first clocksource, whose timestamp calls per op go beside the rows ([`counted`]); 0:
     /// no such pass.
     pub count: u64,
+    /// Iterations per block of the live knob pairs ([`knob`]), in the first boot of each
+    /// kernel after its rounds; 0: no pairs.
+    pub pair_iterations: u64,
 }
 
 impl BenchConfig {
@@ -130,6 +139,7 @@ impl BenchConfig {
             count_reads: 300,
             console_dir: None,
             count: 0,
+            pair_iterations: DEFAULT_PAIR_ITERATIONS,
         }
     }
 }
@@ -203,6 +213,9 @@ pub struct BenchBoot {
     /// The clocksource reads counted after the rounds (first boot of each kernel only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<reads::GuestReads>,
+    /// The live knob pairs (first boot of each kernel only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<pairs::GuestPairs>,
     pub wall_s: f64,
     /// Why the boot gave nothing or less than asked (killed at the timeout, truncated).
     pub error: Option<String>,
@@ -254,6 +267,10 @@ pub struct BenchReport {
     /// ([`disturbed::DisturbedBoot`]; needs three boots or more).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed: Vec<disturbed::DisturbedBoot>,
+    /// Per kernel and file system: the inode update priced from the guest's live knob pair,
+    /// and the pairs held to the model at that price ([`knob::KnobRow`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knob: Vec<knob::KnobRow>,
     /// The host's CPU model and kernel (the commit paragraph's environment).
     pub host_cpu: Option<String>,
     pub host_kernel: Option<String>,
@@ -290,7 +307,7 @@ pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
     order.rotate_left(boot as usize % n);
     let mut s = format!(
         "console=ttyS0 quiet panic=-1 clocksource={} tscope.bench={} tscope.cs={} tscope.fs={} \
-         tscope.rounds={} tscope.ms={} tscope.iterations={} tscope.seed={} tscope.reads={}",
+         tscope.rounds={} tscope.ms={} tscope.iterations={} tscope.seed={} tscope.reads={} tscope.pair={}",
         order.first().map_or("tsc", String::as_str),
         cfg.workloads.join(","),
         order.join(","),
@@ -300,6 +317,7 @@ pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
         cfg.iterations,
         cfg.seed.wrapping_add(u64::from(boot) * 1000),
         if boot == 0 { cfg.count_reads } else { 0 },
+        if boot == 0 { cfg.pair_iterations } else { 0 },
     );
     if let Some(extra) = &cfg.append {
         s.push(' ');
@@ -314,6 +332,7 @@ pub struct Console {
     pub header: Option<GuestHeader>,
     pub slots: Vec<Slot>,
     pub reads: Option<reads::GuestReads>,
+    pub pairs: Option<pairs::GuestPairs>,
 }
 
 /// Reads one boot's console: the header, every slot in order, and the read counts. A
@@ -340,10 +359,16 @@ pub fn parse_console(console: &str) -> Result<Console> {
         .map(serde_json::from_str::<reads::GuestReads>)
         .transpose()
         .context("reading the guest's reads section")?;
+    let pairs = t
+        .get("pairs")
+        .map(serde_json::from_str::<pairs::GuestPairs>)
+        .transpose()
+        .context("reading the guest's pairs section")?;
     Ok(Console {
         header,
         slots,
         reads,
+        pairs,
     })
 }
 
@@ -391,6 +416,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         counted: Vec::new(),
         count_errors: Vec::new(),
         disturbed: Vec::new(),
+        knob: Vec::new(),
         host_cpu: None,
         host_kernel: None,
         interrupted: false,

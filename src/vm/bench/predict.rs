@@ -27,6 +27,9 @@ pub struct ModelReads {
     pub precise_per_op: f64,
     /// Tick copies per op (`ktime_get_coarse_real_ts64`, `…_mg`).
     pub coarse_per_op: f64,
+    /// Inode timestamp updates per op (a changed time stored: `inode_updates_per_op`).
+    #[serde(default)]
+    pub updates_per_op: f64,
 }
 
 /// The model for `kernel_release` (the newest modelled when it has no version) on
@@ -48,11 +51,12 @@ pub fn model_reads(
     }
     .resolve(Some(kernel_release));
     let loop_ = def::scenario(w, fs).compile();
-    // Fixed prices (no probe runs): only the counts are read from the estimate.
+    // Placeholder prices (no probe runs): only the counts are read from the estimate (the
+    // prices move the replay's base by a few ns of an op's tens of µs).
     let costs = Costs {
         precise_read_ns: 20.0,
         coarse_read_ns: 2.0,
-        update_ns: 10.0,
+        update_ns: 0.0,
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: 1e9 / f64::from(hz.max(1)),
     };
@@ -70,6 +74,7 @@ pub fn model_reads(
         model: model.label(),
         precise_per_op: get("counter"),
         coarse_per_op: get("coarse"),
+        updates_per_op: stock.inode_updates_per_op,
     })
 }
 
@@ -92,6 +97,10 @@ mod tests {
         )
         .unwrap();
         assert!(new.precise_per_op > 0.5, "{new:?}");
+        // The queried stat makes every write store its time on 7.2; on 6.1 a write stores
+        // one only when the tick moved.
+        assert!(new.updates_per_op > 0.9, "{new:?}");
+        assert!(old.updates_per_op < 0.1, "{old:?}");
         let pipe =
             model_reads("7.2.13+deb14-cloud-amd64", 250, "pipe1", "tmpfs", 17_000.0).unwrap();
         assert_eq!(pipe.precise_per_op, 0.0);

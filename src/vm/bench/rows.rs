@@ -106,6 +106,14 @@ pub struct BenchComparison {
     /// Kernel rows: `to`'s model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_to: Option<ModelReads>,
+    /// Kernel rows: the update price in the prediction (ns, from the kernel named in
+    /// `update_priced_on`), and its part of the prediction; absent where no guest priced one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_price_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_priced_on: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_update_delta_ns: Option<f64>,
     /// Clocksource rows: the change of the guest-measured precise and coarse read costs
     /// (paired within rounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -464,6 +472,9 @@ pub(super) fn clocksource_row(
             })
             .flatten(),
         equivalence,
+        update_price_ns: None,
+        update_priced_on: None,
+        predicted_update_delta_ns: None,
         pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,

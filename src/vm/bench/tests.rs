@@ -36,6 +36,7 @@ pub(super) fn report(
         counted: Vec::new(),
         count_errors: Vec::new(),
         disturbed: Vec::new(),
+        knob: Vec::new(),
         host_cpu: None,
         host_kernel: None,
         interrupted: false,
@@ -293,6 +294,7 @@ pub(super) fn recorded(console: &str) -> BenchKernel {
             header: c.header,
             slots: c.slots,
             reads: c.reads,
+            pairs: c.pairs,
             ..BenchBoot::default()
         }],
     }

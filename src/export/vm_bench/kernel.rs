@@ -1,0 +1,81 @@
+//! The kernel A/B table of `vm bench`: each kernel row's change, the models' reads and
+//! updates per op, the measured against the predicted Δ.
+
+use super::super::table::{Align, Table};
+use super::{any_counted, counted_cell, kernel_label, percent, signed, verdict_cell};
+use crate::fmt::ns;
+use crate::vm::bench::BenchComparison;
+
+pub(super) fn kernel_table(rows: &[&BenchComparison]) -> Table {
+    let counted = any_counted(rows);
+    let mut head = vec![
+        ("kernels", Align::Left),
+        ("fs", Align::Left),
+        ("workload", Align::Left),
+        ("clocksource", Align::Left),
+        ("change", Align::Right),
+        ("raw change", Align::Right),
+        ("significant", Align::Left),
+        ("models precise/coarse/updates per op", Align::Left),
+    ];
+    if counted {
+        head.push(("counted precise/coarse per op", Align::Left));
+    }
+    head.extend([
+        ("Δ ns/op measured", Align::Right),
+        ("predicted", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    let mut t = Table::new(&head);
+    for c in rows {
+        let models = match (&c.model_from, &c.model_to) {
+            (Some(a), Some(b)) => format!(
+                "{:.2}/{:.2}/{:.2} → {:.2}/{:.2}/{:.2}",
+                a.precise_per_op,
+                a.coarse_per_op,
+                a.updates_per_op,
+                b.precise_per_op,
+                b.coarse_per_op,
+                b.updates_per_op
+            ),
+            _ => "-".into(),
+        };
+        let mut cells = vec![
+            kernel_label(c),
+            c.fs.clone(),
+            c.workload.clone(),
+            c.clocksource.clone().unwrap_or_default(),
+            c.percent_change.as_ref().map_or("-".into(), percent),
+            c.raw_percent_change.as_ref().map_or("-".into(), percent),
+            match c.significant {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => String::new(),
+            },
+            models,
+        ];
+        if counted {
+            cells.push(format!(
+                "{} → {}",
+                counted_cell(c.counted_from.as_ref()),
+                counted_cell(c.counted_to.as_ref())
+            ));
+        }
+        cells.extend([
+            signed(&c.measured_delta_ns),
+            match (
+                c.predicted_delta_ns,
+                c.predicted_update_delta_ns,
+                c.update_price_ns,
+            ) {
+                (Some(p), Some(u), Some(price)) => {
+                    format!("{} ({} of updates at {})", ns(p), ns(u), ns(price))
+                }
+                (p, _, _) => p.map_or("-".into(), ns),
+            },
+            verdict_cell(c),
+        ]);
+        t.row(cells);
+    }
+    t
+}

@@ -1,0 +1,48 @@
+//! The guest side of the live knob ([`super::knob`]): the pair of [`crate::workload::pair`]
+//! on every mounted file system, one and four writes per query, printed as the `pairs`
+//! section after the rounds of the first boot.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
+
+/// The calibration's pattern, then the one held to it.
+pub const PATTERNS: [Pattern; 2] = [Pattern::Write { writes: 1 }, Pattern::Write { writes: 4 }];
+
+/// ABBA repetitions of each pair in the guest.
+pub const REPETITIONS: u32 = 6;
+
+/// The `pairs` section the guest prints after its rounds (JSON).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GuestPairs {
+    /// The clocksource the pairs ran on.
+    pub clocksource: String,
+    pub pairs: Vec<PairResult>,
+    pub errors: Vec<String>,
+}
+
+/// In the guest: every pattern's pair on every `(fs, dir)`, `iterations` per block.
+pub fn run_in_guest(clocksource: &str, dirs: &[(String, String)], iterations: u64) -> GuestPairs {
+    let (used, error) = super::clocksource::switch(clocksource);
+    let mut out = GuestPairs {
+        clocksource: used,
+        ..GuestPairs::default()
+    };
+    out.errors.extend(error);
+    for (fs, dir) in dirs {
+        for pattern in PATTERNS {
+            let mut cfg = PairConfig::new(PathBuf::from(dir), pattern);
+            cfg.iterations = iterations;
+            cfg.repetitions = REPETITIONS;
+            match pair::measure(&cfg) {
+                Ok(p) => out.pairs.push(p),
+                Err(e) => out
+                    .errors
+                    .push(format!("{fs}: the {} pair: {e:#}", pattern.name())),
+            }
+        }
+    }
+    out
+}
