@@ -173,7 +173,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<i32> {
         crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
     }
     if let Some(p) = &a.commit_message {
-        let command: Vec<String> = std::env::args().collect();
+        // The command as a reader reruns it: `tscope`, not the path it was started from.
+        let command: Vec<String> = std::iter::once("tscope".to_string())
+            .chain(std::env::args().skip(1))
+            .collect();
         let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
