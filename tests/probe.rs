@@ -390,3 +390,34 @@ fn sampled_sources_carry_their_cost_in_core_cycles() {
         "{text}"
     );
 }
+
+#[test]
+fn repeat_keeps_every_runs_point_and_the_noise_between_runs() {
+    let _cpu = crate::common::cpu_lock();
+    let v = crate::common::json(&[
+        "probe",
+        "--quick",
+        "--repeat",
+        "3",
+        "--source",
+        "vdso:monotonic,syscall:getppid",
+        "--json",
+    ]);
+    assert_eq!(v["between_runs"]["runs"], 3, "{}", v["between_runs"]);
+    for s in v["sources"].as_array().unwrap() {
+        let b = &s["between_runs"];
+        let points = b["points_ns"].as_array().unwrap();
+        assert_eq!(points.len(), 3, "{s}");
+        // The profile's own figure is the first run's.
+        assert_eq!(points[0], s["cost_ns"]["point"], "{s}");
+        assert!(points.iter().all(|p| p.as_f64().unwrap() > 0.0), "{s}");
+        assert!(b["noise_pct"].as_f64().unwrap() >= 0.0, "{s}");
+    }
+    for bad in ["1", "21", "x"] {
+        tscope()
+            .args(["probe", "--quick", "--repeat", bad])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--repeat"));
+    }
+}

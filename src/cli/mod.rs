@@ -165,6 +165,11 @@ pub struct CompareArgs {
     /// not move. Every file must then carry `core_clock`.
     #[arg(long, value_enum, default_value = "ns", value_name = "UNIT")]
     pub unit: CompareUnit,
+    /// Profiles of this machine, unchanged (three or more, repeatable or comma-separated):
+    /// their spread is the noise between runs, and a change is called only beyond it. Without
+    /// it, the inputs' own `probe --repeat` runs give the noise where they carry them.
+    #[arg(long, value_name = "FILE", value_delimiter = ',')]
+    pub noise: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -289,6 +294,11 @@ pub struct ProbeArgs {
     /// `filesystems`, which simulate, report and fleet price updates with.
     #[arg(long = "dir", value_name = "DIR")]
     pub dirs: Vec<std::path::PathBuf>,
+    /// Run the probe N times (2 to 20), each in a process of its own, and keep per source
+    /// every run's point and the noise between two runs (`between_runs`), which `compare`
+    /// calls a change only beyond. The profile's figures are the first run's.
+    #[arg(long, value_name = "N", conflicts_with_all = ["histogram", "list"])]
+    pub repeat: Option<u32>,
     /// The distribution of back-to-back deltas of one clock (a source id), laid out as
     /// PostgreSQL's pg_test_timing prints it: log2-ns buckets, then the exact durations.
     #[arg(long, value_name = "ID", conflicts_with_all = ["sources", "list"])]

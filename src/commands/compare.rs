@@ -14,6 +14,8 @@ pub struct CompareJob {
     pub fail_on_slower: bool,
     /// `--unit`: the unit of the ratios.
     pub unit: compare::Unit,
+    /// `--noise`: profiles whose spread is the noise between runs.
+    pub noise: Vec<crate::probe::Profile>,
 }
 
 /// Validates `args`: one label per file (when labels are given), the output, then each file
@@ -53,11 +55,24 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         )
         .into());
     }
+    if !args.noise.is_empty() && args.noise.len() < 3 {
+        return Err(crate::error::ConfigError::range(
+            "noise",
+            "three or more profiles (the spread of two runs says too little)",
+            format!("{} given", args.noise.len()),
+        )
+        .into());
+    }
+    let mut noise = Vec::with_capacity(args.noise.len());
+    for path in &args.noise {
+        noise.push(compare::Input::load(path)?.profile);
+    }
     Ok(CompareJob {
         inputs,
         output,
         fail_on_slower: args.fail_on.is_some(),
         unit,
+        noise,
     })
 }
 
@@ -66,11 +81,14 @@ pub fn run(args: &CompareArgs, global: &Global) -> anyhow::Result<i32> {
     // Reading the inputs (in config) is interruptible at once, a FIFO nobody writes included.
     super::exit_on_signal()?;
     let job = config(args, global)?;
-    let cmp = compare::compare(&job.inputs, job.unit);
+    let cmp = compare::compare_with_noise(&job.inputs, job.unit, &job.noise);
     job.output.export(&cmp)?;
     let slower = cmp.slower();
     if job.fail_on_slower && !slower.is_empty() {
-        eprintln!("tscope: decided slower: {}", slower.join(", "));
+        eprintln!(
+            "tscope: decided slower beyond the noise: {}",
+            slower.join(", ")
+        );
         return Ok(1);
     }
     Ok(0)

@@ -28,6 +28,7 @@ pub mod output;
 pub mod probe;
 pub mod progress;
 pub mod record;
+mod repeat;
 pub mod report;
 pub mod run;
 pub mod show;

@@ -78,8 +78,35 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
     }
     let cfg = config(args, global)?;
     let pairs = pair_configs(args, &cfg)?;
+    let repeat = match args.repeat {
+        Some(n) if !(2..=probe::between::MAX_RUNS).contains(&n) => {
+            return Err(ConfigError::Invalid(format!(
+                "--repeat {n}: must be 2 to {}",
+                probe::between::MAX_RUNS
+            ))
+            .into())
+        }
+        n => n.unwrap_or(1),
+    };
     let stop = super::stop_on_signal()?;
     let mut profile = probe::run(&cfg);
+    if repeat > 1 && !stop.requested() {
+        let mut others = Vec::new();
+        for k in 1..repeat {
+            let progress = super::StderrProgress::new(format!("probe run {} of {repeat}", k + 1));
+            let run = super::repeat::child_probe(args, global, &stop);
+            drop(progress);
+            match run {
+                Ok(Some(p)) => others.push(p),
+                Ok(None) => break,
+                Err(e) => return stop.nothing_written().map_or(Err(e), Ok),
+            }
+        }
+        if let Some(code) = stop.nothing_written() {
+            return Ok(code);
+        }
+        probe::between::attach(&mut profile, &others);
+    }
     profile.filesystems = match price_filesystems(&profile, &pairs) {
         Ok(f) => f,
         Err(e) => return stop.nothing_written().ok_or(e),

@@ -5,6 +5,7 @@
 //! `detect --json` detection (its profile and verdicts), or a `report.json` (its `profile` and
 //! `detect`).
 
+pub mod noise;
 pub mod numbers;
 pub mod ratio;
 
@@ -201,9 +202,20 @@ pub struct SourceRow {
     /// Against the first input: `faster`, `slower`, or `no change` when `ratio_interval` holds
     /// 1 (or no interval can be bounded).
     pub change: Vec<Option<Change>>,
-    /// The ratio's 95% interval (see [`ratio`]): the one figure both the printed ± and
-    /// `change` come from. `None` where a cost is missing or an interval reaches 0.
+    /// The ratio's 95% within-run interval (see [`ratio`]). `None` where a cost is missing or
+    /// an interval reaches 0.
     pub ratio_interval: Vec<Option<Estimate>>,
+    /// The noise between two runs of this source, in percent ([`noise`]); `None` where unknown.
+    #[serde(default)]
+    pub noise_pct: Vec<Option<f64>>,
+    /// The interval `change` comes from: `ratio_interval` divided by the machine's shift (when
+    /// one is named) and widened by the noise.
+    #[serde(default)]
+    pub judged_interval: Vec<Option<Estimate>>,
+    /// The within-run interval alone would call a change, but the source moved with the
+    /// machine (the shift) or within the noise.
+    #[serde(default)]
+    pub with_machine: Vec<bool>,
 }
 
 /// One verdict across inputs.
@@ -252,6 +264,11 @@ pub struct Comparison {
     /// The machine facts that differ between inputs; empty when all agree. When not empty the
     /// ratios compare machines, not a change on one machine.
     pub machine_differences: Vec<MachineDifference>,
+    /// Where the noise between runs came from.
+    pub noise: noise::NoiseSource,
+    /// Per input after the first, when most sources moved together: that shift, named once.
+    #[serde(default)]
+    pub shifts: Vec<noise::Shift>,
 }
 
 impl Comparison {
@@ -323,8 +340,17 @@ impl Comparison {
     }
 }
 
-/// Compares inputs in `unit`; the first is the baseline of the ratios. Sources and verdicts
-/// appear in the order of their first appearance.
+/// Compares inputs in `unit` with the noise between runs from `noise` profiles (three or
+/// more; else the inputs' own `--repeat` runs) and a machine-wide shift named
+/// ([`noise::apply`]).
+pub fn compare_with_noise(inputs: &[Input], unit: Unit, noise: &[Profile]) -> Comparison {
+    let mut c = compare(inputs, unit);
+    noise::apply(&mut c, inputs, noise);
+    c
+}
+
+/// Compares inputs in `unit` on their within-run intervals alone; the first is the baseline
+/// of the ratios. Sources and verdicts appear in the order of their first appearance.
 pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
     let mut ids: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -397,6 +423,9 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
                 ratio_plus_minus,
                 change,
                 ratio_interval,
+                noise_pct: Vec::new(),
+                judged_interval: Vec::new(),
+                with_machine: Vec::new(),
             }
         })
         .collect();
@@ -441,5 +470,10 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
         columns,
         sources,
         verdicts,
+        noise: noise::NoiseSource {
+            kind: "none".into(),
+            detail: "within-run intervals only".into(),
+        },
+        shifts: Vec::new(),
     }
 }

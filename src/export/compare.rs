@@ -22,6 +22,7 @@ impl Render for Comparison {
         if let Some(note) = clock_note(self) {
             b.extend([Block::Text(note), Block::Blank]);
         }
+        b.extend([Block::Text(noise_note(self)), Block::Blank]);
         b.extend([
             Block::Table(machines(self)),
             Block::Blank,
@@ -46,6 +47,9 @@ impl Render for Comparison {
                 head.push(format!("{}_change", c.label));
                 head.push(format!("{}_ratio_lower", c.label));
                 head.push(format!("{}_ratio_upper", c.label));
+                head.push(format!("{}_noise_pct", c.label));
+                head.push(format!("{}_judged_lower", c.label));
+                head.push(format!("{}_judged_upper", c.label));
             }
         }
         let head: Vec<&str> = head.iter().map(String::as_str).collect();
@@ -63,6 +67,10 @@ impl Render for Comparison {
                     let interval = r.ratio_interval[i - 1];
                     cells.push(csv_num(interval.map(|e| e.lower)));
                     cells.push(csv_num(interval.map(|e| e.upper)));
+                    cells.push(csv_num(r.noise_pct.get(i - 1).copied().flatten()));
+                    let judged = r.judged_interval.get(i - 1).copied().flatten();
+                    cells.push(csv_num(judged.map(|e| e.lower)));
+                    cells.push(csv_num(judged.map(|e| e.upper)));
                 }
             }
             t.row(cells);
@@ -129,10 +137,42 @@ fn ratio_cell(r: &crate::compare::SourceRow, k: usize) -> String {
         return "-".into();
     };
     let change = r.change[k].unwrap_or(Change::NoChange);
-    match &r.ratio_interval[k] {
-        Some(i) => format!("{} {}", ratio::format(i, change), change.as_str()),
-        None => format!("{x:.2}× {} (unbounded)", change.as_str()),
+    let judged = r.judged_interval.get(k).copied().flatten();
+    let shifted = judged
+        .zip(r.ratio_interval[k])
+        .is_some_and(|(j, i)| (j.point - i.point).abs() > 1e-12 * i.point.abs());
+    let mark = if r.with_machine.get(k).copied().unwrap_or(false) {
+        " ~"
+    } else {
+        ""
+    };
+    match (judged.or(r.ratio_interval[k]), shifted) {
+        (Some(j), true) => format!(
+            "{} {}{mark}, {x:.3}× before the shift",
+            ratio::format(&j, change),
+            change.as_str()
+        ),
+        (Some(j), false) => format!("{} {}{mark}", ratio::format(&j, change), change.as_str()),
+        (None, _) => format!("{x:.2}× {} (unbounded)", change.as_str()),
     }
+}
+
+/// Where the noise between runs came from, and each machine-wide shift, in one line each.
+fn noise_note(cmp: &Comparison) -> String {
+    let mut lines = vec![format!("Noise: {}.", cmp.noise.detail)];
+    lines.extend(cmp.shifts.iter().map(|s| format!("Shift: {}.", s.summary)));
+    if cmp
+        .sources
+        .iter()
+        .any(|r| r.with_machine.iter().any(|w| *w))
+    {
+        lines.push(
+            "~ the within-run interval alone would call a change; the source moved with the \
+             machine or within the noise."
+                .into(),
+        );
+    }
+    lines.join("\n") + "\n"
 }
 
 /// A row's costs in the comparison's unit, one per input.

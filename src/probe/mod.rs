@@ -10,6 +10,7 @@
 //! run is the calibration span. The measuring thread is pinned to the CPU it starts on.
 
 pub mod advice;
+pub mod between;
 pub mod coreclock;
 pub mod histogram;
 pub mod host_id;
@@ -246,6 +247,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         sources: results,
         derived,
         filesystems: Vec::new(),
+        between_runs: None,
         warnings: warnings.iter().map(Notice::from).collect(),
     }
 }

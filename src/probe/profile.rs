@@ -44,6 +44,10 @@ pub struct Profile {
     /// live knob pair on each; empty when no directory was given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filesystems: Vec<super::update::FsUpdate>,
+    /// `--repeat N`: how the runs were taken (each source's `between_runs` holds its points
+    /// and noise); absent for one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_runs: Option<super::between::BetweenRuns>,
     pub warnings: Vec<Notice>,
 }
 
@@ -155,6 +159,10 @@ pub struct SourceResult {
     /// under `--emulate-trap`, and in profiles from versions before it was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<super::placement::Placement>,
+    /// `--repeat N`: every run's point and the noise between two runs
+    /// ([`super::between`]); absent for one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_runs: Option<super::between::SourceRuns>,
     /// The source's native unit: "ns" for clocks, "ticks" for counters.
     #[serde(skip)]
     pub(crate) native_unit_ticks: bool,
@@ -194,6 +202,7 @@ impl SourceResult {
             extra_rounds: 0,
             noisy: false,
             placement: None,
+            between_runs: None,
             native_unit_ticks: false,
             watch: None,
         }

@@ -27,3 +27,23 @@ pub fn kill_with_parent(cmd: &mut Command) {
     // which is what pre_exec requires of code running between fork and exec.
     unsafe { cmd.pre_exec(die_with_parent) };
 }
+
+/// Runs in the forked child before exec: lets TSC reads run again (`PR_TSC_ENABLE`: a parent
+/// under `--emulate-trap` has them fault, which a child inherits across exec before it can
+/// install a handler), then [`die_with_parent`].
+fn untrapped_and_dies_with_parent() -> io::Result<()> {
+    // SAFETY: PR_SET_TSC takes an int mode and only changes this task's CR4.TSD setting.
+    if unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_ENABLE, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    die_with_parent()
+}
+
+/// [`kill_with_parent`] for a child tscope that sets up its own TSC trapping (a `probe
+/// --repeat` run): the child starts with TSC reads enabled.
+pub fn untrapped_kill_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: `untrapped_and_dies_with_parent` is async-signal-safe (three syscalls, no
+    // allocation, no locks), which is what pre_exec requires between fork and exec.
+    unsafe { cmd.pre_exec(untrapped_and_dies_with_parent) };
+}
