@@ -9,6 +9,7 @@
 //! and the domain.
 
 mod locale;
+pub mod safe;
 
 pub use locale::{for_locale, to_ascii, utf8_output};
 

@@ -199,7 +199,12 @@ fn printed(text: &str, id: &str) -> (String, f64, f64, String) {
     };
     // After the word: ` ~` (moved with the machine or within the noise) and `, x× before
     // the shift`.
-    let word = word.split(',').next().unwrap().trim().trim_end_matches(" ~");
+    let word = word
+        .split(',')
+        .next()
+        .unwrap()
+        .trim()
+        .trim_end_matches(" ~");
     (cell.clone(), lo, hi, word.to_string())
 }
 

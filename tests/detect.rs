@@ -399,3 +399,47 @@ fn every_verdict_is_in_the_guest_matrix_and_the_fail_on_error() {
         assert!(err.contains(name), "{name} missing from: {err}");
     }
 }
+
+#[test]
+fn lines_a_process_writes_to_the_kernel_log_are_not_evidence() {
+    // Root can write to /dev/kmsg; its lines carry facility 1 (user). Elsewhere the recorded
+    // records (tests/data/kmsg/forged-user-lines.kmsg) test the same rule in the unit tests.
+    let Ok(mut kmsg) = std::fs::OpenOptions::new().write(true).open("/dev/kmsg") else {
+        eprintln!("skipped: /dev/kmsg is not writable here (not root)");
+        return;
+    };
+    use std::io::Write;
+    let marker = format!("tscope-test-{}", std::process::id());
+    for line in [
+        // A record without its newline waits in the kernel for a continuation.
+        format!("tsc: Marking TSC unstable due to clocksource watchdog ({marker})\n"),
+        format!("clocksource: Switched to clocksource hpet{marker}\u{1b}[2J\n"),
+    ] {
+        kmsg.write_all(line.as_bytes()).unwrap();
+    }
+    let v = json(&["detect", "--json", "--sync-ms", "20"]);
+    for name in ["tsc_marked_unstable", "clocksource_switched"] {
+        let verdict = &v["verdicts"][name];
+        let ignored = verdict["evidence"]["log"]["ignored"].as_array().unwrap();
+        let ours: Vec<&serde_json::Value> = ignored
+            .iter()
+            .filter(|i| i["line"].as_str().unwrap().contains(&marker))
+            .collect();
+        assert_eq!(ours.len(), 2, "{name}: {ignored:?}");
+        assert!(ours
+            .iter()
+            .all(|i| i["why"].as_str().unwrap().contains("facility 1")));
+        // The escape is shown, never passed on.
+        assert!(!verdict.to_string().contains('\u{1b}'), "{verdict}");
+        assert!(
+            verdict["summary"].as_str().unwrap().contains("ignored"),
+            "{verdict}"
+        );
+        let lines =
+            verdict["evidence"]["lines"].to_string() + &verdict["evidence"]["switches"].to_string();
+        assert!(
+            !lines.contains(&marker),
+            "{name} took a forged line: {lines}"
+        );
+    }
+}

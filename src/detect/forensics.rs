@@ -105,6 +105,61 @@ pub fn events(records: &[Record]) -> Vec<LogEvent> {
     records.iter().filter_map(event).collect()
 }
 
+/// The clocksource names the kernel registers (`struct clocksource.name` in
+/// arch/*/kernel and drivers/clocksource/): a name outside these is not evidence.
+pub const KNOWN_CLOCKSOURCES: [&str; 24] = [
+    "tsc",
+    "tsc-early",
+    "hpet",
+    "acpi_pm",
+    "pit",
+    "jiffies",
+    "refined-jiffies",
+    "kvm-clock",
+    "xen",
+    "hyperv_clocksource_tsc_page",
+    "hyperv_clocksource_msr",
+    "lguest",
+    "vmware-tsc",
+    "arch_sys_counter",
+    "arch_mem_counter",
+    "riscv_clocksource",
+    "timebase",
+    "mips",
+    "MIPS",
+    "s390-tod",
+    "tod",
+    "clock-tod",
+    "cyclone",
+    "scx200_hrt",
+];
+
+/// Why a matched line is not evidence: written by a process (a user facility), or naming a
+/// clocksource the kernel does not register.
+fn refusal(r: &Record, e: &LogEvent) -> Option<String> {
+    if !r.from_kernel() {
+        return Some(format!(
+            "written by a process (syslog facility {}), not the kernel",
+            r.facility.unwrap_or(0)
+        ));
+    }
+    match e.clocksource.as_deref() {
+        Some(cs) if !KNOWN_CLOCKSOURCES.contains(&cs) => Some(format!(
+            "names a clocksource the kernel does not register ({})",
+            crate::fmt::safe::cell(cs).into_owned()
+        )),
+        _ => None,
+    }
+}
+
+/// A matched line that was not taken as evidence, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IgnoredLine {
+    /// The line, control characters escaped.
+    pub line: String,
+    pub why: String,
+}
+
 /// The kernel log as the rules see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogSummary {
@@ -117,18 +172,34 @@ pub struct LogSummary {
     pub first_record_s: Option<f64>,
     pub truncated: bool,
     pub events: Vec<LogEvent>,
+    /// Lines that look like clock messages but are not evidence: a process wrote them (a user
+    /// facility in `/dev/kmsg`), or they name no clocksource the kernel registers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<IgnoredLine>,
 }
 
 impl LogSummary {
     /// Summarises a log read.
     pub fn of(log: &KernelLog) -> LogSummary {
+        let (mut kept, mut ignored) = (Vec::new(), Vec::new());
+        for r in &log.records {
+            let Some(e) = event(r) else { continue };
+            match refusal(r, &e) {
+                None => kept.push(e),
+                Some(why) => ignored.push(IgnoredLine {
+                    line: crate::fmt::safe::cell(&e.line).into_owned(),
+                    why,
+                }),
+            }
+        }
         LogSummary {
             source: log.source.clone(),
             records: log.records.len(),
             from_boot: log.from_boot(),
             first_record_s: log.records.first().and_then(|r| r.time_s),
             truncated: log.truncated,
-            events: events(&log.records),
+            events: kept,
+            ignored,
         }
     }
 
@@ -320,6 +391,9 @@ pub mod fixture {
             }
             "tsc-sync-warp.log" => include_str!("../../tests/data/kmsg/tsc-sync-warp.log"),
             "read-back-delay.log" => include_str!("../../tests/data/kmsg/read-back-delay.log"),
+            "forged-user-lines.kmsg" => {
+                include_str!("../../tests/data/kmsg/forged-user-lines.kmsg")
+            }
             _ => panic!("no recorded log {name}"),
         }
     }

@@ -23,6 +23,11 @@ pub const MAX_RECORDS: usize = 200_000;
 pub struct Record {
     /// The syslog level (0 emergency … 7 debug), where the format carries it.
     pub level: Option<u8>,
+    /// The syslog facility (0 the kernel; 1 user, and up: written by a process through
+    /// `/dev/kmsg` or syslog), where the format carries it (`/dev/kmsg` records and
+    /// `<PRI>`-prefixed lines; plain `dmesg` output does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facility: Option<u8>,
     /// `/dev/kmsg`'s sequence number (0 is the first record since boot).
     pub seq: Option<u64>,
     /// Seconds since boot, where the format carries them.
@@ -39,6 +44,14 @@ pub struct KernelLog {
     pub records: Vec<Record>,
     /// Whether [`MAX_BYTES`] or [`MAX_RECORDS`] cut the read short.
     pub truncated: bool,
+}
+
+impl Record {
+    /// Whether the kernel wrote it: facility 0, or a format that does not say (plain `dmesg`
+    /// output, bare lines). A record of a user facility (1 and up) was written by a process.
+    pub fn from_kernel(&self) -> bool {
+        self.facility.is_none_or(|f| f == 0)
+    }
 }
 
 impl KernelLog {
@@ -163,11 +176,13 @@ pub fn parse_line(line: &str) -> Record {
         return r;
     }
     let mut level = None;
+    let mut facility = None;
     let mut rest = line;
     if let Some(after) = rest.strip_prefix('<') {
         if let Some((pri, tail)) = after.split_once('>') {
             if let Ok(p) = pri.parse::<u32>() {
                 level = Some((p & 7) as u8);
+                facility = u8::try_from(p >> 3).ok();
                 rest = tail;
             }
         }
@@ -183,6 +198,7 @@ pub fn parse_line(line: &str) -> Record {
     }
     Record {
         level,
+        facility,
         seq: None,
         time_s,
         text: rest.to_string(),
@@ -197,6 +213,7 @@ fn kmsg_line(line: &str) -> Option<Record> {
     let usec: u64 = fields.next()?.parse().ok()?;
     Some(Record {
         level: Some((pri & 7) as u8),
+        facility: u8::try_from(pri >> 3).ok(),
         seq: Some(seq),
         time_s: Some(usec as f64 / 1e6),
         text: text.to_string(),
@@ -211,6 +228,15 @@ mod tests {
     fn parses_the_three_shapes() {
         let k = parse_line("6,255,365702,-;clocksource: Switched to clocksource tsc");
         assert_eq!(k.level, Some(6));
+        assert!(k.from_kernel());
+        // `echo … > /dev/kmsg` from a process: facility 1 (user), level 4 by default.
+        let forged =
+            parse_line("12,256,365800,-;tsc: Marking TSC unstable due to clocksource watchdog");
+        assert_eq!((forged.facility, forged.level), (Some(1), Some(4)));
+        assert!(!forged.from_kernel());
+        assert!(
+            !parse_line("<14>[    1.0] clocksource: Switched to clocksource hpet").from_kernel()
+        );
         assert_eq!(k.seq, Some(255));
         assert_eq!(k.time_s, Some(0.365702));
         assert_eq!(k.text, "clocksource: Switched to clocksource tsc");

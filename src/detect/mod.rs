@@ -346,14 +346,26 @@ pub fn kernel_verdicts(
 ) -> Vec<(String, Verdict)> {
     let cs = clocksource.current.as_deref();
     let av = &clocksource.available;
+    // Lines that look like clock messages but were not evidence are said in both summaries.
+    let ignored = f.log.as_ref().map_or(0, |l| l.ignored.len());
+    let say_ignored = |mut v: Verdict| {
+        if ignored > 0 {
+            v.summary += &format!(
+                "; {ignored} line(s) that look like clock messages were ignored: a process \
+                 wrote them, or they name no clocksource the kernel registers (evidence \
+                 log.ignored)"
+            );
+        }
+        v
+    };
     vec![
         (
             "tsc_marked_unstable".into(),
-            verdict::tsc_marked_unstable(f, cs, av),
+            say_ignored(verdict::tsc_marked_unstable(f, cs, av)),
         ),
         (
             "clocksource_switched".into(),
-            verdict::clocksource_switched(f, cs, av),
+            say_ignored(verdict::clocksource_switched(f, cs, av)),
         ),
         (
             "vdso_inconsistent".into(),

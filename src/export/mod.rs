@@ -44,7 +44,7 @@ mod palette;
 mod probe;
 mod record;
 mod run;
-pub mod safe;
+pub use crate::fmt::safe;
 mod saved;
 mod simulate;
 pub mod svg;

@@ -135,3 +135,39 @@ fn fixtures_carry_the_flags_and_cmdline() {
     assert!(f.watchdog_exemption.meets);
     assert_eq!(f.log.unwrap().records, 10);
 }
+
+#[test]
+fn lines_a_process_wrote_are_never_evidence() {
+    // Two lines `echo … > /dev/kmsg` wrote as root: facility 1 (user), one ending in ESC[2J.
+    let log = LogSummary::of_text("t", text("forged-user-lines.kmsg"));
+    assert_eq!(
+        kinds("forged-user-lines.kmsg"),
+        [
+            (EventKind::Switch, cs("kvm-clock")),
+            (EventKind::Switch, cs("tsc"))
+        ]
+    );
+    assert_eq!(log.ignored.len(), 2, "{:?}", log.ignored);
+    assert!(log.ignored.iter().all(|i| i.why.contains("facility 1")));
+    assert!(log.ignored[0].line.contains("Marking TSC unstable"));
+    // A kernel-facility line naming a clocksource the kernel does not register is refused too,
+    // its name shown escaped.
+    let odd = LogSummary::of_text(
+        "t",
+        "6,9,9,-;clocksource: Switched to clocksource hp\u{1b}et\n",
+    );
+    assert!(odd.events.is_empty());
+    assert!(
+        odd.ignored[0].why.contains("does not register"),
+        "{:?}",
+        odd.ignored
+    );
+    assert!(!odd.ignored[0].why.contains('\u{1b}'));
+    // The verdicts: the TSC stays stable and no demotion, and both say what they ignored.
+    let f = forensics("forged-user-lines.kmsg", "", &[]);
+    let v = crate::detect::verdict::tsc_marked_unstable(&f, Some("tsc"), &[]);
+    assert!(!v.holds, "{}", v.summary);
+    assert_eq!(v.evidence["log"]["ignored"].as_array().unwrap().len(), 2);
+    let s = crate::detect::verdict::clocksource_switched(&f, Some("tsc"), &[]);
+    assert!(!s.holds, "{}", s.summary);
+}

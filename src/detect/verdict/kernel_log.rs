@@ -45,6 +45,7 @@ fn context(f: &Forensics, current: Option<&str>, available: &[String]) -> Value 
             "from_boot": l.from_boot,
             "first_record_s": l.first_record_s,
             "truncated": l.truncated,
+            "ignored": l.ignored,
         })),
         "log_error": f.log_error,
         "current_clocksource": current,

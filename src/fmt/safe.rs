@@ -3,7 +3,7 @@
 //! BEL, CR, DEL, the C1 range), every bidirectional control (U+202E RIGHT-TO-LEFT OVERRIDE and
 //! its kin) and the Unicode line and paragraph separators are written as a visible escape
 //! (`\x1b`, `\u{202e}`), so a file cannot move the cursor, retitle a terminal, reorder what is
-//! read, or split a table row. Applied once, where [`Block`](super::Block)s and tables are laid
+//! read, or split a table row. Applied once, where [`Block`](crate::export::Block)s and tables are laid
 //! out; CSV quotes instead (RFC 4180) and JSON escapes (serde).
 
 use std::borrow::Cow;
