@@ -25,6 +25,9 @@ pub fn kernel_sources(
                 k.display()
             )));
         }
+        if let Err(e) = crate::vm::boot::image::check_kernel_image(k) {
+            return Err(ConfigError::Invalid(format!("--kernel: {e}")));
+        }
     }
     if packages.is_empty() && paths.is_empty() {
         return Ok(None);

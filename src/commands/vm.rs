@@ -37,6 +37,9 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
     }
     let b = &a.boot;
     check_boot(b, a.timeout)?;
+    if let Some(k) = &a.kernel {
+        super::boot::kernel_sources(&[], std::slice::from_ref(k))?;
+    }
     if !(1..=64).contains(&a.smp) {
         return Err(ConfigError::range("smp", "1..=64", a.smp));
     }

@@ -204,3 +204,31 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_kernel_image_is_checked_before_any_boot() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a kernel\n").unwrap();
+    // The first 4 KiB of a bzImage whose header declares a 2 MiB kernel: cut short.
+    let mut head = vec![0u8; 4096];
+    head[0x1F1] = 27;
+    head[0x1F4..0x1F8].copy_from_slice(&(131_072u32).to_le_bytes());
+    head[0x1FE] = 0x55;
+    head[0x1FF] = 0xAA;
+    head[0x202..0x206].copy_from_slice(b"HdrS");
+    head[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
+    let cut = dir.path().join("bzImage");
+    std::fs::write(&cut, &head).unwrap();
+    for (k, why) in [(&text, "no bzImage setup header"), (&cut, "truncated")] {
+        for room in ["count", "guest", "bench"] {
+            tscope()
+                .args(["vm", room, "--kernel"])
+                .arg(k)
+                .assert()
+                .code(2)
+                .stderr(contains("is not a bootable kernel"))
+                .stderr(contains(why));
+        }
+    }
+}

@@ -9,6 +9,7 @@ use crate::fail as bail;
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const PT_INTERP: u32 = 3;
+const PT_NOTE: u32 = 4;
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
 const DT_STRTAB: u64 = 5;
@@ -99,6 +100,30 @@ impl<'a> Elf<'a> {
     fn contents(&self, s: &Segment) -> &'a [u8] {
         // In bounds: checked in parse.
         &self.bytes[s.offset as usize..(s.offset + s.filesz) as usize]
+    }
+
+    /// Every note in the `PT_NOTE` segments: (name, type); a malformed note ends the list.
+    pub fn notes(&self) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        for s in self.segments.iter().filter(|s| s.kind == PT_NOTE) {
+            let b = self.contents(s);
+            let mut at = 0usize;
+            // Elf64_Nhdr: namesz, descsz, type; then name and desc, each padded to 4 bytes.
+            while let (Some(namesz), Some(descsz), Some(kind)) =
+                (u32_at(b, at), u32_at(b, at + 4), u32_at(b, at + 8))
+            {
+                let pad = |n: u32| (n as usize).div_ceil(4) * 4;
+                let name = b.get(at + 12..at + 12 + namesz as usize).map(|n| {
+                    String::from_utf8_lossy(n)
+                        .trim_end_matches('\0')
+                        .to_string()
+                });
+                let Some(name) = name else { break };
+                out.push((name, kind));
+                at += 12 + pad(namesz) + pad(descsz);
+            }
+        }
+        out
     }
 
     /// The program interpreter (`PT_INTERP`), `None` for a static program.

@@ -15,6 +15,7 @@ pub mod cpio;
 pub mod disk;
 pub mod elf;
 pub mod extract;
+pub mod image;
 pub mod integrity;
 pub mod kconfig;
 pub mod kernel;
