@@ -40,6 +40,19 @@ pub enum FleetCommand {
     Rm(FleetRmArgs),
     /// Every normalised row, as CSV (default) or JSON.
     Export(FleetLsArgs),
+    /// Check the store whole (SQLite's integrity_check); --salvage DIR writes every document
+    /// that can still be read to DIR, from which `fleet add DIR` builds a new store.
+    #[command(after_help = "Examples:
+  tscope fleet check
+  tscope fleet check --salvage rescued/ && tscope fleet --db new.db add rescued/")]
+    Check(FleetCheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FleetCheckArgs {
+    /// Write every readable document to DIR as ID.json.
+    #[arg(long, value_name = "DIR")]
+    pub salvage: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -13,7 +13,10 @@ use crate::fleet::{self, ingest, Listing, ReportConfig, Selector, Store};
 
 /// Runs `tscope fleet …`; returns the exit code.
 pub fn run(args: &FleetArgs, _global: &Global) -> anyhow::Result<i32> {
-    super::exit_on_signal()?;
+    match &args.command {
+        FleetCommand::Add(_) => super::exit_on_signal_saying(ingest::committed_note)?,
+        _ => super::exit_on_signal()?,
+    }
     if args.db.as_os_str().is_empty() {
         return Err(ConfigError::Invalid("--db: an empty path".into()).into());
     }
@@ -23,7 +26,47 @@ pub fn run(args: &FleetArgs, _global: &Global) -> anyhow::Result<i32> {
         FleetCommand::Ls(a) => list(&args.db, &a.output, Format::Table),
         FleetCommand::Export(a) => list(&args.db, &a.output, Format::Csv),
         FleetCommand::Rm(a) => remove(&args.db, a),
+        FleetCommand::Check(a) => check(&args.db, a),
     }
+}
+
+/// `fleet check`: the full check, and `--salvage DIR`.
+fn check(db: &Path, a: &crate::cli::fleet::FleetCheckArgs) -> anyhow::Result<i32> {
+    let store = existing(db)?;
+    let problems = store.check();
+    if problems.is_empty() {
+        println!("{}: ok (integrity_check)", db.display());
+    } else {
+        println!("{}: damaged (integrity_check):", db.display());
+        for p in &problems {
+            println!("  {}", crate::fmt::safe::cell(p));
+        }
+    }
+    if let Some(dir) = &a.salvage {
+        let s = store.salvage(dir)?;
+        println!(
+            "salvaged {} document(s) to {} ({} could not be read); `tscope fleet --db NEW.db add \
+             {}` builds a new store from them",
+            s.written,
+            dir.display(),
+            s.lost,
+            dir.display()
+        );
+    }
+    Ok(if problems.is_empty() { 0 } else { 1 })
+}
+
+/// Says on stderr that `store` is damaged and what is printed is what could still be read;
+/// the exit code the command then ends with (1 when damaged).
+fn warn_damaged(store: &Store) -> i32 {
+    if store.damaged.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "tscope: warning: {}; what is printed is what could still be read",
+        fleet::integrity::refusal(&store.path, &store.damaged)
+    );
+    1
 }
 
 /// Opens a store that must already exist (every subcommand but `add`).
@@ -53,6 +96,7 @@ fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
         return Err(ConfigError::Invalid("`-` (stdin) is named more than once".into()).into());
     }
     let mut store = Store::open(db)?;
+    store.writable()?;
     let mut summary = fleet::AddSummary {
         store: db.display().to_string(),
         ..Default::default()
@@ -71,6 +115,8 @@ fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
             ingest::store_units(&mut store, units, label, &mut summary)?;
         }
     }
+    // Each refusal is said once, on stderr; the summary on stdout counts them (JSON lists
+    // them for a program).
     for f in &summary.failed {
         eprintln!(
             "tscope: skipped '{}': {}",
@@ -113,6 +159,7 @@ fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
     }
     let cfg = ReportConfig { by, scenarios };
     let store = existing(db)?;
+    let code = warn_damaged(&store);
     let rows = store.rows()?;
     let r = fleet::report::report(&rows, &cfg)?;
     output.export(&r)?;
@@ -122,7 +169,7 @@ fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
             Some(svg.as_path()),
         )?;
     }
-    Ok(0)
+    Ok(code)
 }
 
 fn list(db: &Path, o: &crate::cli::OutputArgs, default: Format) -> anyhow::Result<i32> {
@@ -131,10 +178,11 @@ fn list(db: &Path, o: &crate::cli::OutputArgs, default: Format) -> anyhow::Resul
         output.format = default;
     }
     let store = existing(db)?;
+    let code = warn_damaged(&store);
     output.export(&Listing {
         rows: store.rows()?,
     })?;
-    Ok(0)
+    Ok(code)
 }
 
 /// A positional `rm` target: an id (digits) or a hash prefix (6 to 64 hex digits).

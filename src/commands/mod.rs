@@ -39,7 +39,9 @@ pub mod vm_bench;
 
 pub use output::{check_output_dir, check_output_file, Destination};
 pub use progress::StderrProgress;
-pub use signals::{exit_on_signal, stop_on_signal, Stop, EXIT_INTERRUPTED, STOP_GRACE};
+pub use signals::{
+    exit_on_signal, exit_on_signal_saying, stop_on_signal, Stop, EXIT_INTERRUPTED, STOP_GRACE,
+};
 
 use crate::cli::Cli;
 use crate::error::ConfigError;

@@ -49,6 +49,13 @@ pub fn stop_on_signal() -> anyhow::Result<Stop> {
 /// writes, parsing), with exit [`EXIT_INTERRUPTED`] and nothing written (a watcher thread looks
 /// at the stop flag every 20 ms).
 pub fn exit_on_signal() -> anyhow::Result<()> {
+    exit_on_signal_saying(|| "nothing written".into())
+}
+
+/// [`exit_on_signal`] for a command that commits as it goes (`fleet add`): on a signal it
+/// prints what `kept` says was kept instead of "nothing written".
+pub fn exit_on_signal_saying(kept: fn() -> String) -> anyhow::Result<()> {
+    *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(kept);
     crate::sys::signal::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     static WATCHER: std::sync::Once = std::sync::Once::new();
     WATCHER.call_once(|| {
@@ -59,7 +66,12 @@ pub fn exit_on_signal() -> anyhow::Result<()> {
                     // An output being written when the signal came is removed, not left
                     // half-named beside its target.
                     crate::export::file::abandon_temporaries();
-                    eprintln!("tscope: interrupted; nothing written");
+                    let kept = KEPT
+                        .lock()
+                        .ok()
+                        .and_then(|k| *k)
+                        .map_or_else(|| "nothing written".to_string(), |f| f());
+                    eprintln!("tscope: interrupted; {kept}");
                     std::process::exit(EXIT_INTERRUPTED);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
@@ -68,6 +80,9 @@ pub fn exit_on_signal() -> anyhow::Result<()> {
     });
     Ok(())
 }
+
+/// What [`exit_on_signal_saying`]'s command says it kept.
+static KEPT: std::sync::Mutex<Option<fn() -> String>> = std::sync::Mutex::new(None);
 
 /// Whether a stop signal arrived: the command's one question about interruption.
 #[derive(Debug)]

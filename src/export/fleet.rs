@@ -308,20 +308,18 @@ impl Render for Listing {
 
 /// `fleet add`'s summary, one line per refused file after the totals.
 pub fn add_summary(s: &AddSummary) -> String {
-    let mut out = format!(
-        "{}: {} document(s) added, {} already stored, {} file(s) or line(s) refused\n",
-        s.store,
+    let out = format!(
+        "{}: {} document(s) added, {} already stored, {} file(s) or line(s) refused{}\n",
+        super::safe::cell(&s.store),
         s.added,
         s.present,
-        s.failed.len()
+        s.failed.len(),
+        if s.failed.is_empty() {
+            ""
+        } else {
+            " (each said on stderr)"
+        }
     );
-    for f in &s.failed {
-        out += &format!(
-            "  refused {}: {}\n",
-            super::safe::cell(&f.source),
-            super::safe::cell(&f.error)
-        );
-    }
     out
 }
 

@@ -6,6 +6,7 @@
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -137,6 +138,22 @@ pub fn prepare_files(files: &[PathBuf]) -> Vec<Unit> {
 }
 
 /// Stores `units` in order, each in one transaction, into `summary`.
+/// Documents this process committed to a store, for the line an interruption prints.
+static COMMITTED: AtomicUsize = AtomicUsize::new(0);
+
+/// What an interrupted `fleet add` kept: the documents committed before the signal.
+pub fn committed_note() -> String {
+    let n = COMMITTED.load(Ordering::Relaxed);
+    if n == 0 {
+        "nothing stored".into()
+    } else {
+        format!(
+            "{n} document(s) were committed before it; the same `fleet add` again stores the \
+             rest (documents already stored are recognised by their content)"
+        )
+    }
+}
+
 pub fn store_units(
     store: &mut Store,
     units: Vec<Unit>,
@@ -149,6 +166,7 @@ pub fn store_units(
             Ok(docs) => {
                 let a = store.add(&docs, label, &u.source)?;
                 summary.added += a.new;
+                COMMITTED.fetch_add(a.new, Ordering::Relaxed);
                 summary.present += a.present;
             }
             Err(error) => summary.failed.push(Failure {
@@ -184,6 +202,7 @@ fn store_lines(
         .collect();
     let a = store.add_many(&items, label)?;
     summary.added += a.new;
+    COMMITTED.fetch_add(a.new, Ordering::Relaxed);
     summary.present += a.present;
     Ok(())
 }
@@ -191,8 +210,11 @@ fn store_lines(
 /// Lines per batch of stdin prepared at once.
 const STDIN_BATCH: usize = 512;
 
-/// Reads NDJSON from `input` (one document per line, each at most
-/// [`crate::input::MAX_DOCUMENT`] bytes; blank lines skipped), storing the good lines of each
+/// The longest stdin line read (a profile is well under 1 MiB; a report a few MiB).
+pub const MAX_LINE: u64 = 16 << 20;
+
+/// Reads NDJSON from `input` (one document per line, each at most [`MAX_LINE`] bytes; blank
+/// lines skipped), storing the good lines of each
 /// batch of 512 in one transaction (a bad line is reported and stored in none).
 pub fn add_stream(
     store: &mut Store,
@@ -216,7 +238,7 @@ pub fn add_stream(
     };
     loop {
         let mut line = Vec::new();
-        input.set_limit(crate::input::MAX_DOCUMENT + 1);
+        input.set_limit(MAX_LINE + 1);
         let n = input
             .read_until(b'\n', &mut line)
             .map_err(|e| crate::failure!("reading stdin: {e}"))?;
@@ -224,11 +246,13 @@ pub fn add_stream(
             break;
         }
         line_no += 1;
-        if line.len() as u64 > crate::input::MAX_DOCUMENT {
+        if line.len() as u64 > MAX_LINE {
             flush(&mut batch, store, summary)?;
             crate::fail!(
-                "stdin line {line_no} is over {} MiB: not a document tscope wrote (stopped there)",
-                crate::input::MAX_DOCUMENT >> 20
+                "stdin line {line_no} is over {} MiB: not a document tscope wrote (stopped \
+                 there; the {} document(s) before it are stored)",
+                MAX_LINE >> 20,
+                summary.added
             );
         }
         if line.iter().all(u8::is_ascii_whitespace) {

@@ -16,6 +16,7 @@
 pub mod codec;
 pub mod columns;
 pub mod ingest;
+pub mod integrity;
 pub mod normalise;
 pub mod replay;
 pub mod report;

@@ -93,6 +93,9 @@ pub enum Selector {
 pub struct Store {
     conn: Connection,
     pub path: PathBuf,
+    /// What the open's `quick_check` found wrong; empty for a sound store. A damaged store is
+    /// read, never written ([`super::integrity`]).
+    pub damaged: Vec<String>,
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
@@ -184,12 +187,40 @@ impl Store {
         );
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(&e)?;
-        schema::migrate_to(&mut conn, version, refill)
-            .map_err(|x| crate::failure!("fleet store '{}': {x}", path.display()))?;
+        let damaged = super::integrity::problems(&conn, "quick_check", 10);
+        if damaged.is_empty() {
+            let at = schema::version(&conn).map_err(&e)?;
+            if at > 0 && at < version {
+                super::integrity::backup(&conn, path, at)?;
+            }
+            schema::migrate_to(&mut conn, version, refill)
+                .map_err(|x| crate::failure!("fleet store '{}': {x}", path.display()))?;
+        }
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            damaged,
         })
+    }
+
+    /// `Err` with the way out when the store is damaged.
+    pub fn writable(&self) -> crate::error::Result<()> {
+        crate::ensure!(
+            self.damaged.is_empty(),
+            "{}",
+            super::integrity::refusal(&self.path, &self.damaged)
+        );
+        Ok(())
+    }
+
+    /// The full `PRAGMA integrity_check` (at most 100 problems; empty: sound).
+    pub fn check(&self) -> Vec<String> {
+        super::integrity::problems(&self.conn, "integrity_check", 100)
+    }
+
+    /// Writes every readable document to `dir` ([`super::integrity::salvage`]).
+    pub fn salvage(&self, dir: &Path) -> crate::error::Result<super::integrity::Salvage> {
+        super::integrity::salvage(&self.conn, dir)
     }
 
     /// The store's schema version.
@@ -214,6 +245,7 @@ impl Store {
         items: &[(&str, &[Prepared])],
         label: Option<&str>,
     ) -> crate::error::Result<Added> {
+        self.writable()?;
         let e = sql(&self.path);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -314,6 +346,7 @@ impl Store {
     /// Removes the rows `selectors` name (and their documents) in one transaction; returns how
     /// many each removed, in order.
     pub fn remove(&mut self, selectors: &[Selector]) -> crate::error::Result<Vec<usize>> {
+        self.writable()?;
         let e = sql(&self.path);
         let tx = self
             .conn

@@ -1,0 +1,130 @@
+//! A store that knows when it is damaged. Every open runs SQLite's `PRAGMA quick_check` (the
+//! pages, the records and their order, without the index cross-checks; a few ms per MB); a
+//! store that fails it is read with a warning and never written. `fleet check` runs the full
+//! `PRAGMA integrity_check`, and `--salvage DIR` writes every document that can still be read
+//! to DIR as JSON, from which `fleet add DIR` builds a new store. Before a migration changes
+//! the schema, the store is copied whole (`VACUUM INTO`, consistent under WAL) to
+//! `STORE.vN.bak`.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+
+/// The problems `pragma` reports (`quick_check` or `integrity_check`), at most `max`; empty
+/// when it says `ok`. A store too damaged to run it is one problem.
+pub fn problems(conn: &Connection, pragma: &str, max: usize) -> Vec<String> {
+    let run = || -> rusqlite::Result<Vec<String>> {
+        let mut stmt = conn.prepare(&format!("PRAGMA {pragma}({max})"))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect()
+    };
+    match run() {
+        Ok(rows) if rows.len() == 1 && rows[0] == "ok" => Vec::new(),
+        Ok(rows) => rows
+            .iter()
+            .flat_map(|r| r.lines())
+            .filter(|l| !l.starts_with("*** in database"))
+            .map(str::to_string)
+            .collect(),
+        Err(e) => vec![format!("the check could not run: {e}")],
+    }
+}
+
+/// Why the store at `path` may not be written: the first problems, and the way out.
+pub fn refusal(path: &Path, problems: &[String]) -> String {
+    let p = path.display();
+    format!(
+        "fleet store '{p}' is damaged ({}): tscope does not write to a damaged store. \
+         `tscope fleet --db {p} check --salvage DIR` writes every document it can still read to \
+         DIR; `tscope fleet --db NEW.db add DIR` builds a new store from them",
+        problems
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
+}
+
+/// The path of the copy taken before migrating from schema version `from`.
+pub fn backup_path(path: &Path, from: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".v{from}.bak"));
+    PathBuf::from(name)
+}
+
+/// Copies the store whole to [`backup_path`] (replacing an older copy of the same version).
+pub fn backup(conn: &Connection, path: &Path, from: u32) -> crate::error::Result<PathBuf> {
+    let to = backup_path(path, from);
+    if let Ok(m) = std::fs::symlink_metadata(&to) {
+        crate::ensure!(
+            m.is_file(),
+            "the migration's backup '{}' exists and is not a regular file: move it away",
+            to.display()
+        );
+        std::fs::remove_file(&to)
+            .map_err(|e| crate::failure!("replacing the backup '{}': {e}", to.display()))?;
+    }
+    let target = to
+        .to_str()
+        .ok_or_else(|| crate::failure!("the backup path '{}' is not UTF-8", to.display()))?;
+    conn.execute("VACUUM INTO ?1", [target]).map_err(|e| {
+        crate::failure!(
+            "backing the store up to '{}' before migrating: {e}",
+            to.display()
+        )
+    })?;
+    Ok(to)
+}
+
+/// What `fleet check --salvage` recovered.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Salvage {
+    pub written: usize,
+    /// Documents whose row or body could not be read.
+    pub lost: usize,
+}
+
+/// Writes every readable document to `dir/ID.json`.
+pub fn salvage(conn: &Connection, dir: &Path) -> crate::error::Result<Salvage> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| crate::failure!("--salvage: creating '{}': {e}", dir.display()))?;
+    let ids: Vec<i64> = {
+        let mut stmt = conn
+            .prepare("SELECT id FROM profile ORDER BY id")
+            .map_err(|e| crate::failure!("--salvage: the store's index cannot be read: {e}"))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, i64>(0))
+            .map_err(|e| crate::failure!("--salvage: the store's index cannot be read: {e}"))?;
+        rows.filter_map(Result::ok).collect()
+    };
+    let mut out = Salvage::default();
+    for id in ids {
+        let read = conn.query_row(
+            "SELECT d.encoding, d.body, p.host_id FROM document d JOIN profile p ON p.id = d.id \
+             WHERE d.id = ?1",
+            [id],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Vec<u8>>(1)?,
+                    r.get::<_, Option<Vec<u8>>>(2)?,
+                ))
+            },
+        );
+        let text = read.ok().and_then(|(enc, body, host)| {
+            let host: Option<[u8; 16]> = host.and_then(|h| h.try_into().ok());
+            super::codec::unpack(&enc, &body, host.as_ref()).ok()
+        });
+        match text {
+            Some(t) => {
+                let f = dir.join(format!("{id}.json"));
+                std::fs::write(&f, t)
+                    .map_err(|e| crate::failure!("--salvage: writing '{}': {e}", f.display()))?;
+                out.written += 1;
+            }
+            None => out.lost += 1,
+        }
+    }
+    Ok(out)
+}
