@@ -99,7 +99,7 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
             match run {
                 Ok(Some(p)) => others.push(p),
                 Ok(None) => break,
-                Err(e) => return stop.nothing_written().map_or(Err(e), Ok),
+                Err(e) => return stop.nothing_written().ok_or(e),
             }
         }
         if let Some(code) = stop.nothing_written() {
