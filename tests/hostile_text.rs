@@ -69,9 +69,10 @@ fn control_and_bidi_characters_from_a_file_or_label_are_escaped_in_human_forms()
             }
         }
     }
-    // CSV quotes rather than escapes; JSON escapes: both keep the text exact.
-    let v: serde_json::Value =
-        serde_json::from_str(&stdout(&["show", &p], Some("--json"))).unwrap();
+    // JSON escapes every one of them (bidi overrides too) and keeps the text exact.
+    let json = stdout(&["show", &p], Some("--json"));
+    assert_clean("show --json", &json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["machine"]["cpu_model"], HOSTILE);
     // An error naming a hostile file prints it escaped too.
     let missing = d.path().join("gone\x1b[2J.json").display().to_string();
@@ -142,4 +143,42 @@ fn a_c_locale_gets_ascii_output() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stderr.is_ascii());
+}
+
+#[test]
+fn every_output_path_escapes_a_hostile_document() {
+    let _cpu = crate::common::cpu_lock();
+    let d = tempfile::tempdir().unwrap();
+    let p = hostile_profile(d.path(), "p.json");
+    // The forms of one document: table, Markdown, CSV, JSON, OpenMetrics.
+    for fmt in [
+        None,
+        Some("--markdown"),
+        Some("--csv"),
+        Some("--json"),
+        Some("--openmetrics"),
+    ] {
+        assert_clean(&format!("show {fmt:?}"), &stdout(&["show", &p], fmt));
+    }
+    // compare in every form.
+    for fmt in [None, Some("--markdown"), Some("--csv"), Some("--json")] {
+        let s = stdout(&["compare", PROFILE, &p], fmt);
+        assert_clean(&format!("compare {fmt:?}"), &s);
+    }
+    // The fleet: stored, then listed, exported and reported in every form.
+    let db = d.path().join("f.db");
+    let db = db.to_str().unwrap();
+    stdout(&["fleet", "--db", db, "add", &p, "--label", "lab"], None);
+    for args in [
+        &["fleet", "--db", db, "ls"][..],
+        &["fleet", "--db", db, "ls", "--csv"],
+        &["fleet", "--db", db, "ls", "--json"],
+        &["fleet", "--db", db, "export"],
+        &["fleet", "--db", db, "export", "--json"],
+        &["fleet", "--db", db, "report", "--by", "cpu"],
+        &["fleet", "--db", db, "report", "--by", "cpu", "--csv"],
+        &["fleet", "--db", db, "report", "--by", "cpu", "--json"],
+    ] {
+        assert_clean(&format!("{args:?}"), &stdout(args, None));
+    }
 }

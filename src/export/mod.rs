@@ -186,7 +186,8 @@ pub fn layout(blocks: &[Block], style: Style) -> String {
 
 /// Pretty JSON with a trailing newline.
 pub fn json<T: Serialize>(v: &T) -> crate::error::Result<Vec<u8>> {
-    let mut out = serde_json::to_vec_pretty(v).context("serialising JSON")?;
+    let text = serde_json::to_string_pretty(v).context("serialising JSON")?;
+    let mut out = safe::json(&text).into_owned().into_bytes();
     out.push(b'\n');
     Ok(out)
 }

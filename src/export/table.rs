@@ -133,7 +133,9 @@ fn csv_line<S: AsRef<str>>(cells: &[S]) -> String {
     let quoted: Vec<String> = cells
         .iter()
         .map(|c| {
-            let c = c.as_ref();
+            // Control and bidi characters become visible escapes: a CSV printed to a terminal
+            // cannot drive it.
+            let c = super::safe::cell(c.as_ref());
             if c.contains([',', '"', '\n', '\r']) {
                 format!("\"{}\"", c.replace('"', "\"\""))
             } else {

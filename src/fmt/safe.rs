@@ -46,6 +46,31 @@ pub fn cell(s: &str) -> Cow<'_, str> {
     escape(s, false)
 }
 
+/// Serialised JSON made safe for a terminal: serde escapes C0 controls already; DEL, the C1
+/// range, the bidirectional controls and the line separators inside strings become `\uXXXX`
+/// escapes too (still the same JSON value). Outside strings JSON is ASCII, so the text is
+/// scanned whole.
+pub fn json(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(hostile_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            // Pretty-printing's own line breaks.
+            '\n' => out.push('\n'),
+            c if hostile_char(c) => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    let _ = write!(out, "\\u{:04x}", unit);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Preformatted text of several lines: the same, but newlines kept.
 pub fn text(s: &str) -> Cow<'_, str> {
     escape(s, true)
@@ -63,6 +88,13 @@ mod tests {
             "a\\x1b]0;owned\\x07b\\nc\\u{202e}d\\te\\r\\x9b"
         );
         assert_eq!(text("one\ntwo\x1b[2J\n"), "one\ntwo\\x1b[2J\n");
+        let j = serde_json::to_string(&"a\u{202e}b\u{7f}\u{9b}\x1b").unwrap();
+        let safe = json(&j);
+        assert_eq!(safe, "\"a\\u202eb\\u007f\\u009b\\u001b\"");
+        assert_eq!(
+            serde_json::from_str::<String>(&safe).unwrap(),
+            "a\u{202e}b\u{7f}\u{9b}\x1b"
+        );
         assert_eq!(
             cell("\u{2066}x\u{2069}\u{2028}"),
             "\\u{2066}x\\u{2069}\\u{2028}"

@@ -83,7 +83,9 @@ impl Exposition {
 /// `\n`; everything else (UTF-8 included) as is.
 pub fn escape(v: &str) -> String {
     let mut out = String::with_capacity(v.len());
-    for c in v.chars() {
+    // Control and bidi characters first become visible escapes (a terminal showing the
+    // metrics cannot be driven by a label), then the format's own escapes.
+    for c in crate::fmt::safe::text(v).chars() {
         match c {
             '\\' => out += "\\\\",
             '"' => out += "\\\"",
