@@ -105,7 +105,7 @@ pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
         if let Some(code) = stop.nothing_written() {
             return Ok(code);
         }
-        probe::between::attach(&mut profile, &others);
+        profile.attach_runs(&others);
     }
     profile.filesystems = match price_filesystems(&profile, &pairs) {
         Ok(f) => f,

@@ -19,8 +19,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::profile::Profile;
-
 /// Runs `--repeat` accepts.
 pub const MAX_RUNS: u32 = 20;
 
@@ -59,53 +57,6 @@ pub fn noise_pct(points: &[f64]) -> Option<f64> {
     let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
     let t = crate::stats::t975(n - 1)?;
     Some(100.0 * t * mad.max(sd) * std::f64::consts::SQRT_2)
-}
-
-/// Attaches the between-run figures of `others` (runs of the same probe in other processes)
-/// to `profile`, source by source.
-pub fn attach(profile: &mut Profile, others: &[Profile]) {
-    let runs = 1 + others.len() as u32;
-    profile.between_runs = Some(BetweenRuns {
-        runs,
-        method: format!(
-            "{runs} runs of the probe, each in a process of its own, back to back; per source \
-             the 95% half-width of the ratio of two runs: t(0.975, {}) × a robust spread of \
-             the runs' log points × √2",
-            runs.saturating_sub(1)
-        ),
-    });
-    let mut unsteady = Vec::new();
-    for s in &mut profile.sources {
-        let Some(first) = s.cost_ns.map(|e| e.point) else {
-            continue;
-        };
-        let mut points = vec![first];
-        points.extend(
-            others
-                .iter()
-                .filter_map(|o| o.source(&s.id).and_then(|x| x.cost_ns).map(|e| e.point)),
-        );
-        if let Some(noise) = noise_pct(&points) {
-            if noise > NOISY_PCT {
-                unsteady.push(format!("{} ±{noise:.1}%", s.id));
-            }
-            s.between_runs = Some(SourceRuns {
-                points_ns: points,
-                noise_pct: noise,
-            });
-        }
-    }
-    if !unsteady.is_empty() {
-        profile.warnings.push(super::profile::Notice {
-            code: "between_runs".into(),
-            message: format!(
-                "runs of this probe differ by more than {NOISY_PCT:.0}% on {} ({runs} runs, 95% \
-                 for two runs): another tenant, the core clock or the code's placement moves \
-                 them; compare calls a change on these only beyond that",
-                unsteady.join(", ")
-            ),
-        });
-    }
 }
 
 /// The noise between two runs (percent) past which `--repeat` warns.

@@ -296,3 +296,54 @@ impl From<&Warning> for Notice {
         }
     }
 }
+
+impl Profile {
+    /// Attaches the between-run figures of `others` (runs of the same probe in other processes)
+    /// to `profile`, source by source.
+    pub fn attach_runs(&mut self, others: &[Profile]) {
+        let profile = self;
+        let runs = 1 + others.len() as u32;
+        profile.between_runs = Some(super::between::BetweenRuns {
+            runs,
+            method: format!(
+                "{runs} runs of the probe, each in a process of its own, back to back; per source \
+                 the 95% half-width of the ratio of two runs: t(0.975, {}) × a robust spread of \
+                 the runs' log points × √2",
+                runs.saturating_sub(1)
+            ),
+        });
+        let mut unsteady = Vec::new();
+        for s in &mut profile.sources {
+            let Some(first) = s.cost_ns.map(|e| e.point) else {
+                continue;
+            };
+            let mut points = vec![first];
+            points.extend(
+                others
+                    .iter()
+                    .filter_map(|o| o.source(&s.id).and_then(|x| x.cost_ns).map(|e| e.point)),
+            );
+            if let Some(noise) = super::between::noise_pct(&points) {
+                if noise > super::between::NOISY_PCT {
+                    unsteady.push(format!("{} ±{noise:.1}%", s.id));
+                }
+                s.between_runs = Some(super::between::SourceRuns {
+                    points_ns: points,
+                    noise_pct: noise,
+                });
+            }
+        }
+        if !unsteady.is_empty() {
+            profile.warnings.push(Notice {
+                code: "between_runs".into(),
+                message: format!(
+                    "runs of this probe differ by more than {:.0}% on {} ({runs} runs, 95% \
+                     for two runs): another tenant, the core clock or the code's placement moves \
+                     them; compare calls a change on these only beyond that",
+                    super::between::NOISY_PCT,
+                    unsteady.join(", ")
+                ),
+            });
+        }
+    }
+}
