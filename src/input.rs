@@ -9,7 +9,9 @@
 //! [`MAX_DOCUMENT`]; an strace log is streamed ([`open_stream`]), so it has no size limit, and
 //! may be a FIFO (`<(zcat log.gz)`), but not a device.
 
+mod kind;
 mod shape;
+pub use kind::{expect as expect_kind, Kind};
 
 pub use shape::Shape;
 

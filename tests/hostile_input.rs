@@ -236,3 +236,54 @@ fn a_guest_binary_that_is_not_a_regular_file_is_refused_before_it_is_read() {
         }
     }
 }
+
+#[test]
+fn a_document_of_the_wrong_kind_is_named_as_what_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    let p = "tests/data/profile-kvm-amd.json";
+    let db = d.path().join("f.db");
+    let db = db.to_str().unwrap();
+    let write = |name: &str, args: &[&str]| {
+        let out = crate::common::tscope().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let path = d.path().join(name);
+        std::fs::write(&path, out.stdout).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    crate::common::tscope()
+        .args(["fleet", "--db", db, "add", p])
+        .assert()
+        .success();
+    let fleet_report = write("fr.json", &["fleet", "--db", db, "report", "--json"]);
+    let fleet_rows = write("fe.json", &["fleet", "--db", db, "export", "--json"]);
+    let sim = write(
+        "sim.json",
+        &["simulate", "write-stat", "--profile", p, "--json"],
+    );
+    let report = "docs/example-report/report.json";
+    for (args, says) in [
+        (vec!["compare", p, &fleet_report], "is a fleet report"),
+        (vec!["compare", p, &sim], "is a simulation"),
+        (vec!["show", &fleet_report], "is a fleet report"),
+        (vec!["show", &fleet_rows], "is fleet rows"),
+        (vec!["simulate", "--run", p], "is a probe profile"),
+        (vec!["simulate", "--run", &sim], "is a simulation"),
+        (
+            vec!["simulate", "write-stat", "--profile", report],
+            "is a report",
+        ),
+    ] {
+        let out = crate::common::tscope().args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        for misleading in [
+            "upgrade tscope",
+            "missing field",
+            "trailing characters",
+            "invalid type",
+        ] {
+            assert!(!err.contains(misleading), "{args:?}: {err}");
+        }
+    }
+}

@@ -15,61 +15,8 @@ use super::{Destination, Global};
 use crate::cli::ShowArgs;
 use crate::error::ConfigError;
 use crate::export::Saved;
-use crate::input::Shape;
+use crate::input::{Kind, Shape};
 use crate::sim::result::Output;
-
-/// What a tscope JSON document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Probe,
-    Detect,
-    Run,
-    VmGuest,
-    VmExits,
-    /// `simulate --json`: estimates, a sweep, an implied cost or a validation (one object or
-    /// an array of them).
-    Simulate,
-    /// `compare --json`.
-    Compare,
-    /// A report's `report.json`.
-    Report,
-    /// `vm bench --json`.
-    VmBench,
-}
-
-impl Kind {
-    /// Recognises a document by the fields only its kind has.
-    pub fn of(v: &Shape) -> Option<Kind> {
-        let has = |k: &str| v.has(k);
-        let first = v.first_or_self();
-        let sim = |k: &str| first.has(k);
-        if has("environment") && has("simulation") && has("profile") {
-            Some(Kind::Report)
-        } else if sim("estimates")
-            || sim("break_even")
-            || sim("published_speedup")
-            || (has("validation") && has("rows"))
-        {
-            Some(Kind::Simulate)
-        } else if has("comparisons") && has("kernel_control") {
-            Some(Kind::VmBench)
-        } else if has("guests") && has("accel") {
-            Some(Kind::VmGuest)
-        } else if has("kinds") && has("loop_ticks") {
-            Some(Kind::VmExits)
-        } else if has("workload") && has("runs") {
-            Some(Kind::Run)
-        } else if has("columns") && has("sources") && has("verdicts") {
-            Some(Kind::Compare)
-        } else if has("verdicts") && has("facts") {
-            Some(Kind::Detect)
-        } else if has("sources") && has("machine") && has("derived") {
-            Some(Kind::Probe)
-        } else {
-            None
-        }
-    }
-}
 
 /// Parses the bytes themselves (a `Value` would reorder maps) as the type that wrote it.
 fn parse<T: DeserializeOwned>(text: &[u8], path: &Path, what: &str) -> anyhow::Result<T> {
@@ -108,14 +55,6 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
             e.column()
         ))
     })?;
-    if v.kind.as_deref() == Some("tscope-run-record") {
-        return Err(ConfigError::Invalid(format!(
-            "'{}' is a run record (`tscope run --record`): it is input for `tscope simulate \
-             --run`; `tscope show` renders what `tscope run --json` writes",
-            path.display()
-        ))
-        .into());
-    }
     let Some(kind) = Kind::of(&v) else {
         return Err(ConfigError::Invalid(format!(
             "'{}' is not a document tscope writes (expected the JSON of probe, detect, run, \
@@ -134,6 +73,25 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
         Kind::Compare => Saved::Compare(Box::new(parse(&text, path, "compare")?)),
         Kind::Report => Saved::Report(Box::new(parse(&text, path, "report.json")?)),
         Kind::VmBench => Saved::VmBench(Box::new(parse(&text, path, "vm bench")?)),
+        other => {
+            let how = match other {
+                Kind::RunRecord => {
+                    "it is input for `tscope simulate --run`; `tscope show` renders what \
+                     `tscope run --json` writes"
+                }
+                Kind::FleetReport | Kind::FleetRows => {
+                    "the store prints it again: `tscope fleet report` or `tscope fleet ls` \
+                     in any format"
+                }
+                _ => "`tscope show` does not render this kind: read the JSON itself",
+            };
+            return Err(ConfigError::Invalid(format!(
+                "'{}' is {}: {how}",
+                path.display(),
+                other.name()
+            ))
+            .into());
+        }
     };
     document.check(output.format)?;
     Ok(ShowJob { document, output })

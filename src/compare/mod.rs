@@ -67,6 +67,11 @@ pub enum InputError {
         found: u64,
         supported: u32,
     },
+    #[error(
+        "'{path}' is {what}: compare reads probe profiles (`tscope probe --json`), detections \
+         (`detect --json`) and reports (report.json)"
+    )]
+    WrongKind { path: PathBuf, what: &'static str },
     #[error("'{path}' has no schema_version: is it a file tscope wrote?")]
     NoVersion { path: PathBuf },
     #[error("'{path}' holds no profile: expected `tscope probe --json`, `detect --json` or report.json output")]
@@ -146,6 +151,16 @@ impl Input {
             column: e.column(),
             source: e,
         })?;
+        use crate::input::Kind;
+        match Kind::of(&shape) {
+            None | Some(Kind::Probe | Kind::Detect | Kind::Report) => {}
+            Some(other) => {
+                return Err(InputError::WrongKind {
+                    path: path.into(),
+                    what: other.name(),
+                })
+            }
+        }
         check_version(path, shape.schema_version.as_ref())?;
         // A report holds `profile` and `detect`; a detection holds `profile` and `verdicts`.
         let (profile_shape, verdicts_v, nested) = if shape.has("sources") {

@@ -21,6 +21,17 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
     const WHAT: &str = "profile";
     let origin = path.display().to_string();
     let text = read_text(path, WHAT)?;
+    use crate::input::Kind;
+    crate::input::expect_kind(
+        text.as_bytes(),
+        &[Kind::Probe],
+        "--profile reads a probe profile (`tscope probe --json`)",
+    )
+    .map_err(|message| TraceError::Invalid {
+        what: WHAT,
+        path: origin.clone(),
+        message,
+    })?;
     check_version(&text, WHAT, &origin, PROFILE_SCHEMA_VERSION)?;
     let profile: Profile = serde_json::from_str(&text).map_err(|e| TraceError::Parse {
         what: WHAT,

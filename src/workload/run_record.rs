@@ -133,6 +133,17 @@ impl RunRecord {
 
     /// Parses and [validates](RunRecord::validate) a run record; `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> Result<RunRecord, TraceError> {
+        use crate::input::Kind;
+        crate::input::expect_kind(
+            text.as_bytes(),
+            &[Kind::RunRecord],
+            "--run reads a run record (`tscope run WORKLOAD --record FILE`)",
+        )
+        .map_err(|message| TraceError::Invalid {
+            what: WHAT,
+            path: origin.to_string(),
+            message,
+        })?;
         check_version(text, WHAT, origin, 1)?;
         let record: RunRecord = serde_json::from_str(text).map_err(|e| TraceError::Parse {
             what: WHAT,
