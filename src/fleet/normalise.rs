@@ -122,11 +122,23 @@ fn words_at(v: &Value, path: &str) -> Option<String> {
     )
 }
 
-/// `machine.host_id`, in its canonical form (a lowercase UUID); anything else is not one.
-fn host_id_of(p: &Value) -> Option<String> {
+/// `machine.host_id`, in its canonical form (a lowercase UUID); absent or null is `None`, and
+/// anything else refuses the document (stored as null it would make a machine of its own).
+fn host_id_of(p: &Value) -> Result<Option<String>, String> {
     use crate::probe::host_id::{format_uuid, parse_id128};
-    let id = parse_id128(p.pointer("/machine/host_id")?.as_str()?.trim())?;
-    Some(format_uuid(&id))
+    match p.pointer("/machine/host_id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_str()
+            .and_then(|s| parse_id128(s.trim()))
+            .map(|id| Some(format_uuid(&id)))
+            .ok_or_else(|| {
+                format!(
+                    "machine.host_id {} is not a UUID (32 hex digits, dashes optional)",
+                    crate::fmt::safe::cell(&v.to_string())
+                )
+            }),
+    }
 }
 
 /// The recognised kind, or why the document is not one `fleet add` takes.
@@ -230,7 +242,7 @@ pub fn normalise(v: &Value) -> Result<Normalised, String> {
         })
         .or_else(|| (in_vm == Some(false)).then(|| "none".to_string()));
     let out = Facts {
-        host_id: host_id_of(p),
+        host_id: host_id_of(p)?,
         created_unix_s: int_at(p, "/created_unix_s"),
         cpu_vendor: str_at(f, "/cpu/vendor").or_else(|| str_at(p, "/machine/cpu_vendor")),
         cpu_model: str_at(f, "/cpu/brand").or_else(|| str_at(p, "/machine/cpu_model")),

@@ -17,6 +17,28 @@ use super::schema;
 /// How long a writer waits for another one before giving up.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Waits for another writer's lock: 10 ms per call, saying so once on stderr after a second,
+/// giving up after [`BUSY_TIMEOUT`] (SQLite then answers "database is locked").
+fn wait_for_lock(calls: i32) -> bool {
+    const STEP: std::time::Duration = std::time::Duration::from_millis(10);
+    if calls >= 100 {
+        say_waiting();
+    }
+    std::thread::sleep(STEP);
+    STEP * (calls.max(0) as u32) < BUSY_TIMEOUT
+}
+
+/// Says once per process that the store is locked and tscope is waiting.
+fn say_waiting() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "tscope: the fleet store is locked by another writer; waiting (up to {} s)",
+            BUSY_TIMEOUT.as_secs()
+        );
+    });
+}
+
 /// A document ready to store: parsed, recognised, hashed and packed (the costly part, done
 /// before the write transaction, on any thread).
 #[derive(Debug, Clone)]
@@ -164,7 +186,7 @@ impl Store {
         }
         let e = sql(path);
         let mut conn = Connection::open(path).map_err(&e)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
+        conn.busy_handler(Some(wait_for_lock)).map_err(&e)?;
         // Two adds opening one new store at once: the switch to WAL needs the file to itself,
         // and SQLite answers SQLITE_BUSY there without calling the busy handler; wait and
         // retry, within the same timeout.
@@ -175,6 +197,9 @@ impl Store {
                     if f.code == rusqlite::ErrorCode::DatabaseBusy
                         && started.elapsed() < BUSY_TIMEOUT =>
                 {
+                    if started.elapsed() >= std::time::Duration::from_secs(1) {
+                        say_waiting();
+                    }
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
                 r => break r.map_err(&e)?,

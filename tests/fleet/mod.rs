@@ -545,3 +545,55 @@ fn a_damaged_store_is_read_with_a_warning_never_written_and_can_be_salvaged() {
     assert_eq!(rows(&new).len(), n);
     fleet(&new).arg("check").assert().success();
 }
+
+#[test]
+fn a_host_id_that_is_not_a_uuid_is_refused_not_stored_as_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(REAL[0]).unwrap()).unwrap();
+    v["machine"]["host_id"] = "db-primary-1".into();
+    let bad = dir.path().join("bad-host.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    fleet(&db)
+        .arg("add")
+        .arg(&bad)
+        .arg(REAL[1])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "machine.host_id \"db-primary-1\" is not a UUID",
+        ));
+    assert_eq!(rows(&db).len(), 1);
+}
+
+#[test]
+fn an_add_waiting_on_a_locked_store_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    fleet(&db).arg("add").arg(REAL[0]).assert().success();
+    let mut holder = rusqlite::Connection::open(&db).unwrap();
+    let tx = holder
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tscope"))
+        .arg("fleet")
+        .arg("--db")
+        .arg(&db)
+        .args(["add", REAL[1]])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    tx.commit().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("locked by another writer; waiting").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(rows(&db).len(), 2);
+}
