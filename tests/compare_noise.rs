@@ -12,18 +12,10 @@ fn repeat(i: usize) -> String {
 const TRAPPED: &str = "tests/data/compare/noise/trapped-repeat.json";
 
 fn compare_json(args: &[&str]) -> Value {
-    let out = tscope()
-        .arg("compare")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all = vec!["compare"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    crate::common::json(&all)
 }
 
 fn decided(c: &Value) -> Vec<String> {

@@ -323,14 +323,6 @@ fn cycles_shift(cmp: &Comparison, col: usize) -> Option<f64> {
 mod tests {
     use super::*;
 
-    fn e(point: f64, lower: f64, upper: f64) -> Estimate {
-        Estimate {
-            point,
-            lower,
-            upper,
-        }
-    }
-
     #[test]
     fn a_shift_needs_two_thirds_of_the_sources_together() {
         let together = [
@@ -351,13 +343,13 @@ mod tests {
     #[test]
     fn the_noise_widens_and_the_shift_recentres() {
         // +2.7% within ±0.1%: slower within the run; the machine moved +2.7%: no change.
-        let r = e(1.027, 1.026, 1.028);
+        let r = Estimate::new(1.027, 1.026, 1.028);
         assert_eq!(Change::of_interval(&r), Change::Slower);
         let a = adjust(&r, 1.027f64.ln(), None);
         assert!((a.point - 1.0).abs() < 1e-12);
         assert_eq!(Change::of_interval(&a), Change::NoChange);
         // +3% against 1% noise between runs: still slower; against 5%: no change.
-        let r = e(1.03, 1.029, 1.031);
+        let r = Estimate::new(1.03, 1.029, 1.031);
         assert_eq!(
             Change::of_interval(&adjust(&r, 0.0, Some(1.0))),
             Change::Slower
@@ -367,7 +359,7 @@ mod tests {
             Change::NoChange
         );
         // A trapped read (×600) stays slower through any noise and shift.
-        let t = e(600.0, 590.0, 610.0);
+        let t = Estimate::new(600.0, 590.0, 610.0);
         assert_eq!(
             Change::of_interval(&adjust(&t, 0.03, Some(10.0))),
             Change::Slower

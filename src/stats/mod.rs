@@ -23,6 +23,15 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// `point` with its interval `[lower, upper]`.
+    pub fn new(point: f64, lower: f64, upper: f64) -> Self {
+        Estimate {
+            point,
+            lower,
+            upper,
+        }
+    }
+
     /// An estimate whose interval is the single point.
     pub fn exact(v: f64) -> Self {
         Estimate {
