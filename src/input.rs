@@ -53,11 +53,31 @@ fn refuse_special(path: &Path, what: &str, meta: &std::fs::Metadata) -> Result<(
     bail!("{what} '{}' is {kind}, not a regular file", path.display())
 }
 
+/// Why `path` cannot be read, in words: a symbolic link to nothing or one that loops says so
+/// (the system's "No such file or directory" would name a file that is there).
+pub fn why_unreadable(path: &Path, e: &std::io::Error) -> String {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match (link, e.raw_os_error()) {
+        (true, Some(libc::ELOOP)) => "a symbolic link that loops (each link leads back)".into(),
+        (true, Some(libc::ENOENT)) => format!(
+            "a symbolic link to '{}', which does not exist",
+            std::fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string())
+        ),
+        _ => e.to_string(),
+    }
+}
+
 /// Opens `path` for reading if it is a regular file of at most `max` bytes; `what` names it in
 /// errors ("guest binary", "profile"), `flag` is the option that lifts the limit, if any.
 pub fn open_regular(path: &Path, what: &str, max: u64, flag: Option<&str>) -> Result<(File, u64)> {
-    let meta = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {what} '{}'", path.display()))?;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => bail!(
+            "cannot read {what} '{}': {}",
+            path.display(),
+            why_unreadable(path, &e)
+        ),
+    };
     refuse_special(path, what, &meta)?;
     let file = std::fs::OpenOptions::new()
         .read(true)

@@ -287,3 +287,32 @@ fn a_document_of_the_wrong_kind_is_named_as_what_it_is() {
         }
     }
 }
+
+#[test]
+fn a_dangling_or_looping_link_is_named_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    let dangling = d.path().join("dangling.json");
+    std::os::unix::fs::symlink(d.path().join("gone.json"), &dangling).unwrap();
+    let (a, b) = (d.path().join("a.json"), d.path().join("b.json"));
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    for (path, says) in [
+        (&dangling, "which does not exist"),
+        (&a, "a symbolic link that loops"),
+    ] {
+        tscope()
+            .arg("show")
+            .arg(path)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+        tscope()
+            .args(["fleet", "--db"])
+            .arg(d.path().join("f.db"))
+            .arg("add")
+            .arg(path)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains(says));
+    }
+}

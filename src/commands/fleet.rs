@@ -102,17 +102,19 @@ fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
         ..Default::default()
     };
     let label = a.label.as_deref();
+    // A failure part-way (a full disk, an I/O error) says what was committed before it.
+    let kept = |e: crate::error::Error| anyhow::anyhow!("{e:#} ({})", ingest::committed_note());
     for input in &a.inputs {
         if input.as_os_str() == "-" {
             let stdin = std::io::stdin().lock();
-            ingest::add_stream(&mut store, stdin, label, &mut summary)?;
+            ingest::add_stream(&mut store, stdin, label, &mut summary).map_err(kept)?;
             continue;
         }
         let mut files = Vec::new();
         ingest::expand(input, &mut files, &mut summary.failed);
         for batch in files.chunks(256) {
             let units = ingest::prepare_files(batch);
-            ingest::store_units(&mut store, units, label, &mut summary)?;
+            ingest::store_units(&mut store, units, label, &mut summary).map_err(kept)?;
         }
     }
     // Each refusal is said once, on stderr; the summary on stdout counts them (JSON lists

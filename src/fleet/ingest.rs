@@ -49,7 +49,7 @@ pub fn expand(path: &Path, files: &mut Vec<PathBuf>, failed: &mut Vec<Failure>) 
         Err(e) => {
             failed.push(Failure {
                 source: path.display().to_string(),
-                error: format!("cannot read it: {e}"),
+                error: format!("cannot read it: {}", crate::input::why_unreadable(path, &e)),
             });
             return;
         }
@@ -137,7 +137,6 @@ pub fn prepare_files(files: &[PathBuf]) -> Vec<Unit> {
     })
 }
 
-/// Stores `units` in order, each in one transaction, into `summary`.
 /// Documents this process committed to a store, for the line an interruption prints.
 static COMMITTED: AtomicUsize = AtomicUsize::new(0);
 
@@ -154,6 +153,7 @@ pub fn committed_note() -> String {
     }
 }
 
+/// Stores `units` in order, each in one transaction, into `summary`.
 pub fn store_units(
     store: &mut Store,
     units: Vec<Unit>,
@@ -250,9 +250,8 @@ pub fn add_stream(
             flush(&mut batch, store, summary)?;
             crate::fail!(
                 "stdin line {line_no} is over {} MiB: not a document tscope wrote (stopped \
-                 there; the {} document(s) before it are stored)",
-                MAX_LINE >> 20,
-                summary.added
+                 there)",
+                MAX_LINE >> 20
             );
         }
         if line.iter().all(u8::is_ascii_whitespace) {

@@ -597,3 +597,51 @@ fn an_add_waiting_on_a_locked_store_says_so() {
     );
     assert_eq!(rows(&db).len(), 2);
 }
+
+/// Unmounts its directory when dropped (a failed assertion included).
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_says_what_was_committed_before_it() {
+    // Root only: a 1 MiB tmpfs holds the store.
+    if crate::skip::without("loop-mount") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let _mounted = Mounted(mnt.clone());
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    copies(&inputs, 600);
+    let db = mnt.join("f.db");
+    let out = fleet(&db).arg("add").arg(&inputs).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("full"), "{err}");
+    let n: usize = err
+        .split("; ")
+        .find_map(|p| {
+            p.split(" document(s) were committed")
+                .next()?
+                .rsplit(['(', ' '])
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no committed count in: {err}"));
+    assert!(n > 0 && n < 600, "{err}");
+    assert_eq!(rows(&db).len(), n, "{err}");
+}
