@@ -5,7 +5,7 @@ use super::{clocksource_table, notes};
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 /// The report's section body (no heading): what was run and how to repeat it (`command`),
-/// the clocksource rows with their verdicts, and the notes.
+/// the clocksource rows with their verdicts, the live knob rows, and the notes.
 pub fn report_section(r: &BenchReport, command: &str) -> String {
     let kernels = r.kernel_names();
     let mut out = format!(
@@ -31,6 +31,12 @@ pub fn report_section(r: &BenchReport, command: &str) -> String {
         out += "No clocksource row: no pair of slots ran (see the warnings).\n";
     } else {
         out += &clocksource_table(&rows).markdown();
+    }
+    if !r.knob.is_empty() {
+        out += "\nThe live knob in the guest: write + statx asking for the times against the \
+                size only, the inode update priced on one write per query and held on four \
+                (docs/vm.md, \"The live knob in the guest\"):\n\n";
+        out += &super::knob::knob_table(&r.knob).markdown();
     }
     out += "\n";
     for n in notes(r) {

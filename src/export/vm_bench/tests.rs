@@ -183,3 +183,50 @@ fn a_disturbed_boot_is_a_note_under_the_tables() {
         assert!(text.contains("disturbed boot: 7.2.13"), "{text}");
     }
 }
+
+#[test]
+fn the_live_knob_rows_stand_in_the_table_the_report_and_the_paragraph() {
+    let kernel = |text: &str| {
+        let c = bench::parse_console(text).unwrap();
+        BenchKernel {
+            kernel_package: "recorded".into(),
+            kernel_release: c.header.as_ref().map(|h| h.release.clone()),
+            hz: 250,
+            hz_source: "config".into(),
+            boots: vec![BenchBoot {
+                header: c.header,
+                slots: c.slots,
+                pairs: c.pairs,
+                ..BenchBoot::default()
+            }],
+        }
+    };
+    let mut r = recorded();
+    r.clocksources = vec!["tsc".into()];
+    r.workloads = vec!["write-stat".into()];
+    r.filesystems = ["tmpfs", "ext4", "xfs"].map(String::from).to_vec();
+    r.kernels = vec![
+        kernel(include_str!(
+            "../../../tests/data/vm-bench/knob-6.12.console"
+        )),
+        kernel(include_str!(
+            "../../../tests/data/vm-bench/knob-7.2.console"
+        )),
+    ];
+    bench::fill::fill(&mut r);
+    let text = String::from_utf8(export(&r, Format::Table).unwrap()).unwrap();
+    assert!(
+        text.contains("live knob") && text.contains("write4-stat"),
+        "{text}"
+    );
+    assert!(
+        text.contains("calibration") && text.contains("the pair checks out"),
+        "{text}"
+    );
+    let section = super::report_section(&r, "tscope vm bench");
+    assert!(section.contains("The live knob in the guest"), "{section}");
+    assert!(section.contains("| write4-stat |"), "{section}");
+    let msg = super::commit_message(&r, "tscope vm bench");
+    assert!(msg.contains("inode updates 0.00"), "{msg}");
+    assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
+}
