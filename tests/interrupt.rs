@@ -402,3 +402,36 @@ fn sigint_during_the_live_pair_exits_130_and_leaves_no_scratch() {
         "profile",
     );
 }
+
+#[test]
+fn sigterm_during_probe_repeat_kills_the_running_run_and_writes_nothing() {
+    let _cpu = crate::common::cpu_lock();
+    let bin = tscope().get_program().to_owned();
+    let child = Command::new(bin)
+        .args(["probe", "--repeat", "5", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait for the second run, a child process of its own.
+    let start = Instant::now();
+    while children(pid).is_empty() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let runs = children(pid);
+    assert!(!runs.is_empty(), "no run of its own appeared");
+    signal("-TERM", pid);
+    let out = wait_at_most(child, 15);
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(out.stdout.is_empty(), "a half-repeated profile was printed");
+    std::thread::sleep(Duration::from_millis(200));
+    for (run, _) in runs {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{run}")).exists()
+                || std::fs::read_to_string(format!("/proc/{run}/stat"))
+                    .is_ok_and(|s| s.contains(") Z ")),
+            "run {run} outlived the probe"
+        );
+    }
+}
