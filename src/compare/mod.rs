@@ -279,7 +279,9 @@ pub struct Comparison {
     /// The machine facts that differ between inputs; empty when all agree. When not empty the
     /// ratios compare machines, not a change on one machine.
     pub machine_differences: Vec<MachineDifference>,
-    /// Where the noise between runs came from.
+    /// Where the noise between runs came from (absent in files written before it existed:
+    /// within-run intervals only).
+    #[serde(default)]
     pub noise: noise::NoiseSource,
     /// Per input after the first, when most sources moved together: that shift, named once.
     #[serde(default)]
@@ -485,10 +487,7 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
         columns,
         sources,
         verdicts,
-        noise: noise::NoiseSource {
-            kind: "none".into(),
-            detail: "within-run intervals only".into(),
-        },
+        noise: noise::NoiseSource::default(),
         shifts: Vec::new(),
     }
 }

@@ -67,6 +67,16 @@ pub struct NoiseSource {
     pub detail: String,
 }
 
+impl Default for NoiseSource {
+    /// Within-run intervals only.
+    fn default() -> Self {
+        NoiseSource {
+            kind: "none".into(),
+            detail: "within-run intervals only".into(),
+        }
+    }
+}
+
 /// Per-source noise (percent) from `noise` profiles: every source's points across them.
 fn from_profiles(id: &str, noise: &[Profile]) -> Option<f64> {
     let points: Vec<f64> = noise
