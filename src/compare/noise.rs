@@ -181,20 +181,25 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
     };
     for (k, other) in inputs.iter().enumerate().skip(1) {
         let col = k - 1;
-        let noise_of = |id: &str| {
-            if n_noise >= 3 {
-                from_profiles(id, noise)
-            } else {
-                from_repeats(id, first, other)
-            }
-        };
-        // Each source's log ratio and tolerance, where it has a ratio interval.
-        let xs: Vec<Option<(f64, f64)>> = cmp
+        // Each source's noise, then its log ratio and tolerance where it has a ratio interval.
+        let noises: Vec<Option<f64>> = cmp
             .sources
             .iter()
             .map(|r| {
+                if n_noise >= 3 {
+                    from_profiles(&r.id, noise)
+                } else {
+                    from_repeats(&r.id, first, other)
+                }
+            })
+            .collect();
+        let xs: Vec<Option<(f64, f64)>> = cmp
+            .sources
+            .iter()
+            .zip(&noises)
+            .map(|(r, noise_pct)| {
                 let ri = r.ratio_interval.get(col).copied().flatten()?;
-                let n = noise_of(&r.id).map_or(0.0, |n| (1.0 + n / 100.0).ln());
+                let n = noise_pct.map_or(0.0, |n| (1.0 + n / 100.0).ln());
                 Some((ri.point.ln(), log_half(&ri).hypot(n).max(MIN_TOLERANCE)))
             })
             .collect();
@@ -214,11 +219,11 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
         let all: Vec<usize> = (0..xs.len()).collect();
         let mut groups: Vec<(Option<String>, Vec<usize>)> = vec![(None, all)];
         let mut seen: Vec<&String> = Vec::new();
-        for k in &kinds {
-            if !k.is_empty() && !seen.contains(&k) {
-                seen.push(k);
-                let members = (0..xs.len()).filter(|i| &kinds[*i] == k).collect();
-                groups.push((Some(k.clone()), members));
+        for name in &kinds {
+            if !name.is_empty() && !seen.contains(&name) {
+                seen.push(name);
+                let members = (0..xs.len()).filter(|i| &kinds[*i] == name).collect();
+                groups.push((Some(name.clone()), members));
             }
         }
         for (kind, members) in groups {
@@ -236,7 +241,7 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
         }
         let named: Vec<bool> = shift_of.iter().map(|m| *m != 0.0).collect();
         for (i, r) in cmp.sources.iter_mut().enumerate() {
-            let noise_pct = noise_of(&r.id);
+            let noise_pct = noises[i];
             r.noise_pct.push(noise_pct);
             let Some(ri) = r.ratio_interval.get(col).copied().flatten() else {
                 r.judged_interval.push(None);

@@ -9,7 +9,7 @@ use super::config::{Param, SimulateConfig};
 use super::replay::{Costs, UpdateByFs};
 use crate::kernel::ModelId;
 use crate::probe::{self, ProbeConfig, Profile, Source, PROFILE_SCHEMA_VERSION};
-use crate::trace::scenario::{check_version, read_text, TraceError};
+use crate::trace::scenario::{check_kind, check_version, read_text, TraceError};
 
 /// The coarse read: what `REALTIME_COARSE` costs through the vDSO.
 pub const COARSE_SOURCE: &str = "vdso:realtime_coarse";
@@ -21,17 +21,13 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
     const WHAT: &str = "profile";
     let origin = path.display().to_string();
     let text = read_text(path, WHAT)?;
-    use crate::input::Kind;
-    crate::input::expect_kind(
-        text.as_bytes(),
-        &[Kind::Probe],
+    check_kind(
+        &text,
+        WHAT,
+        &origin,
+        crate::input::Kind::Probe,
         "--profile reads a probe profile (`tscope probe --json`)",
-    )
-    .map_err(|message| TraceError::Invalid {
-        what: WHAT,
-        path: origin.clone(),
-        message,
-    })?;
+    )?;
     check_version(&text, WHAT, &origin, PROFILE_SCHEMA_VERSION)?;
     let profile: Profile = serde_json::from_str(&text).map_err(|e| TraceError::Parse {
         what: WHAT,

@@ -131,6 +131,24 @@ struct VersionOnly {
     schema_version: Option<serde_json::Value>,
 }
 
+/// Checks that `text` is not another kind of document tscope writes than `wanted` (its
+/// kind named, and what the reader takes: `reads`), before the version and the strict parse.
+pub(crate) fn check_kind(
+    text: &str,
+    what: &'static str,
+    path: &str,
+    wanted: crate::input::Kind,
+    reads: &str,
+) -> Result<(), TraceError> {
+    crate::input::expect_kind(text.as_bytes(), &[wanted], reads).map_err(|message| {
+        TraceError::Invalid {
+            what,
+            path: path.to_string(),
+            message,
+        }
+    })
+}
+
 /// Checks `schema_version` before the strict parse, so a newer file gets a version error rather
 /// than an unknown-field error.
 pub(crate) fn check_version(

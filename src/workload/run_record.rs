@@ -16,7 +16,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::iteration::{self, InodeInfo};
 use super::result::{Op, RunReport};
-use crate::trace::scenario::{check_version, read_text, TraceError, DEFAULT_ITERATIONS};
+use crate::trace::scenario::{
+    check_kind, check_version, read_text, TraceError, DEFAULT_ITERATIONS,
+};
 use crate::trace::{FsKind, Scenario, SCENARIO_SCHEMA_VERSION};
 
 /// The record kind (`"kind"`) this build writes and reads.
@@ -133,17 +135,13 @@ impl RunRecord {
 
     /// Parses and [validates](RunRecord::validate) a run record; `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> Result<RunRecord, TraceError> {
-        use crate::input::Kind;
-        crate::input::expect_kind(
-            text.as_bytes(),
-            &[Kind::RunRecord],
+        check_kind(
+            text,
+            WHAT,
+            origin,
+            crate::input::Kind::RunRecord,
             "--run reads a run record (`tscope run WORKLOAD --record FILE`)",
-        )
-        .map_err(|message| TraceError::Invalid {
-            what: WHAT,
-            path: origin.to_string(),
-            message,
-        })?;
+        )?;
         check_version(text, WHAT, origin, 1)?;
         let record: RunRecord = serde_json::from_str(text).map_err(|e| TraceError::Parse {
             what: WHAT,

@@ -3,24 +3,27 @@ use crate::vm::bench::{self, BenchBoot, BenchKernel, BenchReport};
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::qemu::Accel;
 
+/// One kernel of one recorded boot's console.
+fn kernel(text: &str) -> BenchKernel {
+    let c = bench::parse_console(text).unwrap();
+    BenchKernel {
+        kernel_package: "recorded".into(),
+        kernel_release: c.header.as_ref().map(|h| h.release.clone()),
+        hz: 250,
+        hz_source: "config".into(),
+        boots: vec![BenchBoot {
+            header: c.header,
+            slots: c.slots,
+            reads: c.reads,
+            pairs: c.pairs,
+            ..BenchBoot::default()
+        }],
+    }
+}
+
 /// A report built from the consoles recorded in tests/data/vm-bench (6.1 and 7.2, first
 /// boot each).
 fn recorded() -> BenchReport {
-    let kernel = |text: &str| {
-        let c = bench::parse_console(text).unwrap();
-        BenchKernel {
-            kernel_package: "recorded".into(),
-            kernel_release: c.header.as_ref().map(|h| h.release.clone()),
-            hz: 250,
-            hz_source: "config".into(),
-            boots: vec![BenchBoot {
-                header: c.header,
-                slots: c.slots,
-                reads: c.reads,
-                ..BenchBoot::default()
-            }],
-        }
-    };
     let mut r = BenchReport {
         schema_version: bench::VM_BENCH_SCHEMA_VERSION,
         tool: "tscope test".into(),
@@ -186,21 +189,6 @@ fn a_disturbed_boot_is_a_note_under_the_tables() {
 
 #[test]
 fn the_live_knob_rows_stand_in_the_table_the_report_and_the_paragraph() {
-    let kernel = |text: &str| {
-        let c = bench::parse_console(text).unwrap();
-        BenchKernel {
-            kernel_package: "recorded".into(),
-            kernel_release: c.header.as_ref().map(|h| h.release.clone()),
-            hz: 250,
-            hz_source: "config".into(),
-            boots: vec![BenchBoot {
-                header: c.header,
-                slots: c.slots,
-                pairs: c.pairs,
-                ..BenchBoot::default()
-            }],
-        }
-    };
     let mut r = recorded();
     r.clocksources = vec!["tsc".into()];
     r.workloads = vec!["write-stat".into()];
