@@ -285,3 +285,124 @@ fn the_control_workload_records_a_stat_that_asks_no_time() {
     assert_eq!(stock["reads_per_op"]["counter"], 0.0, "{stock}");
     assert!(f64_at(stock, &["inode_updates_per_op"]) < 0.01, "{stock}");
 }
+
+#[test]
+fn update_validation_holds_several_tasks_and_a_recorded_program() {
+    if crate::skip::without("tmpfs")
+        || crate::skip::without("multigrain")
+        || crate::skip::without("strace")
+    {
+        return;
+    }
+    let _cpu = cpu_lock();
+    let scratch = || -> std::collections::BTreeSet<String> {
+        std::fs::read_dir("/dev/shm")
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tscope-run."))
+            .collect()
+    };
+    let before = scratch();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sh.strace");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    // A program that appends to a file and asks whether it is empty, 200 times, with the
+    // shell's builtins only (no fork): a write and a stat per round, recorded by strace.
+    tscope()
+        .current_dir(&work)
+        .args(["record", "-o", log.to_str().unwrap(), "--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 200 ]; do echo x >> f; [ -s f ]; i=$((i+1)); done")
+        .assert()
+        .success();
+    let v = json(&[
+        "simulate",
+        "update",
+        "--validate",
+        "--profile",
+        "tests/data/profile-kvm-xeon.json",
+        "--validate-dir",
+        "/dev/shm",
+        "--validate-strace",
+        log.to_str().unwrap(),
+        "--json",
+    ]);
+    let rows = v["rows"].as_array().unwrap_or_else(|| panic!("{v}"));
+    let case = |prefix: &str| {
+        rows.iter()
+            .find(|r| r["case"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no row '{prefix}' in {v}"))
+    };
+    let notes = v["notes"].to_string();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus >= 2 {
+        let t = case("write-stat × ");
+        assert!(t["case"].as_str().unwrap().contains("tasks"), "{t}");
+        // The kernel's knob is there with several tasks too: each pays its updates.
+        assert!(f64_at(t, &["measured"]) > 0.0, "{t}");
+    } else {
+        assert!(notes.contains("no several-tasks row"), "{notes}");
+    }
+    let r = case("recorded sh.strace");
+    // 200 rounds of a write after a stat that asked for the times: the model counts about
+    // one more update per round, and the live replay shows the knob's cost.
+    assert!(f64_at(r, &["predicted"]) > 0.0, "{r}");
+    assert!(f64_at(r, &["measured"]) > 0.0, "{r}");
+    assert!(
+        notes.contains("sh.strace: ") && notes.contains("file calls per pass"),
+        "{notes}"
+    );
+    // No scratch left behind by the pairs and the replay.
+    let after = scratch();
+    assert!(after.is_subset(&before), "{after:?} against {before:?}");
+}
+
+#[test]
+fn a_recording_for_the_update_validation_is_checked_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.strace");
+    tscope()
+        .args([
+            "simulate",
+            "update",
+            "--validate",
+            "--validate-dir",
+            "/dev/shm",
+        ])
+        .args([
+            "--profile",
+            "tests/data/profile-kvm-xeon.json",
+            "--validate-strace",
+        ])
+        .arg(&missing)
+        .assert()
+        .failure()
+        .stderr(contains("missing.strace"));
+    let empty = write_tmp(dir.path(), "empty.strace", "");
+    tscope()
+        .args([
+            "simulate",
+            "update",
+            "--validate",
+            "--validate-dir",
+            "/dev/shm",
+        ])
+        .args([
+            "--profile",
+            "tests/data/profile-kvm-xeon.json",
+            "--validate-strace",
+        ])
+        .arg(&empty)
+        .assert()
+        .failure()
+        .stderr(contains("no syscalls"));
+    tscope()
+        .args(["simulate", "vfsmix", "--validate", "--validate-strace"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--validate-strace applies to `simulate update --validate` only",
+        ));
+}

@@ -89,6 +89,10 @@ pub struct SimulateArgs {
     /// /dev/shm and /var/tmp for accuracy).
     #[arg(long, value_name = "DIR", requires = "validate")]
     pub validate_dir: Vec<PathBuf>,
+    /// With `update --validate`: a program recorded with `tscope record` (repeatable), whose
+    /// file calls are replayed live on each directory as one more row
+    #[arg(long, value_name = "FILE", requires = "validate")]
+    pub validate_strace: Vec<PathBuf>,
     /// Iterations to replay (default: the scenario's).
     #[arg(long, value_name = "N")]
     pub iterations: Option<u64>,

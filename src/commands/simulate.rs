@@ -82,6 +82,9 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
         let LoopSource::Scenario(check) = input else {
             return bad("--validate takes a SCENARIO name (pipe1, vfsmix, accuracy, seed)".into());
         };
+        if !a.validate_strace.is_empty() && check != "update" {
+            return bad("--validate-strace applies to `simulate update --validate` only".into());
+        }
         if !(a.validate_secs.is_finite() && (0.2..=600.0).contains(&a.validate_secs)) {
             return bad(format!(
                 "--validate-secs must be 0.2..=600 seconds, got {}",
@@ -99,6 +102,7 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
             secs: a.validate_secs,
             dirs: a.validate_dir.clone(),
             budget_s: a.validate_budget,
+            straces: a.validate_strace.clone(),
         }));
     }
     let run = Loop {

@@ -28,6 +28,9 @@ pub enum Pattern {
     Write { writes: u32 },
     /// create (`O_CREAT|O_EXCL`), pwrite, statx, close, unlink: a new inode every iteration.
     Create,
+    /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
+    /// of `ops` syscalls ([`crate::workload::replayed`]).
+    Recorded { ops: u32 },
 }
 
 impl Pattern {
@@ -37,6 +40,7 @@ impl Pattern {
             Pattern::Write { writes: 1 } => "write-stat".into(),
             Pattern::Write { writes } => format!("write{writes}-stat"),
             Pattern::Create => "create-write-stat-unlink".into(),
+            Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
         }
     }
 }
@@ -54,6 +58,9 @@ pub struct PairConfig {
     pub seed: u64,
     pub pin: bool,
     pub confidence_level: f64,
+    /// Tasks (threads) running the loop at once, each on its own file and, where the machine
+    /// has the CPUs, its own CPU: the model prices each as an independent copy.
+    pub tasks: u32,
 }
 
 impl PairConfig {
@@ -68,6 +75,7 @@ impl PairConfig {
             seed: 1,
             pin: true,
             confidence_level: 0.95,
+            tasks: 1,
         }
     }
 
@@ -91,8 +99,12 @@ pub struct PairResult {
     pub mount_options: Vec<String>,
     pub kernel_release: Option<String>,
     pub pattern: Pattern,
-    /// `pattern`'s name.
+    /// `pattern`'s name (with `× N tasks` where several ran it).
     pub pattern_name: String,
+    /// Tasks that ran the loop at once, each on its own file; the ns figures are per task's
+    /// iteration (the mean over tasks of each block).
+    #[serde(default = "one_task")]
+    pub tasks: u32,
     pub iterations_per_block: u64,
     pub repetitions: u32,
     pub pinned_cpu: Option<usize>,
@@ -115,6 +127,10 @@ pub struct PairResult {
     pub check: Option<String>,
     /// The per-repetition Δ (ns per iteration), in the order measured.
     pub deltas_ns: Vec<f64>,
+}
+
+fn one_task() -> u32 {
+    1
 }
 
 impl PairResult {

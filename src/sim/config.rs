@@ -184,6 +184,8 @@ pub struct Validation {
     pub dirs: Vec<PathBuf>,
     /// Wall-clock seconds the emulation (pipe1, vfsmix) may take before it stops adding rounds.
     pub budget_s: f64,
+    /// `update`: strace logs of recorded programs whose file calls are replayed live.
+    pub straces: Vec<PathBuf>,
 }
 
 /// What a simulation does: one of five modes, each with only the settings it reads.

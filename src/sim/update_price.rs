@@ -24,8 +24,9 @@ use crate::workload::pair::{PairResult, Pattern};
 const ITERATIONS: u64 = 200_000;
 
 /// The scenario of one side of `pattern` on `fs`: the loop the pair runs, as the models see
-/// it (`queried`: the stat asks for the times).
-pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Scenario {
+/// it (`queried`: the stat asks for the times). `None` for a recorded loop, whose ops are not
+/// in the pattern (`workload::replayed::LiveLoop::scenario` builds its own).
+pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<Scenario> {
     let stat = if queried { "stat" } else { "stat_no_times" };
     let op = |s: &str| serde_json::json!({ "syscall": s, "inode": "file", "fs": fs.name() });
     let iteration: Vec<serde_json::Value> = match pattern {
@@ -37,6 +38,7 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Scenario
             .iter()
             .map(|s| op(s))
             .collect(),
+        Pattern::Recorded { .. } => return None,
     };
     let json = serde_json::json!({
         "schema_version": 1,
@@ -44,11 +46,13 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Scenario
         "description": "the live knob pair's loop",
         "iteration": iteration,
     });
-    Scenario::from_json(&json.to_string(), "the live pair").expect("a valid built-in scenario")
+    Some(
+        Scenario::from_json(&json.to_string(), "the live pair").expect("a valid built-in scenario"),
+    )
 }
 
 /// What the model counts for one side at its measured speed: priced reads (ns) and updates,
-/// per iteration.
+/// per iteration (`None` for a recorded loop: [`counts_at`] on its own scenario).
 pub fn side_counts(
     model: ModelId,
     costs: Costs,
@@ -56,17 +60,29 @@ pub fn side_counts(
     fs: FsKind,
     queried: bool,
     measured_ns: f64,
+) -> Option<(f64, f64)> {
+    let compiled = pattern_scenario(pattern, fs, queried)?.compile();
+    Some(counts_at(model, costs, &compiled, measured_ns))
+}
+
+/// What the model counts for the loop `compiled` at `measured_ns` per iteration: priced reads
+/// (ns) and updates, per iteration, replayed for many ticks of the coarse clock (fewer loops
+/// of a long one, [`crate::trace::scenario::bounded_iterations`]).
+pub fn counts_at(
+    model: ModelId,
+    costs: Costs,
+    compiled: &CompiledScenario,
+    measured_ns: f64,
 ) -> (f64, f64) {
-    let compiled = pattern_scenario(pattern, fs, queried).compile();
+    let iterations = crate::trace::scenario::bounded_iterations(ITERATIONS, compiled.ops.len());
     let stock = &model.policies()[0];
     let costs = Costs {
         update_ns: 0.0,
         update_ns_by_fs: Costs::UNIFORM,
         ..costs
     };
-    let base =
-        estimate::base_from_measured(model, stock, costs, &compiled, measured_ns, ITERATIONS);
-    let s = estimate::replay(&model.table(), stock, costs, &compiled, base, ITERATIONS);
+    let base = estimate::base_from_measured(model, stock, costs, compiled, measured_ns, iterations);
+    let s = estimate::replay(&model.table(), stock, costs, compiled, base, iterations);
     let units = s.units().max(1) as f64;
     (s.timestamp_ns / units, s.updates as f64 / units)
 }
@@ -120,8 +136,16 @@ pub fn price_at(pair: &PairResult, costs: Costs) -> FsUpdate {
     let model = model_of(pair);
     out.model = Some(model.label());
     let fs = pair.fs_kind();
-    let (rq, uq) = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point);
-    let (rc, uc) = side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point);
+    let sides = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point).zip(
+        side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point),
+    );
+    let Some(((rq, uq), (rc, uc))) = sides else {
+        out.reason = format!(
+            "not priced from a {}: the update is priced on the write-stat pair",
+            pair.pattern_name
+        );
+        return out;
+    };
     let (dr, du) = (rq - rc, uq - uc);
     out.reads_delta_ns = Some(dr);
     out.updates_delta = Some(du);
@@ -191,7 +215,8 @@ pub fn measure_all(
 /// The scenario of write-stat on the filesystem of a priced entry, named `write-stat@FS`: the
 /// report's row per filesystem (its base comes from the same live pair).
 pub fn write_stat_on(f: &FsUpdate) -> Scenario {
-    let mut s = pattern_scenario(Pattern::Write { writes: 1 }, f.fs_kind(), true);
+    let mut s = pattern_scenario(Pattern::Write { writes: 1 }, f.fs_kind(), true)
+        .expect("write-stat is a pattern");
     s.name = format!("write-stat@{}", f.fs_type);
     s.description = format!(
         "write-stat on {} ({}): pwrite then statx asking for the times",
@@ -226,8 +251,8 @@ pub fn live_pair_for<'p>(
     profile.filesystems.iter().find_map(|f| {
         let pair = f.pair.as_ref()?;
         let fs = pair.fs_kind();
-        let same = shape(&pattern_scenario(pair.pattern, fs, true).compile());
-        (same == want).then(|| (pair, model_of(pair)))
+        let same = shape(&pattern_scenario(pair.pattern, fs, true)?.compile());
+        (same == want && pair.tasks == 1).then(|| (pair, model_of(pair)))
     })
 }
 

@@ -123,6 +123,30 @@ pub fn statx_mtime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
     })
 }
 
+/// `statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask)`: [`statx_mtime`] by path, as `lstat`
+/// asks (the replayed program's stats of files it has no descriptor for).
+#[inline(always)]
+pub fn statx_path_mtime(path: &CStr, mask: u32) -> io::Result<Mtime> {
+    // SAFETY: all-zero is a valid `statx`.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `path` is NUL-terminated and
+    // lives across the call, and `st` is a valid, writable `statx`.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            mask,
+            &mut st as *mut libc::statx,
+        )
+    })?;
+    Ok(Mtime {
+        sec: st.stx_mtime.tv_sec,
+        nsec: i64::from(st.stx_mtime.tv_nsec),
+    })
+}
+
 /// `lseek(fd, offset, SEEK_SET)`; returns the new offset.
 #[inline(always)]
 pub fn lseek(fd: BorrowedFd<'_>, offset: i64) -> io::Result<i64> {

@@ -19,6 +19,7 @@ pub mod pagezero;
 pub mod pair;
 pub mod pipe;
 pub mod plan;
+pub mod replayed;
 pub mod result;
 pub mod run_record;
 pub mod runner;

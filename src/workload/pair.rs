@@ -37,6 +37,9 @@ pub use crate::probe::update::{
 use crate::sys;
 use crate::sys::fs as sfs;
 
+/// Why [`measure`] refuses a recorded loop.
+const RECORDED: &str = "a recorded loop is replayed by workload::replayed::measure, not the pair";
+
 /// The file one side works on: the pattern's path, and (for [`Pattern::Write`]) the open file.
 struct Target {
     path: CString,
@@ -76,6 +79,7 @@ fn block(
                 sfs::unlink(&t.path).context("unlinking the pair's file")?;
             }
         }
+        Pattern::Recorded { .. } => crate::fail!("{RECORDED}"),
     }
     Ok(started.elapsed().as_nanos() as f64 / n as f64)
 }
@@ -87,53 +91,51 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
         cfg.repetitions >= 2 && cfg.iterations >= 1,
         "the pair needs at least 2 repetitions of 1 iteration"
     );
+    crate::ensure!(
+        (1..=64).contains(&cfg.tasks),
+        "the pair runs 1 to 64 tasks, not {}",
+        cfg.tasks
+    );
+    if let Pattern::Write { writes } = cfg.pattern {
+        crate::ensure!(
+            (1..=64).contains(&writes),
+            "writes per query must be 1 to 64"
+        );
+    }
     let scratch = ScratchDir::create(&cfg.dir)?;
     let fs = scratch::fs_info(scratch.path());
-    let mut p = scratch.path().as_os_str().as_bytes().to_vec();
-    p.extend_from_slice(b"/pair");
-    let path = CString::new(p).context("a scratch path with a NUL byte")?;
-    let fd = match cfg.pattern {
-        Pattern::Write { writes } => {
-            crate::ensure!(
-                (1..=64).contains(&writes),
-                "writes per query must be 1 to 64"
-            );
-            let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-            Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
-        }
-        Pattern::Create => None,
-    };
-    let target = Target { path, fd };
+    let targets = (0..cfg.tasks)
+        .map(|k| target(scratch.path(), k, cfg.pattern))
+        .collect::<crate::error::Result<Vec<_>>>()?;
     let restore = sys::cpu::allowed_cpus().ok();
-    let pinned = if cfg.pin {
-        sys::cpu::current_cpu()
-            .and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c))
-            .ok()
-    } else {
-        None
-    };
-    let result = sample(cfg, &target);
-    if let (Some(_), Some(cpus)) = (pinned, restore) {
-        let _ = sys::cpu::set_affinity(&cpus);
+    let cpus = placement(cfg, restore.as_deref());
+    let result = sample(cfg, &targets, &cpus);
+    if let (Some(_), Some(all)) = (cpus.first().copied().flatten(), restore) {
+        let _ = sys::cpu::set_affinity(&all);
     }
     let (queried, control, tq, tc) = result?;
-    drop(target);
+    drop(targets);
     drop(scratch);
     let (queried_ns, control_ns, delta_ns, ratio, deltas) =
         summarize(&queried, &control, cfg.seed, cfg.confidence_level);
     let kernel_release = sys::cpu::kernel_release().ok();
     let expected = multigrain_expected(kernel_release.as_deref(), &fs.fs_type);
     let observed = tq.pairs > 0 && tq.share() < 0.5 && tc.share() > 0.5;
+    let pattern_name = match cfg.tasks {
+        1 => cfg.pattern.name(),
+        n => format!("{} × {n} tasks", cfg.pattern.name()),
+    };
     Ok(PairResult {
         dir: cfg.dir.display().to_string(),
         fs_type: fs.fs_type,
         mount_options: fs.options,
         kernel_release,
         pattern: cfg.pattern,
-        pattern_name: cfg.pattern.name(),
+        pattern_name,
+        tasks: cfg.tasks,
         iterations_per_block: cfg.iterations,
         repetitions: cfg.repetitions,
-        pinned_cpu: pinned,
+        pinned_cpu: cpus.first().copied().flatten(),
         queried_ns,
         control_ns,
         delta_ns,
@@ -147,52 +149,124 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
     })
 }
 
+/// Task `k`'s file in `dir` (opened for a write pattern).
+fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> {
+    let mut p = dir.as_os_str().as_bytes().to_vec();
+    p.extend_from_slice(format!("/pair{k}").as_bytes());
+    let path = CString::new(p).context("a scratch path with a NUL byte")?;
+    let fd = match pattern {
+        Pattern::Write { .. } => {
+            let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+            Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
+        }
+        Pattern::Create => None,
+        Pattern::Recorded { .. } => crate::fail!("{RECORDED}"),
+    };
+    Ok(Target { path, fd })
+}
+
+/// The CPU of each task: one task stays on the CPU it runs on; several spread over the
+/// allowed CPUs (`None`: not pinned).
+fn placement(cfg: &PairConfig, allowed: Option<&[usize]>) -> Vec<Option<usize>> {
+    if !cfg.pin {
+        return vec![None; cfg.tasks as usize];
+    }
+    if cfg.tasks == 1 {
+        let here = sys::cpu::current_cpu()
+            .and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c))
+            .ok();
+        return vec![here];
+    }
+    match allowed {
+        Some(cpus) if !cpus.is_empty() => (0..cfg.tasks as usize)
+            .map(|k| Some(cpus[k % cpus.len()]))
+            .collect(),
+        _ => vec![None; cfg.tasks as usize],
+    }
+}
+
+/// One block on every task at once; the mean over tasks of ns per iteration.
+fn blocks(
+    targets: &[Target],
+    cpus: &[Option<usize>],
+    pattern: Pattern,
+    mask: u32,
+    n: u64,
+    tallies: &mut [EqualTally],
+) -> crate::error::Result<f64> {
+    if targets.len() == 1 {
+        return block(&targets[0], pattern, mask, n, &mut tallies[0]);
+    }
+    let start = std::sync::Barrier::new(targets.len());
+    let results: Vec<crate::error::Result<f64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .zip(tallies.iter_mut())
+            .zip(cpus)
+            .map(|((t, tally), cpu)| {
+                let start = &start;
+                s.spawn(move || {
+                    if let Some(c) = cpu {
+                        let _ = sys::cpu::pin_to_cpu(*c);
+                    }
+                    start.wait();
+                    block(t, pattern, mask, n, tally)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::failure!("a task of the pair panicked")))
+            })
+            .collect()
+    });
+    let ns = results
+        .into_iter()
+        .collect::<crate::error::Result<Vec<f64>>>()?;
+    Ok(ns.iter().sum::<f64>() / ns.len() as f64)
+}
+
 type Sampled = (Vec<f64>, Vec<f64>, EqualTally, EqualTally);
 
-fn sample(cfg: &PairConfig, t: &Target) -> crate::error::Result<Sampled> {
-    let (mut tq, mut tc) = (EqualTally::default(), EqualTally::default());
+fn sample(
+    cfg: &PairConfig,
+    targets: &[Target],
+    cpus: &[Option<usize>],
+) -> crate::error::Result<Sampled> {
+    let k = targets.len();
+    let (mut tq, mut tc) = (
+        vec![EqualTally::default(); k],
+        vec![EqualTally::default(); k],
+    );
     // Warm-up: one block of each side, not kept (the file's blocks, the caches, the journal).
     let warm = cfg.iterations.min(5_000);
-    block(
-        t,
-        cfg.pattern,
-        QUERIED_MASK,
-        warm,
-        &mut EqualTally::default(),
-    )?;
-    block(
-        t,
-        cfg.pattern,
-        CONTROL_MASK,
-        warm,
-        &mut EqualTally::default(),
-    )?;
+    let mut scrap = vec![EqualTally::default(); k];
+    blocks(targets, cpus, cfg.pattern, QUERIED_MASK, warm, &mut scrap)?;
+    blocks(targets, cpus, cfg.pattern, CONTROL_MASK, warm, &mut scrap)?;
     let (mut queried, mut control) = (Vec::new(), Vec::new());
     for _ in 0..cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
             }
-            if q {
-                queried.push(block(
-                    t,
-                    cfg.pattern,
-                    QUERIED_MASK,
-                    cfg.iterations,
-                    &mut tq,
-                )?);
+            let (mask, tallies, out) = if q {
+                (QUERIED_MASK, &mut tq, &mut queried)
             } else {
-                control.push(block(
-                    t,
-                    cfg.pattern,
-                    CONTROL_MASK,
-                    cfg.iterations,
-                    &mut tc,
-                )?);
-            }
+                (CONTROL_MASK, &mut tc, &mut control)
+            };
+            out.push(blocks(
+                targets,
+                cpus,
+                cfg.pattern,
+                mask,
+                cfg.iterations,
+                tallies,
+            )?);
         }
     }
-    Ok((queried, control, tq, tc))
+    Ok((queried, control, EqualTally::sum(&tq), EqualTally::sum(&tc)))
 }
 
 /// The directory a path names, checked: it exists, is a directory, and is writable.

@@ -93,6 +93,15 @@ impl EqualTally {
         self.prev
     }
 
+    /// The pairs of several tallies (each of its own file) together.
+    pub fn sum(tallies: &[EqualTally]) -> EqualTally {
+        EqualTally {
+            prev: None,
+            pairs: tallies.iter().map(|t| t.pairs).sum(),
+            equal: tallies.iter().map(|t| t.equal).sum(),
+        }
+    }
+
     /// The share of pairs that were equal (0 without pairs).
     pub fn share(&self) -> f64 {
         if self.pairs == 0 {

@@ -63,7 +63,10 @@ impl Replay<'_> {
                 let v = self.inodes[op.inode as usize].ctime;
                 let dir = &mut self.inodes[op.dir as usize];
                 dir.mtime = v;
+                // inode_set_ctime_to_ts() stores the bare nanoseconds: the directory's
+                // I_CTIME_QUERIED flag goes with the old value (fs/inode.c).
                 dir.ctime = v;
+                dir.queried = false;
                 self.update(op.fs);
                 let clock = self.coarse_clock();
                 self.record_mod(op.dir, v, self.now, clock);

@@ -89,7 +89,9 @@ fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_q
     let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
     let (costs, _) = costs::resolve(model, Some(&profile), &cfg).unwrap();
     let delta = |writes| {
-        let s = pattern_scenario(Pattern::Write { writes }, FsKind::Ext4, true).compile();
+        let s = pattern_scenario(Pattern::Write { writes }, FsKind::Ext4, true)
+            .unwrap()
+            .compile();
         let e = estimate::estimates(model, costs, &s, 1000.0 * writes as f64, 100_000);
         let ns = |name: &str| {
             e.iter()

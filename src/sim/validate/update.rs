@@ -3,8 +3,11 @@
 //!
 //! On each directory the live pair of write-stat (one write per query) prices the update
 //! ([`crate::sim::update_price::price`]); then the pair runs loops the price was not taken
-//! from: two and four writes per query, and a create → write → statx → close → unlink loop
-//! (a new inode each iteration, where the query changes only the unlink's stamp). For each, the
+//! from: two and four writes per query, a create → write → statx → close → unlink loop
+//! (a new inode each iteration, where the query changes only the unlink's stamp), and
+//! write-stat run by as many tasks at once as the machine has CPUs, each on its own file and
+//! CPU (the models price tasks as independent copies, so a shared journal or log that makes
+//! an update dearer under concurrency shows here). For each, the
 //! model's Δ is its queried − control reads (priced as every estimate prices them) plus its
 //! queried − control updates at the calibrated price, both sides replayed at their measured
 //! speed. A row is within its goal when the prediction is within max(10%, the live Δ's 95%
@@ -15,8 +18,9 @@ use std::path::PathBuf;
 use super::{Row, ValidationReport};
 use crate::sim::config::{LoopSource, SimulateConfig, Validation};
 use crate::sim::costs;
-use crate::sim::update_price::{self, model_of, side_counts};
+use crate::sim::update_price::{self, counts_at, model_of, side_counts};
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
+use crate::workload::replayed::{self, LiveLoop, ReplayConfig};
 
 /// The relative goal of a row (the live Δ's own interval widens it).
 pub const GOAL_FRACTION: f64 = 0.10;
@@ -28,23 +32,42 @@ pub const PATTERNS: [Pattern; 3] = [
     Pattern::Create,
 ];
 
-/// The model's Δ for `p` with updates at `update_ns`: (reads, updates, Δ ns).
-pub fn predicted_delta(
-    p: &PairResult,
-    costs: crate::sim::Costs,
-    update_ns: f64,
-) -> (f64, f64, f64) {
-    let model = model_of(p);
-    let fs = p.fs_kind();
-    let (rq, uq) = side_counts(model, costs, p.pattern, fs, true, p.queried_ns.point);
-    let (rc, uc) = side_counts(model, costs, p.pattern, fs, false, p.control_ns.point);
-    let (dr, du) = (rq - rc, uq - uc);
-    (dr, du, dr + du * update_ns)
+/// Tasks for the several-tasks row: one per allowed CPU, at most 4; `None` on one CPU.
+fn concurrent_tasks() -> Option<u32> {
+    let cpus = crate::sys::cpu::allowed_cpus().ok()?.len();
+    (cpus >= 2).then(|| cpus.min(4) as u32)
 }
 
-/// One row: `p`'s live Δ against the model's at `update_ns`.
+/// The model's queried − control (priced reads ns, updates) per iteration for `p`'s pattern
+/// at its measured speeds; `None` for a recorded loop (its counts come from its own
+/// scenario: [`recorded_counts`]).
+pub fn delta_counts(p: &PairResult, costs: crate::sim::Costs) -> Option<(f64, f64)> {
+    let model = model_of(p);
+    let fs = p.fs_kind();
+    let (rq, uq) = side_counts(model, costs, p.pattern, fs, true, p.queried_ns.point)?;
+    let (rc, uc) = side_counts(model, costs, p.pattern, fs, false, p.control_ns.point)?;
+    Some((rq - rc, uq - uc))
+}
+
+/// The model's counts for a recorded loop replayed live on `p`'s filesystem.
+pub fn recorded_counts(p: &PairResult, costs: crate::sim::Costs, live: &LiveLoop) -> (f64, f64) {
+    let model = model_of(p);
+    let fs = p.fs_kind();
+    let (rq, uq) = counts_at(model, costs, &live.scenario(fs, true), p.queried_ns.point);
+    let (rc, uc) = counts_at(model, costs, &live.scenario(fs, false), p.control_ns.point);
+    (rq - rc, uq - uc)
+}
+
+/// One row: `p`'s live Δ against the model's at `update_ns` (a pattern's pair; a recorded
+/// loop's goes through [`row_at`] with [`recorded_counts`]).
 pub fn row(p: &PairResult, costs: crate::sim::Costs, update_ns: f64, priced_from: &str) -> Row {
-    let (dr, du, predicted) = predicted_delta(p, costs, update_ns);
+    let counts = delta_counts(p, costs).unwrap_or((0.0, 0.0));
+    row_at(p, counts, update_ns, priced_from)
+}
+
+/// One row from the model's counts `(Δreads ns, Δupdates)` per iteration.
+pub fn row_at(p: &PairResult, (dr, du): (f64, f64), update_ns: f64, priced_from: &str) -> Row {
+    let predicted = dr + du * update_ns;
     let measured = p.delta_ns.point;
     let half = (p.delta_ns.upper - p.delta_ns.lower) / 2.0;
     let allowed = (GOAL_FRACTION * measured.abs()).max(half);
@@ -87,11 +110,36 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     let (profile, note) = crate::sim::profile(cfg)?;
     let profile = profile.ok_or_else(|| crate::failure!("the update price needs a profile"))?;
     let sim = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    // Read every recording first: a bad file fails before any pair runs.
+    let recorded = v
+        .straces
+        .iter()
+        .map(|p| LiveLoop::import(p))
+        .collect::<crate::error::Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     let mut notes = vec![format!(
         "reads priced from {}; each directory's update priced from its own write-stat pair",
         note.origin
     )];
+    for live in &recorded {
+        notes.push(format!(
+            "{}: {} file calls per pass ({} stats) replayed live, {} of them appended so that \
+             the loop repeats; left out: {}",
+            live.source,
+            live.len(),
+            live.stats(),
+            live.appended,
+            if live.left_out.is_empty() {
+                "nothing".to_string()
+            } else {
+                live.left_out
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ));
+    }
     for dir in &dirs {
         pair::check_dir(dir).map_err(|e| crate::failure!("--validate-dir {e}"))?;
         let calibration =
@@ -113,6 +161,22 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         for pattern in PATTERNS {
             let p = pair::measure(&PairConfig::new(dir.clone(), pattern))?;
             rows.push(row(&p, c, update_ns, &from));
+        }
+        match concurrent_tasks() {
+            Some(tasks) => {
+                let mut cfg = PairConfig::new(dir.clone(), Pattern::Write { writes: 1 });
+                cfg.tasks = tasks;
+                rows.push(row(&pair::measure(&cfg)?, c, update_ns, &from));
+            }
+            None => notes.push(format!(
+                "{}: no several-tasks row: this process may run on one CPU only, and tasks \
+                 sharing a CPU are not the independent copies the models price",
+                dir.display()
+            )),
+        }
+        for live in &recorded {
+            let p = replayed::measure(&ReplayConfig::new(dir.clone()), live)?;
+            rows.push(row_at(&p, recorded_counts(&p, c, live), update_ns, &from));
         }
     }
     notes.push(format!(

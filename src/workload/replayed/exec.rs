@@ -1,0 +1,357 @@
+//! The recorded loop issued as real calls on scratch files, and its live pair: blocks of
+//! whole passes alternate ABBA with every stat asking for the times (queried) or for the size
+//! only (control), as in [`crate::workload::pair`].
+//!
+//! Each call is issued once, with one byte where the program moved data (`pwrite`/`pread` at
+//! offset 0): the times are what the pair is about. A call on a file the loop holds open goes
+//! through its newest descriptor (`fstat`-like `statx(fd, "", AT_EMPTY_PATH)`), else through
+//! its path (`statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW)`; a read, write, truncate, fsync,
+//! chmod or utimens without a descriptor opens one around the call, on both sides alike).
+
+use std::ffi::{CString, OsStr};
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use super::{LiveLoop, LiveOp, ROOT};
+use crate::error::Context;
+use crate::probe::update::{
+    equal_sides_check, multigrain_expected, summarize, PairResult, Pattern, CONTROL_MASK,
+    QUERIED_MASK,
+};
+use crate::sys;
+use crate::sys::fs as sfs;
+use crate::trace::Syscall;
+use crate::workload::scratch::{self, ScratchDir};
+
+/// One live replay to measure.
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    /// The directory whose filesystem is measured.
+    pub dir: PathBuf,
+    /// ABBA repetitions.
+    pub repetitions: u32,
+    /// About how long one block runs (whole passes of the loop).
+    pub block: Duration,
+    pub seed: u64,
+    pub pin: bool,
+    pub confidence_level: f64,
+}
+
+impl ReplayConfig {
+    /// 200 ABBA repetitions of about 10 ms blocks (about 8 s): a program's Δ is a small
+    /// share of its pass, so many short repetitions, each of several passes (the switch of
+    /// side at a block's start is shared by all its passes).
+    pub fn new(dir: PathBuf) -> Self {
+        ReplayConfig {
+            dir,
+            repetitions: 200,
+            block: Duration::from_millis(10),
+            seed: 1,
+            pin: true,
+            confidence_level: 0.95,
+        }
+    }
+}
+
+/// A node's live state: its current names (paths) and open descriptors.
+struct Node {
+    names: Vec<CString>,
+    fds: Vec<File>,
+}
+
+/// The loop's scratch tree.
+struct Tree {
+    root: CString,
+    nodes: Vec<Node>,
+    /// Makes every new name unique.
+    counter: u64,
+}
+
+fn path_of(c: &CString) -> &Path {
+    Path::new(OsStr::from_bytes(c.as_bytes()))
+}
+
+impl Tree {
+    fn new(root: &Path, live: &LiveLoop) -> crate::error::Result<Tree> {
+        let root_c = CString::new(root.as_os_str().as_bytes()).context("a NUL in a path")?;
+        let mut nodes = Vec::with_capacity(live.dirs.len());
+        for (n, (&dir, &present)) in live.dirs.iter().zip(&live.initial).enumerate() {
+            let names = if n == ROOT as usize {
+                vec![root_c.clone()]
+            } else {
+                let name = root.join(format!("{}{n}", if dir { 'd' } else { 'f' }));
+                if present {
+                    if dir {
+                        std::fs::create_dir(&name)
+                    } else {
+                        std::fs::write(&name, b"x")
+                    }
+                    .with_context(|| format!("preparing '{}'", name.display()))?;
+                }
+                let c = CString::new(name.as_os_str().as_bytes()).context("a NUL in a path")?;
+                if present {
+                    vec![c]
+                } else {
+                    Vec::new()
+                }
+            };
+            nodes.push(Node {
+                names,
+                fds: Vec::new(),
+            });
+        }
+        Ok(Tree {
+            root: root_c,
+            nodes,
+            counter: 0,
+        })
+    }
+
+    fn fresh(&mut self, n: u32, dir: bool) -> std::io::Result<CString> {
+        self.counter += 1;
+        let mut p = self.root.as_bytes().to_vec();
+        p.extend_from_slice(
+            format!("/{}{n}.{}", if dir { 'd' } else { 'f' }, self.counter).as_bytes(),
+        );
+        CString::new(p).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    }
+
+    /// The node's newest descriptor, or one opened for the call.
+    fn with_file<T>(
+        &mut self,
+        n: u32,
+        write: bool,
+        f: impl FnOnce(&File) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        let node = &self.nodes[n as usize];
+        if let Some(fd) = node.fds.last() {
+            return f(fd);
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(write)
+            .open(path_of(&node.names[0]))?;
+        f(&file)
+    }
+
+    /// Issues one call; `mask` is the stat's (the side's).
+    fn issue(&mut self, op: LiveOp, dir: bool, mask: u32) -> std::io::Result<()> {
+        let n = op.node;
+        let i = n as usize;
+        match op.syscall {
+            Syscall::Read => self.with_file(n, false, |f| f.read_at(&mut [0u8; 1], 0).map(drop)),
+            Syscall::Write => self.with_file(n, true, |f| f.write_at(b"x", 0).map(drop)),
+            Syscall::Truncate => self.with_file(n, true, |f| f.set_len(0)),
+            Syscall::Fsync => self.with_file(n, !dir, |f| f.sync_all()),
+            Syscall::Setattr => self.with_file(n, false, |f| {
+                f.set_permissions(std::fs::Permissions::from_mode(if dir {
+                    0o700
+                } else {
+                    0o600
+                }))
+            }),
+            Syscall::Utimens => self.with_file(n, false, |f| {
+                let t = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+                f.set_times(std::fs::FileTimes::new().set_accessed(t).set_modified(t))
+            }),
+            Syscall::Lseek => self.with_file(n, false, |f| {
+                let mut f = f;
+                f.seek(SeekFrom::Start(0)).map(drop)
+            }),
+            Syscall::Stat | Syscall::StatNoTimes => {
+                let mask = if op.syscall == Syscall::Stat {
+                    mask
+                } else {
+                    CONTROL_MASK
+                };
+                let node = &self.nodes[i];
+                match node.fds.last() {
+                    Some(f) => sfs::statx_mtime(f.as_fd(), mask).map(drop),
+                    None => sfs::statx_path_mtime(&node.names[0], mask).map(drop),
+                }
+            }
+            Syscall::Create => {
+                let name = self.fresh(n, false)?;
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(path_of(&name))?;
+                let node = &mut self.nodes[i];
+                node.names.push(name);
+                node.fds.push(f);
+                Ok(())
+            }
+            Syscall::Open | Syscall::OpenTrunc => {
+                let path = path_of(&self.nodes[i].names[0]).to_path_buf();
+                let f = if dir {
+                    File::open(&path)?
+                } else {
+                    OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .truncate(op.syscall == Syscall::OpenTrunc)
+                        .open(&path)?
+                };
+                self.nodes[i].fds.push(f);
+                Ok(())
+            }
+            Syscall::Close => {
+                drop(self.nodes[i].fds.pop());
+                Ok(())
+            }
+            Syscall::Unlink => {
+                let name = self.nodes[i].names.remove(0);
+                sfs::unlink(&name)
+            }
+            Syscall::Rename => {
+                let to = self.fresh(n, false)?;
+                std::fs::rename(path_of(&self.nodes[i].names[0]), path_of(&to))?;
+                self.nodes[i].names[0] = to;
+                Ok(())
+            }
+            Syscall::Link => {
+                let to = self.fresh(n, false)?;
+                std::fs::hard_link(path_of(&self.nodes[i].names[0]), path_of(&to))?;
+                self.nodes[i].names.push(to);
+                Ok(())
+            }
+            Syscall::Mkdir => {
+                let name = self.fresh(n, true)?;
+                std::fs::create_dir(path_of(&name))?;
+                self.nodes[i].names = vec![name];
+                Ok(())
+            }
+            Syscall::Rmdir => {
+                let name = self.nodes[i].names.remove(0);
+                std::fs::remove_dir(path_of(&name))
+            }
+            Syscall::Readdir => {
+                for e in std::fs::read_dir(path_of(&self.nodes[i].names[0]))? {
+                    e?;
+                }
+                Ok(())
+            }
+            Syscall::Mmap
+            | Syscall::Munmap
+            | Syscall::MmapStore
+            | Syscall::FifoRead
+            | Syscall::FifoWrite
+            | Syscall::Other => Ok(()),
+        }
+    }
+
+    /// `passes` whole passes with the stats' `mask`; ns per pass.
+    fn block(&mut self, live: &LiveLoop, mask: u32, passes: u64) -> crate::error::Result<f64> {
+        let started = Instant::now();
+        for _ in 0..passes {
+            for (k, &op) in live.ops.iter().enumerate() {
+                self.issue(op, live.dirs[op.node as usize], mask)
+                    .with_context(|| {
+                        format!(
+                            "the replayed loop's call {k} ({} on {})",
+                            op.syscall.name(),
+                            if op.node == ROOT {
+                                "the scratch directory".to_string()
+                            } else {
+                                format!("node {}", op.node)
+                            }
+                        )
+                    })?;
+            }
+        }
+        Ok(started.elapsed().as_nanos() as f64 / passes as f64)
+    }
+}
+
+/// Measures the recorded loop's pair on `cfg.dir`'s filesystem. Stops between blocks on
+/// SIGINT/SIGTERM; the scratch directory is removed on every path.
+pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<PairResult> {
+    crate::ensure!(
+        cfg.repetitions >= 2,
+        "the pair needs at least 2 repetitions"
+    );
+    let scratch = ScratchDir::create(&cfg.dir)?;
+    let fs = scratch::fs_info(scratch.path());
+    let mut tree = Tree::new(scratch.path(), live)?;
+    let restore = sys::cpu::allowed_cpus().ok();
+    let pinned = if cfg.pin {
+        sys::cpu::current_cpu()
+            .and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c))
+            .ok()
+    } else {
+        None
+    };
+    let result = sample(cfg, live, &mut tree);
+    if let (Some(_), Some(cpus)) = (pinned, restore) {
+        let _ = sys::cpu::set_affinity(&cpus);
+    }
+    let (queried, control, passes) = result?;
+    drop(tree);
+    drop(scratch);
+    let (queried_ns, control_ns, delta_ns, ratio, deltas) =
+        summarize(&queried, &control, cfg.seed, cfg.confidence_level);
+    let kernel_release = sys::cpu::kernel_release().ok();
+    let expected = multigrain_expected(kernel_release.as_deref(), &fs.fs_type);
+    Ok(PairResult {
+        dir: cfg.dir.display().to_string(),
+        fs_type: fs.fs_type,
+        mount_options: fs.options,
+        kernel_release,
+        pattern: Pattern::Recorded {
+            ops: live.len() as u32,
+        },
+        pattern_name: format!(
+            "recorded {} ({} calls, {} stats)",
+            live.source,
+            live.len(),
+            live.stats()
+        ),
+        tasks: 1,
+        iterations_per_block: passes,
+        repetitions: cfg.repetitions,
+        pinned_cpu: pinned,
+        queried_ns,
+        control_ns,
+        delta_ns,
+        ratio,
+        // A loop of many files has no one file's successive mtimes to compare: the kernel's
+        // evidence is the write-stat pair's on the same filesystem.
+        queried_equal_mtimes: 0.0,
+        control_equal_mtimes: 0.0,
+        multigrain_expected: expected,
+        multigrain_observed: expected,
+        check: (!expected).then(|| equal_sides_check(delta_ns, control_ns)),
+        deltas_ns: deltas,
+    })
+}
+
+fn sample(
+    cfg: &ReplayConfig,
+    live: &LiveLoop,
+    tree: &mut Tree,
+) -> crate::error::Result<(Vec<f64>, Vec<f64>, u64)> {
+    // Warm-up and calibration: one pass of each side, then as many as fill a block.
+    tree.block(live, QUERIED_MASK, 1)?;
+    let one = tree.block(live, CONTROL_MASK, 1)?.max(1.0);
+    let passes = ((cfg.block.as_nanos() as f64 / one) as u64).clamp(1, 1_000_000);
+    let (mut queried, mut control) = (Vec::new(), Vec::new());
+    for _ in 0..cfg.repetitions {
+        for &q in &[true, false, false, true] {
+            if sys::signal::stop_requested() {
+                return Err(crate::error::Error::Interrupted);
+            }
+            if q {
+                queried.push(tree.block(live, QUERIED_MASK, passes)?);
+            } else {
+                control.push(tree.block(live, CONTROL_MASK, passes)?);
+            }
+        }
+    }
+    Ok((queried, control, passes))
+}
