@@ -22,12 +22,23 @@ fn saved_results_render_again_in_every_format() {
     let mut args = SHORT_RUN.to_vec();
     args.extend(["--json", "-o", &run]);
     run_ok(&args);
-    for (file, marker) in [
-        (&probe, "vdso:monotonic"),
-        (&detect, "rdtsc_trapped"),
-        (&run, "getppid"),
+    for (file, marker, kind) in [
+        (&probe, "vdso:monotonic", "tscope-probe"),
+        (&detect, "rdtsc_trapped", "tscope-detect"),
+        (&run, "getppid", "tscope-run"),
     ] {
         let saved = std::fs::read(file).unwrap();
+        // Every document names its kind, first, next to its schema_version.
+        let v: serde_json::Value = serde_json::from_slice(&saved).unwrap();
+        assert_eq!(v["kind"], kind, "{file}");
+        let text = String::from_utf8_lossy(&saved);
+        assert!(
+            text.starts_with(&format!(
+                "{{\n  \"kind\": \"{kind}\",\n  \"schema_version\""
+            )),
+            "{file}: {}",
+            &text[..80.min(text.len())]
+        );
         assert_eq!(
             run_ok(&["show", file, "--json"]),
             saved,
@@ -119,4 +130,43 @@ fn compare_output_shows_again_as_compare_printed_it() {
         show.extend(format);
         assert_eq!(run_ok(&show), run_ok(&compare), "{format:?}");
     }
+}
+
+#[test]
+fn a_documents_kind_tag_decides_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    // The fields of a probe profile, tagged a fleet report: the tag decides.
+    let tagged = dir.path().join("tagged.json");
+    std::fs::write(
+        &tagged,
+        r#"{"kind":"tscope-fleet-report","schema_version":1,"sources":[],"machine":{},
+            "derived":{}}"#,
+    )
+    .unwrap();
+    tscope()
+        .args(["compare", "tests/data/profile-kvm-xeon.json"])
+        .arg(&tagged)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "is a fleet report (`tscope fleet report --json`): compare reads",
+        ));
+    tscope()
+        .args(["fleet", "--db"])
+        .arg(dir.path().join("s.db"))
+        .arg("add")
+        .arg(&tagged)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("is a fleet report"));
+    // simulate tags each object of an array.
+    let v = crate::common::json(&[
+        "simulate",
+        "pipe1",
+        "--profile",
+        "tests/data/profile-kvm-xeon.json",
+        "--json",
+    ]);
+    let all = v.as_array().map_or(vec![v.clone()], |a| a.clone());
+    assert!(all.iter().all(|m| m["kind"] == "tscope-simulate"), "{v}");
 }

@@ -10,6 +10,10 @@ use crate::fmt::{csv_num, estimate, ns, opt};
 use crate::stats::Estimate;
 
 impl Render for Comparison {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::Compare)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

@@ -13,6 +13,10 @@ fn mhz(hz: Option<f64>) -> String {
 }
 
 impl Render for Detection {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::Detect)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

@@ -300,7 +300,10 @@ impl ReportDocument<'_> {
     pub fn files(&self) -> crate::error::Result<Vec<(String, Vec<u8>)>> {
         let mut files: Vec<(String, Vec<u8>)> = vec![
             ("report.md".into(), self.markdown()?.into_bytes()),
-            ("report.json".into(), super::json(self.0)?),
+            (
+                "report.json".into(),
+                super::json(&super::Tagged::new(crate::input::Kind::Report, self.0))?,
+            ),
             (
                 "commit-message.txt".into(),
                 super::commit::message(self.0).into_bytes(),

@@ -24,6 +24,10 @@ fn spread_cells(s: &Spread, cell: fn(Option<f64>) -> String) -> Vec<String> {
 }
 
 impl Render for FleetReport {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::FleetReport)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

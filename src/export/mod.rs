@@ -137,10 +137,33 @@ impl Block {
     }
 }
 
+/// A document as `--json` writes it: its `kind` tag first, then its own fields (among them
+/// `schema_version`).
+#[derive(Debug, Serialize)]
+pub struct Tagged<T> {
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub inner: T,
+}
+
+impl<T> Tagged<T> {
+    pub fn new(kind: crate::input::Kind, inner: T) -> Self {
+        Tagged {
+            kind: kind.tag(),
+            inner,
+        }
+    }
+}
+
 /// A result that prints: the three answers [`export`] needs (see the module doc).
 pub trait Render {
     /// The serde model `--json` writes.
     fn json(&self) -> impl Serialize + '_;
+    /// The kind `--json` tags an object document with (`None`: the result tags its own, or is
+    /// not a document: an array of rows, an explanation, a histogram).
+    fn kind(&self) -> Option<crate::input::Kind> {
+        None
+    }
     /// The table or Markdown form, top to bottom.
     fn blocks(&self, style: Style) -> Vec<Block>;
     /// The `--csv` form: one table of plain numbers.
@@ -156,7 +179,12 @@ pub trait Render {
 /// ([`crate::fmt::for_locale`]); JSON and OpenMetrics are always UTF-8.
 pub fn export<R: Render + ?Sized>(result: &R, format: Format) -> crate::error::Result<Vec<u8>> {
     let text = match format {
-        Format::Json => return json(&result.json()),
+        Format::Json => {
+            return match result.kind() {
+                Some(k) => json(&Tagged::new(k, result.json())),
+                None => json(&result.json()),
+            }
+        }
         Format::OpenMetrics => match result.openmetrics() {
             Some(text) => return Ok(text.into_bytes()),
             None => crate::fail!("{NO_OPENMETRICS}"),

@@ -9,6 +9,10 @@ use crate::fmt::{csv_num, duration, estimate, mhz, ns, opt};
 use crate::probe::Profile;
 
 impl Render for Profile {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::Probe)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

@@ -10,6 +10,10 @@ use crate::workload::result::{MemReport, PagezeroReport, RunReport, RunResult};
 use crate::workload::Placement;
 
 impl Render for RunReport {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::Run)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

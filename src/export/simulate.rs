@@ -9,24 +9,29 @@ use serde::Serialize;
 
 use super::knob::{stamped, stamped_or_dash};
 use super::table::{Align, Table};
-use super::{Block, Render, Style};
+use super::{Block, Render, Style, Tagged};
 use crate::fmt::{csv_num, duration_short, pct};
+use crate::input::Kind;
 use crate::sim::result::{
     CostsOut, ImpliedReport, ModelReport, Output, ProfileNote, SweepReport, ValidationReport,
 };
 
-/// One report as an object, several as an array.
+/// One report as an object, several as an array; each tagged `tscope-simulate`.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Json<'a, T> {
-    One(&'a T),
-    Many(&'a [T]),
+    One(Tagged<&'a T>),
+    Many(Vec<Tagged<&'a T>>),
+}
+
+fn tagged<T>(one: &T) -> Tagged<&T> {
+    Tagged::new(Kind::Simulate, one)
 }
 
 fn one_or_many<T>(v: &[T]) -> Json<'_, T> {
     match v {
-        [one] => Json::One(one),
-        many => Json::Many(many),
+        [one] => Json::One(tagged(one)),
+        many => Json::Many(many.iter().map(tagged).collect()),
     }
 }
 
@@ -37,7 +42,7 @@ enum OutputJson<'a> {
     Models(Json<'a, ModelReport>),
     Sweeps(Json<'a, SweepReport>),
     Implied(Json<'a, ImpliedReport>),
-    Validation(&'a ValidationReport),
+    Validation(Tagged<&'a ValidationReport>),
 }
 
 impl Render for Output {
@@ -46,7 +51,7 @@ impl Render for Output {
             Output::Models(v) => OutputJson::Models(one_or_many(v)),
             Output::Sweeps(v) => OutputJson::Sweeps(one_or_many(v)),
             Output::Implied(v) => OutputJson::Implied(one_or_many(v)),
-            Output::Validation(v) => OutputJson::Validation(v),
+            Output::Validation(v) => OutputJson::Validation(tagged(v)),
         }
     }
 

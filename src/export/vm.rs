@@ -11,6 +11,10 @@ use crate::vm::exits::Exits;
 use crate::vm::guest::matrix::{Column, GuestMatrix, MATRIX_SOURCES, MATRIX_VERDICTS};
 
 impl Render for Exits {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::VmExits)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }
@@ -53,6 +57,10 @@ fn exits(e: &Exits) -> Table {
 }
 
 impl Render for GuestMatrix {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::VmGuest)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

@@ -8,6 +8,10 @@ use super::{Block, Render, Style};
 use crate::vm::count::CountReport;
 
 impl Render for CountReport {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::VmCount)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

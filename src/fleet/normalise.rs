@@ -147,6 +147,19 @@ fn kind_of(v: &Value) -> Result<Kind, String> {
         return Err("is not a JSON object (expected probe, detect or report JSON)".into());
     };
     let has = |k: &str| o.contains_key(k);
+    let tag = o.get("kind").and_then(Value::as_str);
+    match tag.and_then(crate::input::Kind::from_tag) {
+        Some(crate::input::Kind::Report) => return Ok(Kind::Report),
+        Some(crate::input::Kind::Detect) => return Ok(Kind::Detect),
+        Some(crate::input::Kind::Probe) => return Ok(Kind::Probe),
+        Some(other) => {
+            return Err(format!(
+                "is {}, not a probe, detect or report document",
+                other.name()
+            ))
+        }
+        None => {}
+    }
     if has("environment") && has("simulation") && has("profile") {
         Ok(Kind::Report)
     } else if has("verdicts") && has("facts") && has("profile") {

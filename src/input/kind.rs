@@ -31,13 +31,55 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Recognises a document by the fields only its kind has.
+    /// Every kind that names itself with a `kind` tag.
+    pub const TAGGED: [Kind; 12] = [
+        Kind::Probe,
+        Kind::Detect,
+        Kind::Run,
+        Kind::VmGuest,
+        Kind::VmExits,
+        Kind::Simulate,
+        Kind::Compare,
+        Kind::Report,
+        Kind::VmBench,
+        Kind::VmCount,
+        Kind::FleetReport,
+        Kind::RunRecord,
+    ];
+
+    /// The `kind` a document of this kind carries next to its `schema_version` (fleet rows,
+    /// an array of the store's rows, carry none: each row's `kind` is its document's).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Kind::Probe => "tscope-probe",
+            Kind::Detect => "tscope-detect",
+            Kind::Run => "tscope-run",
+            Kind::VmGuest => "tscope-vm-guest",
+            Kind::VmExits => "tscope-vm-exits",
+            Kind::Simulate => "tscope-simulate",
+            Kind::Compare => "tscope-compare",
+            Kind::Report => "tscope-report",
+            Kind::VmBench => "tscope-vm-bench",
+            Kind::VmCount => "tscope-vm-count",
+            Kind::FleetReport => "tscope-fleet-report",
+            Kind::FleetRows => "tscope-fleet-rows",
+            Kind::RunRecord => "tscope-run-record",
+        }
+    }
+
+    /// The kind a `kind` tag names.
+    pub fn from_tag(tag: &str) -> Option<Kind> {
+        Kind::TAGGED.into_iter().find(|k| k.tag() == tag)
+    }
+
+    /// Recognises a document: by its `kind` tag (of its first element, for an array), else,
+    /// for a file written before documents carried one, by the fields only its kind has.
     pub fn of(v: &Shape) -> Option<Kind> {
         let has = |k: &str| v.has(k);
         let first = v.first_or_self();
         let sim = |k: &str| first.has(k);
-        if v.kind.as_deref() == Some("tscope-run-record") {
-            Some(Kind::RunRecord)
+        if let Some(k) = first.kind.as_deref().and_then(Kind::from_tag) {
+            Some(k)
         } else if has("machines") && has("documents") && has("models") {
             Some(Kind::FleetReport)
         } else if !v.object && first.has("hash") && first.has("source") && first.has("kind") {

@@ -71,6 +71,10 @@ pub struct Stats {
     pub reads: [u64; ClockFn::ALL.len()],
     /// Timestamp stores (Linux: only when the time moved, each dirtying the inode).
     pub updates: u64,
+    /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
+    /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`).
+    /// Counted, not priced.
+    pub queries: u64,
     pub total_ns: f64,
     pub timestamp_ns: f64,
     pub modifications: u64,

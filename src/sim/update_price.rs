@@ -51,8 +51,30 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<S
     )
 }
 
-/// What the model counts for one side at its measured speed: priced reads (ns) and updates,
-/// per iteration (`None` for a recorded loop: [`counts_at`] on its own scenario).
+/// What the model counts for one side of a pair, per iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Counts {
+    /// The timestamp reads, priced (ns).
+    pub reads_ns: f64,
+    /// Inode timestamp updates.
+    pub updates: f64,
+    /// Stats that mark a ctime queried ([`crate::sim::replay::Stats::queries`]).
+    pub queries: f64,
+}
+
+impl std::ops::Sub for Counts {
+    type Output = Counts;
+    fn sub(self, o: Counts) -> Counts {
+        Counts {
+            reads_ns: self.reads_ns - o.reads_ns,
+            updates: self.updates - o.updates,
+            queries: self.queries - o.queries,
+        }
+    }
+}
+
+/// What the model counts for one side at its measured speed, per iteration (`None` for a
+/// recorded loop: [`counts_at`] on its own scenario).
 pub fn side_counts(
     model: ModelId,
     costs: Costs,
@@ -60,20 +82,20 @@ pub fn side_counts(
     fs: FsKind,
     queried: bool,
     measured_ns: f64,
-) -> Option<(f64, f64)> {
+) -> Option<Counts> {
     let compiled = pattern_scenario(pattern, fs, queried)?.compile();
     Some(counts_at(model, costs, &compiled, measured_ns))
 }
 
-/// What the model counts for the loop `compiled` at `measured_ns` per iteration: priced reads
-/// (ns) and updates, per iteration, replayed for many ticks of the coarse clock (fewer loops
-/// of a long one, [`crate::trace::scenario::bounded_iterations`]).
+/// What the model counts for the loop `compiled` at `measured_ns` per iteration, replayed for
+/// many ticks of the coarse clock (fewer loops of a long one,
+/// [`crate::trace::scenario::bounded_iterations`]).
 pub fn counts_at(
     model: ModelId,
     costs: Costs,
     compiled: &CompiledScenario,
     measured_ns: f64,
-) -> (f64, f64) {
+) -> Counts {
     let iterations = crate::trace::scenario::bounded_iterations(ITERATIONS, compiled.ops.len());
     let stock = &model.policies()[0];
     let costs = Costs {
@@ -84,7 +106,11 @@ pub fn counts_at(
     let base = estimate::base_from_measured(model, stock, costs, compiled, measured_ns, iterations);
     let s = estimate::replay(&model.table(), stock, costs, compiled, base, iterations);
     let units = s.units().max(1) as f64;
-    (s.timestamp_ns / units, s.updates as f64 / units)
+    Counts {
+        reads_ns: s.timestamp_ns / units,
+        updates: s.updates as f64 / units,
+        queries: s.queries as f64 / units,
+    }
 }
 
 /// The model of the kernel the pair ran on.
@@ -139,14 +165,15 @@ pub fn price_at(pair: &PairResult, costs: Costs) -> FsUpdate {
     let sides = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point).zip(
         side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point),
     );
-    let Some(((rq, uq), (rc, uc))) = sides else {
+    let Some((q, c)) = sides else {
         out.reason = format!(
             "not priced from a {}: the update is priced on the write-stat pair",
             pair.pattern_name
         );
         return out;
     };
-    let (dr, du) = (rq - rc, uq - uc);
+    let (uq, uc) = (q.updates, c.updates);
+    let (dr, du) = (q.reads_ns - c.reads_ns, uq - uc);
     out.reads_delta_ns = Some(dr);
     out.updates_delta = Some(du);
     if !pair.multigrain_observed {

@@ -147,6 +147,25 @@ pub fn statx_path_mtime(path: &CStr, mask: u32) -> io::Result<Mtime> {
     })
 }
 
+/// `getdents64(fd, buf)` once into `buf`; returns the bytes filled (0 at the end). Unlike
+/// glibc's `opendir`/`readdir` (and `std::fs::read_dir`, built on them), no `fstat` comes
+/// with it: a replayed program's directory reads issue exactly the calls it made.
+#[inline(always)]
+pub fn getdents64(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: SYS_getdents64 takes (fd, buffer, length); `fd` is open for the borrow and `buf`
+    // is valid and writable for `buf.len()` bytes.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_getdents64,
+            fd.as_raw_fd(),
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
+    };
+    check(n)?;
+    Ok(n as usize)
+}
+
 /// `lseek(fd, offset, SEEK_SET)`; returns the new offset.
 #[inline(always)]
 pub fn lseek(fd: BorrowedFd<'_>, offset: i64) -> io::Result<i64> {

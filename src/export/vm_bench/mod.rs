@@ -23,6 +23,10 @@ use crate::vm::bench::counted::Counted;
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 impl Render for BenchReport {
+    fn kind(&self) -> Option<crate::input::Kind> {
+        Some(crate::input::Kind::VmBench)
+    }
+
     fn json(&self) -> impl Serialize + '_ {
         self
     }

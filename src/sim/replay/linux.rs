@@ -102,7 +102,11 @@ impl Replay<'_> {
             Effect::LinuxQuery { target } => {
                 let id = Self::target(op, target);
                 if id != NO_INODE && self.multigrain(op.fs) {
-                    self.inodes[id as usize].queried = true;
+                    let ino = &mut self.inodes[id as usize];
+                    if !ino.queried {
+                        ino.queried = true;
+                        self.stats.queries += 1;
+                    }
                 }
             }
             // btrfs: fine reads into the root item, no inode timestamp (src/kernel/linux.rs).

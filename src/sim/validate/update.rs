@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use super::{Row, ValidationReport};
 use crate::sim::config::{LoopSource, SimulateConfig, Validation};
 use crate::sim::costs;
-use crate::sim::update_price::{self, counts_at, model_of, side_counts};
+use crate::sim::update_price::{self, counts_at, model_of, side_counts, Counts};
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 use crate::workload::replayed::{self, LiveLoop, ReplayConfig};
 
@@ -41,32 +41,33 @@ fn concurrent_tasks() -> Option<u32> {
 /// The model's queried − control (priced reads ns, updates) per iteration for `p`'s pattern
 /// at its measured speeds; `None` for a recorded loop (its counts come from its own
 /// scenario: [`recorded_counts`]).
-pub fn delta_counts(p: &PairResult, costs: crate::sim::Costs) -> Option<(f64, f64)> {
+pub fn delta_counts(p: &PairResult, costs: crate::sim::Costs) -> Option<Counts> {
     let model = model_of(p);
     let fs = p.fs_kind();
-    let (rq, uq) = side_counts(model, costs, p.pattern, fs, true, p.queried_ns.point)?;
-    let (rc, uc) = side_counts(model, costs, p.pattern, fs, false, p.control_ns.point)?;
-    Some((rq - rc, uq - uc))
+    let q = side_counts(model, costs, p.pattern, fs, true, p.queried_ns.point)?;
+    let c = side_counts(model, costs, p.pattern, fs, false, p.control_ns.point)?;
+    Some(q - c)
 }
 
 /// The model's counts for a recorded loop replayed live on `p`'s filesystem.
-pub fn recorded_counts(p: &PairResult, costs: crate::sim::Costs, live: &LiveLoop) -> (f64, f64) {
+pub fn recorded_counts(p: &PairResult, costs: crate::sim::Costs, live: &LiveLoop) -> Counts {
     let model = model_of(p);
     let fs = p.fs_kind();
-    let (rq, uq) = counts_at(model, costs, &live.scenario(fs, true), p.queried_ns.point);
-    let (rc, uc) = counts_at(model, costs, &live.scenario(fs, false), p.control_ns.point);
-    (rq - rc, uq - uc)
+    let q = counts_at(model, costs, &live.scenario(fs, true), p.queried_ns.point);
+    let c = counts_at(model, costs, &live.scenario(fs, false), p.control_ns.point);
+    q - c
 }
 
 /// One row: `p`'s live Δ against the model's at `update_ns` (a pattern's pair; a recorded
 /// loop's goes through [`row_at`] with [`recorded_counts`]).
 pub fn row(p: &PairResult, costs: crate::sim::Costs, update_ns: f64, priced_from: &str) -> Row {
-    let counts = delta_counts(p, costs).unwrap_or((0.0, 0.0));
+    let counts = delta_counts(p, costs).unwrap_or_default();
     row_at(p, counts, update_ns, priced_from)
 }
 
 /// One row from the model's counts `(Δreads ns, Δupdates)` per iteration.
-pub fn row_at(p: &PairResult, (dr, du): (f64, f64), update_ns: f64, priced_from: &str) -> Row {
+pub fn row_at(p: &PairResult, d: Counts, update_ns: f64, priced_from: &str) -> Row {
+    let (dr, du, dq) = (d.reads_ns, d.updates, d.queries);
     let predicted = dr + du * update_ns;
     let measured = p.delta_ns.point;
     let half = (p.delta_ns.upper - p.delta_ns.lower) / 2.0;
@@ -78,7 +79,8 @@ pub fn row_at(p: &PairResult, (dr, du): (f64, f64), update_ns: f64, priced_from:
         measured,
         format!(
             "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA); model {}: {dr:.1} ns of \
-             reads + {du:.3} updates × {update_ns:.1} ns ({priced_from})",
+             reads + {du:.3} updates × {update_ns:.1} ns ({priced_from}); {dq:.3} more ctime \
+             queries, not priced",
             measured,
             p.delta_ns.lower,
             p.delta_ns.upper,
@@ -158,9 +160,17 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             }
         };
         rows.push(row(&calibration, c, update_ns, "the calibration itself"));
+        // The create loop's miss per query it adds: what the unpriced query bookkeeping costs
+        // on this filesystem, if it is all of the miss (its Δ has no update).
+        let mut per_query = None;
         for pattern in PATTERNS {
             let p = pair::measure(&PairConfig::new(dir.clone(), pattern))?;
-            rows.push(row(&p, c, update_ns, &from));
+            let r = row(&p, c, update_ns, &from);
+            let d = delta_counts(&p, c).unwrap_or_default();
+            if pattern == Pattern::Create && d.queries > 0.5 && d.updates.abs() < 0.05 {
+                per_query = Some((r.measured - r.predicted) / d.queries);
+            }
+            rows.push(r);
         }
         match concurrent_tasks() {
             Some(tasks) => {
@@ -176,7 +186,20 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         }
         for live in &recorded {
             let p = replayed::measure(&ReplayConfig::new(dir.clone()), live)?;
-            rows.push(row_at(&p, recorded_counts(&p, c, live), update_ns, &from));
+            let d = recorded_counts(&p, c, live);
+            let r = row_at(&p, d, update_ns, &from);
+            if let Some(q) = per_query {
+                notes.push(format!(
+                    "{} on {}: {:.1} more ctime queries per pass; at the create loop's miss of \
+                     {q:.1} ns per query, the model's Δ would be {:.0} ns against the live {:.0} ns",
+                    live.source,
+                    dir.display(),
+                    d.queries,
+                    r.predicted + d.queries * q,
+                    r.measured
+                ));
+            }
+            rows.push(r);
         }
     }
     notes.push(format!(

@@ -7,6 +7,8 @@
 //! through its newest descriptor (`fstat`-like `statx(fd, "", AT_EMPTY_PATH)`), else through
 //! its path (`statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW)`; a read, write, truncate, fsync,
 //! chmod or utimens without a descriptor opens one around the call, on both sides alike).
+//! Every call is the raw one: a directory read is one `getdents64`, never glibc's `opendir`,
+//! whose hidden `fstat` would ask for the times on the control side too.
 
 use std::ffi::{CString, OsStr};
 use std::fs::{File, OpenOptions};
@@ -232,10 +234,17 @@ impl Tree {
                 std::fs::remove_dir(path_of(&name))
             }
             Syscall::Readdir => {
-                for e in std::fs::read_dir(path_of(&self.nodes[i].names[0]))? {
-                    e?;
+                // One getdents64 per recorded call, through the descriptor the program
+                // opened (its opendir's); without one, a descriptor opened for the call.
+                let mut buf = [0u8; 4096];
+                let node = &self.nodes[i];
+                match node.fds.last() {
+                    Some(f) => sfs::getdents64(f.as_fd(), &mut buf).map(drop),
+                    None => {
+                        let dir = File::open(path_of(&node.names[0]))?;
+                        sfs::getdents64(dir.as_fd(), &mut buf).map(drop)
+                    }
                 }
-                Ok(())
             }
             Syscall::Mmap
             | Syscall::Munmap
