@@ -58,7 +58,7 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
     let Some(kind) = Kind::of(&v) else {
         return Err(ConfigError::Invalid(format!(
             "'{}' is not a document tscope writes (expected the JSON of probe, detect, run, \
-             vm guest, vm exits, vm bench, simulate, compare or report.json)",
+             vm guest, vm exits, vm count, vm bench, simulate, compare or report.json)",
             path.display()
         ))
         .into());
@@ -73,6 +73,7 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
         Kind::Compare => Saved::Compare(Box::new(parse(&text, path, "compare")?)),
         Kind::Report => Saved::Report(Box::new(parse(&text, path, "report.json")?)),
         Kind::VmBench => Saved::VmBench(Box::new(parse(&text, path, "vm bench")?)),
+        Kind::VmCount => Saved::VmCount(Box::new(parse(&text, path, "vm count")?)),
         other => {
             let how = match other {
                 Kind::RunRecord => {

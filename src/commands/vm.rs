@@ -68,7 +68,7 @@ pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
         VmCommand::Guest(a) => guest(a, global),
         VmCommand::Exits(a) => exits(a, global),
         VmCommand::Count(a) => count(a, global),
-        VmCommand::Bench(a) => super::vm_bench::run(a),
+        VmCommand::Bench(a) => super::vm_bench::run(a, global),
         VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
     }
 }

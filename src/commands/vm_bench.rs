@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
-use super::{check_output_file, Destination, StderrProgress};
+use super::boot::check_boot;
+use super::{check_output_file, Destination, Global, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::error::ConfigError;
 use crate::vm::bench::{self, BenchConfig, CLOCKSOURCES};
 
-/// Validates `vm bench` arguments.
-pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
+/// Validates `vm bench` arguments (the boot options with every room's own checks).
+pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = BenchConfig::new();
     if let Some(kernels) = super::boot::kernel_sources(&a.matrix.kernel_package, &a.matrix.kernel)?
@@ -64,18 +65,7 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, ConfigError> {
             n,
         )?;
     }
-    range(
-        "timeout",
-        "1..=7200 seconds",
-        (1..=7200).contains(&a.matrix.timeout),
-        a.matrix.timeout,
-    )?;
-    range(
-        "memory",
-        "128..=65536 MiB",
-        (128..=65_536).contains(&a.boot.memory),
-        a.boot.memory.into(),
-    )?;
+    check_boot(&a.boot, a.matrix.timeout)?;
     if let Some(extra) = &a.boot.append {
         if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
             return bad("--append: the tscope.* words are the bench's own; drop them".into());
@@ -148,8 +138,8 @@ fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, 
 }
 
 /// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
-pub fn run(a: &BenchArgs) -> anyhow::Result<i32> {
-    let cfg = config(a)?;
+pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
+    let cfg = config(a, global)?;
     let output = Destination::new(&a.output)?.with_exports(&a.export)?;
     for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
         if let Some(p) = path {

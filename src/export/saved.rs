@@ -21,6 +21,8 @@ pub enum Saved {
     Report(Box<crate::gather::Report>),
     /// `vm bench --json`.
     VmBench(Box<crate::vm::bench::BenchReport>),
+    /// `vm count --json`.
+    VmCount(Box<crate::vm::count::CountReport>),
 }
 
 impl Saved {
@@ -51,7 +53,10 @@ impl Saved {
             Saved::Simulate(r) => export(r.as_ref(), format),
             Saved::Compare(r) => export(r.as_ref(), format),
             Saved::VmBench(r) => export(r.as_ref(), format),
-            Saved::Report(r) if format == Format::Json => json(r),
+            Saved::VmCount(r) => export(r.as_ref(), format),
+            Saved::Report(r) if format == Format::Json => {
+                json(&super::Tagged::new(crate::input::Kind::Report, r.as_ref()))
+            }
             Saved::Report(r) if format == Format::OpenMetrics => {
                 Ok(super::openmetrics::report(r).into_bytes())
             }

@@ -34,6 +34,15 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(out.status.success(), "vm count: {stderr}\n{v:#}");
     assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["kind"], "tscope-vm-count");
+    // `show` reads it back: the same JSON, and the table vm count prints.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("count.json");
+    std::fs::write(&saved, &out.stdout).unwrap();
+    let again = tscope().arg("show").arg(&saved).arg("--json").output().unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(again.stdout, out.stdout, "show --json of vm count's JSON");
+    tscope().arg("show").arg(&saved).assert().success().stdout(contains("write-stat"));
     let k = &v["kernels"][0];
     assert!(k["error"].is_null(), "{k}");
     // CONFIG_HZ from the package's /boot/config-*, not assumed.

@@ -161,13 +161,16 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         };
         rows.push(row(&calibration, c, update_ns, "the calibration itself"));
         // The create loop's miss per query it adds: what the unpriced query bookkeeping costs
-        // on this filesystem, if it is all of the miss (its Δ has no update).
+        // on this filesystem, if it is all of the miss (its Δ has no update), where the loop's
+        // live Δ is decided.
         let mut per_query = None;
         for pattern in PATTERNS {
             let p = pair::measure(&PairConfig::new(dir.clone(), pattern))?;
             let r = row(&p, c, update_ns, &from);
             let d = delta_counts(&p, c).unwrap_or_default();
-            if pattern == Pattern::Create && d.queries > 0.5 && d.updates.abs() < 0.05 {
+            // Only from a create loop whose live Δ is told from 0.
+            let decided = p.delta_ns.lower > 0.0 && !r.undecided;
+            if pattern == Pattern::Create && decided && d.queries > 0.5 && d.updates.abs() < 0.05 {
                 per_query = Some((r.measured - r.predicted) / d.queries);
             }
             rows.push(r);

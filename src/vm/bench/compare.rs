@@ -322,5 +322,4 @@ pub fn verdict(
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

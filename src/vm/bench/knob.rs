@@ -123,7 +123,7 @@ pub fn update_price(knob: &[KnobRow], from: &str, to: &str, fs: &str) -> Option<
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{recorded, report};
+    use super::super::fixtures::{recorded, report};
     use super::*;
 
     /// One boot each of 6.12 and 7.2 under TCG, write-stat on tmpfs, ext4 and xfs, with the

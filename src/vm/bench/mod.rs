@@ -29,6 +29,8 @@ pub mod reads;
 pub mod readtime;
 #[cfg(test)]
 mod recorded_tests;
+#[cfg(test)]
+mod fixtures;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -57,12 +59,7 @@ pub struct Planned {
 /// Version of the `vm bench` JSON.
 pub const VM_BENCH_SCHEMA_VERSION: u32 = 1;
 
-/// The default kernels: bookworm's 6.1, trixie's 6.12 and sid's newest, all cloud.
-pub const DEFAULT_PACKAGES: [&str; 3] = [
-    "linux-image-cloud-amd64",
-    "linux-image-cloud-amd64@trixie",
-    "linux-image-cloud-amd64@sid",
-];
+pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
 
 /// The clocksources a guest may be asked to switch to.
 pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
@@ -70,8 +67,6 @@ pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
 /// Iterations per block of the guest's live knob pairs by default.
 pub const DEFAULT_PAIR_ITERATIONS: u64 = 2_000;
 
-/// `CONFIG_HZ` the model assumes when neither the kernel's configuration nor the guest says.
-pub const ASSUMED_HZ: u32 = 250;
 
 pub use crate::vm::boot::kernel::KernelSource;
 
@@ -392,8 +387,8 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     disk::check_tools(&cfg.filesystems)?;
     let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
     crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = cache.join(format!("run-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("creating '{}'", work.display()))?;
+    // In the cache, or in the temporary directory when the cache is read-only.
+    let work = crate::vm::boot::scratch::work_dir(&cache)?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),

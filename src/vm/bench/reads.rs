@@ -9,7 +9,6 @@
 //! teardown cancel. The timer tick reads the clocksource too (once per tick): those reads land
 //! in the count in proportion to the op's time (op ns × HZ / 1e9 per op).
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -19,8 +18,8 @@ use super::clocksource::switch;
 use super::loops;
 use super::Planned;
 use crate::error::{Context, Result};
+use crate::vm::boot::tracefs::{append, TRACING};
 
-const TRACING: &str = "/sys/kernel/tracing";
 
 /// Each clocksource's read callback (`struct clocksource.read`): arch/x86/kernel/tsc.c
 /// `read_tsc`, arch/x86/kernel/hpet.c `read_hpet`, drivers/clocksource/acpi_pm.c
@@ -79,15 +78,6 @@ pub fn hits(profile: &str, event: &str) -> Option<u64> {
 
 fn event(symbol: &str) -> String {
     format!("tscope_cs_{symbol}")
-}
-
-fn append(path: &str, line: &str) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening {path}"))?;
-    f.write_all(format!("{line}\n").as_bytes())
-        .with_context(|| format!("writing '{line}' to {path}"))
 }
 
 fn profile_hits(event: &str) -> Result<u64> {

@@ -24,8 +24,8 @@ use super::{loops, Planned};
 use crate::error::{Context, Result};
 use crate::stats::Estimate;
 use crate::sys::clock;
+use crate::vm::boot::tracefs::{write, TRACING};
 
-const TRACING: &str = "/sys/kernel/tracing";
 
 /// The precise-read leaves the models count (a kernel has one or both).
 pub const LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
@@ -87,11 +87,6 @@ pub fn durations(trace: &str, symbols: &[&str]) -> Vec<f64> {
             (v.is_finite() && v >= 0.0).then_some(v * 1000.0)
         })
         .collect()
-}
-
-fn write(file: &str, text: &str) -> Result<()> {
-    std::fs::write(format!("{TRACING}/{file}"), text)
-        .with_context(|| format!("writing '{}' to {TRACING}/{file}", text.trim()))
 }
 
 /// The durations of `symbols` while `run` runs, from an emptied trace.

@@ -1,47 +1,10 @@
 //! The host side on guest output: the console parser and the rows built from the slots.
 
 use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
+use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
 use super::*;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::qemu;
-
-pub(super) fn report(
-    kernels: Vec<BenchKernel>,
-    clocksources: &[&str],
-    workloads: &[&str],
-) -> BenchReport {
-    BenchReport {
-        schema_version: VM_BENCH_SCHEMA_VERSION,
-        tool: "tscope test".into(),
-        created_unix_s: 0,
-        accel: AccelChoice {
-            requested: "tcg".into(),
-            used: qemu::Accel::Tcg,
-            emulation: true,
-            kvm_module: None,
-            note: None,
-        },
-        seed: 1,
-        boots: 2,
-        rounds: 2,
-        slot_ms: 100,
-        clocksources: clocksources.iter().map(|s| s.to_string()).collect(),
-        filesystems: vec!["tmpfs".into()],
-        workloads: workloads.iter().map(|s| s.to_string()).collect(),
-        kernels,
-        runs: Vec::new(),
-        comparisons: Vec::new(),
-        refused: Vec::new(),
-        kernel_control: rows::KERNEL_CONTROL.into(),
-        counted: Vec::new(),
-        count_errors: Vec::new(),
-        disturbed: Vec::new(),
-        knob: Vec::new(),
-        host_cpu: None,
-        host_kernel: None,
-        interrupted: false,
-    }
-}
 
 /// A slot on `cs` whose workloads cost `ns` each times the boot's `speed`, and whose precise
 /// read costs `precise` × `speed`.
@@ -278,28 +241,6 @@ fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
 
 /// Consoles recorded from real guests (`vm bench --console-dir`, default matrix under TCG):
 /// bookworm's 6.1 and sid's 7.2, first boot each (with the read-counting pass).
-pub(super) const CONSOLE_6_1: &str = include_str!("../../../tests/data/vm-bench/6.1-boot1.console");
-pub(super) const CONSOLE_7_2: &str = include_str!("../../../tests/data/vm-bench/7.2-boot1.console");
-
-pub(super) fn recorded(console: &str) -> BenchKernel {
-    let c = parse_console(console).unwrap();
-    let h = c.header.clone().unwrap();
-    BenchKernel {
-        kernel_package: "recorded".into(),
-        kernel_release: Some(h.release.clone()),
-        hz: 250,
-        hz_source: "config".into(),
-        boots: vec![BenchBoot {
-            boot_clocksource: h.boot_clocksource.clone(),
-            header: c.header,
-            slots: c.slots,
-            reads: c.reads,
-            pairs: c.pairs,
-            ..BenchBoot::default()
-        }],
-    }
-}
-
 #[test]
 fn recorded_consoles_parse_into_slots_and_read_counts() {
     for (console, release) in [(CONSOLE_6_1, "6.1."), (CONSOLE_7_2, "7.2.")] {

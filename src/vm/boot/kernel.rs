@@ -28,6 +28,17 @@ use crate::progress::Progress;
 /// (26 MB; has PVH, kvm-clock, HPET and the ACPI PM timer, and boots fast).
 pub const DEFAULT_PACKAGE: &str = "linux-image-cloud-amd64";
 
+/// The kernels `vm count` and `vm bench` compare by default: bookworm's 6.1, trixie's 6.12 and
+/// sid's newest (≥ 6.15), all cloud.
+pub const DEFAULT_PACKAGES: [&str; 3] = [
+    "linux-image-cloud-amd64",
+    "linux-image-cloud-amd64@trixie",
+    "linux-image-cloud-amd64@sid",
+];
+
+/// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
+pub const ASSUMED_HZ: u32 = 250;
+
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
 pub struct Kernel {

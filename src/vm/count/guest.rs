@@ -30,11 +30,11 @@ use super::offsets::{self, StampOffsets};
 use super::timing::{clock_read_ns, OpTimer, TIMING_ITERATIONS};
 use crate::error::{Context, Result};
 use crate::sys;
+use crate::vm::boot::tracefs::{self, TRACING};
 use crate::workload::def::{self, positions};
 use crate::workload::single::run_loop;
 use crate::workload::WorkloadName;
 
-const TRACING: &str = "/sys/kernel/tracing";
 const SYSCALL_TRIGGER: &str = "hist:keys=id:size=256";
 
 /// What one guest measured (the `count` section, JSON).
@@ -152,15 +152,6 @@ pub fn wanted(cmdline: &str) -> bool {
     word(cmdline, "tscope.count=").is_some()
 }
 
-fn write_append(path: &str, line: &str) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening {path}"))?;
-    f.write_all(format!("{line}\n").as_bytes())
-        .with_context(|| format!("writing '{line}' to {path}"))
-}
-
 fn snapshot(
     probes: &[Probe],
     hist: bool,
@@ -241,7 +232,7 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     let events = format!("{TRACING}/kprobe_events");
     let mut registered = Vec::new();
     for p in probes {
-        match write_append(&events, &p.definition()) {
+        match tracefs::append(&events, &p.definition()) {
             Ok(()) => registered.push(p),
             Err(e) => out.errors.push(format!("{e:#}")),
         }
@@ -285,7 +276,7 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
     for fs_name in filesystems {
         let dir = format!("/mnt/{fs_name}");
         let found = if crate::vm::boot::disk::needs_disk(fs_name) {
-            find_disk(fs_name, disks)
+            crate::vm::boot::disk::find_in_guest(fs_name, disks)
         } else {
             Ok(fs_name.to_string())
         };
@@ -368,39 +359,6 @@ fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The device holding `fs`'s image: waits up to 20 s for all `disks` NVMe namespaces (the
-/// driver probes controllers and scans namespaces asynchronously, so they appear after `/init`
-/// starts, and not necessarily in `-device` order), then picks the one whose superblock is
-/// `fs`'s ([`crate::vm::boot::disk::has_magic`]; each file system has one disk).
-fn find_disk(fs: &str, disks: usize) -> Result<String> {
-    let started = Instant::now();
-    loop {
-        let devices: Vec<String> = (0..disks.max(1) + 4)
-            .map(crate::vm::boot::disk::guest_device)
-            .filter(|d| Path::new(d).exists())
-            .collect();
-        if devices.len() >= disks || started.elapsed().as_secs() >= 20 {
-            for d in &devices {
-                let mut head = vec![0u8; crate::vm::boot::disk::MAGIC_BYTES];
-                let read = std::fs::File::open(d)
-                    .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
-                if read.is_ok() && crate::vm::boot::disk::has_magic(fs, &head) {
-                    return Ok(d.clone());
-                }
-            }
-            crate::fail!(
-                "no NVMe disk with a {fs} superblock within 20 s (found: {})",
-                if devices.is_empty() {
-                    "none".into()
-                } else {
-                    devices.join(", ")
-                }
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 /// The kernel log's last `n` messages (`/dev/kmsg`, read without blocking; the console is

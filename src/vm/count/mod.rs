@@ -37,15 +37,7 @@ use crate::workload::WorkloadName;
 /// Version of the `vm count` JSON.
 pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
 
-/// The default matrix: bookworm's 6.1, trixie's 6.12 and sid's newest (≥ 6.15), all cloud.
-pub const DEFAULT_PACKAGES: [&str; 3] = [
-    "linux-image-cloud-amd64",
-    "linux-image-cloud-amd64@trixie",
-    "linux-image-cloud-amd64@sid",
-];
-
-/// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
-pub const ASSUMED_HZ: u32 = 250;
+pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
 
 /// The workloads run by default: every single-threaded loop of the workloads' definition.
 pub const DEFAULT_WORKLOADS: [WorkloadName; 6] = crate::workload::def::LOOPS;

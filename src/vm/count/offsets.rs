@@ -17,13 +17,13 @@
 //! (`-smp 1`) and a syscall whose enter and exit are on different CPUs is left out anyway.
 
 use crate::error::{Context, Result};
+use crate::vm::boot::tracefs::{write, TRACING};
 use crate::workload::WorkloadName;
 
 /// Iterations of a traced pass at most.
 pub const TRACED_ITERATIONS: u64 = 200;
 /// Per-CPU trace buffer: a traced vfsmix iteration writes about 40 events.
 const BUFFER_KB: &str = "8192";
-const TRACING: &str = "/sys/kernel/tracing";
 const SYSCALL_EVENTS: [&str; 2] = ["sys_enter", "sys_exit"];
 
 /// One syscall of one task in the trace: its number, the timestamps of its entry and exit (in
@@ -243,11 +243,6 @@ pub fn summarise(workload: WorkloadName, syscalls: &[TracedSyscall]) -> StampOff
         out.reads[*p] = Some(a.reads as f64 / out.iterations as f64);
     }
     out
-}
-
-fn write(file: &str, value: &str) -> Result<()> {
-    let path = format!("{TRACING}/{file}");
-    std::fs::write(&path, value).with_context(|| format!("writing '{value}' to {path}"))
 }
 
 /// Prepares the trace buffer for the traced passes: a larger buffer and the `x86-tsc` clock
