@@ -39,10 +39,24 @@ fn count_holds_the_6_1_model_to_the_kernel() {
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("count.json");
     std::fs::write(&saved, &out.stdout).unwrap();
-    let again = tscope().arg("show").arg(&saved).arg("--json").output().unwrap();
-    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let again = tscope()
+        .arg("show")
+        .arg(&saved)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     assert_eq!(again.stdout, out.stdout, "show --json of vm count's JSON");
-    tscope().arg("show").arg(&saved).assert().success().stdout(contains("write-stat"));
+    tscope()
+        .arg("show")
+        .arg(&saved)
+        .assert()
+        .success()
+        .stdout(contains("write-stat"));
     let k = &v["kernels"][0];
     assert!(k["error"].is_null(), "{k}");
     // CONFIG_HZ from the package's /boot/config-*, not assumed.

@@ -19,6 +19,8 @@ pub mod counted;
 pub mod diagnosis;
 pub mod disturbed;
 pub mod fill;
+#[cfg(test)]
+mod fixtures;
 pub mod guest;
 mod host;
 pub mod knob;
@@ -29,8 +31,6 @@ pub mod reads;
 pub mod readtime;
 #[cfg(test)]
 mod recorded_tests;
-#[cfg(test)]
-mod fixtures;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -66,7 +66,6 @@ pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
 
 /// Iterations per block of the guest's live knob pairs by default.
 pub const DEFAULT_PAIR_ITERATIONS: u64 = 2_000;
-
 
 pub use crate::vm::boot::kernel::KernelSource;
 

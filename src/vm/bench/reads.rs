@@ -20,7 +20,6 @@ use super::Planned;
 use crate::error::{Context, Result};
 use crate::vm::boot::tracefs::{append, TRACING};
 
-
 /// Each clocksource's read callback (`struct clocksource.read`): arch/x86/kernel/tsc.c
 /// `read_tsc`, arch/x86/kernel/hpet.c `read_hpet`, drivers/clocksource/acpi_pm.c
 /// `acpi_pm_read`, arch/x86/kernel/kvmclock.c `kvm_clock_get_cycles`.

@@ -26,7 +26,6 @@ use crate::stats::Estimate;
 use crate::sys::clock;
 use crate::vm::boot::tracefs::{write, TRACING};
 
-
 /// The precise-read leaves the models count (a kernel has one or both).
 pub const LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 

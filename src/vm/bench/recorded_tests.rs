@@ -2,8 +2,8 @@
 //! `--count` without a guest (`vm count`'s rows from a guest's raw counts, taken into the
 //! bench's rows, the table and the commit paragraph).
 
-use super::guest::Slot;
 use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
+use super::guest::Slot;
 use super::{compare, parse_console, BenchReport};
 
 /// Three boots of 6.1 from a quiet default run (12 rounds of tsc/hpet each).

@@ -1,10 +1,8 @@
 //! The host side on guest output: the console parser and the rows built from the slots.
 
-use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
 use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
+use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
 use super::*;
-use crate::vm::boot::accel::AccelChoice;
-use crate::vm::boot::qemu;
 
 /// A slot on `cs` whose workloads cost `ns` each times the boot's `speed`, and whose precise
 /// read costs `precise` × `speed`.

@@ -24,6 +24,6 @@ pub mod modules;
 pub mod qemu;
 pub mod scratch;
 pub mod serial;
-pub mod tracefs;
 #[cfg(test)]
 mod tests;
+pub mod tracefs;
