@@ -361,9 +361,9 @@ fn update_validation_holds_several_tasks_and_a_recorded_program() {
 #[test]
 fn a_recording_for_the_update_validation_is_checked_first() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("missing.strace");
-    tscope()
-        .args([
+    let validate = |strace: &std::path::Path| {
+        let mut c = tscope();
+        c.args([
             "simulate",
             "update",
             "--validate",
@@ -375,25 +375,16 @@ fn a_recording_for_the_update_validation_is_checked_first() {
             "tests/data/profile-kvm-xeon.json",
             "--validate-strace",
         ])
-        .arg(&missing)
+        .arg(strace);
+        c
+    };
+    let missing = dir.path().join("missing.strace");
+    validate(&missing)
         .assert()
         .failure()
         .stderr(contains("missing.strace"));
     let empty = write_tmp(dir.path(), "empty.strace", "");
-    tscope()
-        .args([
-            "simulate",
-            "update",
-            "--validate",
-            "--validate-dir",
-            "/dev/shm",
-        ])
-        .args([
-            "--profile",
-            "tests/data/profile-kvm-xeon.json",
-            "--validate-strace",
-        ])
-        .arg(&empty)
+    validate(&empty)
         .assert()
         .failure()
         .stderr(contains("no syscalls"));

@@ -97,22 +97,20 @@ pub fn fstat_mtime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
     })
 }
 
-/// `statx(fd, "", AT_EMPTY_PATH, mask)`, returning the modification time the kernel filled
-/// (statx fills every basic field it has whatever the mask; the mask decides only what the
-/// kernel is asked, and on a multigrain filesystem asking for `STATX_MTIME`/`STATX_CTIME`
-/// marks the inode's ctime as queried: fs/stat.c `generic_fillattr` → `fill_mg_cmtime`).
+/// `statx(dirfd, path, flags, mask)`, returning the modification time the kernel filled.
 #[inline(always)]
-pub fn statx_mtime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
+fn statx_at(dirfd: libc::c_int, path: &CStr, flags: libc::c_int, mask: u32) -> io::Result<Mtime> {
     // SAFETY: all-zero is a valid `statx`.
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `fd` is open for the borrow,
-    // the empty path is a NUL-terminated static, and `st` is a valid, writable `statx`.
+    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `dirfd` is AT_FDCWD or a
+    // descriptor the caller holds open across the call, `path` is NUL-terminated and lives
+    // across it, and `st` is a valid, writable `statx`.
     check(unsafe {
         libc::syscall(
             libc::SYS_statx,
-            fd.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
+            dirfd,
+            path.as_ptr(),
+            flags,
             mask,
             &mut st as *mut libc::statx,
         )
@@ -123,28 +121,20 @@ pub fn statx_mtime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
     })
 }
 
+/// `statx(fd, "", AT_EMPTY_PATH, mask)`, returning the modification time the kernel filled
+/// (statx fills every basic field it has whatever the mask; the mask decides only what the
+/// kernel is asked, and on a multigrain filesystem asking for `STATX_MTIME`/`STATX_CTIME`
+/// marks the inode's ctime as queried: fs/stat.c `generic_fillattr` → `fill_mg_cmtime`).
+#[inline(always)]
+pub fn statx_mtime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
+    statx_at(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH, mask)
+}
+
 /// `statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask)`: [`statx_mtime`] by path, as `lstat`
 /// asks (the replayed program's stats of files it has no descriptor for).
 #[inline(always)]
 pub fn statx_path_mtime(path: &CStr, mask: u32) -> io::Result<Mtime> {
-    // SAFETY: all-zero is a valid `statx`.
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `path` is NUL-terminated and
-    // lives across the call, and `st` is a valid, writable `statx`.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-            mask,
-            &mut st as *mut libc::statx,
-        )
-    })?;
-    Ok(Mtime {
-        sec: st.stx_mtime.tv_sec,
-        nsec: i64::from(st.stx_mtime.tv_nsec),
-    })
+    statx_at(libc::AT_FDCWD, path, libc::AT_SYMLINK_NOFOLLOW, mask)
 }
 
 /// `getdents64(fd, buf)` once into `buf`; returns the bytes filled (0 at the end). Unlike

@@ -178,14 +178,7 @@ impl LiveLoop {
                 n == ROOT as usize || !matches!(f, Some(Syscall::Create | Syscall::Mkdir))
             })
             .collect();
-        let mut state: Vec<State> = initial
-            .iter()
-            .map(|&p| State {
-                present: p,
-                names: u32::from(p),
-                open: 0,
-            })
-            .collect();
+        let mut state = initial_state(&initial);
         let mut out = Vec::with_capacity(mapped.len());
         for op in mapped {
             if step(&mut state[op.node as usize], op, dirs[op.node as usize]) {
@@ -290,6 +283,18 @@ impl LiveLoop {
             coarse_lag_ns: None,
         }
     }
+}
+
+/// Each node's state before the loop: present (with its one name) or not, nothing open.
+fn initial_state(initial: &[bool]) -> Vec<State> {
+    initial
+        .iter()
+        .map(|&p| State {
+            present: p,
+            names: u32::from(p),
+            open: 0,
+        })
+        .collect()
 }
 
 /// Applies `op` to its node's state; `false` where the state rules it out (left out).

@@ -14,15 +14,7 @@ fn op(syscall: Syscall, inode: u32, dir: u32) -> Op {
 
 /// Every op of two passes is possible from the loop's initial state: the loop repeats.
 fn repeats(l: &LiveLoop) {
-    let mut st: Vec<State> = l
-        .initial
-        .iter()
-        .map(|&p| State {
-            present: p,
-            names: u32::from(p),
-            open: 0,
-        })
-        .collect();
+    let mut st = initial_state(&l.initial);
     for pass in 0..2 {
         for (k, op) in l.ops.iter().enumerate() {
             let n = op.node as usize;
