@@ -46,6 +46,35 @@ pub fn refusal(path: &Path, problems: &[String]) -> String {
     )
 }
 
+/// Why a store whose header or schema is damaged cannot be read at all, and the way out: the
+/// copy a migration took, where there is one, else the documents it was built from.
+pub fn unreadable(path: &Path, why: &str) -> String {
+    let p = path.display();
+    let backups: Vec<String> = (1..=super::schema::VERSION)
+        .map(|v| backup_path(path, v))
+        .filter(|b| b.is_file())
+        .map(|b| format!("'{}'", b.display()))
+        .collect();
+    let way = if backups.is_empty() {
+        format!(
+            "Rebuild it from the documents it was built from: `tscope fleet --db NEW.db add \
+             FILE|DIR…` (no copy of '{p}' taken before a migration is beside it)"
+        )
+    } else {
+        format!(
+            "The copy taken before its last migration is {}: copy it to a new name and open that \
+             (documents added since are not in it), or rebuild from the documents with `tscope \
+             fleet --db NEW.db add FILE|DIR…`",
+            backups.join(", ")
+        )
+    };
+    format!(
+        "fleet store '{p}' cannot be read: its header or schema is damaged (SQLite: {}); tscope \
+         does not write to it. {way}",
+        crate::fmt::safe::cell(why)
+    )
+}
+
 /// The path of the copy taken before migrating from schema version `from`.
 pub fn backup_path(path: &Path, from: u32) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

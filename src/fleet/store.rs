@@ -121,7 +121,13 @@ pub struct Store {
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
-    move |e| crate::failure!("fleet store '{}': {e}", path.display())
+    move |e| match e.sqlite_error_code() {
+        // Damage the open's quick_check never reaches: the header or the schema itself.
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+            crate::failure!("{}", super::integrity::unreadable(path, &e.to_string()))
+        }
+        _ => crate::failure!("fleet store '{}': {e}", path.display()),
+    }
 }
 
 /// Re-derives every row's facts from its stored document (a migration that added facts).

@@ -276,3 +276,35 @@ fn a_full_disk_says_what_was_committed_before_it() {
     assert!(n > 0 && n < 600, "{err}");
     assert_eq!(rows(&db).len(), n, "{err}");
 }
+
+#[test]
+fn a_store_whose_schema_is_damaged_says_so_and_how_to_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    fleet(&db).arg("add").args(REAL).assert().success();
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    }
+    // Bytes over the b-tree header of page 1, the schema's own page.
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+        f.seek(SeekFrom::Start(100)).unwrap();
+        f.write_all(&[0x41, 0, 0xff, 0x13, 0x37, 0, 0, 0x99])
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    for args in [&["ls"][..], &["add", "tests/data/profile-kvm-amd.json"][..]] {
+        let out = fleet(&db).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("cannot be read: its header or schema is damaged")
+                && stderr.contains("does not write to it")
+                && stderr.contains("fleet --db NEW.db add"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
