@@ -6,7 +6,6 @@
 //! `detect`).
 
 pub mod noise;
-pub mod numbers;
 pub mod ratio;
 
 pub use ratio::Change;
@@ -184,7 +183,7 @@ impl Input {
             path: path.into(),
             source: e,
         })?;
-        numbers::check_profile(&profile).map_err(|message| InputError::Number {
+        crate::probe::check::check_profile(&profile).map_err(|message| InputError::Number {
             path: path.into(),
             message,
         })?;

@@ -11,6 +11,7 @@
 
 pub mod advice;
 pub mod between;
+pub mod check;
 pub mod coreclock;
 pub mod histogram;
 pub mod host_id;

@@ -34,7 +34,7 @@ pub fn load_profile(path: &Path) -> Result<Profile, TraceError> {
         path: origin.clone(),
         cause: e,
     })?;
-    crate::compare::numbers::check_profile(&profile).map_err(|message| TraceError::Invalid {
+    crate::probe::check::check_profile(&profile).map_err(|message| TraceError::Invalid {
         what: WHAT,
         path: origin,
         message,

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::error::ConfigError;
 
-use super::result::{MemOp, Mode, Placement, WorkloadName};
+use super::name::WorkloadName;
+use super::result::{MemOp, Mode, Placement};
 
 /// The most tasks (or mem threads) one run may start.
 pub const MAX_TASKS: u64 = 1024;

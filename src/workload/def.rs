@@ -7,7 +7,8 @@
 //! both built on the same per-iteration body.
 
 use super::iteration;
-use super::result::{Op, WorkloadName};
+use super::name::WorkloadName;
+use super::result::Op;
 use crate::trace::scenario::{ScenarioOp, DEFAULT_ITERATIONS};
 use crate::trace::{FsKind, Scenario, Syscall, SCENARIO_SCHEMA_VERSION};
 

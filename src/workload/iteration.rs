@@ -12,7 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::result::{Op, WorkloadName};
+use super::name::WorkloadName;
+use super::result::Op;
 
 /// One inode an iteration touches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,6 +14,7 @@ pub mod def;
 pub mod inject;
 pub mod iteration;
 pub mod mem;
+pub mod name;
 pub mod null;
 pub mod pagezero;
 pub mod pair;
@@ -34,7 +35,8 @@ use std::time::Duration;
 use crate::error::Context;
 
 pub use config::{MemConfig, RunConfig};
-pub use result::{MemOp, Mode, Placement, RunReport, WorkloadName};
+pub use name::WorkloadName;
+pub use result::{MemOp, Mode, Placement, RunReport};
 
 use crate::sys;
 use crate::warnings::Warning;

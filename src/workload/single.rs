@@ -9,7 +9,7 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::def::OpHook;
-use super::result::WorkloadName;
+use super::name::WorkloadName;
 use super::runner::{StepError, Workload};
 use super::write::EqualTally;
 use super::{pipe, vfsmix, write};

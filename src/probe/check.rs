@@ -1,6 +1,6 @@
-//! Range checks for every number `simulate --profile` and `compare` read from a profile: a
-//! file edited by hand or by another tool must not turn into "coarse read -5 ns" or "NaN×".
-//! Each failure names the field, so the user knows what to fix.
+//! Range checks for every number a profile's readers (`simulate --profile`, `compare`) take
+//! from it: a file edited by hand or by another tool must not turn into "coarse read -5 ns"
+//! or "NaN×". Each failure names the field, so the user knows what to fix.
 
 use crate::fmt::num;
 use crate::probe::Profile;
