@@ -172,10 +172,7 @@ fn placement(cfg: &PairConfig, allowed: Option<&[usize]>) -> Vec<Option<usize>> 
         return vec![None; cfg.tasks as usize];
     }
     if cfg.tasks == 1 {
-        let here = sys::cpu::current_cpu()
-            .and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c))
-            .ok();
-        return vec![here];
+        return vec![pin_here()];
     }
     match allowed {
         Some(cpus) if !cpus.is_empty() => (0..cfg.tasks as usize)
@@ -183,6 +180,13 @@ fn placement(cfg: &PairConfig, allowed: Option<&[usize]>) -> Vec<Option<usize>> 
             .collect(),
         _ => vec![None; cfg.tasks as usize],
     }
+}
+
+/// Pins the calling thread to the CPU it runs on; that CPU, or `None` where it cannot.
+pub fn pin_here() -> Option<usize> {
+    sys::cpu::current_cpu()
+        .and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c))
+        .ok()
 }
 
 /// One block on every task at once; the mean over tasks of ns per iteration.

@@ -166,8 +166,9 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         let mut per_query = None;
         for pattern in PATTERNS {
             let p = pair::measure(&PairConfig::new(dir.clone(), pattern))?;
-            let r = row(&p, c, update_ns, &from);
+            // The model's counts once: the row and the query's price both read them.
             let d = delta_counts(&p, c).unwrap_or_default();
+            let r = row_at(&p, d, update_ns, &from);
             // Only from a create loop whose live Δ is told from 0.
             let decided = p.delta_ns.lower > 0.0 && !r.undecided;
             if pattern == Pattern::Create && decided && d.queries > 0.5 && d.updates.abs() < 0.05 {

@@ -190,15 +190,15 @@ impl Tree {
                 Ok(())
             }
             Syscall::Open | Syscall::OpenTrunc => {
-                let path = path_of(&self.nodes[i].names[0]).to_path_buf();
+                let path = path_of(&self.nodes[i].names[0]);
                 let f = if dir {
-                    File::open(&path)?
+                    File::open(path)?
                 } else {
                     OpenOptions::new()
                         .read(true)
                         .write(true)
                         .truncate(op.syscall == Syscall::OpenTrunc)
-                        .open(&path)?
+                        .open(path)?
                 };
                 self.nodes[i].fds.push(f);
                 Ok(())
@@ -290,9 +290,7 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
     let mut tree = Tree::new(scratch.path(), live)?;
     let restore = sys::cpu::allowed_cpus().ok();
     let pinned = if cfg.pin {
-        sys::cpu::current_cpu()
-            .and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c))
-            .ok()
+        crate::workload::pair::pin_here()
     } else {
         None
     };
