@@ -26,6 +26,8 @@ fn replay(c: &mut Criterion) {
         coarse_read_ns: 4.0,
         update_ns: 0.0,
         update_ns_by_fs: tscope::sim::Costs::UNIFORM,
+        query_ns: 0.0,
+        query_ns_by_fs: tscope::sim::Costs::UNIFORM,
         tick_ns: 4e6,
     };
     let mut g = c.benchmark_group("replay");

@@ -48,6 +48,18 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     let u = f64_at(f, &["update_ns", "point"]);
     assert!(u.is_finite(), "{f}");
     assert!((f64_at(f, &["updates_delta"]) - 1.0).abs() < 0.01);
+    // The query priced apart by the chmod-stat pair: its ctimes tell the knob (fchmod moves
+    // no mtime), and the update is the write pair less the reads and that query.
+    assert_eq!(f["query_pair"]["pattern"]["kind"], "chmod", "{f}");
+    assert_eq!(f64_at(f, &["query_pair", "queried_equal_mtimes"]), 0.0);
+    assert!(f64_at(f, &["query_pair", "control_equal_mtimes"]) > 0.9);
+    let q = f64_at(f, &["query_ns", "point"]);
+    let (d, dr) = (
+        f64_at(f, &["pair", "delta_ns", "point"]),
+        f64_at(f, &["reads_delta_ns"]),
+    );
+    let (dq, du) = (f64_at(f, &["queries_delta"]), f64_at(f, &["updates_delta"]));
+    assert!(((d - dr - dq * q) / du - u).abs() < 1e-6, "{f}");
     // No scratch left behind by the pair.
     let left = std::fs::read_dir("/dev/shm")
         .unwrap()
@@ -70,6 +82,9 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     ]);
     let m = if s.is_array() { &s[0] } else { &s };
     assert_eq!(f64_at(m, &["costs", "update_ns_by_fs", "tmpfs"]), u);
+    assert_eq!(f64_at(m, &["costs", "query_ns_by_fs", "tmpfs"]), q);
+    let src = m["costs"]["sources"]["query"].as_str().unwrap();
+    assert!(src.contains("chmod-stat"), "{src}");
     let src = m["costs"]["sources"]["update"].as_str().unwrap();
     assert!(src.contains("live pair"), "{src}");
     assert!(
@@ -232,8 +247,11 @@ fn loop_images_price_each_filesystem_as_its_kernel_code_says() {
         assert_eq!(f["fs_type"], *kind, "{f}");
         assert_eq!(f["dir"], img.mnt.to_str().unwrap());
         assert_eq!(f["multigrain"], true, "{f}");
+        // Every filesystem's query is priced by its chmod-stat pair.
+        assert!(f["query_ns"]["point"].as_f64().is_some(), "{f}");
         if *kind == "btrfs" {
-            // Every btrfs write stores its time: the question changes no update.
+            // Every btrfs write stores its time: the question changes no update, only the
+            // reads and the query.
             assert!(f["update_ns"].is_null(), "{f}");
             assert!(f["reason"]
                 .as_str()

@@ -9,7 +9,7 @@ use crate::error::ConfigError;
 use crate::probe::histogram::{self, HistogramConfig};
 use crate::probe::{self, ProbeConfig, Source};
 use crate::sim::update_price::{self, FsUpdate};
-use crate::workload::pair::{self, check_dir, PairConfig};
+use crate::workload::pair::{check_dir, PairConfig, Pattern};
 
 /// Validates `args` into a probe configuration.
 pub fn config(args: &ProbeArgs, global: &Global) -> Result<ProbeConfig, ConfigError> {
@@ -134,7 +134,7 @@ pub fn pair_configs(args: &ProbeArgs, cfg: &ProbeConfig) -> Result<Vec<PairConfi
         if out.iter().any(|p| p.dir == *dir) {
             continue;
         }
-        let mut p = PairConfig::for_price(dir.clone(), cfg.quick);
+        let mut p = PairConfig::for_price(dir.clone(), Pattern::Write { writes: 1 }, cfg.quick);
         p.pin = cfg.pin;
         p.seed = cfg.seed;
         out.push(p);
@@ -162,12 +162,12 @@ pub fn price_filesystems(
     let mut out = Vec::new();
     for p in pairs {
         let progress = super::StderrProgress::new(format!(
-            "pricing an inode update on {} (live pair)",
+            "pricing an inode update and a ctime query on {} (live pairs)",
             p.dir.display()
         ));
-        let pair = pair::measure(p);
+        let priced = update_price::measure_and_price(p, profile);
         drop(progress);
-        out.push(update_price::price(&pair?, profile));
+        out.push(priced?);
     }
     Ok(out)
 }

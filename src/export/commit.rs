@@ -122,15 +122,23 @@ pub fn update_sentence(r: &Report) -> String {
                 )
             })
             .unwrap_or_default();
+        let query = match f.query_ns {
+            Some(q) => format!(
+                ", a ctime query {:.0} [{:.0}, {:.0}] ns (chmod-stat pair less the model's reads)",
+                q.point, q.lower, q.upper
+            ),
+            None => String::new(),
+        };
         let update = match f.update_ns {
             Some(u) => format!(
-                "an inode update {:.0} [{:.0}, {:.0}] ns (live pair less the model's reads)",
+                "an inode update {:.0} [{:.0}, {:.0}] ns (write-stat pair less the model's reads \
+                 and query)",
                 u.point, u.lower, u.upper
             ),
             None => "its inode update unpriced (see the report)".into(),
         };
         parts.push(format!(
-            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read \
+            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{query} \
              and {update}{pair}.",
             f.fs_type,
             f.mount_options.join(","),

@@ -74,8 +74,8 @@ pub fn lines(p: &PairResult) -> Vec<String> {
     v
 }
 
-/// One row per filesystem priced: the update price, the model's reads and updates it
-/// subtracts and divides by, and how.
+/// One row per filesystem priced: the query and update prices, the model's reads, queries
+/// and updates they subtract and divide by, and how.
 pub fn prices(fs: &[FsUpdate]) -> Table {
     let mut t = Table::new(&[
         ("dir", Align::Left),
@@ -84,6 +84,8 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
         ("live Δ ns", Align::Right),
         ("model's reads Δ ns", Align::Right),
         ("updates Δ", Align::Right),
+        ("chmod-stat Δ ns", Align::Right),
+        ("query ns [95% CI]", Align::Right),
         ("update ns [95% CI]", Align::Right),
     ]);
     for f in fs {
@@ -101,6 +103,13 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
             f.updates_delta
                 .map(|v| format!("{v:.3}"))
                 .unwrap_or_else(|| "-".into()),
+            f.query_pair
+                .as_ref()
+                .map(|p| format!("{:.1}", p.delta_ns.point))
+                .unwrap_or_else(|| "-".into()),
+            f.query_ns
+                .map(|e| ci(e, 1))
+                .unwrap_or_else(|| "not measured".into()),
             f.update_ns
                 .map(|e| ci(e, 1))
                 .unwrap_or_else(|| "not measured".into()),

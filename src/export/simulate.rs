@@ -103,6 +103,15 @@ fn costs(c: &CostsOut, p: &ProfileNote, style: Style) -> Vec<Block> {
             c.sources.update
         ),
         format!(
+            "ctime query {} ({})",
+            duration_short(c.query_ns),
+            if c.sources.query.is_empty() {
+                "not priced"
+            } else {
+                &c.sources.query
+            }
+        ),
+        format!(
             "base {} per op ({})",
             duration_short(c.base_ns_per_op),
             c.base_source

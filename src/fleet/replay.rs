@@ -55,6 +55,8 @@ pub fn costs(model: ModelId, f: &Facts) -> Option<Costs> {
         coarse_read_ns: coarse,
         update_ns: 0.0,
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
+        query_ns: 0.0,
+        query_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: tick,
     })
 }

@@ -28,6 +28,10 @@ pub enum Pattern {
     Write { writes: u32 },
     /// create (`O_CREAT|O_EXCL`), pwrite, statx, close, unlink: a new inode every iteration.
     Create,
+    /// `fchmod` to the same mode, then statx, on one file: a change whose inode store happens
+    /// on both sides (`notify_change` always dirties the inode), so the question changes only
+    /// the reads and the query's own work. It prices the query.
+    Chmod,
     /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
     /// of `ops` syscalls ([`crate::workload::replayed`]).
     Recorded { ops: u32 },
@@ -40,6 +44,7 @@ impl Pattern {
             Pattern::Write { writes: 1 } => "write-stat".into(),
             Pattern::Write { writes } => format!("write{writes}-stat"),
             Pattern::Create => "create-write-stat-unlink".into(),
+            Pattern::Chmod => "chmod-stat".into(),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
         }
     }
@@ -79,10 +84,10 @@ impl PairConfig {
         }
     }
 
-    /// The pair that prices `dir`'s update (one write per query); `quick`: 6 repetitions of
-    /// 5,000 iterations (`probe --quick`, `report --quick`).
-    pub fn for_price(dir: PathBuf, quick: bool) -> Self {
-        let mut p = PairConfig::new(dir, Pattern::Write { writes: 1 });
+    /// A pair that prices `dir`'s update (write-stat) or its query (chmod-stat); `quick`: 6
+    /// repetitions of 5,000 iterations (`probe --quick`, `report --quick`).
+    pub fn for_price(dir: PathBuf, pattern: Pattern, quick: bool) -> Self {
+        let mut p = PairConfig::new(dir, pattern);
         if quick {
             p.iterations = 5_000;
             p.repetitions = 6;
@@ -216,6 +221,11 @@ pub struct FsUpdate {
     /// ns per inode timestamp update, with the pair's interval; `null` where it cannot be
     /// measured (see `reason`).
     pub update_ns: Option<Estimate>,
+    /// ns per multigrain ctime query beyond the reads the model counts (the `fetch_or` that
+    /// marks it and the fine stamp's compare-exchanges), from the chmod-stat pair; `null`
+    /// where it was not measured, and then `update_ns` holds it (see `reason`).
+    #[serde(default)]
+    pub query_ns: Option<Estimate>,
     /// How it was priced, or why it could not be.
     pub reason: String,
     /// The model whose counts were subtracted and divided by.
@@ -227,9 +237,15 @@ pub struct FsUpdate {
     /// The model's queried − control updates per iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updates_delta: Option<f64>,
+    /// The model's queried − control ctime queries per iteration of the write-stat pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries_delta: Option<f64>,
     /// The live pair it comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<PairResult>,
+    /// The chmod-stat pair that prices the query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_pair: Option<PairResult>,
 }
 
 impl FsUpdate {

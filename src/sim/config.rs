@@ -15,15 +15,17 @@ pub enum Param {
     PreciseReadNs,
     CoarseReadNs,
     UpdateNs,
+    QueryNs,
     TickNs,
     BaseNs,
 }
 
 impl Param {
-    pub const ALL: [Param; 5] = [
+    pub const ALL: [Param; 6] = [
         Param::PreciseReadNs,
         Param::CoarseReadNs,
         Param::UpdateNs,
+        Param::QueryNs,
         Param::TickNs,
         Param::BaseNs,
     ];
@@ -33,6 +35,7 @@ impl Param {
             Param::PreciseReadNs => "precise_read_ns",
             Param::CoarseReadNs => "coarse_read_ns",
             Param::UpdateNs => "update_ns",
+            Param::QueryNs => "query_ns",
             Param::TickNs => "tick_ns",
             Param::BaseNs => "base_ns",
         }
@@ -45,7 +48,9 @@ impl Param {
     /// The accepted range: anything outside is a typo or an absurdity (a read over a second).
     pub fn range(self) -> (f64, f64) {
         match self {
-            Param::PreciseReadNs | Param::CoarseReadNs | Param::UpdateNs => (0.0, 1e9),
+            Param::PreciseReadNs | Param::CoarseReadNs | Param::UpdateNs | Param::QueryNs => {
+                (0.0, 1e9)
+            }
             Param::TickNs => (1.0, 1e10),
             Param::BaseNs => (0.0, 1e12),
         }

@@ -74,6 +74,10 @@ pub struct CostSources {
     pub precise_read: String,
     pub coarse_read: String,
     pub update: String,
+    /// Where the price of a multigrain ctime query came from (absent in files written before
+    /// it was priced).
+    #[serde(default)]
+    pub query: String,
     pub tick: String,
 }
 
@@ -181,6 +185,15 @@ fn resolve_with(
                 .to_string(),
         ),
     };
+    let (query, query_by_fs, query_src) = match cfg.set(Param::QueryNs) {
+        Some(v) => (v, Costs::UNIFORM, "--set query_ns".to_string()),
+        None if model.is_linux() => query_prices(profile),
+        None => (
+            0.0,
+            Costs::UNIFORM,
+            "none: only Linux's multigrain timestamps are queried".to_string(),
+        ),
+    };
     let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {
         (Some(v), _) => (v, "--set tick_ns".to_string()),
@@ -202,12 +215,15 @@ fn resolve_with(
             coarse_read_ns: coarse,
             update_ns: update,
             update_ns_by_fs: update_by_fs,
+            query_ns: query,
+            query_ns_by_fs: query_by_fs,
             tick_ns: tick,
         },
         CostSources {
             precise_read: precise_src,
             coarse_read: coarse_src,
             update: update_src,
+            query: query_src,
             tick: tick_src,
         },
     ))
@@ -250,6 +266,42 @@ pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
         format!(
             "profile filesystems[] (live pair, probe --dir): {}; any other filesystem at 0 (not \
              measured)",
+            named.join(", ")
+        )
+    };
+    (0.0, by_fs, src)
+}
+
+/// The profile's price of a multigrain ctime query per filesystem (`filesystems[].query_ns`,
+/// the chmod-stat pair of `probe --dir`); every other filesystem at 0, said so. Where a
+/// filesystem's update was priced without it, its update price holds the query's work.
+pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
+    let mut by_fs = Costs::UNIFORM;
+    let mut named = Vec::new();
+    for f in profile
+        .map(|p| p.filesystems.as_slice())
+        .unwrap_or_default()
+    {
+        let kind = f.fs_kind();
+        if let (Some(e), None) = (f.query_ns, by_fs[kind as usize]) {
+            by_fs[kind as usize] = Some(e.point);
+            named.push(format!(
+                "{kind} {:.1} ns [{:.1}, {:.1}] ({})",
+                e.point,
+                e.lower,
+                e.upper,
+                f.label()
+            ));
+        }
+    }
+    let src = if named.is_empty() {
+        "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair; a \
+         filesystem's update price then holds it); --set query_ns=… for a what-if"
+            .to_string()
+    } else {
+        format!(
+            "profile filesystems[].query_ns (chmod-stat pair, probe --dir): {}; any other \
+             filesystem at 0",
             named.join(", ")
         )
     };

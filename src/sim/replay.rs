@@ -15,6 +15,8 @@ use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
 use crate::trace::{FsKind, InodeId, Op, NO_INODE};
 
 mod linux;
+mod stats;
+pub use stats::Stats;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +39,13 @@ pub struct Costs {
     /// The price of an update per filesystem, indexed by `FsKind as usize` (`None`: none of
     /// its own, `update_ns` holds): measured by `probe --dir` on the live kernel.
     pub update_ns_by_fs: UpdateByFs,
+    /// Linux multigrain: what a ctime query brings beyond the reads and the update the model
+    /// counts (the `fetch_or` that marks it, and the fine stamp's floor and ctime
+    /// compare-exchanges), per query, on a filesystem without a price of its own.
+    pub query_ns: f64,
+    /// The query's price per filesystem, as `update_ns_by_fs`: measured by `probe --dir`
+    /// (the chmod-stat pair).
+    pub query_ns_by_fs: UpdateByFs,
     /// Period of the coarse clock (the tick).
     pub tick_ns: f64,
 }
@@ -51,6 +60,12 @@ impl Costs {
         self.update_ns_by_fs[fs as usize].unwrap_or(self.update_ns)
     }
 
+    /// The price of one ctime query on `fs`.
+    #[inline]
+    pub fn query_on(&self, fs: FsKind) -> f64 {
+        self.query_ns_by_fs[fs as usize].unwrap_or(self.query_ns)
+    }
+
     #[inline]
     fn read_cost(&self, clock: ClockFn) -> f64 {
         if clock.is_counter() {
@@ -58,61 +73,6 @@ impl Costs {
         } else {
             self.coarse_read_ns
         }
-    }
-}
-
-/// Totals of one replay.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Stats {
-    pub ops: u64,
-    /// Ops that end an iteration (will-it-scale "ops").
-    pub iterations: u64,
-    /// Reads per clock function, indexed by `ClockFn as usize`.
-    pub reads: [u64; ClockFn::ALL.len()],
-    /// Timestamp stores (Linux: only when the time moved, each dirtying the inode).
-    pub updates: u64,
-    /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
-    /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`).
-    /// Counted, not priced.
-    pub queries: u64,
-    pub total_ns: f64,
-    pub timestamp_ns: f64,
-    pub modifications: u64,
-    pub successive_pairs: u64,
-    pub successive_equal: u64,
-    pub cross_pairs: u64,
-    pub cross_equal: u64,
-    pub cross_inverted: u64,
-    pub max_staleness_ns: f64,
-    /// Bit `ClockFn as usize` set when that clock produced a modification's timestamp.
-    pub stamp_clocks: u8,
-}
-
-impl Stats {
-    /// Iterations, or ops when the trace has no iteration marks.
-    pub fn units(&self) -> u64 {
-        if self.iterations > 0 {
-            self.iterations
-        } else {
-            self.ops
-        }
-    }
-
-    /// Counter and coarse reads.
-    pub fn counter_reads(&self) -> u64 {
-        ClockFn::ALL
-            .iter()
-            .filter(|c| c.is_counter())
-            .map(|&c| self.reads[c as usize])
-            .sum()
-    }
-
-    pub fn coarse_reads(&self) -> u64 {
-        ClockFn::ALL
-            .iter()
-            .filter(|c| !c.is_counter())
-            .map(|&c| self.reads[c as usize])
-            .sum()
     }
 }
 

@@ -50,6 +50,13 @@ pub struct CostsOut {
     /// `probe --dir`); every other filesystem is priced at `update_ns`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub update_ns_by_fs: std::collections::BTreeMap<String, f64>,
+    /// The price of a multigrain ctime query on a filesystem without one of its own.
+    #[serde(default)]
+    pub query_ns: f64,
+    /// The query price of each filesystem of the loop that has one of its own (measured by
+    /// `probe --dir`, the chmod-stat pair).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub query_ns_by_fs: std::collections::BTreeMap<String, f64>,
     pub tick_ns: f64,
     /// Cost of one iteration without timestamp work.
     pub base_ns_per_op: f64,

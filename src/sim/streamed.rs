@@ -299,6 +299,8 @@ mod tests {
             coarse_read_ns: 10.0,
             update_ns: 0.0,
             update_ns_by_fs: crate::sim::Costs::UNIFORM,
+            query_ns: 0.0,
+            query_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: 4e6,
         };
         let models: Vec<(ModelId, Vec<Action>, Vec<Policy>)> =

@@ -1,15 +1,21 @@
-//! The price of one inode timestamp update on a filesystem, from the live knob pair
-//! ([`crate::workload::pair`]) and the kernel model of the running kernel:
+//! The price of one inode timestamp update, and of one multigrain ctime query, on a
+//! filesystem, from two live knob pairs ([`crate::workload::pair`]) and the kernel model of
+//! the running kernel:
 //!
-//! `update_ns = (Δ − Δreads) / Δupdates`
+//! `query_ns  = (Δchmod − Δreads) / Δqueries` (chmod-stat: the inode is stored on both sides)
+//! `update_ns = (Δwrite − Δreads − Δqueries · query_ns) / Δupdates` (write-stat)
 //!
-//! where Δ is the pair's measured queried − control ns per iteration, and Δreads and Δupdates
-//! are what the model counts for the two loops when replayed at their measured speed (so the
-//! control's one update per tick is counted too): the reads priced as every estimate prices
-//! them (the profile's `derived.precise_read_ns` and `vdso:realtime_coarse`). The interval is
-//! Δ's, carried through. What remains after the reads is the filesystem's own work of storing
-//! a changed time: ext4's journal handle (`ext4_dirty_inode`), xfs's transaction
-//! (`xfs_vn_update_time`), btrfs's delayed inode, tmpfs's bare `__mark_inode_dirty`.
+//! where each Δ is a pair's measured queried − control ns per iteration, and Δreads, Δqueries
+//! and Δupdates are what the model counts for its two loops when replayed at their measured
+//! speed (so the control's one update per tick is counted too): the reads priced as every
+//! estimate prices them (the profile's `derived.precise_read_ns` and `vdso:realtime_coarse`).
+//! Intervals are the Δs', carried through (the query's widening the update's). The query's
+//! price is what a query brings beyond the reads the model counts: `fill_mg_cmtime`'s
+//! `fetch_or` of `I_CTIME_QUERIED`, and the fine stamp it causes (`ktime_get_real_ts64_mg`'s
+//! compare-exchange of the floor, `inode_set_ctime_current`'s of the ctime). What remains of
+//! the write pair is the filesystem's own work of storing a changed time: ext4's journal
+//! handle (`ext4_dirty_inode`), xfs's transaction (`xfs_vn_update_time`), tmpfs's bare
+//! `__mark_inode_dirty`. Without a chmod-stat pair the query's work stays in the update price.
 
 use super::config::{LoopSource, SimulateConfig};
 use super::{costs, estimate, Costs};
@@ -38,6 +44,7 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<S
             .iter()
             .map(|s| op(s))
             .collect(),
+        Pattern::Chmod => vec![op("fchmod"), op(stat)],
         Pattern::Recorded { .. } => return None,
     };
     let json = serde_json::json!({
@@ -101,6 +108,8 @@ pub fn counts_at(
     let costs = Costs {
         update_ns: 0.0,
         update_ns_by_fs: Costs::UNIFORM,
+        query_ns: 0.0,
+        query_ns_by_fs: Costs::UNIFORM,
         ..costs
     };
     let base = estimate::base_from_measured(model, stock, costs, compiled, measured_ns, iterations);
@@ -124,12 +133,13 @@ pub fn model_of(pair: &PairResult) -> ModelId {
     .0
 }
 
-/// Prices one update from `pair`, reads priced from `profile`.
-pub fn price(pair: &PairResult, profile: &Profile) -> FsUpdate {
+/// Prices one filesystem from its write-stat `pair` and, where measured, its chmod-stat
+/// `query_pair`, the reads priced from `profile`.
+pub fn price(pair: &PairResult, query_pair: Option<&PairResult>, profile: &Profile) -> FsUpdate {
     let model = model_of(pair);
     let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
     match costs::resolve_as_measured(model, Some(profile), &cfg) {
-        Ok((c, _)) => price_at(pair, c),
+        Ok((c, _)) => price_at(pair, query_pair, c),
         Err(e) => {
             let mut out = unpriced(pair);
             out.model = Some(model.label());
@@ -147,18 +157,72 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         mount_options: pair.mount_options.clone(),
         multigrain: pair.multigrain_observed,
         update_ns: None,
+        query_ns: None,
         reason: String::new(),
         model: None,
         reads_delta_ns: None,
         updates_delta: None,
+        queries_delta: None,
         pair: Some(pair.clone()),
+        query_pair: None,
     }
 }
 
-/// Prices one update from `pair` with the reads at `costs` (the profile's, or a guest's own
-/// paired read costs in `vm bench`).
-pub fn price_at(pair: &PairResult, costs: Costs) -> FsUpdate {
+/// `(Δ − dr − k·q) / d` with `Δ`'s and `q`'s intervals carried through (the widest).
+fn solve(delta: Estimate, dr: f64, k: f64, q: Estimate, d: f64) -> Estimate {
+    Estimate {
+        point: (delta.point - dr - k * q.point) / d,
+        lower: (delta.lower - dr - k * q.upper) / d,
+        upper: (delta.upper - dr - k * q.lower) / d,
+    }
+}
+
+/// The query's price from a chmod-stat pair, or why there is none (in words).
+fn price_query(
+    model: ModelId,
+    costs: Costs,
+    pair: &PairResult,
+    fs: FsKind,
+) -> Result<Estimate, String> {
+    if pair.pattern != Pattern::Chmod {
+        return Err(format!(
+            "a {} pair does not price the query",
+            pair.pattern_name
+        ));
+    }
+    if !pair.multigrain_observed {
+        return Err(format!(
+            "the chmod-stat pair showed no multigrain ctimes on {}",
+            pair.fs_type
+        ));
+    }
+    let q = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point);
+    let c = side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point);
+    let d = q
+        .zip(c)
+        .map(|(q, c)| q - c)
+        .expect("chmod-stat is a pattern");
+    if d.updates.abs() >= 0.5 || d.queries < 0.5 {
+        return Err(format!(
+            "{model} counts {:+.3} updates and {:+.3} queries per iteration between the \
+             chmod-stat sides, so the pair does not isolate the query",
+            d.updates, d.queries
+        ));
+    }
+    Ok(solve(
+        pair.delta_ns,
+        d.reads_ns,
+        0.0,
+        Estimate::exact(0.0),
+        d.queries,
+    ))
+}
+
+/// Prices one update (and the query, given its chmod-stat pair) with the reads at `costs`
+/// (the profile's, or a guest's own paired read costs in `vm bench`).
+pub fn price_at(pair: &PairResult, query_pair: Option<&PairResult>, costs: Costs) -> FsUpdate {
     let mut out = unpriced(pair);
+    out.query_pair = query_pair.cloned();
     let model = model_of(pair);
     out.model = Some(model.label());
     let fs = pair.fs_kind();
@@ -172,10 +236,11 @@ pub fn price_at(pair: &PairResult, costs: Costs) -> FsUpdate {
         );
         return out;
     };
-    let (uq, uc) = (q.updates, c.updates);
-    let (dr, du) = (q.reads_ns - c.reads_ns, uq - uc);
+    let d = q - c;
+    let (uq, uc, dr, du, dq) = (q.updates, c.updates, d.reads_ns, d.updates, d.queries);
     out.reads_delta_ns = Some(dr);
     out.updates_delta = Some(du);
+    out.queries_delta = Some(dq);
     if !pair.multigrain_observed {
         out.reason = format!(
             "not measurable here: the kernel showed no multigrain timestamps on {} ({}), so \
@@ -186,29 +251,65 @@ pub fn price_at(pair: &PairResult, costs: Costs) -> FsUpdate {
         );
         return out;
     }
+    let query = query_pair.map(|p| price_query(model, costs, p, fs));
+    out.query_ns = query.as_ref().and_then(|r| r.as_ref().ok().copied());
+    let (qn, query_words) = match (&query, query_pair) {
+        (Some(Ok(e)), Some(p)) => (
+            *e,
+            format!(
+                "a query {:.1} ns [{:.1}, {:.1}] (chmod-stat pair: Δ {:.1} ns less its reads, \
+                 the inode stored on both sides)",
+                e.point, e.lower, e.upper, p.delta_ns.point
+            ),
+        ),
+        (Some(Err(why)), _) => (
+            Estimate::exact(0.0),
+            format!("the query not priced apart ({why}), so the update holds its work"),
+        ),
+        _ => (
+            Estimate::exact(0.0),
+            "the query not priced apart (no chmod-stat pair), so the update holds its work"
+                .to_string(),
+        ),
+    };
     if du < 0.5 {
         out.reason = format!(
-            "not measurable from the pair, and not needed by the knob: {model} counts {uq:.3} \
-             updates per iteration with the times asked for and {uc:.3} without on {} (every \
-             write stores its time whatever the question), so only the read differs: the \
-             model's {dr:.1} ns of reads against a live Δ of {:.1} [{:.1}, {:.1}] ns",
+            "update not measurable from the pair, and not needed by the knob: {model} counts \
+             {uq:.3} updates per iteration with the times asked for and {uc:.3} without on {} \
+             (every write stores its time whatever the question), so only the reads and the \
+             query differ: the model's {dr:.1} ns of reads and {dq:.3} queries against a live \
+             Δ of {:.1} [{:.1}, {:.1}] ns; {query_words}",
             pair.fs_type, pair.delta_ns.point, pair.delta_ns.lower, pair.delta_ns.upper
         );
         return out;
     }
-    let d = pair.delta_ns;
-    let e = Estimate {
-        point: (d.point - dr) / du,
-        lower: (d.lower - dr) / du,
-        upper: (d.upper - dr) / du,
-    };
-    out.update_ns = Some(e);
+    let delta = pair.delta_ns;
+    out.update_ns = Some(solve(delta, dr, dq, qn, du));
     out.reason = format!(
         "live pair on {} ({}, {} × ABBA of {} iterations): Δ {:.1} ns per iteration less \
-         {:.1} ns of reads that {model} counts, over {:.3} more updates",
-        pair.dir, pair.pattern_name, pair.repetitions, pair.iterations_per_block, d.point, dr, du
+         {dr:.1} ns of reads that {model} counts and {dq:.3} queries, over {du:.3} more \
+         updates; {query_words}",
+        pair.dir, pair.pattern_name, pair.repetitions, pair.iterations_per_block, delta.point
     );
     out
+}
+
+/// Measures `cfg`'s write-stat pair and the chmod-stat pair on the same directory, and prices
+/// both against `profile`'s reads. The chmod-stat pair is skipped where the write pair saw no
+/// multigrain timestamps (nothing to price).
+pub fn measure_and_price(
+    cfg: &crate::workload::pair::PairConfig,
+    profile: &Profile,
+) -> crate::error::Result<FsUpdate> {
+    let pair = crate::workload::pair::measure(cfg)?;
+    let query = if pair.multigrain_observed {
+        let mut q = cfg.clone();
+        q.pattern = Pattern::Chmod;
+        Some(crate::workload::pair::measure(&q)?)
+    } else {
+        None
+    };
+    Ok(price(&pair, query.as_ref(), profile))
 }
 
 /// The live pair on each of `dirs` (one per filesystem: a directory on a device already
@@ -230,9 +331,13 @@ pub fn measure_all(
                 continue;
             }
         }
-        let cfg = crate::workload::pair::PairConfig::for_price(dir.clone(), quick);
-        match crate::workload::pair::measure(&cfg) {
-            Ok(pair) => out.push(price(&pair, profile)),
+        let cfg = crate::workload::pair::PairConfig::for_price(
+            dir.clone(),
+            Pattern::Write { writes: 1 },
+            quick,
+        );
+        match measure_and_price(&cfg, profile) {
+            Ok(priced) => out.push(priced),
             Err(e) => errors.push(format!("the live pair on {}: {e:#}", dir.display())),
         }
     }

@@ -97,9 +97,15 @@ pub fn fstat_mtime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
     })
 }
 
-/// `statx(dirfd, path, flags, mask)`, returning the modification time the kernel filled.
+/// `statx(dirfd, path, flags, mask)`, returning the modification and change times the kernel
+/// filled.
 #[inline(always)]
-fn statx_at(dirfd: libc::c_int, path: &CStr, flags: libc::c_int, mask: u32) -> io::Result<Mtime> {
+fn statx_at(
+    dirfd: libc::c_int,
+    path: &CStr,
+    flags: libc::c_int,
+    mask: u32,
+) -> io::Result<(Mtime, Mtime)> {
     // SAFETY: all-zero is a valid `statx`.
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `dirfd` is AT_FDCWD or a
@@ -115,10 +121,11 @@ fn statx_at(dirfd: libc::c_int, path: &CStr, flags: libc::c_int, mask: u32) -> i
             &mut st as *mut libc::statx,
         )
     })?;
-    Ok(Mtime {
-        sec: st.stx_mtime.tv_sec,
-        nsec: i64::from(st.stx_mtime.tv_nsec),
-    })
+    let time = |t: libc::statx_timestamp| Mtime {
+        sec: t.tv_sec,
+        nsec: i64::from(t.tv_nsec),
+    };
+    Ok((time(st.stx_mtime), time(st.stx_ctime)))
 }
 
 /// `statx(fd, "", AT_EMPTY_PATH, mask)`, returning the modification time the kernel filled
@@ -127,14 +134,28 @@ fn statx_at(dirfd: libc::c_int, path: &CStr, flags: libc::c_int, mask: u32) -> i
 /// marks the inode's ctime as queried: fs/stat.c `generic_fillattr` → `fill_mg_cmtime`).
 #[inline(always)]
 pub fn statx_mtime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
-    statx_at(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH, mask)
+    Ok(statx_at(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH, mask)?.0)
+}
+
+/// [`statx_mtime`]'s change time: what a change that leaves the mtime alone (`fchmod`) moves.
+#[inline(always)]
+pub fn statx_ctime(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Mtime> {
+    Ok(statx_at(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH, mask)?.1)
+}
+
+/// `fchmod(fd, mode)`: a change of the inode's attributes (its ctime, never its mtime).
+#[inline(always)]
+pub fn fchmod(fd: BorrowedFd<'_>, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: SYS_fchmod takes (fd, mode); `fd` is open for the borrow.
+    check(unsafe { libc::syscall(libc::SYS_fchmod, fd.as_raw_fd(), mode) })?;
+    Ok(())
 }
 
 /// `statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask)`: [`statx_mtime`] by path, as `lstat`
 /// asks (the replayed program's stats of files it has no descriptor for).
 #[inline(always)]
 pub fn statx_path_mtime(path: &CStr, mask: u32) -> io::Result<Mtime> {
-    statx_at(libc::AT_FDCWD, path, libc::AT_SYMLINK_NOFOLLOW, mask)
+    Ok(statx_at(libc::AT_FDCWD, path, libc::AT_SYMLINK_NOFOLLOW, mask)?.0)
 }
 
 /// `getdents64(fd, buf)` once into `buf`; returns the bytes filled (0 at the end). Unlike

@@ -195,6 +195,8 @@ mod tests {
             coarse_read_ns: 2.0,
             update_ns: 0.0,
             update_ns_by_fs: crate::sim::Costs::UNIFORM,
+            query_ns: 0.0,
+            query_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: 4e6,
         };
         for (v, w, want) in [

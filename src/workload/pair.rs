@@ -10,8 +10,9 @@
 //!   coarse time unchanged within the tick (`inode_needs_update_time`) and skips the update.
 //!
 //! Each iteration is `writes` × `pwrite(fd, 1 byte, offset 0)` then that `statx`
-//! ([`Pattern::Write`]), or a whole file's life, create → write → statx → close → unlink
-//! ([`Pattern::Create`]). Blocks of `iterations` iterations alternate ABBA (queried, control,
+//! ([`Pattern::Write`]), a whole file's life, create → write → statx → close → unlink
+//! ([`Pattern::Create`]), or `fchmod` to the same mode then that `statx` ([`Pattern::Chmod`]:
+//! the inode is stored on both sides, so only the reads and the query's own work differ). Blocks of `iterations` iterations alternate ABBA (queried, control,
 //! control, queried) `repetitions` times on one pinned CPU, so a drift of the machine falls on
 //! both sides alike; a repetition's Δ is its two queried blocks less its two control blocks.
 //! Intervals are percentile bootstraps of the median over repetitions (seeded).
@@ -64,6 +65,15 @@ fn block(
                     sfs::pwrite_byte(f, b'x', 0).context("pwrite in the pair's loop")?;
                 }
                 tally.push(sfs::statx_mtime(f, mask).context("statx in the pair's loop")?);
+            }
+        }
+        Pattern::Chmod => {
+            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
+            let f = fd.as_fd();
+            for _ in 0..n {
+                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                // fchmod moves the ctime only: the tally compares ctimes.
+                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
             }
         }
         Pattern::Create => {
@@ -155,7 +165,7 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
     p.extend_from_slice(format!("/pair{k}").as_bytes());
     let path = CString::new(p).context("a scratch path with a NUL byte")?;
     let fd = match pattern {
-        Pattern::Write { .. } => {
+        Pattern::Write { .. } | Pattern::Chmod => {
             let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
             Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
         }

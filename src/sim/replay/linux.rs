@@ -106,6 +106,7 @@ impl Replay<'_> {
                     if !ino.queried {
                         ino.queried = true;
                         self.stats.queries += 1;
+                        self.op_cost += self.costs.query_on(op.fs);
                     }
                 }
             }

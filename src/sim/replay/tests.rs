@@ -10,6 +10,8 @@ const COSTS: Costs = Costs {
     coarse_read_ns: 10.0,
     update_ns: 0.0,
     update_ns_by_fs: crate::sim::Costs::UNIFORM,
+    query_ns: 0.0,
+    query_ns_by_fs: crate::sim::Costs::UNIFORM,
     tick_ns: 1e6,
 };
 

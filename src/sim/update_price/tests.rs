@@ -21,7 +21,7 @@ fn pair<'a>(pairs: &'a [PairResult], dir_ends: &str) -> &'a PairResult {
 fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     let (profile, pairs) = recorded();
     for p in pairs.iter().filter(|p| p.fs_type != "btrfs") {
-        let f = price(p, &profile);
+        let f = price(p, None, &profile);
         let (dr, du) = (f.reads_delta_ns.unwrap(), f.updates_delta.unwrap());
         // linux@6.18, multigrain: a queried write reads the fine clock twice more than a
         // coarse one, and stores once; the control stores once per tick only.
@@ -38,7 +38,12 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
         );
     }
     // The journal and the log are most of it: ext4 and xfs above 3× tmpfs's.
-    let at = |d| price(pair(&pairs, d), &profile).update_ns.unwrap().point;
+    let at = |d| {
+        price(pair(&pairs, d), None, &profile)
+            .update_ns
+            .unwrap()
+            .point
+    };
     assert!(at("m-ext4") > 3.0 * at("/dev/shm"));
     assert!(at("m-xfs") > 3.0 * at("/dev/shm"));
     // Without a journal, ext4's update costs less than with one.
@@ -48,7 +53,7 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
 #[test]
 fn btrfs_stores_every_write_so_the_question_prices_no_update() {
     let (profile, pairs) = recorded();
-    let f = price(pair(&pairs, "m-btrfs"), &profile);
+    let f = price(pair(&pairs, "m-btrfs"), None, &profile);
     assert!(f.update_ns.is_none());
     assert!(f.updates_delta.unwrap().abs() < 0.01);
     assert!(f.reason.contains("not needed by the knob"), "{}", f.reason);
@@ -65,7 +70,7 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
         p.delta_ns,
         p.control_ns,
     ));
-    let f = price(&p, &profile);
+    let f = price(&p, None, &profile);
     assert!(f.update_ns.is_none());
     assert_eq!(f.model.as_deref(), Some("linux@6.12"));
     assert!(f.reason.contains("no multigrain") && f.reason.contains("NOT equal"));
@@ -74,7 +79,7 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
 #[test]
 fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_query() {
     let (mut profile, pairs) = recorded();
-    profile.filesystems = pairs.iter().map(|p| price(p, &profile)).collect();
+    profile.filesystems = pairs.iter().map(|p| price(p, None, &profile)).collect();
     let (_, by_fs, src) = costs::update_prices(Some(&profile));
     assert!(by_fs[FsKind::Ext4 as usize].is_some() && by_fs[FsKind::Other as usize].is_none());
     assert!(src.contains("live pair"), "{src}");
@@ -107,4 +112,114 @@ fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_q
         "{d1}"
     );
     assert!((delta(3) - d1).abs() < 0.05 * d1);
+}
+
+/// A `probe --dir` profile recorded on this project's machine (AMD EPYC KVM guest, Linux
+/// 6.18): tmpfs, then 1 GiB loop images of ext4, xfs and btrfs, each with its write-stat and
+/// chmod-stat pairs.
+fn priced() -> Profile {
+    serde_json::from_str(include_str!("../../../tests/data/update-priced-amd.json")).unwrap()
+}
+
+#[test]
+fn the_query_is_priced_apart_and_the_update_is_what_remains() {
+    let profile = priced();
+    assert_eq!(profile.filesystems.len(), 4);
+    for f in &profile.filesystems {
+        let (w, c) = (f.pair.as_ref().unwrap(), f.query_pair.as_ref().unwrap());
+        assert_eq!(c.pattern, Pattern::Chmod);
+        let again = price(w, Some(c), &profile);
+        assert_eq!(again.query_ns, f.query_ns, "{}", f.dir);
+        assert_eq!(again.update_ns, f.update_ns, "{}", f.dir);
+        // chmod-stat: the inode is stored on both sides, so the model's Δ is its reads (two
+        // fine reads: notify_change's current_time finds no apparent change, then
+        // inode_set_ctime_current) and one query.
+        let model = model_of(c);
+        let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+        let (costs, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
+        let side =
+            |queried, ns| side_counts(model, costs, Pattern::Chmod, c.fs_kind(), queried, ns);
+        let d = side(true, c.queried_ns.point).unwrap() - side(false, c.control_ns.point).unwrap();
+        assert!(
+            d.updates.abs() < 0.01 && (d.queries - 1.0).abs() < 0.01,
+            "{d:?}"
+        );
+        let precise = profile.derived.precise_read_ns.unwrap().point;
+        assert!((d.reads_ns - 2.0 * precise).abs() < 0.1 * precise, "{d:?}");
+        let q = f.query_ns.unwrap();
+        assert!((q.point - (c.delta_ns.point - d.reads_ns)).abs() < 1e-9);
+        assert!(
+            q.lower <= q.point && q.point <= q.upper && q.lower > 0.0,
+            "{q:?}"
+        );
+        match f.update_ns {
+            Some(u) => {
+                let (dr, dq) = (f.reads_delta_ns.unwrap(), f.queries_delta.unwrap());
+                let du = f.updates_delta.unwrap();
+                assert!((u.point - (w.delta_ns.point - dr - dq * q.point) / du).abs() < 1e-6);
+                // The query's interval widens the update's.
+                assert!(u.upper - u.lower >= w.delta_ns.upper - w.delta_ns.lower - 1e-9);
+                assert!(f.reason.contains("chmod-stat"), "{}", f.reason);
+            }
+            None => assert_eq!(f.fs_type, "btrfs"),
+        }
+    }
+    // Without its chmod-stat pair the update holds the query's work, and says so.
+    let ext4 = &profile.filesystems[1];
+    let alone = price(ext4.pair.as_ref().unwrap(), None, &profile);
+    assert!(alone.query_ns.is_none());
+    let diff = alone.update_ns.unwrap().point - ext4.update_ns.unwrap().point;
+    let dq = ext4.queries_delta.unwrap() / ext4.updates_delta.unwrap();
+    assert!((diff - dq * ext4.query_ns.unwrap().point).abs() < 1e-6);
+    assert!(
+        alone.reason.contains("no chmod-stat pair"),
+        "{}",
+        alone.reason
+    );
+}
+
+#[test]
+fn btrfs_write_stat_is_its_reads_and_its_query() {
+    // btrfs stores every write's time whatever the question, so the knob's Δ on write-stat
+    // is one fine read and one query: priced from chmod-stat, held to the write-stat pair it
+    // was not taken from (the recorded one: 96.5 ns live).
+    let profile = priced();
+    let f = profile
+        .filesystems
+        .iter()
+        .find(|f| f.fs_type == "btrfs")
+        .unwrap();
+    let w = f.pair.as_ref().unwrap();
+    let model = model_of(w);
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let (costs, sources) = costs::resolve(model, Some(&profile), &cfg).unwrap();
+    assert_eq!(costs.query_on(FsKind::Btrfs), f.query_ns.unwrap().point);
+    assert!(sources.query.contains("chmod-stat"), "{}", sources.query);
+    let s = pattern_scenario(Pattern::Write { writes: 1 }, FsKind::Btrfs, true)
+        .unwrap()
+        .compile();
+    let e = estimate::estimates(model, costs, &s, w.control_ns.point, 100_000);
+    let ns = |name: &str| {
+        e.iter()
+            .find(|x| x.policy.ends_with(name))
+            .unwrap()
+            .ns_per_op
+    };
+    let predicted = ns(":multigrain") - ns(":coarse");
+    let live = w.delta_ns.point;
+    assert!(
+        (predicted - live).abs() <= (0.15 * live).max(25.0),
+        "predicted {predicted:.1} against live {live:.1}"
+    );
+    // Without the query's price, the reads alone miss it.
+    let mut bare = costs;
+    bare.query_ns_by_fs = Costs::UNIFORM;
+    let e = estimate::estimates(model, bare, &s, w.control_ns.point, 100_000);
+    let ns = |name: &str| {
+        e.iter()
+            .find(|x| x.policy.ends_with(name))
+            .unwrap()
+            .ns_per_op
+    };
+    assert!((ns(":multigrain") - ns(":coarse") - live).abs() > 0.15 * live);
 }

@@ -88,6 +88,8 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             coarse_read_ns: coarse_ns,
             update_ns: 0.0,
             update_ns_by_fs: crate::sim::Costs::UNIFORM,
+            query_ns: 0.0,
+            query_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: resolved.tick_ns,
         };
         let table = model.table();

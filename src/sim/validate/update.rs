@@ -1,15 +1,15 @@
 //! The update price held to patterns it was not calibrated on, on the live kernel
 //! (`simulate update --validate [--validate-dir DIR]…`).
 //!
-//! On each directory the live pair of write-stat (one write per query) prices the update
-//! ([`crate::sim::update_price::price`]); then the pair runs loops the price was not taken
+//! On each directory the live pairs of chmod-stat and write-stat price the query and the
+//! update ([`crate::sim::update_price::measure_and_price`]); then the pair runs loops the price was not taken
 //! from: two and four writes per query, a create → write → statx → close → unlink loop
 //! (a new inode each iteration, where the query changes only the unlink's stamp), and
 //! write-stat run by as many tasks at once as the machine has CPUs, each on its own file and
 //! CPU (the models price tasks as independent copies, so a shared journal or log that makes
 //! an update dearer under concurrency shows here). For each, the
 //! model's Δ is its queried − control reads (priced as every estimate prices them) plus its
-//! queried − control updates at the calibrated price, both sides replayed at their measured
+//! queried − control updates and queries at the calibrated prices, both sides replayed at their measured
 //! speed. A row is within its goal when the prediction is within max(10%, the live Δ's 95%
 //! interval) of the live Δ; one that is within only through a wide interval is `undecided`.
 
@@ -58,17 +58,53 @@ pub fn recorded_counts(p: &PairResult, costs: crate::sim::Costs, live: &LiveLoop
     q - c
 }
 
-/// One row: `p`'s live Δ against the model's at `update_ns` (a pattern's pair; a recorded
-/// loop's goes through [`row_at`] with [`recorded_counts`]).
-pub fn row(p: &PairResult, costs: crate::sim::Costs, update_ns: f64, priced_from: &str) -> Row {
-    let counts = delta_counts(p, costs).unwrap_or_default();
-    row_at(p, counts, update_ns, priced_from)
+/// The calibrated prices a row's prediction uses, and where they come from (in words).
+#[derive(Debug, Clone)]
+pub struct Prices {
+    pub update_ns: f64,
+    pub query_ns: f64,
+    pub from: String,
 }
 
-/// One row from the model's counts `(Δreads ns, Δupdates)` per iteration.
-pub fn row_at(p: &PairResult, d: Counts, update_ns: f64, priced_from: &str) -> Row {
+impl Prices {
+    /// The prices of a priced filesystem (0 where one is missing, said so).
+    pub fn of(priced: &update_price::FsUpdate, on: &str) -> Prices {
+        let u = priced.update_ns.map(|e| e.point);
+        let q = priced.query_ns.map(|e| e.point);
+        let words = |what: &str, v: Option<f64>| match v {
+            Some(v) => format!("{what} {v:.1} ns"),
+            None => format!("no {what} price: taken as 0"),
+        };
+        Prices {
+            update_ns: u.unwrap_or(0.0),
+            query_ns: q.unwrap_or(0.0),
+            from: format!(
+                "calibrated on {on}: {}, {}",
+                words("update", u),
+                words("query", q)
+            ),
+        }
+    }
+}
+
+/// One row: `p`'s live Δ against the model's at `prices` (a pattern's pair; a recorded loop's
+/// goes through [`row_at`] with [`recorded_counts`]). `calibration`: the row is one the
+/// prices were taken from.
+pub fn row(p: &PairResult, costs: crate::sim::Costs, prices: &Prices, calibration: bool) -> Row {
+    let counts = delta_counts(p, costs).unwrap_or_default();
+    row_at(p, counts, prices, calibration)
+}
+
+/// One row from the model's counts `(Δreads ns, Δupdates, Δqueries)` per iteration.
+pub fn row_at(p: &PairResult, d: Counts, prices: &Prices, calibration: bool) -> Row {
     let (dr, du, dq) = (d.reads_ns, d.updates, d.queries);
-    let predicted = dr + du * update_ns;
+    let (update_ns, query_ns) = (prices.update_ns, prices.query_ns);
+    let predicted = dr + du * update_ns + dq * query_ns;
+    let priced_from = if calibration {
+        "the calibration itself"
+    } else {
+        &prices.from
+    };
     let measured = p.delta_ns.point;
     let half = (p.delta_ns.upper - p.delta_ns.lower) / 2.0;
     let allowed = (GOAL_FRACTION * measured.abs()).max(half);
@@ -79,8 +115,8 @@ pub fn row_at(p: &PairResult, d: Counts, update_ns: f64, priced_from: &str) -> R
         measured,
         format!(
             "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA); model {}: {dr:.1} ns of \
-             reads + {du:.3} updates × {update_ns:.1} ns ({priced_from}); {dq:.3} more ctime \
-             queries, not priced",
+             reads + {du:.3} updates × {update_ns:.1} ns + {dq:.3} ctime queries × \
+             {query_ns:.1} ns ({priced_from})",
             measured,
             p.delta_ns.lower,
             p.delta_ns.upper,
@@ -120,7 +156,8 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         .collect::<crate::error::Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     let mut notes = vec![format!(
-        "reads priced from {}; each directory's update priced from its own write-stat pair",
+        "reads priced from {}; each directory's query priced from its own chmod-stat pair and \
+         its update from its own write-stat pair",
         note.origin
     )];
     for live in &recorded {
@@ -144,43 +181,30 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     }
     for dir in &dirs {
         pair::check_dir(dir).map_err(|e| crate::failure!("--validate-dir {e}"))?;
-        let calibration =
-            pair::measure(&PairConfig::new(dir.clone(), Pattern::Write { writes: 1 }))?;
+        let priced = update_price::measure_and_price(
+            &PairConfig::new(dir.clone(), Pattern::Write { writes: 1 }),
+            &profile,
+        )?;
+        let calibration = priced.pair.clone().expect("a priced entry keeps its pair");
         let model = model_of(&calibration);
         let (c, _) = costs::resolve_as_measured(model, Some(&profile), &sim)?;
-        let priced = update_price::price(&calibration, &profile);
-        let (update_ns, from) = match priced.update_ns {
-            Some(u) => (
-                u.point,
-                format!("calibrated on write-stat: {:.1} ns", u.point),
-            ),
-            None => {
-                notes.push(format!("{}: {}", priced.label(), priced.reason));
-                (0.0, "no update price: taken as 0".to_string())
-            }
-        };
-        rows.push(row(&calibration, c, update_ns, "the calibration itself"));
-        // The create loop's miss per query it adds: what the unpriced query bookkeeping costs
-        // on this filesystem, if it is all of the miss (its Δ has no update), where the loop's
-        // live Δ is decided.
-        let mut per_query = None;
+        if priced.update_ns.is_none() || priced.query_ns.is_none() {
+            notes.push(format!("{}: {}", priced.label(), priced.reason));
+        }
+        let prices = Prices::of(&priced, "chmod-stat and write-stat");
+        rows.push(row(&calibration, c, &prices, true));
+        if let Some(q) = &priced.query_pair {
+            rows.push(row(q, c, &prices, true));
+        }
         for pattern in PATTERNS {
             let p = pair::measure(&PairConfig::new(dir.clone(), pattern))?;
-            // The model's counts once: the row and the query's price both read them.
-            let d = delta_counts(&p, c).unwrap_or_default();
-            let r = row_at(&p, d, update_ns, &from);
-            // Only from a create loop whose live Δ is told from 0.
-            let decided = p.delta_ns.lower > 0.0 && !r.undecided;
-            if pattern == Pattern::Create && decided && d.queries > 0.5 && d.updates.abs() < 0.05 {
-                per_query = Some((r.measured - r.predicted) / d.queries);
-            }
-            rows.push(r);
+            rows.push(row(&p, c, &prices, false));
         }
         match concurrent_tasks() {
             Some(tasks) => {
                 let mut cfg = PairConfig::new(dir.clone(), Pattern::Write { writes: 1 });
                 cfg.tasks = tasks;
-                rows.push(row(&pair::measure(&cfg)?, c, update_ns, &from));
+                rows.push(row(&pair::measure(&cfg)?, c, &prices, false));
             }
             None => notes.push(format!(
                 "{}: no several-tasks row: this process may run on one CPU only, and tasks \
@@ -191,25 +215,13 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         for live in &recorded {
             let p = replayed::measure(&ReplayConfig::new(dir.clone()), live)?;
             let d = recorded_counts(&p, c, live);
-            let r = row_at(&p, d, update_ns, &from);
-            if let Some(q) = per_query {
-                notes.push(format!(
-                    "{} on {}: {:.1} more ctime queries per pass; at the create loop's miss of \
-                     {q:.1} ns per query, the model's Δ would be {:.0} ns against the live {:.0} ns",
-                    live.source,
-                    dir.display(),
-                    d.queries,
-                    r.predicted + d.queries * q,
-                    r.measured
-                ));
-            }
-            rows.push(r);
+            rows.push(row_at(&p, d, &prices, false));
         }
     }
     notes.push(format!(
         "a row is within its goal when the model's Δ is within max({:.0}%, the live Δ's 95% \
-         interval) of the live Δ; the first row of each directory is the calibration, so it \
-         agrees by construction",
+         interval) of the live Δ; the first two rows of each directory (write-stat, \
+         chmod-stat) are the calibration, so they agree by construction",
         GOAL_FRACTION * 100.0
     ));
     Ok(ValidationReport::new("update", "update", rows, notes))

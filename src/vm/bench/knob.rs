@@ -18,6 +18,7 @@ use super::rows::release;
 use super::{BenchKernel, BenchReport};
 use crate::probe::update::FsUpdate;
 use crate::sim::result::Row;
+use crate::sim::validate::update::{row, Prices};
 use crate::sim::Costs;
 use crate::workload::pair::PairResult;
 
@@ -72,6 +73,8 @@ pub fn rows(r: &BenchReport) -> Vec<KnobRow> {
             coarse_read_ns: if coarse.is_finite() { coarse } else { 0.0 },
             update_ns: 0.0,
             update_ns_by_fs: Costs::UNIFORM,
+            query_ns: 0.0,
+            query_ns_by_fs: Costs::UNIFORM,
             tick_ns: 1e9 / f64::from(k.hz.max(1)),
         };
         for fs in &r.filesystems {
@@ -79,24 +82,11 @@ pub fn rows(r: &BenchReport) -> Vec<KnobRow> {
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {
                 continue;
             };
-            let price = crate::sim::update_price::price_at(calibration, costs);
-            let (update_ns, from) = match price.update_ns {
-                Some(u) => (
-                    u.point,
-                    format!("priced on the guest's write-stat pair: {:.1} ns", u.point),
-                ),
-                None => (0.0, "no update price: taken as 0".to_string()),
-            };
+            let price = crate::sim::update_price::price_at(calibration, None, costs);
+            let prices = Prices::of(&price, "the guest's write-stat pair");
             let rows = on_fs
                 .iter()
-                .map(|p| {
-                    let what = if p.pattern == PATTERNS[0] {
-                        "the calibration itself"
-                    } else {
-                        &from
-                    };
-                    crate::sim::validate::update::row(p, costs, update_ns, what)
-                })
+                .map(|p| row(p, costs, &prices, p.pattern == PATTERNS[0]))
                 .collect();
             out.push(KnobRow {
                 kernel_release: release(k),

@@ -58,6 +58,8 @@ pub fn model_reads(
         coarse_read_ns: 2.0,
         update_ns: 0.0,
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
+        query_ns: 0.0,
+        query_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: 1e9 / f64::from(hz.max(1)),
     };
     let stock = estimate::estimates(

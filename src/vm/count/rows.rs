@@ -195,6 +195,8 @@ pub fn model_estimate(
         coarse_read_ns: 2.0,
         update_ns: 10.0,
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
+        query_ns: 0.0,
+        query_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: 1e9 / f64::from(hz.max(1)),
     };
     let base = guest_ns_per_op.max(1.0);

@@ -1,0 +1,59 @@
+//! The totals of one replay: reads per clock function, updates, queries, cost and accuracy
+//! counters.
+
+use crate::kernel::ClockFn;
+
+/// Totals of one replay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    pub ops: u64,
+    /// Ops that end an iteration (will-it-scale "ops").
+    pub iterations: u64,
+    /// Reads per clock function, indexed by `ClockFn as usize`.
+    pub reads: [u64; ClockFn::ALL.len()],
+    /// Timestamp stores (Linux: only when the time moved, each dirtying the inode).
+    pub updates: u64,
+    /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
+    /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`),
+    /// each priced at [`Costs::query_on`] its filesystem.
+    pub queries: u64,
+    pub total_ns: f64,
+    pub timestamp_ns: f64,
+    pub modifications: u64,
+    pub successive_pairs: u64,
+    pub successive_equal: u64,
+    pub cross_pairs: u64,
+    pub cross_equal: u64,
+    pub cross_inverted: u64,
+    pub max_staleness_ns: f64,
+    /// Bit `ClockFn as usize` set when that clock produced a modification's timestamp.
+    pub stamp_clocks: u8,
+}
+
+impl Stats {
+    /// Iterations, or ops when the trace has no iteration marks.
+    pub fn units(&self) -> u64 {
+        if self.iterations > 0 {
+            self.iterations
+        } else {
+            self.ops
+        }
+    }
+
+    /// Counter and coarse reads.
+    pub fn counter_reads(&self) -> u64 {
+        ClockFn::ALL
+            .iter()
+            .filter(|c| c.is_counter())
+            .map(|&c| self.reads[c as usize])
+            .sum()
+    }
+
+    pub fn coarse_reads(&self) -> u64 {
+        ClockFn::ALL
+            .iter()
+            .filter(|c| !c.is_counter())
+            .map(|&c| self.reads[c as usize])
+            .sum()
+    }
+}
