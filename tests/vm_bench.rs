@@ -28,10 +28,6 @@ fn bench_bad_arguments_are_clear_errors() {
         ),
         (&["--kernel", "/nonexistent/bzImage"][..], "is not a file"),
         (
-            &["--append", "tscope.rounds=9"][..],
-            "--append: the tscope.* words",
-        ),
-        (
             &[
                 "--kernel-package",
                 "linux-image-cloud-amd64",

@@ -66,11 +66,6 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
         )?;
     }
     check_boot(&a.boot, a.matrix.timeout)?;
-    if let Some(extra) = &a.boot.append {
-        if extra.split_whitespace().any(|w| w.starts_with("tscope.")) {
-            return bad("--append: the tscope.* words are the bench's own; drop them".into());
-        }
-    }
     cfg.boots = a.boots;
     cfg.rounds = a.rounds;
     cfg.slot_ms = a.slot_ms;
@@ -171,9 +166,10 @@ pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
     let disagree = a.fail_on.contains(&BenchFailOn::Disagree)
-        && r.comparisons
-            .iter()
-            .any(|c| c.kind == "clocksource" && c.verdict == bench::compare::Verdict::Disagrees);
+        && r.comparisons.iter().any(|c| {
+            c.kind == crate::vm::bench::ComparisonKind::Clocksource
+                && c.verdict == bench::compare::Verdict::Disagrees
+        });
     let code = if r.interrupted {
         super::EXIT_INTERRUPTED
     } else if disagree || r.failed() {

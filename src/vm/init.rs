@@ -13,10 +13,11 @@ use std::time::Duration;
 use crate::detect::{self, DetectConfig};
 use crate::probe::{self, ProbeConfig, Source};
 use crate::sys;
+use crate::vm::boot::plan::Plan;
 use crate::vm::boot::serial;
 
-/// The probe sources the guest measures unless the kernel command line says
-/// `tscope.sources=all`: the matrix's sources plus what `derived.precise_read_ns` needs.
+/// The probe sources the guest measures unless its plan asks for all of them: the matrix's
+/// sources plus what `derived.precise_read_ns` needs.
 pub const GUEST_SOURCES: [&str; 10] = [
     "rdtsc",
     "rdtscp",
@@ -49,11 +50,8 @@ fn read(path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn measure(out: &mut dyn Write, cmdline: &str) -> crate::error::Result<()> {
-    let sources: Vec<Source> = if cmdline
-        .split_whitespace()
-        .any(|w| w == "tscope.sources=all")
-    {
+fn measure(out: &mut dyn Write, all_sources: bool) -> crate::error::Result<()> {
+    let sources: Vec<Source> = if all_sources {
         Vec::new()
     } else {
         GUEST_SOURCES
@@ -91,17 +89,27 @@ pub fn guest_init(console: &mut dyn Write) -> crate::error::Result<i32> {
     let _ = std::fs::write("/proc/sys/kernel/printk", "1");
     let cmdline = read("/proc/cmdline");
     section(console, "cmdline", &cmdline);
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if crate::vm::bench::guest::wanted(&cmdline) {
-            crate::vm::bench::guest::run(&cmdline, &mut *console)
-        } else if crate::vm::count::guest::wanted(&cmdline) {
-            let c = crate::vm::count::guest::run(&cmdline);
-            section(&mut *console, "count", &serde_json::to_string(&c)?);
-            Ok(())
-        } else {
-            measure(&mut *console, &cmdline)
-        }
-    }));
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match Plan::read_in_guest(
+            std::path::Path::new("/"),
+        )? {
+            Some(Plan::Bench(b)) => crate::vm::bench::guest::run(&b, &mut *console),
+            Some(Plan::Count {
+                workloads,
+                iterations,
+                filesystems,
+            }) => {
+                let c = crate::vm::count::guest::run(crate::vm::count::guest::Asked {
+                    workloads: &workloads,
+                    iterations,
+                    filesystems: &filesystems,
+                });
+                section(&mut *console, "count", &serde_json::to_string(&c)?);
+                Ok(())
+            }
+            Some(Plan::Matrix { all_sources }) => measure(&mut *console, all_sources),
+            None => measure(&mut *console, false),
+        }));
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(e)) => errors.push(format!("{e:#}")),

@@ -39,11 +39,10 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
     ];
     let first_cs = r.clocksources.first().cloned().unwrap_or_default();
     let mut items = Vec::new();
-    for c in r
-        .comparisons
-        .iter()
-        .filter(|c| c.kind == "kernel" && c.clocksource.as_deref() == Some(first_cs.as_str()))
-    {
+    for c in r.comparisons.iter().filter(|c| {
+        c.kind == crate::vm::bench::ComparisonKind::Kernel
+            && c.clocksource.as_deref() == Some(first_cs.as_str())
+    }) {
         let change = c.percent_change.as_ref().map_or("?".into(), percent);
         let models =
             match (&c.model_from, &c.model_to) {
@@ -101,7 +100,7 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
     let boots_t = r
         .comparisons
         .iter()
-        .filter(|c| c.kind == "kernel")
+        .filter(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel)
         .all(|c| c.interval_method == Some(IntervalMethod::BootsT));
     let how = if boots_t {
         format!(

@@ -36,7 +36,7 @@ impl Render for BenchReport {
         let cs: Vec<&BenchComparison> = self
             .comparisons
             .iter()
-            .filter(|c| c.kind == "clocksource")
+            .filter(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource)
             .collect();
         if !cs.is_empty() {
             blocks.push(Block::Heading(
@@ -48,7 +48,7 @@ impl Render for BenchReport {
         let ks: Vec<&BenchComparison> = self
             .comparisons
             .iter()
-            .filter(|c| c.kind == "kernel")
+            .filter(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel)
             .collect();
         if !ks.is_empty() {
             blocks.push(Block::Heading(format!(
@@ -108,7 +108,7 @@ impl Render for BenchReport {
         for c in &self.comparisons {
             let m = &c.measured_delta_ns;
             let mut cells = vec![
-                c.kind.clone(),
+                c.kind.name().to_string(),
                 kernel_label(c),
                 c.fs.clone(),
                 c.workload.clone(),
@@ -363,7 +363,10 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
         EQUIVALENCE_LEVEL * 100.0,
         EQUIVALENCE_SHARE * 100.0
     ));
-    if r.comparisons.iter().any(|c| c.kind == "kernel") {
+    if r.comparisons
+        .iter()
+        .any(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel)
+    {
         notes.push(format!(
             "kernel rows: boots of two kernels cannot be paired, so each loop's ns/op is divided \
              by the {} timed right before it (it moves with the boot's speed); the raw change \

@@ -25,7 +25,7 @@ pub fn report_section(r: &BenchReport, command: &str) -> String {
     let rows: Vec<&BenchComparison> = r
         .comparisons
         .iter()
-        .filter(|c| c.kind == "clocksource")
+        .filter(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource)
         .collect();
     if rows.is_empty() {
         out += "No clocksource row: no pair of slots ran (see the warnings).\n";

@@ -13,7 +13,10 @@ pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
     let rows: Vec<&BenchComparison> = r
         .comparisons
         .iter()
-        .filter(|c| c.kind == "clocksource" && c.predicted_delta_ns.is_some())
+        .filter(|c| {
+            c.kind == crate::vm::bench::ComparisonKind::Clocksource
+                && c.predicted_delta_ns.is_some()
+        })
         .collect();
     let vals = rows.iter().flat_map(|c| {
         [

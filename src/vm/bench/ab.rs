@@ -60,7 +60,7 @@ pub(super) fn kernel_row(
         _ => (None, false),
     };
     Some(BenchComparison {
-        kind: "kernel".into(),
+        kind: crate::vm::bench::ComparisonKind::Kernel,
         kernel_release: None,
         kernels: Some(vec![release(base), release(k)]),
         clocksource: Some(cs.into()),

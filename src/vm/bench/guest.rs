@@ -1,4 +1,4 @@
-//! The guest side of `vm bench` (PID 1, when the kernel command line says `tscope.bench=`):
+//! The guest side of `vm bench` (PID 1, when the initramfs carries a bench plan):
 //! mount the test file systems, warm each workload up and fix its iterations, then run the
 //! rounds. In each round the guest visits every requested clocksource in turn — switching at
 //! run time by writing its name to `current_clocksource` and reading it back. A round has one
@@ -24,6 +24,7 @@ pub use super::Planned;
 use crate::error::{Context, Result};
 use crate::measure::{paired_difference, PairedConfig};
 use crate::sys::{self, clock};
+use crate::vm::boot::plan::BenchPlan;
 use crate::vm::boot::serial;
 
 /// What the guest prints first (the `bench` section, JSON).
@@ -99,23 +100,6 @@ pub struct SlotRun {
     /// control, taken where the loop runs.
     #[serde(default)]
     pub control_ns: Option<f64>,
-}
-
-fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
-    cmdline.split_whitespace().find_map(|w| w.strip_prefix(key))
-}
-
-fn list<'a>(cmdline: &'a str, key: &str, default: &'a str) -> Vec<&'a str> {
-    word(cmdline, key)
-        .unwrap_or(default)
-        .split(',')
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Whether the command line asks for a bench run.
-pub fn wanted(cmdline: &str) -> bool {
-    word(cmdline, "tscope.bench=").is_some()
 }
 
 fn section(out: &mut dyn Write, name: &str, body: &str) {
@@ -246,19 +230,14 @@ fn mount(fs: &str, disks: usize) -> Result<String> {
 
 /// Runs the bench in the guest, printing the `bench` section and one `slot-N` section per
 /// slot to `out`.
-pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
-    let workloads = list(cmdline, "tscope.bench=", "");
-    let clocksources = list(cmdline, "tscope.cs=", "tsc");
-    let filesystems = list(cmdline, "tscope.fs=", "tmpfs");
-    let num = |key: &str, default: u64| {
-        word(cmdline, key)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(default)
-    };
-    let rounds = num("tscope.rounds=", 4) as u32;
-    let ms = num("tscope.ms=", 250);
-    let fixed = num("tscope.iterations=", 0);
-    let seed = num("tscope.seed=", 1);
+pub fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
+    fn strs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let workloads = strs(&asked.workloads);
+    let clocksources = strs(&asked.clocksources);
+    let filesystems = strs(&asked.filesystems);
+    let (rounds, ms, fixed, seed) = (asked.rounds, asked.slot_ms, asked.iterations, asked.seed);
     let mut header = GuestHeader {
         release: read("/proc/sys/kernel/osrelease"),
         coarse_res_ns: clock::clock_getres(clock::id::REALTIME_COARSE).ok(),
@@ -318,7 +297,7 @@ pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
             n += 1;
         }
     }
-    let reads = num("tscope.reads=", 0);
+    let reads = asked.reads;
     if reads > 0 {
         let (counts, mut errors) = super::reads::count(&clocksources, &plan, reads);
         let (times, timing_errors) = super::readtime::time(&clocksources, &plan, reads);
@@ -330,7 +309,7 @@ pub fn run(cmdline: &str, out: &mut dyn Write) -> Result<()> {
         };
         section(out, "reads", &serde_json::to_string(&r)?);
     }
-    let pair_iterations = num("tscope.pair=", 0);
+    let pair_iterations = asked.pair_iterations;
     if pair_iterations > 0 {
         let mut dirs: Vec<(String, String)> = Vec::new();
         for (p, dir) in &plan {
@@ -411,16 +390,6 @@ fn run_round(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_its_settings_from_the_command_line() {
-        let c = "console=ttyS0 tscope.bench=pipe1,vfsmix tscope.cs=tsc,hpet tscope.rounds=2";
-        assert!(wanted(c));
-        assert!(!wanted("console=ttyS0 tscope.count=pipe1"));
-        assert_eq!(list(c, "tscope.bench=", ""), ["pipe1", "vfsmix"]);
-        assert_eq!(list(c, "tscope.cs=", "tsc"), ["tsc", "hpet"]);
-        assert_eq!(list(c, "tscope.fs=", "tmpfs"), ["tmpfs"]);
-    }
 
     #[test]
     fn costs_and_loops_run_on_the_host_too() {

@@ -106,7 +106,7 @@ fn boot_one(
         binary: cfg.qemu.clone(),
         accel,
         kernel: k.image.clone(),
-        initrd: p.initrd.clone(),
+        initrd: super::plan(cfg, b).initramfs(&p.initrd, &format!("boot{b}"))?,
         append,
         memory_mb: cfg.memory_mb,
         smp: 1,

@@ -168,7 +168,7 @@ mod tests {
             let c = r
                 .comparisons
                 .iter()
-                .find(|c| c.kind == "kernel" && c.fs == fs)
+                .find(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel && c.fs == fs)
                 .unwrap();
             let price = r
                 .knob
@@ -200,7 +200,7 @@ mod tests {
         let c = bare
             .comparisons
             .iter()
-            .find(|c| c.kind == "kernel")
+            .find(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel)
             .unwrap();
         assert!(c.update_price_ns.is_none() && c.predicted_update_delta_ns.is_none());
     }

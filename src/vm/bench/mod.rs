@@ -44,9 +44,10 @@ use self::guest::{GuestHeader, Slot};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
+use crate::vm::boot::plan::{BenchPlan, Plan};
 use crate::vm::boot::{binary, child, disk, kernel, serial};
 
-pub use rows::{BenchComparison, BenchRun, RunCosts};
+pub use rows::{BenchComparison, BenchRun, ComparisonKind, RunCosts};
 
 /// One file system × workload and its iterations per slot.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -293,25 +294,36 @@ impl BenchReport {
     }
 }
 
-/// The guest kernel command line of one boot: `clocksource=` the boot's first, the rounds
-/// starting there.
-pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
+/// The clocksources in the order boot `boot` starts its rounds (each boot starts on the next).
+fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
     let n = cfg.clocksources.len().max(1);
     let mut order = cfg.clocksources.clone();
     order.rotate_left(boot as usize % n);
+    order
+}
+
+/// The guest's plan of one boot: the rounds start on the boot's first clocksource; only the
+/// first boot counts reads and runs the knob pairs.
+pub fn plan(cfg: &BenchConfig, boot: u32) -> Plan {
+    Plan::Bench(BenchPlan {
+        workloads: cfg.workloads.clone(),
+        clocksources: order(cfg, boot),
+        filesystems: cfg.filesystems.clone(),
+        rounds: cfg.rounds,
+        slot_ms: cfg.slot_ms,
+        iterations: cfg.iterations,
+        seed: cfg.seed.wrapping_add(u64::from(boot) * 1000),
+        reads: if boot == 0 { cfg.count_reads } else { 0 },
+        pair_iterations: if boot == 0 { cfg.pair_iterations } else { 0 },
+    })
+}
+
+/// The guest kernel command line of one boot: `clocksource=` the boot's first, and what
+/// `--append` adds.
+pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
     let mut s = format!(
-        "console=ttyS0 quiet panic=-1 clocksource={} tscope.bench={} tscope.cs={} tscope.fs={} \
-         tscope.rounds={} tscope.ms={} tscope.iterations={} tscope.seed={} tscope.reads={} tscope.pair={}",
-        order.first().map_or("tsc", String::as_str),
-        cfg.workloads.join(","),
-        order.join(","),
-        cfg.filesystems.join(","),
-        cfg.rounds,
-        cfg.slot_ms,
-        cfg.iterations,
-        cfg.seed.wrapping_add(u64::from(boot) * 1000),
-        if boot == 0 { cfg.count_reads } else { 0 },
-        if boot == 0 { cfg.pair_iterations } else { 0 },
+        "console=ttyS0 quiet panic=-1 clocksource={}",
+        order(cfg, boot).first().map_or("tsc", String::as_str),
     );
     if let Some(extra) = &cfg.append {
         s.push(' ');

@@ -4,7 +4,7 @@
 
 use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
 use super::guest::Slot;
-use super::{compare, parse_console, BenchReport};
+use super::{compare, parse_console, BenchReport, ComparisonKind};
 
 /// Three boots of 6.1 from a quiet default run (12 rounds of tsc/hpet each).
 const CONSOLES_6_1_QUIET: [&str; 3] = [
@@ -26,7 +26,7 @@ fn three_recorded_boots_are_the_replicates() {
     let pipe = r
         .comparisons
         .iter()
-        .find(|c| c.kind == "clocksource" && c.workload == "pipe1")
+        .find(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource && c.workload == "pipe1")
         .unwrap();
     assert_eq!(pipe.interval_method, Some(compare::IntervalMethod::BootsT));
     assert_eq!(pipe.pairs, 36);
@@ -120,7 +120,7 @@ fn counted_calls_sit_beside_the_kernel_rows() {
     let mut r = report(vec![k61, k72], &["tsc", "hpet"], &workloads);
     r.counted = counted;
     super::fill::fill(&mut r);
-    let ws = |r: &BenchReport, kind: &str| {
+    let ws = |r: &BenchReport, kind: ComparisonKind| {
         r.comparisons
             .iter()
             .find(|c| {
@@ -131,11 +131,11 @@ fn counted_calls_sit_beside_the_kernel_rows() {
             .cloned()
             .unwrap()
     };
-    let k = ws(&r, "kernel");
+    let k = ws(&r, ComparisonKind::Kernel);
     assert_eq!(k.counted_from, Some(c61));
     assert_eq!(k.counted_to, Some(c72));
     // Without the counts nothing changes: the same rows, no counted fields, none in the JSON.
-    let p = ws(&plain, "kernel");
+    let p = ws(&plain, ComparisonKind::Kernel);
     assert_eq!((p.counted_from, p.counted_to), (None, None));
     assert_eq!(p.measured_delta_ns, k.measured_delta_ns);
     let j = serde_json::to_value(&plain).unwrap();
@@ -155,7 +155,7 @@ fn counted_calls_sit_beside_the_kernel_rows() {
         .comparisons
         .iter()
         .find(|c| {
-            c.kind == "clocksource"
+            c.kind == crate::vm::bench::ComparisonKind::Clocksource
                 && c.kernel_release.as_ref() == Some(&r72)
                 && c.workload == "write-stat"
         })

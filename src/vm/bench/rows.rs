@@ -61,11 +61,30 @@ pub struct BenchRun {
     pub refused: Option<String>,
 }
 
+/// What a comparison row compares.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ComparisonKind {
+    /// Two clocksources within one kernel's boots.
+    Clocksource,
+    /// Two kernels on one clocksource.
+    Kernel,
+}
+
+impl ComparisonKind {
+    /// The JSON name: `clocksource`, `kernel`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ComparisonKind::Clocksource => "clocksource",
+            ComparisonKind::Kernel => "kernel",
+        }
+    }
+}
+
 /// One comparison row.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BenchComparison {
-    /// `clocksource` or `kernel`.
-    pub kind: String,
+    pub kind: ComparisonKind,
     /// The kernel of a clocksource row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_release: Option<String>,
@@ -428,7 +447,7 @@ pub(super) fn clocksource_row(
         equivalence.is_some_and(|e| e.equivalent),
     );
     Some(BenchComparison {
-        kind: "clocksource".into(),
+        kind: ComparisonKind::Clocksource,
         kernel_release: Some(release(k)),
         kernels: None,
         clocksource: None,

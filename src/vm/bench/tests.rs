@@ -186,7 +186,11 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
         &["pipe1"],
     );
     super::fill::fill(&mut r);
-    let c = r.comparisons.iter().find(|c| c.kind == "kernel").unwrap();
+    let c = r
+        .comparisons
+        .iter()
+        .find(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel)
+        .unwrap();
     let p = c.percent_change.unwrap();
     assert!((p.point + 10.0).abs() < 1e-9, "{p:?}");
     assert_eq!(c.significant, Some(true));
@@ -203,20 +207,33 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
 }
 
 #[test]
-fn the_command_line_alternates_the_first_clocksource() {
+fn each_boot_starts_on_the_next_clocksource_and_only_the_first_counts() {
+    use crate::vm::boot::plan::Plan;
     let mut cfg = BenchConfig::new();
     cfg.workloads = vec!["pipe1".into()];
-    let a = cmdline(&cfg, 0);
-    let b = cmdline(&cfg, 1);
-    assert!(
-        a.contains("clocksource=tsc ") && a.contains("tscope.cs=tsc,hpet"),
-        "{a}"
+    cfg.count_reads = 300;
+    let plans: Vec<_> = (0..3)
+        .map(|b| match plan(&cfg, b) {
+            Plan::Bench(p) => p,
+            other => panic!("a bench run's plan is a bench plan, not {other:?}"),
+        })
+        .collect();
+    assert_eq!(plans[0].clocksources, ["tsc", "hpet"]);
+    assert_eq!(plans[1].clocksources, ["hpet", "tsc"]);
+    assert_eq!(plans[2].clocksources, ["tsc", "hpet"]);
+    assert_eq!((plans[0].reads, plans[1].reads), (300, 0));
+    assert_ne!(plans[0].seed, plans[1].seed);
+    // The host's defaults are the guest's: nothing is left for the guest to assume.
+    assert_eq!(
+        (plans[0].rounds, plans[0].slot_ms),
+        (cfg.rounds, cfg.slot_ms)
     );
+    let (a, b) = (cmdline(&cfg, 0), cmdline(&cfg, 1));
     assert!(
-        b.contains("clocksource=hpet ") && b.contains("tscope.cs=hpet,tsc"),
-        "{b}"
+        a.contains("clocksource=tsc") && b.contains("clocksource=hpet"),
+        "{a} | {b}"
     );
-    assert!(guest::wanted(&a));
+    assert!(!a.contains("tscope."), "{a}");
 }
 
 #[test]
@@ -296,12 +313,12 @@ fn recorded_consoles_give_every_row_a_verdict() {
     let cs: Vec<&BenchComparison> = r
         .comparisons
         .iter()
-        .filter(|c| c.kind == "clocksource")
+        .filter(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource)
         .collect();
     let ks: Vec<&BenchComparison> = r
         .comparisons
         .iter()
-        .filter(|c| c.kind == "kernel")
+        .filter(|c| c.kind == crate::vm::bench::ComparisonKind::Kernel)
         .collect();
     assert_eq!((cs.len(), ks.len()), (10, 10));
     for c in &cs {
@@ -363,7 +380,7 @@ fn the_in_path_read_time_prices_the_prediction() {
     let row = |w: &str| {
         r.comparisons
             .iter()
-            .find(|c| c.kind == "clocksource" && c.workload == w)
+            .find(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource && c.workload == w)
             .unwrap()
     };
     let ws = row("write-stat");

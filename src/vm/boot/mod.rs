@@ -21,6 +21,7 @@ pub mod kconfig;
 pub mod kernel;
 pub mod launch;
 pub mod modules;
+pub mod plan;
 pub mod qemu;
 pub mod scratch;
 pub mod serial;

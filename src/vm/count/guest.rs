@@ -1,4 +1,4 @@
-//! The guest side of `vm count` (PID 1, when the kernel command line says `tscope.count=`):
+//! The guest side of `vm count` (PID 1, when the initramfs carries a count plan):
 //! mount tracefs and the test file systems, register a kprobe on every symbol of every
 //! [`kprobe::FUNCTIONS`] found in `/proc/kallsyms`, a `hist:keys=id` trigger on
 //! `raw_syscalls:sys_enter`, then run each workload twice — zero iterations (the baseline: its
@@ -143,15 +143,6 @@ pub struct WorkloadCount {
     pub multigrain: BTreeMap<String, u64>,
 }
 
-fn word<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
-    cmdline.split_whitespace().find_map(|w| w.strip_prefix(key))
-}
-
-/// Whether the command line asks for a count run.
-pub fn wanted(cmdline: &str) -> bool {
-    word(cmdline, "tscope.count=").is_some()
-}
-
 fn snapshot(
     probes: &[Probe],
     hist: bool,
@@ -170,8 +161,17 @@ fn snapshot(
     Ok((hits, calls))
 }
 
-/// Runs the count in the guest and returns what it measured; errors go into the result.
-pub fn run(cmdline: &str) -> GuestCount {
+/// What the host's plan asks of the count.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    pub workloads: &'a [String],
+    pub iterations: u64,
+    pub filesystems: &'a [String],
+}
+
+/// Runs the count the plan asks for in the guest and returns what it measured; errors go into
+/// the result.
+pub fn run(asked: Asked<'_>) -> GuestCount {
     let mut out = GuestCount {
         release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
@@ -180,7 +180,7 @@ pub fn run(cmdline: &str) -> GuestCount {
         coarse_res_ns: sys::clock::clock_getres(sys::clock::id::REALTIME_COARSE).ok(),
         ..GuestCount::default()
     };
-    if let Err(e) = count(cmdline, &mut out) {
+    if let Err(e) = count(asked, &mut out) {
         out.errors.push(format!("{e:#}"));
     }
     out.coarse_lag_after_ns = crate::vm::count::timing::coarse_lag_ns(25, 1_000_000_000);
@@ -192,24 +192,18 @@ pub fn run(cmdline: &str) -> GuestCount {
     out
 }
 
-fn count(cmdline: &str, out: &mut GuestCount) -> Result<()> {
-    let workloads = word(cmdline, "tscope.count=")
-        .unwrap_or("")
-        .split(',')
-        .filter(|w| !w.is_empty())
+fn count(asked: Asked<'_>, out: &mut GuestCount) -> Result<()> {
+    let workloads = asked
+        .workloads
+        .iter()
         .map(|w| {
             WorkloadName::parse(w)
                 .filter(|&w| def::has_loop(w))
                 .ok_or_else(|| crate::failure!("unknown workload '{w}'"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let iterations: u64 = word(cmdline, "tscope.iterations=")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000);
-    let filesystems: Vec<&str> = word(cmdline, "tscope.fs=")
-        .unwrap_or("tmpfs")
-        .split(',')
-        .collect();
+    let iterations = asked.iterations;
+    let filesystems: Vec<&str> = asked.filesystems.iter().map(String::as_str).collect();
     if let Err(e) = sys::guest::mount("tracefs", TRACING, "tracefs") {
         out.errors.push(format!("mount tracefs: {e}"));
     }

@@ -30,6 +30,7 @@ use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
+use crate::vm::boot::plan::Plan;
 use crate::vm::boot::qemu::QemuSpec;
 use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, serial};
 use crate::workload::WorkloadName;
@@ -187,21 +188,26 @@ impl CountReport {
     }
 }
 
-/// The guest kernel command line of a count run.
-pub fn cmdline(cfg: &CountConfig) -> String {
-    format!(
-        "console=ttyS0 quiet panic=-1 tscope.count={} tscope.iterations={} tscope.fs={}",
-        cfg.workloads
+/// The guest's plan of a count run.
+pub fn plan(cfg: &CountConfig) -> Plan {
+    Plan::Count {
+        workloads: cfg
+            .workloads
             .iter()
-            .map(|w| w.as_str())
-            .collect::<Vec<_>>()
-            .join(","),
-        cfg.iterations,
-        cfg.fs_names().join(",")
-    ) + &cfg
-        .clocksource
-        .as_ref()
-        .map_or(String::new(), |c| format!(" clocksource={c}"))
+            .map(|w| w.as_str().to_string())
+            .collect(),
+        iterations: cfg.iterations,
+        filesystems: cfg.fs_names(),
+    }
+}
+
+/// The guest kernel command line of a count run: the kernel's own parameters only.
+pub fn cmdline(cfg: &CountConfig) -> String {
+    "console=ttyS0 quiet panic=-1".to_string()
+        + &cfg
+            .clocksource
+            .as_ref()
+            .map_or(String::new(), |c| format!(" clocksource={c}"))
         + &cfg
             .append
             .as_ref()
@@ -268,6 +274,7 @@ fn count_one(
         .map(|fs| disk::make_image(scratch, fs, &tag))
         .collect::<Result<Vec<_>>>()?;
     let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), initrd, &tag, progress)?;
+    let initrd = plan(cfg).initramfs(&initrd, &tag)?;
     let mut spec = QemuSpec {
         binary: cfg.qemu.clone(),
         accel: report.accel.used,

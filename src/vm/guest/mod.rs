@@ -81,9 +81,6 @@ pub fn cmdline(cfg: &GuestConfig, clocksource: &str) -> String {
     if cfg.tsc_reliable {
         s += " tsc=reliable";
     }
-    if cfg.all_sources {
-        s += " tscope.sources=all";
-    }
     if let Some(extra) = &cfg.append {
         s += " ";
         s += extra;
@@ -189,9 +186,13 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     crate::vm::boot::scratch::sweep_stale(&cache);
     let work = crate::vm::boot::scratch::work_dir(&cache)?;
     let initrd = work.join("initramfs.cpio");
+    let plan = crate::vm::boot::plan::Plan::Matrix {
+        all_sources: cfg.all_sources,
+    };
     let result = std::fs::write(&initrd, initramfs(&bin)?)
         .with_context(|| format!("writing '{}'", initrd.display()))
-        .and_then(|()| boot_all(progress, cfg, &accel, &kernel, &initrd));
+        .and_then(|()| plan.initramfs(&initrd, "matrix"))
+        .and_then(|initrd| boot_all(progress, cfg, &accel, &kernel, &initrd));
     let _ = std::fs::remove_dir_all(&work);
     let guests = result?;
     let host = if cfg.measure_host {
