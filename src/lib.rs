@@ -46,23 +46,24 @@ pub mod workload;
 pub(crate) mod skip;
 
 use cli::{Cli, Command};
+use commands::drive;
 
 /// Runs one parsed command line and returns the process exit code (0 success, 1 a condition
 /// the user asked to fail on held, 130 interrupted; errors are returned and exit with 2).
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     let global = commands::Global::new(&cli)?;
     match &cli.command {
-        Command::Probe(args) => commands::probe::run(args, &global),
-        Command::Detect(args) => commands::detect::run(args, &global),
-        Command::Run(args) => commands::run::run(args, &global),
-        Command::Simulate(args) => commands::simulate::run(args, &global),
-        Command::Record(args) => commands::record::run(args, &global),
-        Command::Compare(args) => commands::compare::run(args, &global),
-        Command::Report(args) => commands::report::run(args, &global),
-        Command::Vm(args) => commands::vm::run(args, &global),
-        Command::Show(args) => commands::show::run(args, &global),
-        Command::Fleet(args) => commands::fleet::run(args, &global),
-        Command::Completions(args) => commands::completions::run(args, &global),
-        Command::Man(args) => commands::man::run(args, &global),
+        Command::Probe(args) => drive::<commands::probe::Probe>(args, &global),
+        Command::Detect(args) => drive::<commands::detect::Detect>(args, &global),
+        Command::Run(args) => drive::<commands::run::Run>(args, &global),
+        Command::Simulate(args) => drive::<commands::simulate::Simulate>(args, &global),
+        Command::Record(args) => drive::<commands::record::Record>(args, &global),
+        Command::Compare(args) => drive::<commands::compare::Compare>(args, &global),
+        Command::Report(args) => drive::<commands::report::Report>(args, &global),
+        Command::Vm(args) => drive::<commands::vm::Vm>(args, &global),
+        Command::Show(args) => drive::<commands::show::Show>(args, &global),
+        Command::Fleet(args) => drive::<commands::fleet::Fleet>(args, &global),
+        Command::Completions(args) => drive::<commands::completions::Completions>(args, &global),
+        Command::Man(args) => drive::<commands::man::Man>(args, &global),
     }
 }

@@ -76,11 +76,33 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
     })
 }
 
-/// Runs `tscope compare`; returns the exit code.
-pub fn run(args: &CompareArgs, global: &Global) -> anyhow::Result<i32> {
-    // Reading the inputs (in config) is interruptible at once, a FIFO nobody writes included.
-    super::exit_on_signal()?;
-    let job = config(args, global)?;
+/// `tscope compare`: exit 1 under `--fail-on slower` when a source is decided slower.
+#[derive(Debug)]
+pub struct Compare;
+
+impl super::Command for Compare {
+    type Args = CompareArgs;
+    type Config = CompareJob;
+
+    /// Reading the inputs is interruptible at once, a FIFO nobody writes included.
+    fn while_configuring(_: &CompareArgs) -> super::OnSignal {
+        super::OnSignal::Exit
+    }
+
+    fn configure(args: &CompareArgs, global: &Global) -> anyhow::Result<CompareJob> {
+        config(args, global)
+    }
+
+    fn while_running(_: &CompareJob) -> super::OnSignal {
+        super::OnSignal::Exit
+    }
+
+    fn execute(job: CompareJob, _stop: &super::Stop) -> anyhow::Result<i32> {
+        run(job)
+    }
+}
+
+fn run(job: CompareJob) -> anyhow::Result<i32> {
     let cmp = compare::compare_with_noise(&job.inputs, job.unit, &job.noise);
     job.output.export(&cmp)?;
     let slower = cmp.slower();

@@ -43,17 +43,48 @@ pub fn config(args: &DetectArgs, global: &Global) -> Result<DetectConfig, Config
     })
 }
 
-/// Runs `tscope detect`; returns 1 when a `--fail-on` verdict holds.
-pub fn run(args: &DetectArgs, global: &Global) -> anyhow::Result<i32> {
-    let cfg = config(args, global)?;
-    let output = Destination::new(&args.output)?
-        .with_exports(&args.export)?
-        .with_openmetrics(&args.metrics)?;
-    let detection = detect::run(&cfg);
+/// `tscope detect`: exit 1 when a `--fail-on` verdict holds.
+#[derive(Debug)]
+pub struct Detect;
+
+/// What `tscope detect` runs, and where its result goes.
+#[derive(Debug)]
+pub struct DetectJob {
+    cfg: DetectConfig,
+    output: Destination,
+    fail_on_inconclusive: bool,
+}
+
+impl super::Command for Detect {
+    type Args = DetectArgs;
+    type Config = DetectJob;
+
+    fn configure(args: &DetectArgs, global: &Global) -> anyhow::Result<DetectJob> {
+        Ok(DetectJob {
+            cfg: config(args, global)?,
+            output: Destination::new(&args.output)?
+                .with_exports(&args.export)?
+                .with_openmetrics(&args.metrics)?,
+            fail_on_inconclusive: args.fail_on_inconclusive,
+        })
+    }
+
+    fn while_running(_: &DetectJob) -> super::OnSignal {
+        super::OnSignal::Default
+    }
+
+    fn execute(job: DetectJob, _stop: &super::Stop) -> anyhow::Result<i32> {
+        run(&job)
+    }
+}
+
+fn run(job: &DetectJob) -> anyhow::Result<i32> {
+    let (cfg, output) = (&job.cfg, &job.output);
+    let detection = detect::run(cfg);
     output.export(&detection)?;
-    let failing = detection.failing(&cfg.fail_on, args.fail_on_inconclusive);
+    let failing = detection.failing(&cfg.fail_on, job.fail_on_inconclusive);
     if !failing.is_empty() {
-        let what = if args.fail_on_inconclusive {
+        let what = if job.fail_on_inconclusive {
             "verdicts that hold or are inconclusive"
         } else {
             "verdicts that hold"

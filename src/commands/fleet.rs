@@ -11,15 +11,44 @@ use crate::error::ConfigError;
 use crate::export::Format;
 use crate::fleet::{self, ingest, Listing, ReportConfig, Selector, Store};
 
-/// Runs `tscope fleet …`; returns the exit code.
-pub fn run(args: &FleetArgs, _global: &Global) -> anyhow::Result<i32> {
+/// `tscope fleet …`: one subcommand on the store. Every subcommand reads and commits only, so
+/// a stop signal ends it at once (`add` says what it had committed).
+#[derive(Debug)]
+pub struct Fleet;
+
+impl super::Command for Fleet {
+    type Args = FleetArgs;
+    type Config = FleetArgs;
+
+    fn while_configuring(args: &FleetArgs) -> super::OnSignal {
+        on_signal(args)
+    }
+
+    /// The store path; each subcommand's outputs are checked as it opens the store.
+    fn configure(args: &FleetArgs, _global: &Global) -> anyhow::Result<FleetArgs> {
+        if args.db.as_os_str().is_empty() {
+            return Err(ConfigError::Invalid("--db: an empty path".into()).into());
+        }
+        Ok(args.clone())
+    }
+
+    fn while_running(args: &FleetArgs) -> super::OnSignal {
+        on_signal(args)
+    }
+
+    fn execute(args: FleetArgs, _stop: &super::Stop) -> anyhow::Result<i32> {
+        run(&args)
+    }
+}
+
+fn on_signal(args: &FleetArgs) -> super::OnSignal {
     match &args.command {
-        FleetCommand::Add(_) => super::exit_on_signal_saying(ingest::committed_note)?,
-        _ => super::exit_on_signal()?,
+        FleetCommand::Add(_) => super::OnSignal::ExitSaying(ingest::committed_note),
+        _ => super::OnSignal::Exit,
     }
-    if args.db.as_os_str().is_empty() {
-        return Err(ConfigError::Invalid("--db: an empty path".into()).into());
-    }
+}
+
+fn run(args: &FleetArgs) -> anyhow::Result<i32> {
     match &args.command {
         FleetCommand::Add(a) => add(&args.db, a),
         FleetCommand::Report(a) => report(&args.db, a),

@@ -36,11 +36,44 @@ fn render(cmd: clap::Command) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Prints one page, or writes them all; returns the exit code.
-pub fn run(args: &ManArgs, _global: &Global) -> anyhow::Result<i32> {
+#[derive(Debug)]
+pub struct Man;
+
+/// What `tscope man` writes: every page into a directory, or one page to stdout.
+#[derive(Debug)]
+pub enum ManJob {
+    All(std::path::PathBuf),
+    One(Box<clap::Command>),
+}
+
+impl super::Command for Man {
+    type Args = ManArgs;
+    type Config = ManJob;
+
+    fn configure(args: &ManArgs, _global: &Global) -> anyhow::Result<ManJob> {
+        config(args)
+    }
+
+    fn while_running(_: &ManJob) -> super::OnSignal {
+        super::OnSignal::Default
+    }
+
+    fn execute(job: ManJob, _stop: &super::Stop) -> anyhow::Result<i32> {
+        match job {
+            ManJob::All(dir) => write_all(&dir),
+            ManJob::One(cmd) => {
+                export::emit(&render(*cmd)?, None::<&Path>)?;
+                Ok(0)
+            }
+        }
+    }
+}
+
+/// Every page into `dir`.
+fn write_all(dir: &Path) -> anyhow::Result<i32> {
     let mut all = Vec::new();
     pages(&tree(), &mut all);
-    if let Some(dir) = &args.out {
-        super::check_output_dir(dir, "out")?;
+    {
         let mut written = Vec::new();
         for cmd in all {
             let path = dir.join(format!("{}.1", name(&cmd)));
@@ -49,8 +82,18 @@ pub fn run(args: &ManArgs, _global: &Global) -> anyhow::Result<i32> {
         }
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         export::emit(format!("wrote {}\n", names.join(", ")).as_bytes(), None)?;
-        return Ok(0);
     }
+    Ok(0)
+}
+
+/// Validates `args`: the directory for every page, or the one page asked for.
+fn config(args: &ManArgs) -> anyhow::Result<ManJob> {
+    if let Some(dir) = &args.out {
+        super::check_output_dir(dir, "out")?;
+        return Ok(ManJob::All(dir.clone()));
+    }
+    let mut all = Vec::new();
+    pages(&tree(), &mut all);
     let wanted = match &args.subcommand {
         None => "tscope".to_string(),
         Some(s) => format!("tscope-{}", s.trim().replace(' ', "-")),
@@ -69,6 +112,5 @@ pub fn run(args: &ManArgs, _global: &Global) -> anyhow::Result<i32> {
         ))
         .into());
     };
-    export::emit(&render(cmd)?, None::<&Path>)?;
-    Ok(0)
+    Ok(ManJob::One(Box::new(cmd)))
 }

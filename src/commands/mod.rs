@@ -15,13 +15,17 @@
 //! progress type, [`StderrProgress`]) and [`signals`] (the stop handler and [`Stop`], the one
 //! place an interruption is learnt and exit code 130 comes from).
 //!
+//! Every command implements [`Command`] (configure, then execute) and runs through the one
+//! [`drive`]r, which arms the stop signal as the command's configuration says.
+//!
 //! This module and `cli/` are the only places that see clap types. Adding a command means a
-//! `cli` struct, a file here, and one match arm in `lib.rs`.
+//! `cli` struct, a file here with its [`Command`], and one match arm in `lib.rs`.
 
 pub mod boot;
 pub mod compare;
 pub mod completions;
 pub mod detect;
+pub mod driver;
 pub mod fleet;
 pub mod man;
 pub mod output;
@@ -37,6 +41,7 @@ pub mod simulate;
 pub mod vm;
 pub mod vm_bench;
 
+pub use driver::{drive, Command, OnSignal};
 pub use output::{check_output_dir, check_output_file, Destination};
 pub use progress::StderrProgress;
 pub use signals::{

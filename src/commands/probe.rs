@@ -54,47 +54,115 @@ pub fn histogram_config(
     Ok(cfg)
 }
 
-/// Runs `tscope probe`; returns the exit code.
-pub fn run(args: &ProbeArgs, global: &Global) -> anyhow::Result<i32> {
-    let output = Destination::new(&args.output)?
-        .with_exports(&args.export)?
-        .with_openmetrics(&args.metrics)?;
-    if args.list {
-        if !output.exports.is_empty() {
-            return Err(ConfigError::Invalid(
-                "--export-* write a measurement; --list prints source ids only".into(),
-            )
-            .into());
+/// `tscope probe`: the source list, a histogram, or a profile (with the live pairs of
+/// `--dir` and the runs of `--repeat`).
+#[derive(Debug)]
+pub struct Probe;
+
+/// What `tscope probe` does, checked.
+#[derive(Debug)]
+pub enum ProbeJob {
+    List(Destination),
+    Histogram(HistogramConfig, Destination),
+    Profile(Box<ProfileJob>),
+}
+
+/// A profile to take.
+#[derive(Debug)]
+pub struct ProfileJob {
+    cfg: ProbeConfig,
+    pairs: Vec<PairConfig>,
+    repeat: u32,
+    /// The arguments and flags each `--repeat` child probe is started with.
+    args: ProbeArgs,
+    global: Global,
+    output: Destination,
+}
+
+impl super::Command for Probe {
+    type Args = ProbeArgs;
+    type Config = ProbeJob;
+
+    fn configure(args: &ProbeArgs, global: &Global) -> anyhow::Result<ProbeJob> {
+        let output = Destination::new(&args.output)?
+            .with_exports(&args.export)?
+            .with_openmetrics(&args.metrics)?;
+        if args.list {
+            if !output.exports.is_empty() {
+                return Err(ConfigError::Invalid(
+                    "--export-* write a measurement; --list prints source ids only".into(),
+                )
+                .into());
+            }
+            return Ok(ProbeJob::List(output));
         }
-        output.emit(crate::export::source_list(&Source::all()).as_bytes())?;
-        return Ok(0);
-    }
-    if let Some(id) = &args.histogram {
-        let cfg = histogram_config(id, args, global)?;
-        let stop = super::stop_on_signal()?;
-        let h = histogram::run(&cfg)?;
-        output.export(&h)?;
-        return Ok(stop.exit_code(0));
-    }
-    let cfg = config(args, global)?;
-    let pairs = pair_configs(args, &cfg)?;
-    let repeat = match args.repeat {
-        Some(n) if !(2..=probe::between::MAX_RUNS).contains(&n) => {
-            return Err(ConfigError::Invalid(format!(
-                "--repeat {n}: must be 2 to {}",
-                probe::between::MAX_RUNS
-            ))
-            .into())
+        if let Some(id) = &args.histogram {
+            return Ok(ProbeJob::Histogram(
+                histogram_config(id, args, global)?,
+                output,
+            ));
         }
-        n => n.unwrap_or(1),
-    };
-    let stop = super::stop_on_signal()?;
+        let cfg = config(args, global)?;
+        let pairs = pair_configs(args, &cfg)?;
+        let repeat = match args.repeat {
+            Some(n) if !(2..=probe::between::MAX_RUNS).contains(&n) => {
+                return Err(ConfigError::Invalid(format!(
+                    "--repeat {n}: must be 2 to {}",
+                    probe::between::MAX_RUNS
+                ))
+                .into())
+            }
+            n => n.unwrap_or(1),
+        };
+        Ok(ProbeJob::Profile(Box::new(ProfileJob {
+            cfg,
+            pairs,
+            repeat,
+            args: args.clone(),
+            global: *global,
+            output,
+        })))
+    }
+
+    fn while_running(job: &ProbeJob) -> super::OnSignal {
+        match job {
+            ProbeJob::List(_) => super::OnSignal::Default,
+            _ => super::OnSignal::Stop,
+        }
+    }
+
+    fn execute(job: ProbeJob, stop: &super::Stop) -> anyhow::Result<i32> {
+        match job {
+            ProbeJob::List(output) => {
+                output.emit(crate::export::source_list(&Source::all()).as_bytes())?;
+                Ok(0)
+            }
+            ProbeJob::Histogram(cfg, output) => {
+                let h = histogram::run(&cfg)?;
+                output.export(&h)?;
+                Ok(stop.exit_code(0))
+            }
+            ProbeJob::Profile(job) => profile(*job, stop),
+        }
+    }
+}
+
+fn profile(job: ProfileJob, stop: &super::Stop) -> anyhow::Result<i32> {
+    let ProfileJob {
+        cfg,
+        pairs,
+        repeat,
+        args,
+        global,
+        output,
+    } = job;
+    let (args, global) = (&args, &global);
     let mut profile = probe::run(&cfg);
     if repeat > 1 && !stop.requested() {
         let mut others = Vec::new();
         for k in 1..repeat {
             let progress = super::StderrProgress::new(format!("probe run {} of {repeat}", k + 1));
-            let run = super::repeat::child_probe(args, global, &stop);
+            let run = super::repeat::child_probe(args, global, stop);
             drop(progress);
             match run {
                 Ok(Some(p)) => others.push(p),

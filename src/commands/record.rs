@@ -27,12 +27,26 @@ pub fn config(args: &RecordArgs, _global: &Global) -> Result<RecordConfig, Confi
     })
 }
 
-/// Runs the command under strace and says on stderr where the log is (the log is the
-/// result; nothing goes to stdout); returns the command's exit code, 130 when interrupted.
-pub fn run(args: &RecordArgs, global: &Global) -> anyhow::Result<i32> {
-    let cfg = config(args, global)?;
-    let stop = super::stop_on_signal()?;
-    let r = record::record(&cfg)?;
-    StderrProgress::lines().note(&crate::export::recording(&r, &cfg.out));
-    Ok(stop.exit_code(r.exit_code))
+/// `tscope record`: runs the command under strace and says on stderr where the log is (the
+/// log is the result; nothing goes to stdout); the command's exit code, 130 when interrupted.
+#[derive(Debug)]
+pub struct Record;
+
+impl super::Command for Record {
+    type Args = RecordArgs;
+    type Config = RecordConfig;
+
+    fn configure(args: &RecordArgs, global: &Global) -> anyhow::Result<RecordConfig> {
+        Ok(config(args, global)?)
+    }
+
+    fn while_running(_: &RecordConfig) -> super::OnSignal {
+        super::OnSignal::Stop
+    }
+
+    fn execute(cfg: RecordConfig, stop: &super::Stop) -> anyhow::Result<i32> {
+        let r = record::record(&cfg)?;
+        StderrProgress::lines().note(&crate::export::recording(&r, &cfg.out));
+        Ok(stop.exit_code(r.exit_code))
+    }
 }

@@ -81,21 +81,53 @@ fn update_dirs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
     v
 }
 
-/// Runs `tscope report`; returns the exit code.
-pub fn run(args: &ReportArgs, global: &Global) -> anyhow::Result<i32> {
-    let cfg = config(args, global)?;
+/// `tscope report`: the report's directory, written whole; 130 (nothing written) when
+/// interrupted.
+#[derive(Debug)]
+pub struct Report;
+
+/// What `tscope report` gathers, and where it writes.
+#[derive(Debug)]
+pub struct ReportJob {
+    cfg: ReportConfig,
+    out: std::path::PathBuf,
+    openmetrics: Option<std::path::PathBuf>,
+}
+
+impl super::Command for Report {
+    type Args = ReportArgs;
+    type Config = ReportJob;
+
+    fn configure(args: &ReportArgs, global: &Global) -> anyhow::Result<ReportJob> {
+        Ok(ReportJob {
+            cfg: config(args, global)?,
+            out: args.out.clone(),
+            openmetrics: args.export_openmetrics.clone(),
+        })
+    }
+
+    fn while_running(_: &ReportJob) -> super::OnSignal {
+        super::OnSignal::Stop
+    }
+
+    fn execute(job: ReportJob, stop: &super::Stop) -> anyhow::Result<i32> {
+        run(&job, stop)
+    }
+}
+
+fn run(job: &ReportJob, stop: &super::Stop) -> anyhow::Result<i32> {
+    let cfg = &job.cfg;
     let progress = StderrProgress::steps(if cfg.vm { 7 } else { 5 });
-    let stop = super::stop_on_signal()?;
-    let report = gather::run(&cfg, &progress);
+    let report = gather::run(cfg, &progress);
     drop(progress);
     if let Some(code) = stop.nothing_written() {
         return Ok(code);
     }
     // Written whole: a temporary sibling renamed into place (an earlier report is replaced).
     let files = ReportDocument(&report).files()?;
-    export::file::write_dir(&args.out, &files)?;
-    let mut written = export::written(&args.out, &files);
-    if let Some(path) = &args.export_openmetrics {
+    export::file::write_dir(&job.out, &files)?;
+    let mut written = export::written(&job.out, &files);
+    if let Some(path) = &job.openmetrics {
         export::emit(export::openmetrics::report(&report).as_bytes(), Some(path))?;
         written += &format!("wrote {}\n", path.display());
     }

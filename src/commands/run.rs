@@ -248,11 +248,29 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     })
 }
 
-/// Runs `tscope run`: the workload, its output, and `--record`; 130 when interrupted (the
-/// partial result printed first).
-pub fn run(args: &RunArgs, global: &Global) -> anyhow::Result<i32> {
-    let job = config(args, global)?;
-    let stop = super::stop_on_signal()?;
+/// `tscope run`: the workload, its output, and `--record`; 130 when interrupted (the partial
+/// result printed first).
+#[derive(Debug)]
+pub struct Run;
+
+impl super::Command for Run {
+    type Args = RunArgs;
+    type Config = RunJob;
+
+    fn configure(args: &RunArgs, global: &Global) -> anyhow::Result<RunJob> {
+        Ok(config(args, global)?)
+    }
+
+    fn while_running(_: &RunJob) -> super::OnSignal {
+        super::OnSignal::Stop
+    }
+
+    fn execute(job: RunJob, stop: &super::Stop) -> anyhow::Result<i32> {
+        run(job, stop)
+    }
+}
+
+fn run(job: RunJob, stop: &super::Stop) -> anyhow::Result<i32> {
     let progress = super::StderrProgress::new(job_line(&job.run));
     let report = workload::execute(&job.run);
     drop(progress);

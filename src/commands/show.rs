@@ -99,12 +99,30 @@ pub fn config(args: &ShowArgs, _global: &Global) -> anyhow::Result<ShowJob> {
 }
 
 /// Renders the file in the chosen format; returns the exit code.
-pub fn run(args: &ShowArgs, global: &Global) -> anyhow::Result<i32> {
-    // Reading the file (in config) is interruptible at once, a FIFO nobody writes included.
-    super::exit_on_signal()?;
-    let job = config(args, global)?;
-    job.output.emit(&job.document.export(job.output.format)?)?;
-    Ok(0)
+#[derive(Debug)]
+pub struct Show;
+
+impl super::Command for Show {
+    type Args = ShowArgs;
+    type Config = ShowJob;
+
+    /// Reading the file is interruptible at once, a FIFO nobody writes included.
+    fn while_configuring(_: &ShowArgs) -> super::OnSignal {
+        super::OnSignal::Exit
+    }
+
+    fn configure(args: &ShowArgs, global: &Global) -> anyhow::Result<ShowJob> {
+        config(args, global)
+    }
+
+    fn while_running(_: &ShowJob) -> super::OnSignal {
+        super::OnSignal::Exit
+    }
+
+    fn execute(job: ShowJob, _stop: &super::Stop) -> anyhow::Result<i32> {
+        job.output.emit(&job.document.export(job.output.format)?)?;
+        Ok(0)
+    }
 }
 
 /// One object or an array of them, as `simulate --json` writes; the outline says which, so

@@ -90,6 +90,12 @@ static KEPT: std::sync::Mutex<Option<fn() -> String>> = std::sync::Mutex::new(No
 pub struct Stop(());
 
 impl Stop {
+    /// The handle of a command that armed no stop handler (it never reads as requested
+    /// unless another command of this process armed one).
+    pub(super) fn unwatched() -> Stop {
+        Stop(())
+    }
+
     /// Whether a stop signal arrived since the command armed the handler.
     pub fn requested(&self) -> bool {
         crate::sys::signal::stop_requested()

@@ -186,25 +186,39 @@ fn model_spec(name: &str, flag: &str) -> Result<ModelSpec, ConfigError> {
     )
 }
 
-/// Runs `tscope simulate`; returns the exit code (130 when a validation was interrupted:
-/// nothing is printed then).
-pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
-    let job = config(args, global)?;
+/// `tscope simulate`: 130 when a validation was interrupted (nothing is printed then).
+#[derive(Debug)]
+pub struct Simulate;
+
+impl super::Command for Simulate {
+    type Args = SimulateArgs;
+    type Config = SimulateJob;
+
+    fn configure(args: &SimulateArgs, global: &Global) -> anyhow::Result<SimulateJob> {
+        Ok(config(args, global)?)
+    }
+
+    /// Only the validations' live runs watch the stop flag; reading and replaying only, a
+    /// stop signal ends it at once, mid-read included.
+    fn while_running(job: &SimulateJob) -> super::OnSignal {
+        match &job.task {
+            Task::Simulate(cfg) if matches!(cfg.mode, Mode::Validate(_)) => super::OnSignal::Stop,
+            _ => super::OnSignal::Exit,
+        }
+    }
+
+    fn execute(job: SimulateJob, stop: &super::Stop) -> anyhow::Result<i32> {
+        run(job, stop)
+    }
+}
+
+fn run(job: SimulateJob, stop: &super::Stop) -> anyhow::Result<i32> {
     let cfg = match job.task {
         Task::Explain(model) => {
             job.output.export(&explain(model))?;
             return Ok(0);
         }
         Task::Simulate(cfg) => cfg,
-    };
-    // Only the validations' live runs watch the stop flag.
-    let stop = match &cfg.mode {
-        Mode::Validate(_) => Some(super::stop_on_signal()?),
-        // Reading and replaying only: a stop signal ends it at once, mid-read included.
-        _ => {
-            super::exit_on_signal()?;
-            None
-        }
     };
     let progress = match &cfg.mode {
         Mode::Validate(v) => Some(format!(
@@ -217,7 +231,7 @@ pub fn run(args: &SimulateArgs, global: &Global) -> anyhow::Result<i32> {
     .map(StderrProgress::new);
     let result = sim::simulate(&cfg);
     drop(progress);
-    if let Some(code) = stop.as_ref().and_then(super::Stop::nothing_written) {
+    if let Some(code) = stop.nothing_written() {
         return Ok(code);
     }
     job.output.export(&result?)?;

@@ -62,28 +62,78 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
     })
 }
 
-/// Runs one `tscope vm` subcommand; returns the exit code.
-pub fn run(args: &VmArgs, global: &Global) -> anyhow::Result<i32> {
-    match &args.command {
-        VmCommand::Guest(a) => guest(a, global),
-        VmCommand::Exits(a) => exits(a, global),
-        VmCommand::Count(a) => count(a, global),
-        VmCommand::Bench(a) => super::vm_bench::run(a, global),
-        VmCommand::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
+/// `tscope vm …`: one room.
+#[derive(Debug)]
+pub struct Vm;
+
+/// One `tscope vm` subcommand, checked.
+#[derive(Debug)]
+pub enum VmJob {
+    Guest(GuestConfig, Destination),
+    Exits(u32, Destination),
+    /// The configuration, the output, and whether `--fail-on mismatch` was asked.
+    Count(Box<CountConfig>, Destination, bool),
+    Bench(Box<super::vm_bench::BenchJob>),
+    /// tscope as PID 1 inside a guest.
+    GuestInit,
+}
+
+impl super::Command for Vm {
+    type Args = VmArgs;
+    type Config = VmJob;
+
+    fn configure(args: &VmArgs, global: &Global) -> anyhow::Result<VmJob> {
+        let out =
+            |o, e| -> anyhow::Result<Destination> { Ok(Destination::new(o)?.with_exports(e)?) };
+        Ok(match &args.command {
+            VmCommand::Guest(a) => {
+                VmJob::Guest(guest_config(a, global)?, out(&a.output, &a.export)?)
+            }
+            VmCommand::Exits(a) => {
+                VmJob::Exits(exits_config(a, global)?, out(&a.output, &a.export)?)
+            }
+            VmCommand::Count(a) => VmJob::Count(
+                Box::new(count_config(a, global)?),
+                out(&a.output, &a.export)?,
+                a.fail_on.contains(&CountFailOn::Mismatch),
+            ),
+            VmCommand::Bench(a) => VmJob::Bench(Box::new(super::vm_bench::job(a, global)?)),
+            VmCommand::GuestInit => VmJob::GuestInit,
+        })
+    }
+
+    fn while_running(job: &VmJob) -> super::OnSignal {
+        match job {
+            VmJob::Exits(..) | VmJob::GuestInit => super::OnSignal::Default,
+            _ => super::OnSignal::Stop,
+        }
+    }
+
+    fn execute(job: VmJob, stop: &super::Stop) -> anyhow::Result<i32> {
+        match job {
+            VmJob::Guest(cfg, output) => guest(&cfg, &output, stop),
+            VmJob::Exits(iterations, output) => {
+                let r = exits::run(iterations)?;
+                output.export(&r)?;
+                Ok(0)
+            }
+            VmJob::Count(cfg, output, fail_on_mismatch) => {
+                count(&cfg, &output, fail_on_mismatch, stop)
+            }
+            VmJob::Bench(job) => super::vm_bench::run(*job, stop),
+            VmJob::GuestInit => Ok(init::guest_init(&mut std::io::stdout().lock())?),
+        }
     }
 }
 
 /// `vm guest`: exit 1 when a guest hung or failed (the matrix is printed either way).
-fn guest(a: &GuestArgs, global: &Global) -> anyhow::Result<i32> {
-    let cfg = guest_config(a, global)?;
-    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
-    let stop = super::stop_on_signal()?;
+fn guest(cfg: &GuestConfig, output: &Destination, stop: &super::Stop) -> anyhow::Result<i32> {
     let progress = StderrProgress::new(format!(
         "vm guest: {} clocksource(s), up to {} s each",
         cfg.clocksources.len(),
         cfg.timeout.as_secs()
     ));
-    let m = guest::run(&cfg, &progress);
+    let m = guest::run(cfg, &progress);
     drop(progress);
     if let Some(code) = stop.nothing_written() {
         return Ok(code);
@@ -111,15 +161,6 @@ pub fn exits_config(a: &ExitsArgs, _global: &Global) -> Result<u32, ConfigError>
         ));
     }
     Ok(a.iterations)
-}
-
-/// `vm exits`: the micro-VM's exit costs.
-fn exits(a: &ExitsArgs, global: &Global) -> anyhow::Result<i32> {
-    let iterations = exits_config(a, global)?;
-    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
-    let r = exits::run(iterations)?;
-    output.export(&r)?;
-    Ok(0)
 }
 
 /// Validates `vm count` arguments.
@@ -169,16 +210,18 @@ pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, Conf
 
 /// `vm count`: 1 when `--fail-on mismatch` holds or a guest failed, 130 when interrupted (the
 /// rows counted so far printed first).
-fn count(a: &CountArgs, global: &Global) -> anyhow::Result<i32> {
-    let cfg = count_config(a, global)?;
-    let output = Destination::new(&a.output)?.with_exports(&a.export)?;
-    let stop = super::stop_on_signal()?;
+fn count(
+    cfg: &CountConfig,
+    output: &Destination,
+    fail_on_mismatch: bool,
+    stop: &super::Stop,
+) -> anyhow::Result<i32> {
     let progress = StderrProgress::new("vm count");
-    let r = count::run(&cfg, &progress);
+    let r = count::run(cfg, &progress);
     drop(progress);
     let r = r?;
     output.export(&r)?;
-    let mismatch = a.fail_on.contains(&CountFailOn::Mismatch) && r.mismatches().next().is_some();
+    let mismatch = fail_on_mismatch && r.mismatches().next().is_some();
     let failed = r.kernels.iter().any(|k| k.error.is_some());
     Ok(stop.exit_code(if mismatch || failed { 1 } else { 0 }))
 }

@@ -132,8 +132,18 @@ fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, 
     Ok(out)
 }
 
-/// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
-pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
+/// What `vm bench` runs, and where everything it writes goes.
+#[derive(Debug)]
+pub struct BenchJob {
+    cfg: BenchConfig,
+    output: Destination,
+    svg: Option<std::path::PathBuf>,
+    commit_message: Option<std::path::PathBuf>,
+    fail_on_disagree: bool,
+}
+
+/// Validates `a`: the configuration, the output, the SVG and commit-message paths.
+pub fn job(a: &BenchArgs, global: &Global) -> anyhow::Result<BenchJob> {
     let cfg = config(a, global)?;
     let output = Destination::new(&a.output)?.with_exports(&a.export)?;
     for (path, option) in [(&a.svg, "svg"), (&a.commit_message, "commit-message")] {
@@ -142,7 +152,24 @@ pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
             output.refuse_shared(p, option)?;
         }
     }
-    let stop = super::stop_on_signal()?;
+    Ok(BenchJob {
+        cfg,
+        output,
+        svg: a.svg.clone(),
+        commit_message: a.commit_message.clone(),
+        fail_on_disagree: a.fail_on.contains(&BenchFailOn::Disagree),
+    })
+}
+
+/// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
+pub fn run(job: BenchJob, stop: &super::Stop) -> anyhow::Result<i32> {
+    let BenchJob {
+        cfg,
+        output,
+        svg,
+        commit_message,
+        fail_on_disagree,
+    } = job;
     let progress = StderrProgress::new(format!(
         "vm bench: {} kernel(s) × {} boot(s), {} round(s) of {}",
         cfg.kernels.len(),
@@ -154,10 +181,10 @@ pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
     drop(progress);
     let r = r?;
     output.export(&r)?;
-    if let Some(p) = &a.svg {
+    if let Some(p) = &svg {
         crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
     }
-    if let Some(p) = &a.commit_message {
+    if let Some(p) = &commit_message {
         // The command as a reader reruns it: `tscope`, not the path it was started from.
         let command: Vec<String> = std::iter::once("tscope".to_string())
             .chain(std::env::args().skip(1))
@@ -165,7 +192,7 @@ pub fn run(a: &BenchArgs, global: &Global) -> anyhow::Result<i32> {
         let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
-    let disagree = a.fail_on.contains(&BenchFailOn::Disagree)
+    let disagree = fail_on_disagree
         && r.comparisons.iter().any(|c| {
             c.kind == crate::vm::bench::ComparisonKind::Clocksource
                 && c.verdict == bench::compare::Verdict::Disagrees

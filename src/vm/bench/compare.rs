@@ -321,5 +321,25 @@ pub fn verdict(
     }
 }
 
+/// What a comparison row compares.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ComparisonKind {
+    /// Two clocksources within one kernel's boots.
+    Clocksource,
+    /// Two kernels on one clocksource.
+    Kernel,
+}
+
+impl ComparisonKind {
+    /// The JSON name: `clocksource`, `kernel`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ComparisonKind::Clocksource => "clocksource",
+            ComparisonKind::Kernel => "kernel",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

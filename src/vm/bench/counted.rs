@@ -78,7 +78,10 @@ pub fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
 /// with no clock row at all gives none).
 pub fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow> {
     let mut out: Vec<CountedRow> = Vec::new();
-    for r in rows.iter().filter(|r| r.kind == "clock") {
+    for r in rows
+        .iter()
+        .filter(|r| r.kind == crate::vm::count::rows::RowKind::Clock)
+    {
         let n = r.kernel_per_op.unwrap_or(0.0);
         let (p, c) = if PRECISE_LEAVES.contains(&r.function.as_str()) {
             (n, 0.0)

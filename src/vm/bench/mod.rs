@@ -47,7 +47,8 @@ use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
 use crate::vm::boot::plan::{BenchPlan, Plan};
 use crate::vm::boot::{binary, child, disk, kernel, serial};
 
-pub use rows::{BenchComparison, BenchRun, ComparisonKind, RunCosts};
+pub use compare::ComparisonKind;
+pub use rows::{BenchComparison, BenchRun, RunCosts};
 
 /// One file system × workload and its iterations per slot.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::{self, Verdict, ZERO_READS};
+use super::compare::{self, ComparisonKind, Verdict, ZERO_READS};
 use super::guest::Slot;
 use super::predict::{model_reads, ModelReads};
 use super::BenchKernel;
@@ -59,26 +59,6 @@ pub struct BenchRun {
     pub costs: RunCosts,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
-}
-
-/// What a comparison row compares.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ComparisonKind {
-    /// Two clocksources within one kernel's boots.
-    Clocksource,
-    /// Two kernels on one clocksource.
-    Kernel,
-}
-
-impl ComparisonKind {
-    /// The JSON name: `clocksource`, `kernel`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ComparisonKind::Clocksource => "clocksource",
-            ComparisonKind::Kernel => "kernel",
-        }
-    }
 }
 
 /// One comparison row.

@@ -31,12 +31,7 @@ pub struct CountRow {
     pub workload: String,
     /// A kernel function (`ktime_get_coarse_real_ts64`) or `syscall:NAME`.
     pub function: String,
-    /// `clock` (a clock-read leaf: judges the model), `context` (a caller, shown only),
-    /// `syscall` (judged against the workload's definition), `clocksource` (the running
-    /// clocksource's read callback, shown beside the sum of the fine leaves) or `kernel-counter`
-    /// (the kernel's multigrain counters: `fine_stamps` judged against the kprobe count of
-    /// `ktime_get_real_ts64_mg`, the others shown).
-    pub kind: String,
+    pub kind: RowKind,
     /// Hits per op less the zero-iteration baseline; `null` when the kernel lacks the function.
     pub kernel_per_op: Option<f64>,
     /// What the expected count comes from: a model name (`linux`, `linux-multigrain`) or
@@ -323,40 +318,60 @@ fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<b
 
 pub use super::updates::{UPDATE_ROW, UPDATE_ROW_MG};
 
+/// What a count row counts (its JSON `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowKind {
+    /// A clock-read leaf: judges the model.
+    Clock,
+    /// A caller of the clock reads, shown only.
+    Context,
+    /// Inode timestamp updates, judged against the model's `inode_updates_per_op`.
+    Update,
+    /// The running clocksource's read callback, shown beside the sum of the fine leaves.
+    Clocksource,
+    /// The kernel's multigrain counters: `fine_stamps` judged against the kprobe count of
+    /// `ktime_get_real_ts64_mg`, the others shown.
+    KernelCounter,
+    /// A syscall, judged against the workload's definition.
+    Syscall,
+}
+
 /// The rows of one guest's count.
 pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
     let mut out = Vec::new();
     for run in &g.runs {
         let timing = ns_by_syscall(run);
         let per = |n: u64, b: u64| (n as f64 - b as f64) / run.iterations.max(1) as f64;
-        let row = |function: String, kind: &str, k: Option<f64>, model: Option<(String, f64)>| {
-            let (difference, tolerance, agrees) = judge(k, model.as_ref().map(|m| m.1));
-            let symbols = g
-                .probes
-                .iter()
-                .filter(|(f, _)| *f == function)
-                .map(|(_, s)| s.clone())
-                .collect();
-            CountRow {
-                kernel_release: g.release.clone(),
-                kernel_package: package.to_string(),
-                fs: run.fs.clone(),
-                workload: run.workload.clone(),
-                function,
-                kind: kind.into(),
-                kernel_per_op: k,
-                model: model
-                    .as_ref()
-                    .map_or_else(|| model_for(&g.release).name().to_string(), |m| m.0.clone()),
-                model_per_op: model.map(|m| m.1),
-                guest_ns_per_op: run.ns_per_op,
-                guest_ns_by_syscall: timing.clone(),
-                difference,
-                tolerance,
-                agrees,
-                symbols,
-            }
-        };
+        let row =
+            |function: String, kind: RowKind, k: Option<f64>, model: Option<(String, f64)>| {
+                let (difference, tolerance, agrees) = judge(k, model.as_ref().map(|m| m.1));
+                let symbols = g
+                    .probes
+                    .iter()
+                    .filter(|(f, _)| *f == function)
+                    .map(|(_, s)| s.clone())
+                    .collect();
+                CountRow {
+                    kernel_release: g.release.clone(),
+                    kernel_package: package.to_string(),
+                    fs: run.fs.clone(),
+                    workload: run.workload.clone(),
+                    function,
+                    kind,
+                    kernel_per_op: k,
+                    model: model
+                        .as_ref()
+                        .map_or_else(|| model_for(&g.release).name().to_string(), |m| m.0.clone()),
+                    model_per_op: model.map(|m| m.1),
+                    guest_ns_per_op: run.ns_per_op,
+                    guest_ns_by_syscall: timing.clone(),
+                    difference,
+                    tolerance,
+                    agrees,
+                    symbols,
+                }
+            };
         let (workload, _) = named(run)?;
         let est = Some(run_estimate(g, hz, run, &timing)?);
         for f in kprobe::FUNCTIONS {
@@ -364,9 +379,9 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
             let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
             let m = model_per_op(est.as_ref(), f);
             let kind = if kprobe::is_clock_read(f) {
-                "clock"
+                RowKind::Clock
             } else {
-                "context"
+                RowKind::Context
             };
             out.push(row(f.to_string(), kind, k, m));
         }
@@ -380,7 +395,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
             let m = est
                 .as_ref()
                 .map(|(name, e)| (name.clone(), e.inode_updates_per_op));
-            let mut r = row(name.into(), "update", Some(k), m);
+            let mut r = row(name.into(), RowKind::Update, Some(k), m);
             let write_loop = matches!(workload, WorkloadName::WriteOnly | WorkloadName::WriteStat);
             if !(write_loop && covers) {
                 r.agrees = None;
@@ -403,7 +418,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
                 .sum();
             let mut r = row(
                 cb.into(),
-                "clocksource",
+                RowKind::Clocksource,
                 Some(k),
                 Some((FINE_LEAVES.join("+"), leaves)),
             );
@@ -431,7 +446,7 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
                     });
                 let mut r = row(
                     format!("multigrain:{c}"),
-                    "kernel-counter",
+                    RowKind::KernelCounter,
                     Some(per(n, b)),
                     m,
                 );
@@ -460,7 +475,12 @@ pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
             let b = run.baseline_syscalls.get(s).copied().unwrap_or(0);
             let want = expected.iter().find(|(e, _)| *e == s).map_or(0.0, |e| e.1);
             let m = Some(("workload".to_string(), want));
-            out.push(row(format!("syscall:{s}"), "syscall", Some(per(n, b)), m));
+            out.push(row(
+                format!("syscall:{s}"),
+                RowKind::Syscall,
+                Some(per(n, b)),
+                m,
+            ));
         }
     }
     Ok(out)

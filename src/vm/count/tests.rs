@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::guest::{GuestCount, WorkloadCount};
-use super::rows::{model_for, rows, TOLERANCE, TOLERANCE_FRACTIONAL};
+use super::rows::{model_for, rows, RowKind, TOLERANCE, TOLERANCE_FRACTIONAL};
 use crate::kernel::ModelId;
 use crate::trace::FsKind;
 use crate::workload::WorkloadName;
@@ -62,7 +62,7 @@ fn rows_subtract_the_baseline_and_mark_absent_functions_null() {
     let row = |f: &str| r.iter().find(|x| x.function == f).unwrap();
     let coarse = row("ktime_get_coarse_real_ts64");
     assert_eq!(coarse.kernel_per_op, Some(2.0));
-    assert_eq!(coarse.kind, "clock");
+    assert_eq!(coarse.kind, RowKind::Clock);
     assert_eq!(coarse.model, "linux@6.1");
     // The model is evaluated at 20 µs per op and HZ 250: a little over two reads per op.
     let m = coarse.model_per_op.unwrap();
@@ -397,13 +397,13 @@ fn the_clocksource_and_the_kernels_own_counters_sit_beside_the_kprobes() {
     let r = rows("p", 250, &g).unwrap();
     let row = |f: &str| r.iter().find(|x| x.function == f).unwrap();
     let cs = row("read_tsc");
-    assert_eq!(cs.kind, "clocksource");
+    assert_eq!(cs.kind, RowKind::Clocksource);
     assert_eq!(cs.kernel_per_op, Some(1.15));
     assert_eq!(cs.model, "ktime_get_real_ts64+ktime_get_real_ts64_mg");
     assert_eq!(cs.model_per_op, Some(1.0));
     assert_eq!(cs.agrees, None);
     let fine = row("multigrain:fine_stamps");
-    assert_eq!(fine.kind, "kernel-counter");
+    assert_eq!(fine.kind, RowKind::KernelCounter);
     assert_eq!(fine.model, "kprobe:ktime_get_real_ts64_mg");
     assert_eq!((fine.kernel_per_op, fine.agrees), (Some(1.0), Some(true)));
     assert_eq!(row("multigrain:ctime_updates").agrees, None);
@@ -414,7 +414,7 @@ fn the_clocksource_and_the_kernels_own_counters_sit_beside_the_kprobes() {
     let r = rows("p", 250, &g).unwrap();
     assert!(r
         .iter()
-        .all(|x| x.kind != "clocksource" && x.kind != "kernel-counter"));
+        .all(|x| x.kind != RowKind::Clocksource && x.kind != RowKind::KernelCounter));
 }
 
 #[test]
@@ -476,9 +476,9 @@ fn the_write_paths_update_functions_judge_the_models_inode_updates() {
         run("write-stat", "btrfs", 0),
     ];
     let r = rows("p", 250, &g).unwrap();
-    let upd: Vec<_> = r.iter().filter(|x| x.kind == "update").collect();
+    let upd: Vec<_> = r.iter().filter(|x| x.kind == RowKind::Update).collect();
     assert_eq!(upd.len(), 3);
-    assert!(upd.iter().all(|x| x.kind == "update"));
+    assert!(upd.iter().all(|x| x.kind == RowKind::Update));
     let (ws, wo, bt) = (upd[0], upd[1], upd[2]);
     assert_eq!(ws.kernel_per_op, Some(1.0));
     assert!((ws.model_per_op.unwrap() - 1.0).abs() < 0.01, "{ws:?}");
@@ -492,6 +492,6 @@ fn the_write_paths_update_functions_judge_the_models_inode_updates() {
     // A count that disagrees is caught.
     g.runs = vec![run("write-stat", "ext4", 10)];
     let r = rows("p", 250, &g).unwrap();
-    let u = r.iter().find(|x| x.kind == "update").unwrap();
+    let u = r.iter().find(|x| x.kind == RowKind::Update).unwrap();
     assert_eq!(u.agrees, Some(false));
 }
