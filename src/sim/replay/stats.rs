@@ -15,7 +15,7 @@ pub struct Stats {
     pub updates: u64,
     /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
     /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`),
-    /// each priced at [`Costs::query_on`] its filesystem.
+    /// each priced at [`super::Costs::query_on`] its filesystem.
     pub queries: u64,
     pub total_ns: f64,
     pub timestamp_ns: f64,
