@@ -44,7 +44,12 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     // The kernel's own evidence: every queried mtime differs, the control's stay equal.
     assert_eq!(f64_at(f, &["pair", "queried_equal_mtimes"]), 0.0);
     assert!(f64_at(f, &["pair", "control_equal_mtimes"]) > 0.9);
-    assert!(f64_at(f, &["pair", "delta_ns", "lower"]) > 0.0, "{f}");
+    // The knob's direction: the median Δ and most repetitions' Δ above 0 (one repetition
+    // disturbed by another task may not be).
+    assert!(f64_at(f, &["pair", "delta_ns", "point"]) > 0.0, "{f}");
+    let deltas = f["pair"]["deltas_ns"].as_array().unwrap();
+    let above = deltas.iter().filter(|d| d.as_f64().unwrap() > 0.0).count();
+    assert!(2 * above > deltas.len(), "{f}");
     let u = f64_at(f, &["update_ns", "point"]);
     assert!(u.is_finite(), "{f}");
     assert!((f64_at(f, &["updates_delta"]) - 1.0).abs() < 0.01);

@@ -51,6 +51,26 @@ pub use signals::{
 use crate::cli::Cli;
 use crate::error::ConfigError;
 
+/// The command line as a reader reruns it: `tscope` (not the path it was started from) and
+/// the arguments it was given, each quoted for a POSIX shell where it needs it.
+pub fn invocation() -> String {
+    std::iter::once("tscope".to_string())
+        .chain(std::env::args().skip(1).map(|a| shell_word(&a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `a` as one POSIX shell word: as it is when it has nothing the shell reads, else in single
+/// quotes (a quote inside as `'\''`).
+fn shell_word(a: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=,@+-%".contains(c);
+    if !a.is_empty() && a.chars().all(plain) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
 /// The flags every command takes, validated.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Global {
@@ -80,4 +100,20 @@ fn enable_trap() -> Result<(), ConfigError> {
 #[cfg(not(target_arch = "x86_64"))]
 fn enable_trap() -> Result<(), ConfigError> {
     Err(ConfigError::Trap("TSC traps exist on x86_64 only".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_word_the_shell_reads_is_quoted_and_a_plain_one_is_not() {
+        assert_eq!(super::shell_word("--out"), "--out");
+        assert_eq!(
+            super::shell_word("docs/example-report"),
+            "docs/example-report"
+        );
+        assert_eq!(super::shell_word("a b"), "'a b'");
+        assert_eq!(super::shell_word("it's"), "'it'\\''s'");
+        assert_eq!(super::shell_word(""), "''");
+        assert_eq!(super::shell_word("$HOME"), "'$HOME'");
+    }
 }

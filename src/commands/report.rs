@@ -29,29 +29,8 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
             });
         }
     }
-    let mut command = if global.emulate_trap {
-        format!("tscope --emulate-trap report --out {}", args.out.display())
-    } else {
-        format!("tscope report --out {}", args.out.display())
-    };
-    if args.sampling.quick {
-        command += " --quick";
-    }
-    if args.sampling.seed != 1 {
-        command += &format!(" --seed {}", args.sampling.seed);
-    }
-    if args.sync_ms != crate::cli::DEFAULT_SYNC_MS {
-        command += &format!(" --sync-ms {}", args.sync_ms);
-    }
-    if args.no_workloads {
-        command += " --no-workloads";
-    }
-    if args.vm {
-        command += " --vm";
-    }
-    if let Some(bin) = &args.guest_bin {
-        command += &format!(" --guest-bin {}", bin.display());
-    }
+    // The command as it was given: what a reader reruns.
+    let command = super::invocation();
     Ok(ReportConfig {
         quick: args.sampling.quick,
         seed: args.sampling.seed,

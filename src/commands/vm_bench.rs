@@ -185,11 +185,7 @@ pub fn run(job: BenchJob, stop: &super::Stop) -> anyhow::Result<i32> {
         crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
     }
     if let Some(p) = &commit_message {
-        // The command as a reader reruns it: `tscope`, not the path it was started from.
-        let command: Vec<String> = std::iter::once("tscope".to_string())
-            .chain(std::env::args().skip(1))
-            .collect();
-        let text = crate::export::vm_bench::commit_message(&r, &command.join(" "));
+        let text = crate::export::vm_bench::commit_message(&r, &super::invocation());
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
     let disagree = fail_on_disagree

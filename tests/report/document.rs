@@ -17,9 +17,9 @@ fn an_emulated_trap_is_named_in_every_part_of_the_report() {
     assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
     let words = msg.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words.contains(what_if), "{msg}");
-    // The reproduce command is complete: the what-if and the non-default sync budget.
+    // The reproduce command is the one given: the what-if and the sync budget included.
     assert!(
-        words.contains("tscope --emulate-trap report --out") && words.contains("--sync-ms 20"),
+        words.contains("tscope --emulate-trap report --quick --no-workloads --sync-ms 20 --out"),
         "{msg}"
     );
 

@@ -51,8 +51,12 @@ fn quick_report_writes_parseable_files() {
         assert!(md.contains(heading), "{heading} missing");
     }
     assert!(
-        md.contains("tscope report --out"),
-        "the reproducing command is in the document"
+        md.contains(&format!(
+            "tscope report --quick --sync-ms 20 --out {} --export-openmetrics {}",
+            out.display(),
+            metrics.display()
+        )),
+        "the reproducing command, as given, is in the document"
     );
 
     let v: serde_json::Value =
