@@ -61,26 +61,31 @@ fn run(args: &FleetArgs) -> anyhow::Result<i32> {
 
 /// `fleet check`: the full check, and `--salvage DIR`.
 fn check(db: &Path, a: &crate::cli::fleet::FleetCheckArgs) -> anyhow::Result<i32> {
+    use std::fmt::Write as _;
     let store = existing(db)?;
     let problems = store.check();
+    let mut text = String::new();
     if problems.is_empty() {
-        println!("{}: ok (integrity_check)", db.display());
+        let _ = writeln!(text, "{}: ok (integrity_check)", db.display());
     } else {
-        println!("{}: damaged (integrity_check):", db.display());
+        let _ = writeln!(text, "{}: damaged (integrity_check):", db.display());
         for p in &problems {
-            println!("  {}", crate::fmt::safe::cell(p));
+            let _ = writeln!(text, "  {}", crate::fmt::safe::cell(p));
         }
     }
+    // What the check found is out before the salvage starts (it may fail on its own).
+    crate::export::emit(text.as_bytes(), None)?;
     if let Some(dir) = &a.salvage {
         let s = store.salvage(dir)?;
-        println!(
+        let line = format!(
             "salvaged {} document(s) to {} ({} could not be read); `tscope fleet --db NEW.db add \
-             {}` builds a new store from them",
+             {}` builds a new store from them\n",
             s.written,
             dir.display(),
             s.lost,
             dir.display()
         );
+        crate::export::emit(line.as_bytes(), None)?;
     }
     Ok(if problems.is_empty() { 0 } else { 1 })
 }
@@ -248,6 +253,7 @@ fn remove(db: &Path, a: &FleetRmArgs) -> anyhow::Result<i32> {
     let mut store = existing(db)?;
     let counts = store.remove(&selectors)?;
     let total: usize = counts.iter().sum();
-    println!("removed {total} document(s) from {}", db.display());
+    let line = format!("removed {total} document(s) from {}\n", db.display());
+    crate::export::emit(line.as_bytes(), None)?;
     Ok(if total == 0 { 1 } else { 0 })
 }
