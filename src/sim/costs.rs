@@ -229,33 +229,45 @@ fn resolve_with(
     ))
 }
 
-/// The profile's update price per filesystem (`filesystems[]`, measured by `probe --dir`): the
-/// first measured entry of each kind; every other filesystem at 0, said so.
-pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
+/// The first measured `price` of each filesystem kind in the profile (`filesystems[]`,
+/// measured by `probe --dir`), and each named with its interval and where it was measured.
+fn per_kind(
+    profile: Option<&Profile>,
+    price: impl Fn(&probe::update::FsUpdate) -> Option<crate::stats::Estimate>,
+) -> (UpdateByFs, Vec<String>) {
     let mut by_fs = Costs::UNIFORM;
     let mut named = Vec::new();
-    let mut unmeasured = Vec::new();
-    if let Some(p) = profile {
-        for f in &p.filesystems {
-            let kind = f.fs_kind();
-            match f.update_ns {
-                Some(e) if by_fs[kind as usize].is_none() => {
-                    by_fs[kind as usize] = Some(e.point);
-                    named.push(format!(
-                        "{} {:.1} ns [{:.1}, {:.1}] ({})",
-                        kind,
-                        e.point,
-                        e.lower,
-                        e.upper,
-                        f.label()
-                    ));
-                }
-                Some(_) => {}
-                None => unmeasured.push(format!("{} ({})", f.fs_type, f.reason)),
-            }
+    for f in profile
+        .map(|p| p.filesystems.as_slice())
+        .unwrap_or_default()
+    {
+        let kind = f.fs_kind();
+        if let (Some(e), None) = (price(f), by_fs[kind as usize]) {
+            by_fs[kind as usize] = Some(e.point);
+            named.push(format!(
+                "{kind} {:.1} ns [{:.1}, {:.1}] ({})",
+                e.point,
+                e.lower,
+                e.upper,
+                f.label()
+            ));
         }
     }
+    (by_fs, named)
+}
+
+/// The profile's update price per filesystem: the first measured entry of each kind; every
+/// other filesystem at 0, said so.
+pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
+    let (by_fs, named) = per_kind(profile, |f| f.update_ns);
     let src = if named.is_empty() {
+        let unmeasured: Vec<String> = profile
+            .map(|p| p.filesystems.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f.update_ns.is_none())
+            .map(|f| format!("{} ({})", f.fs_type, f.reason))
+            .collect();
         let why = if unmeasured.is_empty() {
             "the profile measured no filesystem (probe --dir DIR)".to_string()
         } else {
@@ -276,24 +288,7 @@ pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
 /// the chmod-stat pair of `probe --dir`); every other filesystem at 0, said so. Where a
 /// filesystem's update was priced without it, its update price holds the query's work.
 pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    let mut by_fs = Costs::UNIFORM;
-    let mut named = Vec::new();
-    for f in profile
-        .map(|p| p.filesystems.as_slice())
-        .unwrap_or_default()
-    {
-        let kind = f.fs_kind();
-        if let (Some(e), None) = (f.query_ns, by_fs[kind as usize]) {
-            by_fs[kind as usize] = Some(e.point);
-            named.push(format!(
-                "{kind} {:.1} ns [{:.1}, {:.1}] ({})",
-                e.point,
-                e.lower,
-                e.upper,
-                f.label()
-            ));
-        }
-    }
+    let (by_fs, named) = per_kind(profile, |f| f.query_ns);
     let src = if named.is_empty() {
         "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair; a \
          filesystem's update price then holds it); --set query_ns=… for a what-if"
