@@ -71,6 +71,26 @@ pub fn lines(p: &PairResult) -> Vec<String> {
     if let Some(c) = &p.check {
         v.push(c.clone());
     }
+    match (&p.kernel_counts, &p.kernel_counts_absent) {
+        (Some(k), _) => {
+            let side = |m: &std::collections::BTreeMap<String, f64>| {
+                format!(
+                    "{:.3} fine stamps, {:.3} ctime moves, {:.3} ctime stamps",
+                    m.get("fine_stamps").unwrap_or(&f64::NAN),
+                    m.get("ctime_swaps").unwrap_or(&f64::NAN),
+                    m.get("ctime_updates").unwrap_or(&f64::NAN)
+                )
+            };
+            v.push(format!(
+                "the kernel's own counters ({}), per iteration: times asked {}; size only {}",
+                k.source,
+                side(&k.queried),
+                side(&k.control)
+            ));
+        }
+        (None, Some(why)) => v.push(format!("the kernel's multigrain counters: none ({why})")),
+        (None, None) => {}
+    }
     v
 }
 

@@ -17,6 +17,7 @@ pub mod histogram;
 pub mod host_id;
 mod interleave;
 pub mod machine;
+pub mod multigrain;
 pub mod placement;
 pub mod profile;
 mod readers;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::Version;
+use crate::probe::multigrain::PairCounts;
 use crate::stats::{self, Estimate};
 use crate::trace::FsKind;
 
@@ -132,6 +133,13 @@ pub struct PairResult {
     pub check: Option<String>,
     /// The per-repetition Δ (ns per iteration), in the order measured.
     pub deltas_ns: Vec<f64>,
+    /// The kernel's own multigrain counters per iteration of each side, read around every
+    /// measured block ([`crate::probe::multigrain`]); `None` where they could not be read.
+    #[serde(default)]
+    pub kernel_counts: Option<PairCounts>,
+    /// Why `kernel_counts` is `None`.
+    #[serde(default)]
+    pub kernel_counts_absent: Option<String>,
 }
 
 fn one_task() -> u32 {

@@ -19,7 +19,7 @@
 
 use super::config::{LoopSource, SimulateConfig};
 use super::{costs, estimate, Costs};
-use crate::kernel::{Family, ModelId, ModelSpec};
+use crate::kernel::{ClockFn, Family, ModelId, ModelSpec};
 pub use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 use crate::stats::Estimate;
@@ -67,6 +67,9 @@ pub struct Counts {
     pub updates: f64,
     /// Stats that mark a ctime queried ([`crate::sim::replay::Stats::queries`]).
     pub queries: f64,
+    /// Fine-grained ctime stamps (`ktime_get_real_ts64_mg` reads): what the kernel's
+    /// `fine_stamps` counter counts ([`crate::probe::multigrain`]).
+    pub fine_stamps: f64,
 }
 
 impl std::ops::Sub for Counts {
@@ -76,6 +79,7 @@ impl std::ops::Sub for Counts {
             reads_ns: self.reads_ns - o.reads_ns,
             updates: self.updates - o.updates,
             queries: self.queries - o.queries,
+            fine_stamps: self.fine_stamps - o.fine_stamps,
         }
     }
 }
@@ -119,6 +123,7 @@ pub fn counts_at(
         reads_ns: s.timestamp_ns / units,
         updates: s.updates as f64 / units,
         queries: s.queries as f64 / units,
+        fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64 / units,
     }
 }
 

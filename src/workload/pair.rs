@@ -31,6 +31,7 @@ use std::time::Instant;
 use super::scratch::{self, ScratchDir};
 use super::write::EqualTally;
 use crate::error::Context;
+use crate::probe::multigrain;
 pub use crate::probe::update::{
     equal_sides_check, median_interval, multigrain_expected, summarize, PairConfig, PairResult,
     Pattern, CONTROL_MASK, MULTIGRAIN_SINCE, QUERIED_MASK,
@@ -123,7 +124,11 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
     if let (Some(_), Some(all)) = (cpus.first().copied().flatten(), restore) {
         let _ = sys::cpu::set_affinity(&all);
     }
-    let (queried, control, tq, tc) = result?;
+    let (queried, control, tq, tc, counted) = result?;
+    let (kernel_counts, kernel_counts_absent) = match counted.finish() {
+        Ok(c) => (Some(c), None),
+        Err(e) => (None, Some(e)),
+    };
     drop(targets);
     drop(scratch);
     let (queried_ns, control_ns, delta_ns, ratio, deltas) =
@@ -156,6 +161,8 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
         multigrain_observed: observed,
         check: (!observed).then(|| equal_sides_check(delta_ns, control_ns)),
         deltas_ns: deltas,
+        kernel_counts,
+        kernel_counts_absent,
     })
 }
 
@@ -242,7 +249,7 @@ fn blocks(
     Ok(ns.iter().sum::<f64>() / ns.len() as f64)
 }
 
-type Sampled = (Vec<f64>, Vec<f64>, EqualTally, EqualTally);
+type Sampled = (Vec<f64>, Vec<f64>, EqualTally, EqualTally, multigrain::Tally);
 
 fn sample(
     cfg: &PairConfig,
@@ -260,6 +267,7 @@ fn sample(
     blocks(targets, cpus, cfg.pattern, QUERIED_MASK, warm, &mut scrap)?;
     blocks(targets, cpus, cfg.pattern, CONTROL_MASK, warm, &mut scrap)?;
     let (mut queried, mut control) = (Vec::new(), Vec::new());
+    let mut counted = multigrain::Tally::new();
     for _ in 0..cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
@@ -270,6 +278,7 @@ fn sample(
             } else {
                 (CONTROL_MASK, &mut tc, &mut control)
             };
+            let before = counted.before();
             out.push(blocks(
                 targets,
                 cpus,
@@ -278,9 +287,16 @@ fn sample(
                 cfg.iterations,
                 tallies,
             )?);
+            counted.after(before, q, cfg.iterations * k as u64);
         }
     }
-    Ok((queried, control, EqualTally::sum(&tq), EqualTally::sum(&tc)))
+    Ok((
+        queried,
+        control,
+        EqualTally::sum(&tq),
+        EqualTally::sum(&tc),
+        counted,
+    ))
 }
 
 /// The directory a path names, checked: it exists, is a directory, and is writable.

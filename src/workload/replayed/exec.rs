@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use super::{LiveLoop, LiveOp, ROOT};
 use crate::error::Context;
+use crate::probe::multigrain;
 use crate::probe::update::{
     equal_sides_check, multigrain_expected, summarize, PairResult, Pattern, CONTROL_MASK,
     QUERIED_MASK,
@@ -298,7 +299,11 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
     if let (Some(_), Some(cpus)) = (pinned, restore) {
         let _ = sys::cpu::set_affinity(&cpus);
     }
-    let (queried, control, passes) = result?;
+    let (queried, control, passes, counted) = result?;
+    let (kernel_counts, kernel_counts_absent) = match counted.finish() {
+        Ok(c) => (Some(c), None),
+        Err(e) => (None, Some(e)),
+    };
     drop(tree);
     drop(scratch);
     let (queried_ns, control_ns, delta_ns, ratio, deltas) =
@@ -335,6 +340,8 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
         multigrain_observed: expected,
         check: (!expected).then(|| equal_sides_check(delta_ns, control_ns)),
         deltas_ns: deltas,
+        kernel_counts,
+        kernel_counts_absent,
     })
 }
 
@@ -342,23 +349,26 @@ fn sample(
     cfg: &ReplayConfig,
     live: &LiveLoop,
     tree: &mut Tree,
-) -> crate::error::Result<(Vec<f64>, Vec<f64>, u64)> {
+) -> crate::error::Result<(Vec<f64>, Vec<f64>, u64, multigrain::Tally)> {
     // Warm-up and calibration: one pass of each side, then as many as fill a block.
     tree.block(live, QUERIED_MASK, 1)?;
     let one = tree.block(live, CONTROL_MASK, 1)?.max(1.0);
     let passes = ((cfg.block.as_nanos() as f64 / one) as u64).clamp(1, 1_000_000);
     let (mut queried, mut control) = (Vec::new(), Vec::new());
+    let mut counted = multigrain::Tally::new();
     for _ in 0..cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
             }
+            let before = counted.before();
             if q {
                 queried.push(tree.block(live, QUERIED_MASK, passes)?);
             } else {
                 control.push(tree.block(live, CONTROL_MASK, passes)?);
             }
+            counted.after(before, q, passes);
         }
     }
-    Ok((queried, control, passes))
+    Ok((queried, control, passes, counted))
 }
