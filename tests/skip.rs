@@ -36,6 +36,7 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     ("tmpfs", tmpfs),
     ("loop-mount", loop_mount),
     ("multigrain", multigrain),
+    ("multigrain-counters", multigrain_counters),
     ("vdso-clocksource", vdso_clocksource),
     ("root", root),
     ("setpriv", || runs("setpriv", "--version")),
@@ -186,6 +187,15 @@ fn multigrain() -> Result<(), String> {
         )),
         None => Err("cannot read the kernel release from /proc/sys/kernel/osrelease".into()),
     }
+}
+
+/// The kernel's multigrain counters in debugfs (6.13+, `CONFIG_DEBUG_FS`, debugfs mounted,
+/// root): `scripts/test` mounts debugfs for the run where it can.
+fn multigrain_counters() -> Result<(), String> {
+    let file = "/sys/kernel/debug/multigrain_timestamps";
+    std::fs::read_to_string(file)
+        .map(drop)
+        .map_err(|e| format!("reading {file}: {e} (debugfs mounted? root?)"))
 }
 
 /// The clocksource the vDSO reads in user space (tsc, kvm-clock; arch_sys_counter on arm64):

@@ -45,7 +45,11 @@ pub fn parse(text: &str) -> Result<BTreeMap<String, u64>> {
         numbers.len(),
         text.trim()
     );
-    Ok(COUNTERS.iter().map(|c| c.to_string()).zip(numbers).collect())
+    Ok(COUNTERS
+        .iter()
+        .map(|c| c.to_string())
+        .zip(numbers)
+        .collect())
 }
 
 /// The counters now; `Err` says why they cannot be read (debugfs not mounted, a kernel before
@@ -140,7 +144,12 @@ impl Tally {
             COUNTERS
                 .iter()
                 .enumerate()
-                .map(|(k, c)| (c.to_string(), self.sums[s][k] as f64 / self.iterations[s] as f64))
+                .map(|(k, c)| {
+                    (
+                        c.to_string(),
+                        self.sums[s][k] as f64 / self.iterations[s] as f64,
+                    )
+                })
                 .collect()
         };
         Ok(PairCounts {

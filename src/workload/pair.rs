@@ -249,7 +249,13 @@ fn blocks(
     Ok(ns.iter().sum::<f64>() / ns.len() as f64)
 }
 
-type Sampled = (Vec<f64>, Vec<f64>, EqualTally, EqualTally, multigrain::Tally);
+type Sampled = (
+    Vec<f64>,
+    Vec<f64>,
+    EqualTally,
+    EqualTally,
+    multigrain::Tally,
+);
 
 fn sample(
     cfg: &PairConfig,

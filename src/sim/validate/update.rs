@@ -259,3 +259,59 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     ));
     Ok(ValidationReport::new("update", "update", rows, notes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::multigrain::PairCounts;
+    use crate::probe::Profile;
+
+    fn recorded() -> (Profile, Vec<PairResult>) {
+        let profile: Profile =
+            serde_json::from_str(include_str!("../../../tests/data/profile-kvm-amd.json")).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../tests/data/update-pairs-amd.json"))
+                .unwrap();
+        (profile, serde_json::from_value(v["pairs"].clone()).unwrap())
+    }
+
+    fn counted(queried: f64, control: f64) -> PairCounts {
+        let side = |f: f64| {
+            [
+                ("fine_stamps".to_string(), f),
+                ("ctime_swaps".to_string(), f),
+            ]
+        };
+        PairCounts {
+            source: crate::probe::multigrain::FILE.into(),
+            queried: side(queried).into_iter().collect(),
+            control: side(control).into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn the_kernel_judges_the_models_fine_stamps_on_every_filesystem() {
+        let (profile, pairs) = recorded();
+        let sim = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+        for mut p in pairs {
+            let (c, _) = costs::resolve_as_measured(model_of(&p), Some(&profile), &sim).unwrap();
+            let d = delta_counts(&p, c).unwrap();
+            // linux@6.18: one queried write-stat iteration takes one ctime fine stamp
+            // (inode_set_ctime_current), btrfs included; the control none.
+            assert!(
+                (d.fine_stamps - 1.0).abs() < 0.01,
+                "{}: {}",
+                p.fs_type,
+                d.fine_stamps
+            );
+            assert!(kernel_row(&p, d).is_none(), "no counters, no row");
+            p.kernel_counts = Some(counted(1.0, 0.001));
+            let r = kernel_row(&p, d).unwrap();
+            assert_eq!(r.metric, "fine_stamps_delta");
+            assert!(r.within_goal, "{}", r.detail);
+            // A kernel that stamped twice per iteration is a miss.
+            p.kernel_counts = Some(counted(2.0, 0.0));
+            assert!(!kernel_row(&p, d).unwrap().within_goal);
+        }
+    }
+}

@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 
-
 pub use crate::probe::multigrain::{COUNTERS as MULTIGRAIN_COUNTERS, FILE as MULTIGRAIN_FILE};
 const DEBUGFS: &str = "/sys/kernel/debug";
 
