@@ -17,7 +17,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::Value;
 
-use tscope::fleet::{ingest, report, AddSummary, GroupBy, ReportConfig, Store};
+use tscope::fleet::{decisions, ingest, AddSummary, GroupBy, ReportConfig, Store};
 use tscope::stats::SplitMix64;
 
 const REAL: [&str; 3] = [
@@ -148,7 +148,7 @@ fn fleet(c: &mut Criterion) {
     let bytes = store.bytes();
     let rows = store.rows().unwrap();
     let t = Instant::now();
-    let r = report::report(&rows, &config()).unwrap();
+    let r = decisions::report(&rows, &config()).unwrap();
     let report_s = t.elapsed().as_secs_f64();
     assert_eq!(r.machines, n);
     eprintln!(
@@ -165,7 +165,7 @@ fn fleet(c: &mut Criterion) {
     g.bench_function(format!("report_{n}"), |b| {
         b.iter(|| {
             let rows = store.rows().unwrap();
-            report::report(&rows, &config()).unwrap()
+            decisions::report(&rows, &config()).unwrap()
         })
     });
     let batch = 2_000.min(n);

@@ -10,7 +10,7 @@
 //!   costs), [`detect`] (hypervisor and verdicts), [`workload`] (`tscope run`), [`trace`]
 //!   (scenarios, strace logs, recorded runs), [`kernel`] (per-OS timestamp models), [`sim`]
 //!   (replay under those models), [`vm`] (guests and the micro-VM), [`compare`], and
-//!   [`gather`] (everything `tscope report` measures).
+//!   [`report`] (everything `tscope report` measures).
 //! - Output: [`export`] (every format, every chart).
 //! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`cpuid`], [`sys`] (the one module allowed
 //!   `unsafe_code`), and the ground floor that imports no feature module: [`error`],
@@ -25,12 +25,12 @@ pub mod error;
 pub mod export;
 pub mod fleet;
 pub mod fmt;
-pub mod gather;
 pub mod input;
 pub mod kernel;
 pub mod measure;
 pub mod probe;
 pub mod progress;
+pub mod report;
 pub mod sim;
 pub mod stats;
 #[allow(unsafe_code)]

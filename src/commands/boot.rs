@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use crate::cli::vm::BootArgs;
 use crate::error::ConfigError;
 use crate::vm::boot::kernel::KernelSource;
+use crate::vm::boot::session::BootConfig;
 
 /// The kernels `--kernel-package` and `--kernel` name, packages first, each checked (a
 /// package spec that parses, a path that is a file); `None` when neither is given (the room's
@@ -41,8 +42,20 @@ pub fn kernel_sources(
     ))
 }
 
-/// Range-checks the options every room that boots a guest shares, and its `--timeout`.
-pub fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
+/// The options every room that boots a guest shares, range-checked with its `--timeout`.
+pub fn boot_config(b: &BootArgs, timeout: u64) -> Result<BootConfig, ConfigError> {
+    check_boot(b, timeout)?;
+    Ok(BootConfig {
+        accel: b.accel.into(),
+        timeout: std::time::Duration::from_secs(timeout),
+        guest_bin: b.guest_bin.clone(),
+        qemu: b.qemu.clone(),
+        memory_mb: b.memory,
+        append: b.append.clone(),
+    })
+}
+
+fn check_boot(b: &BootArgs, timeout: u64) -> Result<(), ConfigError> {
     if !(1..=3600).contains(&timeout) {
         return Err(ConfigError::range("timeout", "1..=3600 seconds", timeout));
     }

@@ -197,7 +197,7 @@ fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
     let store = existing(db)?;
     let code = warn_damaged(&store);
     let rows = store.rows()?;
-    let r = fleet::report::report(&rows, &cfg)?;
+    let r = fleet::decisions::report(&rows, &cfg)?;
     output.export(&r)?;
     if let Some(svg) = &a.export_svg {
         crate::export::emit(

@@ -3,7 +3,7 @@
 //! 1. **configure**: build the validated domain configuration from the command's arguments and
 //!    the [`Global`] flags. Every argument and every output path is checked here, before
 //!    anything is measured, and a bad one is a [`ConfigError`] naming the option.
-//! 2. **run** the domain (`probe`, `detect`, `workload`, `sim`, `vm`, `trace`, `gather`,
+//! 2. **run** the domain (`probe`, `detect`, `workload`, `sim`, `vm`, `trace`, `report`,
 //!    `compare`), which never sees clap and never prints.
 //! 3. **export** the result in the chosen format through [`crate::export`].
 //! 4. **emit** the bytes to stdout or the `-o` file.

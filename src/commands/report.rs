@@ -5,7 +5,7 @@ use super::{Global, StderrProgress};
 use crate::cli::ReportArgs;
 use crate::error::ConfigError;
 use crate::export::{self, ReportDocument};
-use crate::gather::{self, ReportConfig};
+use crate::report::{self, ReportConfig};
 
 /// Validates `args` into a report configuration; the output directory is checked now (nothing
 /// is created), so a path that cannot hold it fails before anything is measured.
@@ -97,7 +97,7 @@ impl super::Command for Report {
 fn run(job: &ReportJob, stop: &super::Stop) -> anyhow::Result<i32> {
     let cfg = &job.cfg;
     let progress = StderrProgress::steps(if cfg.vm { 7 } else { 5 });
-    let report = gather::run(cfg, &progress);
+    let report = report::run(cfg, &progress);
     drop(progress);
     if let Some(code) = stop.nothing_written() {
         return Ok(code);

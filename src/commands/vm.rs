@@ -1,15 +1,13 @@
 //! `tscope vm guest | exits | guest-init`: measure inside real guests.
 
-use std::time::Duration;
-
-use super::boot::check_boot;
+use super::boot::boot_config;
 use super::{Destination, Global, StderrProgress};
 use crate::cli::vm::{CountArgs, CountFailOn, ExitsArgs, GuestArgs, VmArgs, VmCommand};
 use crate::error::ConfigError;
 use crate::vm::count;
 use crate::vm::count::CountConfig;
-use crate::vm::guest::matrix;
-use crate::vm::guest::{self, GuestConfig};
+use crate::vm::matrix::result as matrix;
+use crate::vm::matrix::{self as matrix_room, GuestConfig};
 use crate::vm::{exits, init};
 
 /// Validates `vm guest` arguments into a guest configuration.
@@ -35,8 +33,7 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
             "--clocksource: name at least one clocksource".into(),
         ));
     }
-    let b = &a.boot;
-    check_boot(b, a.timeout)?;
+    let boot = boot_config(&a.boot, a.timeout)?;
     if let Some(k) = &a.kernel {
         super::boot::kernel_sources(&[], std::slice::from_ref(k))?;
     }
@@ -45,18 +42,13 @@ pub fn guest_config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, Confi
     }
     Ok(GuestConfig {
         clocksources,
-        accel: b.accel.into(),
-        timeout: Duration::from_secs(a.timeout),
+        boot,
         kernel: a.kernel.clone(),
         kernel_package: a.kernel_package.clone(),
-        guest_bin: b.guest_bin.clone(),
         smp: a.smp,
-        memory_mb: b.memory,
         tsc_reliable: a.tsc_reliable,
         all_sources: a.all_sources,
-        append: b.append.clone(),
         pvh: !a.no_pvh,
-        qemu: b.qemu.clone(),
         measure_host: !a.no_host,
         emulate_trap: global.emulate_trap,
     })
@@ -131,9 +123,9 @@ fn guest(cfg: &GuestConfig, output: &Destination, stop: &super::Stop) -> anyhow:
     let progress = StderrProgress::new(format!(
         "vm guest: {} clocksource(s), up to {} s each",
         cfg.clocksources.len(),
-        cfg.timeout.as_secs()
+        cfg.boot.timeout.as_secs()
     ));
-    let m = guest::run(cfg, &progress);
+    let m = matrix_room::run(cfg, &progress);
     drop(progress);
     if let Some(code) = stop.nothing_written() {
         return Ok(code);
@@ -195,16 +187,9 @@ pub fn count_config(a: &CountArgs, _global: &Global) -> Result<CountConfig, Conf
             a.iterations,
         ));
     }
-    let b = &a.boot;
-    check_boot(b, a.matrix.timeout)?;
+    cfg.boot = boot_config(&a.boot, a.matrix.timeout)?;
     cfg.iterations = a.iterations;
-    cfg.accel = b.accel.into();
-    cfg.timeout = Duration::from_secs(a.matrix.timeout);
-    cfg.guest_bin = b.guest_bin.clone();
-    cfg.qemu = b.qemu.clone();
-    cfg.memory_mb = b.memory;
     cfg.clocksource = a.clocksource.map(|c| c.kernel_name().to_string());
-    cfg.append = b.append.clone();
     Ok(cfg)
 }
 

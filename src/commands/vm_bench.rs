@@ -1,9 +1,7 @@
 //! `tscope vm bench`: arguments → [`BenchConfig`] → [`crate::vm::bench::run`] → export (and the
 //! SVG and commit-message files) → exit code.
 
-use std::time::Duration;
-
-use super::boot::check_boot;
+use super::boot::boot_config;
 use super::{check_output_file, Destination, Global, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::error::ConfigError;
@@ -65,19 +63,12 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
             n,
         )?;
     }
-    check_boot(&a.boot, a.matrix.timeout)?;
+    cfg.boot = boot_config(&a.boot, a.matrix.timeout)?;
     cfg.boots = a.boots;
     cfg.rounds = a.rounds;
     cfg.slot_ms = a.slot_ms;
     cfg.iterations = a.iterations.unwrap_or(0);
     cfg.seed = a.seed;
-    let b = &a.boot;
-    cfg.accel = b.accel.into();
-    cfg.timeout = Duration::from_secs(a.matrix.timeout);
-    cfg.guest_bin = b.guest_bin.clone();
-    cfg.qemu = b.qemu.clone();
-    cfg.memory_mb = b.memory;
-    cfg.append = a.boot.append.clone();
     range(
         "count-reads",
         "0..=1000000",

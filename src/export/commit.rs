@@ -2,7 +2,7 @@
 //! text, wrapped at 72 columns, every what-if named (an emulated trap is never the machine's).
 
 use crate::fmt::{estimate, ns};
-use crate::gather::Report;
+use crate::report::Report;
 
 /// The commit-message columns.
 pub const WIDTH: usize = 72;
@@ -59,7 +59,7 @@ pub fn paragraph(r: &Report) -> String {
     let knob = super::knob::sentence(r);
     let updates = update_sentence(r);
     let trap = match (trapped, p.emulate_trap) {
-        (true, true) => format!("trapped ({})", crate::gather::EMULATED_TRAP),
+        (true, true) => format!("trapped ({})", crate::report::EMULATED_TRAP),
         (true, false) => "trapped".to_string(),
         (false, _) => "not trapped".to_string(),
     };

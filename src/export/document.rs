@@ -6,8 +6,8 @@ use crate::error::Context;
 
 use super::table::{Align, Table};
 use crate::fmt::{duration, estimate, ns};
-use crate::gather::Report;
 use crate::probe::Clock;
+use crate::report::Report;
 
 /// A report, ready to write.
 #[derive(Debug)]

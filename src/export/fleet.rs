@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::bars::{log_bars, Bar};
 use super::{Align, Block, Render, Style, Table};
 use crate::fleet::columns::FACT_COLUMNS;
-use crate::fleet::report::{FleetReport, Spread};
+use crate::fleet::decisions::{FleetReport, Spread};
 use crate::fleet::{AddSummary, Listing};
 use crate::fmt::{csv_num, ns_cell, pct};
 

@@ -4,7 +4,7 @@
 
 use super::table::{Align, Table};
 use crate::fmt::{duration, ns};
-use crate::gather::Report;
+use crate::report::Report;
 use crate::sim::estimate::Accuracy;
 use crate::sim::result::ModelReport;
 
@@ -249,7 +249,7 @@ pub fn sections(r: &Report) -> String {
         }
         out += &format!(
             "\nBreak-even ({}): the precise-read cost at which each setting first buys 5%.\n\n",
-            crate::gather::SWEEP_SCENARIO
+            crate::report::SWEEP_SCENARIO
         );
         out += &t.markdown();
     }
@@ -259,7 +259,7 @@ pub fn sections(r: &Report) -> String {
 /// One sentence on what the knob buys in the swept scenario, at this machine's costs, with the
 /// precise-read price of the best setting's model beside it and every model's price after.
 pub fn sentence(r: &Report) -> String {
-    let sc = crate::gather::SWEEP_SCENARIO;
+    let sc = crate::report::SWEEP_SCENARIO;
     let models = || {
         r.simulation
             .iter()

@@ -26,8 +26,8 @@ mod text;
 use crate::cpuid::hypervisor::vendor_of;
 use crate::detect::verdict::{Verdict, VerdictState};
 use crate::detect::Detection;
-use crate::gather::Report;
 use crate::probe::Profile;
+use crate::report::Report;
 use crate::stats::Estimate;
 pub use text::{escape, Exposition, Family};
 

@@ -12,13 +12,13 @@ pub enum Saved {
     Probe(Box<crate::probe::Profile>),
     Detect(Box<crate::detect::Detection>),
     Run(Box<crate::workload::RunReport>),
-    VmGuest(Box<crate::vm::guest::matrix::GuestMatrix>),
+    VmGuest(Box<crate::vm::matrix::result::GuestMatrix>),
     VmExits(Box<crate::vm::exits::Exits>),
     /// `simulate --json`: estimates, sweeps, implied costs or a validation.
     Simulate(Box<crate::sim::result::Output>),
     Compare(Box<crate::compare::Comparison>),
     /// A report's `report.json`: its Markdown document in the table and Markdown formats.
-    Report(Box<crate::gather::Report>),
+    Report(Box<crate::report::Report>),
     /// `vm bench --json`.
     VmBench(Box<crate::vm::bench::BenchReport>),
     /// `vm count --json`.

@@ -8,7 +8,7 @@ use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::fmt::ns_cell;
 use crate::vm::exits::Exits;
-use crate::vm::guest::matrix::{Column, GuestMatrix, MATRIX_SOURCES, MATRIX_VERDICTS};
+use crate::vm::matrix::result::{Column, GuestMatrix, MATRIX_SOURCES, MATRIX_VERDICTS};
 
 impl Render for Exits {
     fn kind(&self) -> Option<crate::input::Kind> {
@@ -226,7 +226,7 @@ mod tests {
     use super::*;
     use crate::export::{export, Format};
     use crate::vm::boot::qemu::Accel;
-    use crate::vm::guest::matrix::{AccelChoice, GuestRun, GuestStatus, KernelInfo};
+    use crate::vm::matrix::result::{AccelChoice, GuestRun, GuestStatus, KernelInfo};
 
     #[test]
     fn matrix_prints_failed_guests_and_emulation() {

@@ -9,22 +9,22 @@
 //! - [`schema`]: the store's versioned schema and its forward migrations;
 //! - [`store`]: the store itself (WAL, a busy timeout, transactions);
 //! - [`replay`]: each machine's speedups through `sim`'s replay, memoised by rounded costs;
-//! - [`report`]: the groups and their spreads ([`report::FleetReport`]).
+//! - [`decisions`]: the groups and their spreads ([`decisions::FleetReport`]).
 //!
 //! Nothing here prints; `commands::fleet` exports the results.
 
 pub mod codec;
 pub mod columns;
+pub mod decisions;
 pub mod ingest;
 pub mod integrity;
 pub mod normalise;
 pub mod replay;
-pub mod report;
 pub mod schema;
 pub mod store;
 
+pub use decisions::{FleetReport, GroupBy, ReportConfig};
 pub use ingest::AddSummary;
-pub use report::{FleetReport, GroupBy, ReportConfig};
 pub use store::{Row, Selector, Store};
 
 /// The store `fleet` commands use without `--db`.

@@ -115,10 +115,10 @@ fn the_report_groups_and_replays_each_machines_costs() {
         by: vec![GroupBy::Hypervisor],
         scenarios: vec!["write-stat".into()],
     };
-    let r = report::report(&rows, &cfg).unwrap();
+    let r = decisions::report(&rows, &cfg).unwrap();
     assert_eq!(r.machines, 3);
     assert_eq!(r.groups.iter().map(|g| g.machines).sum::<usize>(), 3);
-    let all = report::report(&rows, &ReportConfig { by: vec![], ..cfg }).unwrap();
+    let all = decisions::report(&rows, &ReportConfig { by: vec![], ..cfg }).unwrap();
     assert_eq!(all.groups.len(), 1);
     let g = &all.groups[0];
     let trapped = g
@@ -167,7 +167,7 @@ fn all(rows: &[Row]) -> FleetReport {
         by: vec![],
         scenarios: vec!["write-stat".into()],
     };
-    report::report(rows, &cfg).unwrap()
+    decisions::report(rows, &cfg).unwrap()
 }
 
 #[test]

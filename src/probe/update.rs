@@ -65,7 +65,7 @@ pub struct PairConfig {
     pub pin: bool,
     pub confidence_level: f64,
     /// Tasks (threads) running the loop at once, each on its own file and, where the machine
-    /// has the CPUs, its own CPU: the model prices each as an independent copy.
+    /// has the CPUs, its own CPU (the model replays them in turn, sharing one multigrain floor).
     pub tasks: u32,
 }
 

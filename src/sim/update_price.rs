@@ -29,35 +29,6 @@ use crate::workload::pair::{PairResult, Pattern};
 /// Iterations each side is replayed for (many ticks of the coarse clock).
 const ITERATIONS: u64 = 200_000;
 
-/// The scenario of one side of `pattern` on `fs`: the loop the pair runs, as the models see
-/// it (`queried`: the stat asks for the times). `None` for a recorded loop, whose ops are not
-/// in the pattern (`workload::replayed::LiveLoop::scenario` builds its own).
-pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<Scenario> {
-    let stat = if queried { "stat" } else { "stat_no_times" };
-    let op = |s: &str| serde_json::json!({ "syscall": s, "inode": "file", "fs": fs.name() });
-    let iteration: Vec<serde_json::Value> = match pattern {
-        Pattern::Write { writes } => (0..writes)
-            .map(|_| op("write"))
-            .chain(std::iter::once(op(stat)))
-            .collect(),
-        Pattern::Create => ["create", "write", stat, "close", "unlink"]
-            .iter()
-            .map(|s| op(s))
-            .collect(),
-        Pattern::Chmod => vec![op("fchmod"), op(stat)],
-        Pattern::Recorded { .. } => return None,
-    };
-    let json = serde_json::json!({
-        "schema_version": 1,
-        "name": format!("{}{}", pattern.name(), if queried { "" } else { "-control" }),
-        "description": "the live knob pair's loop",
-        "iteration": iteration,
-    });
-    Some(
-        Scenario::from_json(&json.to_string(), "the live pair").expect("a valid built-in scenario"),
-    )
-}
-
 /// What the model counts for one side of a pair, per iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Counts {
@@ -94,8 +65,29 @@ pub fn side_counts(
     queried: bool,
     measured_ns: f64,
 ) -> Option<Counts> {
-    let compiled = pattern_scenario(pattern, fs, queried)?.compile();
-    Some(counts_at(model, costs, &compiled, measured_ns))
+    side_counts_of_tasks(model, costs, pattern, fs, queried, measured_ns, 1)
+}
+
+/// [`side_counts`] of `tasks` tasks at once ([`tasks_scenario`]), per task's iteration; each
+/// task's iteration takes `measured_ns` (they run side by side).
+pub fn side_counts_of_tasks(
+    model: ModelId,
+    costs: Costs,
+    pattern: Pattern,
+    fs: FsKind,
+    queried: bool,
+    measured_ns: f64,
+    tasks: u32,
+) -> Option<Counts> {
+    let compiled = tasks_scenario(pattern, fs, queried, tasks)?.compile();
+    let c = counts_at(model, costs, &compiled, measured_ns);
+    let n = f64::from(tasks.max(1));
+    Some(Counts {
+        reads_ns: c.reads_ns / n,
+        updates: c.updates / n,
+        queries: c.queries / n,
+        fine_stamps: c.fine_stamps / n,
+    })
 }
 
 /// What the model counts for the loop `compiled` at `measured_ns` per iteration, replayed for
@@ -460,5 +452,8 @@ pub fn unmeasured_update_notes(
     notes
 }
 
+mod patterns;
 #[cfg(test)]
 mod tests;
+
+pub use patterns::{pattern_scenario, tasks_scenario};

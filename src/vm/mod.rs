@@ -4,8 +4,8 @@
 //!   modules and kconfig, initramfs and disk images, qemu, the serial console, child processes,
 //!   scratch and cache, the accelerator choice and the guest binary. The rooms below
 //!   depend on it, never on each other.
-//! - [`guest`]: `vm guest`, one guest per clocksource with tscope as `/init`, gathered into a
-//!   [`guest::matrix::GuestMatrix`].
+//! - [`matrix`]: `vm guest`, one guest per clocksource with tscope as `/init`, gathered into a
+//!   [`matrix::result::GuestMatrix`].
 //! - [`count`]: `vm count`, kprobes on the timestamp functions of real kernels, every Linux
 //!   model held to the counts.
 //! - [`mod@bench`]: `vm bench`, the workloads timed while the guest switches its clocksource,
@@ -24,5 +24,5 @@ pub mod bench;
 pub mod boot;
 pub mod count;
 pub mod exits;
-pub mod guest;
 pub mod init;
+pub mod matrix;

@@ -7,6 +7,7 @@
 
 mod circles;
 mod docs;
+mod layout;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

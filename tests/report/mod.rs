@@ -109,7 +109,7 @@ fn quick_report_writes_parseable_files() {
             assert!(e["accuracy"]["equal_successive_share"].as_f64().unwrap() <= 1.0);
         }
     }
-    // One sweep per model, over the vfsmix just measured (gather::SWEEP_SCENARIO), and nothing
+    // One sweep per model, over the vfsmix just measured (report::SWEEP_SCENARIO), and nothing
     // the report had to leave out.
     let sweep = v["sweep"].as_array().unwrap();
     let models: Vec<&str> = sweep.iter().map(|s| s["model"].as_str().unwrap()).collect();

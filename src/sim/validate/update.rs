@@ -6,8 +6,9 @@
 //! from: two and four writes per query, a create → write → statx → close → unlink loop
 //! (a new inode each iteration, where the query changes only the unlink's stamp), and
 //! write-stat run by as many tasks at once as the machine has CPUs, each on its own file and
-//! CPU (the models price tasks as independent copies, so a shared journal or log that makes
-//! an update dearer under concurrency shows here). For each, the
+//! CPU (the model replays the tasks in turn, sharing one multigrain floor as the kernel's tasks
+//! share `mg_floor`; a shared journal or log that makes an update dearer under concurrency
+//! shows here). For each, the
 //! model's Δ is its queried − control reads (priced as every estimate prices them) plus its
 //! queried − control updates and queries at the calibrated prices, both sides replayed at their measured
 //! speed. A row is within its goal when the prediction is within max(10%, the live Δ's 95%
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 use super::{Row, ValidationReport};
 use crate::sim::config::{LoopSource, SimulateConfig, Validation};
 use crate::sim::costs;
-use crate::sim::update_price::{self, counts_at, model_of, side_counts, Counts};
+use crate::sim::update_price::{self, counts_at, model_of, side_counts_of_tasks, Counts};
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 use crate::workload::replayed::{self, LiveLoop, ReplayConfig};
 
@@ -44,8 +45,9 @@ fn concurrent_tasks() -> Option<u32> {
 pub fn delta_counts(p: &PairResult, costs: crate::sim::Costs) -> Option<Counts> {
     let model = model_of(p);
     let fs = p.fs_kind();
-    let q = side_counts(model, costs, p.pattern, fs, true, p.queried_ns.point)?;
-    let c = side_counts(model, costs, p.pattern, fs, false, p.control_ns.point)?;
+    let (q, c) = (p.queried_ns.point, p.control_ns.point);
+    let q = side_counts_of_tasks(model, costs, p.pattern, fs, true, q, p.tasks)?;
+    let c = side_counts_of_tasks(model, costs, p.pattern, fs, false, c, p.tasks)?;
     Some(q - c)
 }
 
@@ -241,7 +243,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             }
             None => notes.push(format!(
                 "{}: no several-tasks row: this process may run on one CPU only, and tasks \
-                 sharing a CPU are not the independent copies the models price",
+                 sharing a CPU do not run side by side as the model's tasks do",
                 dir.display()
             )),
         }

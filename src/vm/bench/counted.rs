@@ -63,13 +63,8 @@ pub fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
             .filter_map(|f| FsKind::parse(f))
             .collect(),
         iterations,
-        accel: cfg.accel,
-        timeout: cfg.timeout,
-        guest_bin: cfg.guest_bin.clone(),
-        qemu: cfg.qemu.clone(),
-        memory_mb: cfg.memory_mb,
+        boot: cfg.boot.clone(),
         clocksource: cfg.clocksources.first().cloned(),
-        append: cfg.append.clone(),
     }
 }
 

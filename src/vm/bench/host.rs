@@ -2,7 +2,7 @@
 //! disk file system needs), then the boots — boot b of every kernel before boot b + 1 of any —
 //! each parsed into a [`BenchBoot`] as it ends.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{
     closed_part, cmdline, parse_console, BenchBoot, BenchConfig, BenchKernel, BenchReport,
@@ -11,7 +11,8 @@ use super::{
 use crate::error::{Context, Result};
 use crate::progress::Progress;
 use crate::vm::boot::qemu::{self, QemuSpec};
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch};
+use crate::vm::boot::session::Session;
+use crate::vm::boot::{child, disk, kconfig, kernel, launch};
 
 /// A kernel ready to boot: its image, its initramfs (with modules when a file system needs
 /// them) and its disk images.
@@ -23,19 +24,17 @@ struct Prepared {
 
 pub(super) fn boot_all(
     cfg: &BenchConfig,
-    bin: &binary::GuestBinary,
-    work: &Path,
+    session: &Session,
     report: &mut BenchReport,
     progress: &dyn Progress,
 ) -> Result<()> {
-    let base = work.join("initramfs.cpio");
-    std::fs::write(&base, binary::initramfs(bin)?)
-        .with_context(|| format!("writing '{}'", base.display()))?;
+    let base = session.initramfs();
+    let work = session.work();
     let mut prepared = Vec::new();
     for (i, source) in cfg.kernels.iter().enumerate() {
         let k = source.resolve(progress)?;
         let tag = i.to_string();
-        let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, &base, &tag, progress)?;
+        let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, base, &tag, progress)?;
         report.kernels.push(BenchKernel {
             kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
             kernel_release: k.release.clone(),
@@ -103,14 +102,14 @@ fn boot_one(
         cfg.clocksources.join("/")
     ));
     let mut spec = QemuSpec {
-        binary: cfg.qemu.clone(),
+        binary: cfg.boot.qemu.clone(),
         accel,
         kernel: k.image.clone(),
         initrd: super::plan(cfg, b).initramfs(&p.initrd, &format!("boot{b}"))?,
         append,
-        memory_mb: cfg.memory_mb,
+        memory_mb: cfg.boot.memory_mb,
         smp: 1,
-        timeout: cfg.timeout,
+        timeout: cfg.boot.timeout,
         disks: p.disks.clone(),
     };
     let out = launch::boot(&mut spec, k, &mut true, &label, progress)?;

@@ -29,23 +29,22 @@ pub mod pairs;
 pub mod predict;
 pub mod reads;
 pub mod readtime;
-#[cfg(test)]
-mod recorded_tests;
 pub mod rows;
 #[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use self::guest::{GuestHeader, Slot};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
-use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
+use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::plan::{BenchPlan, Plan};
-use crate::vm::boot::{binary, child, disk, kernel, serial};
+use crate::vm::boot::session::{BootConfig, Session};
+use crate::vm::boot::{child, serial};
 
 pub use compare::ComparisonKind;
 pub use rows::{BenchComparison, BenchRun, RunCosts};
@@ -87,13 +86,7 @@ pub struct BenchConfig {
     /// Fixed iterations per slot instead (0: from `slot_ms`).
     pub iterations: u64,
     pub seed: u64,
-    pub accel: RequestedAccel,
-    pub timeout: Duration,
-    pub guest_bin: Option<PathBuf>,
-    pub qemu: String,
-    pub memory_mb: u32,
-    /// Extra words for the guest kernel command line.
-    pub append: Option<String>,
+    pub boot: BootConfig,
     /// Iterations of the pass that counts every clocksource read per op (first boot of each
     /// kernel, after its rounds); 0: no such pass.
     pub count_reads: u64,
@@ -126,12 +119,7 @@ impl BenchConfig {
             slot_ms: 60,
             iterations: 0,
             seed: 1,
-            accel: RequestedAccel::Auto,
-            timeout: Duration::from_secs(300),
-            guest_bin: None,
-            qemu: "qemu-system-x86_64".into(),
-            memory_mb: 256,
-            append: None,
+            boot: BootConfig::new(300),
             count_reads: 300,
             console_dir: None,
             count: 0,
@@ -162,8 +150,11 @@ impl BenchConfig {
             workloads: REPORT_WORKLOADS.iter().map(|w| w.to_string()).collect(),
             boots: 1,
             rounds: REPORT_ROUNDS,
-            guest_bin,
-            append: Some("tsc=reliable".into()),
+            boot: BootConfig {
+                guest_bin,
+                append: Some("tsc=reliable".into()),
+                ..BootConfig::new(300)
+            },
             ..BenchConfig::new()
         }
     }
@@ -184,7 +175,7 @@ impl BenchConfig {
             self.boots,
             self.rounds
         );
-        if let Some(extra) = &self.append {
+        if let Some(extra) = &self.boot.append {
             c += &format!(" --append '{extra}'");
         }
         c
@@ -326,7 +317,7 @@ pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
         "console=ttyS0 quiet panic=-1 clocksource={}",
         order(cfg, boot).first().map_or("tsc", String::as_str),
     );
-    if let Some(extra) = &cfg.append {
+    if let Some(extra) = &cfg.boot.append {
         s.push(' ');
         s += extra;
     }
@@ -390,24 +381,14 @@ pub fn closed_part(console: &str) -> &str {
 /// Runs every boot of the configuration: boot b of every kernel before boot b + 1 of any
 /// (kernels interleave, so the host's drift falls on all alike).
 pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
-    let host = crate::detect::host::gather();
-    let accel = accel::choose_accel(cfg.accel, &host.kvm)?;
-    if let Some(n) = &accel.note {
-        progress.note(n);
-    }
-    let cache = kernel::cache_dir()?;
-    disk::check_tools(&cfg.filesystems)?;
-    let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
-    crate::vm::boot::scratch::sweep_stale(&cache);
-    // In the cache, or in the temporary directory when the cache is read-only.
-    let work = crate::vm::boot::scratch::work_dir(&cache)?;
+    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
         created_unix_s: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        accel,
+        accel: session.accel.clone(),
         seed: cfg.seed,
         boots: cfg.boots,
         rounds: cfg.rounds,
@@ -431,8 +412,8 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     let machine = crate::probe::machine::gather();
     report.host_cpu = machine.cpu_model;
     report.host_kernel = machine.kernel_release;
-    let result = host::boot_all(cfg, &bin, &work, &mut report, progress);
-    let _ = std::fs::remove_dir_all(&work);
+    let result = host::boot_all(cfg, &session, &mut report, progress);
+    drop(session);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,

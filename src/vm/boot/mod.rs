@@ -4,7 +4,8 @@
 //! its modules ([`modules`]) and config ([`kconfig`]); the initramfs is written here ([`cpio`],
 //! [`binary`]) and disk images made by mkfs ([`disk`]); qemu runs bounded ([`qemu`], [`child`])
 //! with the accelerator chosen by [`accel`]; results come back on the serial console between
-//! markers ([`serial`]); each boot's files live in a scratch directory ([`scratch`]).
+//! markers ([`serial`]); each boot's files live in a scratch directory ([`scratch`]). A room opens one
+//! [`session::Session`] for all of that.
 
 pub mod accel;
 pub mod apt;
@@ -25,6 +26,7 @@ pub mod plan;
 pub mod qemu;
 pub mod scratch;
 pub mod serial;
+pub mod session;
 #[cfg(test)]
 mod tests;
 pub mod tracefs;

@@ -19,20 +19,20 @@ mod tests;
 pub mod timing;
 pub mod updates;
 
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use self::guest::GuestCount;
 use self::rows::{AccuracyRow, CountRow};
-use crate::error::{Context, Result};
+use crate::error::Result;
 use crate::progress::Progress;
 use crate::trace::FsKind;
-use crate::vm::boot::accel::{self, AccelChoice, RequestedAccel};
+use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::plan::Plan;
 use crate::vm::boot::qemu::QemuSpec;
-use crate::vm::boot::{binary, child, disk, kconfig, kernel, launch, serial};
+use crate::vm::boot::session::{BootConfig, Session};
+use crate::vm::boot::{child, disk, kconfig, launch, serial};
 use crate::workload::WorkloadName;
 
 /// Version of the `vm count` JSON.
@@ -52,15 +52,9 @@ pub struct CountConfig {
     pub workloads: Vec<WorkloadName>,
     pub filesystems: Vec<FsKind>,
     pub iterations: u64,
-    pub accel: RequestedAccel,
-    pub timeout: Duration,
-    pub guest_bin: Option<PathBuf>,
-    pub qemu: String,
-    pub memory_mb: u32,
+    pub boot: BootConfig,
     /// `clocksource=` on the guest's command line; `None`: the kernel's choice.
     pub clocksource: Option<String>,
-    /// Extra words for the guest's command line (`--append`).
-    pub append: Option<String>,
 }
 
 impl CountConfig {
@@ -75,13 +69,8 @@ impl CountConfig {
             workloads: DEFAULT_WORKLOADS.to_vec(),
             filesystems: vec![FsKind::Tmpfs],
             iterations: 10_000,
-            accel: RequestedAccel::Auto,
-            timeout: Duration::from_secs(300),
-            guest_bin: None,
-            qemu: "qemu-system-x86_64".into(),
-            memory_mb: 256,
+            boot: BootConfig::new(300),
             clocksource: None,
-            append: None,
         }
     }
 }
@@ -209,6 +198,7 @@ pub fn cmdline(cfg: &CountConfig) -> String {
             .as_ref()
             .map_or(String::new(), |c| format!(" clocksource={c}"))
         + &cfg
+            .boot
             .append
             .as_ref()
             .map_or(String::new(), |a| format!(" {a}"))
@@ -216,25 +206,14 @@ pub fn cmdline(cfg: &CountConfig) -> String {
 
 /// Runs every kernel of the configuration.
 pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
-    let host = crate::detect::host::gather();
-    let accel = accel::choose_accel(cfg.accel, &host.kvm)?;
-    if let Some(n) = &accel.note {
-        progress.note(n);
-    }
-    // The cache first: an unusable one (HOME empty, read-only) fails before any build.
-    let cache = kernel::cache_dir()?;
-    disk::check_tools(&cfg.fs_names())?;
-    let bin = binary::guest_binary(cfg.guest_bin.as_deref())?;
-    crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = crate::vm::boot::scratch::work_dir(&cache)?;
-    let initrd = work.join("initramfs.cpio");
+    let session = Session::open(&cfg.boot, &cfg.fs_names(), progress)?;
     let mut report = CountReport {
         schema_version: VM_COUNT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
         created_unix_s: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        accel,
+        accel: session.accel.clone(),
         iterations: cfg.iterations,
         kernels: Vec::new(),
         rows: Vec::new(),
@@ -242,14 +221,12 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
         interrupted: false,
     };
     let result = (|| -> Result<()> {
-        std::fs::write(&initrd, binary::initramfs(&bin)?)
-            .with_context(|| format!("writing '{}'", initrd.display()))?;
         for source in &cfg.kernels {
-            count_one(cfg, source, &initrd, &mut report, progress)?;
+            count_one(cfg, source, &session, &mut report, progress)?;
         }
         Ok(())
     })();
-    let _ = std::fs::remove_dir_all(&work);
+    drop(session);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
@@ -260,14 +237,15 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
 fn count_one(
     cfg: &CountConfig,
     source: &KernelSource,
-    initrd: &std::path::Path,
+    session: &Session,
     report: &mut CountReport,
     progress: &dyn Progress,
 ) -> Result<()> {
     let k = source.resolve(progress)?;
     let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
     // A fresh image per kernel, in the run's scratch directory (removed with it).
-    let scratch = initrd.parent().unwrap_or(initrd);
+    let scratch = session.work();
+    let initrd = session.initramfs();
     let tag = report.kernels.len().to_string();
     let disks = disk::disk_filesystems(&cfg.fs_names())
         .into_iter()
@@ -276,14 +254,14 @@ fn count_one(
     let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), initrd, &tag, progress)?;
     let initrd = plan(cfg).initramfs(&initrd, &tag)?;
     let mut spec = QemuSpec {
-        binary: cfg.qemu.clone(),
+        binary: cfg.boot.qemu.clone(),
         accel: report.accel.used,
         kernel: k.image.clone(),
         initrd,
         append: cmdline(cfg),
-        memory_mb: cfg.memory_mb,
+        memory_mb: cfg.boot.memory_mb,
         smp: 1,
-        timeout: cfg.timeout,
+        timeout: cfg.boot.timeout,
         disks,
     };
     progress.note(&format!(

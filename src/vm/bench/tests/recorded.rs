@@ -2,15 +2,15 @@
 //! `--count` without a guest (`vm count`'s rows from a guest's raw counts, taken into the
 //! bench's rows, the table and the commit paragraph).
 
-use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
-use super::guest::Slot;
-use super::{compare, parse_console, BenchReport, ComparisonKind};
+use crate::vm::bench::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
+use crate::vm::bench::guest::Slot;
+use crate::vm::bench::{compare, parse_console, BenchReport, ComparisonKind};
 
 /// Three boots of 6.1 from a quiet default run (12 rounds of tsc/hpet each).
 const CONSOLES_6_1_QUIET: [&str; 3] = [
-    include_str!("../../../tests/data/vm-bench/6.1-quiet-boot1.console"),
-    include_str!("../../../tests/data/vm-bench/6.1-quiet-boot2.console"),
-    include_str!("../../../tests/data/vm-bench/6.1-quiet-boot3.console"),
+    include_str!("../../../../tests/data/vm-bench/6.1-quiet-boot1.console"),
+    include_str!("../../../../tests/data/vm-bench/6.1-quiet-boot2.console"),
+    include_str!("../../../../tests/data/vm-bench/6.1-quiet-boot3.console"),
 ];
 
 #[test]
@@ -22,7 +22,7 @@ fn three_recorded_boots_are_the_replicates() {
         k.boots.push(b);
     }
     let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
-    super::fill::fill(&mut r);
+    crate::vm::bench::fill::fill(&mut r);
     let pipe = r
         .comparisons
         .iter()
@@ -102,24 +102,27 @@ fn counted_guest(release: &str, precise: u64, coarse: u64) -> crate::vm::count::
 #[test]
 fn counted_calls_sit_beside_the_kernel_rows() {
     let (k61, k72) = (recorded(CONSOLE_6_1), recorded(CONSOLE_7_2));
-    let (r61, r72) = (super::rows::release(&k61), super::rows::release(&k72));
+    let (r61, r72) = (
+        crate::vm::bench::rows::release(&k61),
+        crate::vm::bench::rows::release(&k72),
+    );
     let mut count_rows =
         crate::vm::count::rows::rows("a", 250, &counted_guest(&r61, 0, 2)).unwrap();
     count_rows.extend(crate::vm::count::rows::rows("b", 250, &counted_guest(&r72, 2, 1)).unwrap());
-    let counted = super::counted::from_rows(&count_rows, "tsc");
+    let counted = crate::vm::bench::counted::from_rows(&count_rows, "tsc");
     assert_eq!(counted.len(), 2);
-    let c72 = super::counted::lookup(&counted, &r72, "tmpfs", "write-stat").unwrap();
+    let c72 = crate::vm::bench::counted::lookup(&counted, &r72, "tmpfs", "write-stat").unwrap();
     assert_eq!((c72.precise_per_op, c72.coarse_per_op), (2.0, 1.0));
-    let c61 = super::counted::lookup(&counted, &r61, "tmpfs", "write-stat").unwrap();
+    let c61 = crate::vm::bench::counted::lookup(&counted, &r61, "tmpfs", "write-stat").unwrap();
     assert_eq!((c61.precise_per_op, c61.coarse_per_op), (0.0, 2.0));
-    assert!(super::counted::lookup(&counted, &r61, "tmpfs", "pipe1").is_none());
+    assert!(crate::vm::bench::counted::lookup(&counted, &r61, "tmpfs", "pipe1").is_none());
 
     let workloads = ["pipe1", "write-stat"];
     let mut plain = report(vec![k61.clone(), k72.clone()], &["tsc", "hpet"], &workloads);
-    super::fill::fill(&mut plain);
+    crate::vm::bench::fill::fill(&mut plain);
     let mut r = report(vec![k61, k72], &["tsc", "hpet"], &workloads);
     r.counted = counted;
-    super::fill::fill(&mut r);
+    crate::vm::bench::fill::fill(&mut r);
     let ws = |r: &BenchReport, kind: ComparisonKind| {
         r.comparisons
             .iter()
@@ -168,13 +171,13 @@ fn counted_calls_sit_beside_the_kernel_rows() {
 /// write-only,write-stat,pipe1 --boots 4 --seed 2`, under TCG). In the second boot pipe1 ran
 /// at 4–16 µs per op on every clocksource, against about 1.8 µs in the other three.
 const CONSOLES_7_2_THREE_CS: [&str; 4] = [
-    include_str!("../../../tests/data/vm-bench/7.2-three-cs-boot1.console"),
-    include_str!("../../../tests/data/vm-bench/7.2-three-cs-boot2.console"),
-    include_str!("../../../tests/data/vm-bench/7.2-three-cs-boot3.console"),
-    include_str!("../../../tests/data/vm-bench/7.2-three-cs-boot4.console"),
+    include_str!("../../../../tests/data/vm-bench/7.2-three-cs-boot1.console"),
+    include_str!("../../../../tests/data/vm-bench/7.2-three-cs-boot2.console"),
+    include_str!("../../../../tests/data/vm-bench/7.2-three-cs-boot3.console"),
+    include_str!("../../../../tests/data/vm-bench/7.2-three-cs-boot4.console"),
 ];
 
-fn boots(consoles: &[&str]) -> super::BenchKernel {
+fn boots(consoles: &[&str]) -> crate::vm::bench::BenchKernel {
     let mut k = recorded(consoles[0]);
     for (i, c) in consoles.iter().enumerate().skip(1) {
         let mut b = recorded(c).boots.remove(0);
@@ -190,7 +193,7 @@ fn a_boot_off_the_others_pace_is_named_and_kept() {
     let cs = ["tsc", "hpet", "acpi_pm"];
     let mut r = report(vec![k], &cs, &["write-only", "write-stat", "pipe1"]);
     r.boots = 4;
-    super::fill::fill(&mut r);
+    crate::vm::bench::fill::fill(&mut r);
     // pipe1 in the second boot, on each of the three clocksources, and nothing else.
     assert_eq!(r.disturbed.len(), 3, "{:#?}", r.disturbed);
     for (d, cs) in r.disturbed.iter().zip(cs) {
@@ -199,7 +202,10 @@ fn a_boot_off_the_others_pace_is_named_and_kept() {
             (2, "pipe1", cs)
         );
         assert_eq!(d.boot_clocksource, "hpet");
-        assert!(d.ratio > super::disturbed::DISTURBED_RATIO, "{d:?}");
+        assert!(
+            d.ratio > crate::vm::bench::disturbed::DISTURBED_RATIO,
+            "{d:?}"
+        );
         // Its control moved within the range a whole boot moves; the workload did not.
         assert!((0.67..1.5).contains(&d.control_ratio), "{d:?}");
     }
@@ -220,7 +226,7 @@ fn a_boot_off_the_others_pace_is_named_and_kept() {
 fn quiet_boots_name_no_disturbed_boot() {
     let k = boots(&CONSOLES_6_1_QUIET);
     let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
-    super::fill::fill(&mut r);
+    crate::vm::bench::fill::fill(&mut r);
     assert!(r.disturbed.is_empty(), "{:#?}", r.disturbed);
     assert!(serde_json::to_value(&r).unwrap().get("disturbed").is_none());
 }

@@ -1,5 +1,7 @@
 //! The host side on guest output: the console parser and the rows built from the slots.
 
+mod recorded;
+
 use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
 use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
 use super::*;
@@ -355,7 +357,8 @@ fn recorded_consoles_give_every_row_a_verdict() {
 
 /// A 7.2 boot (2 rounds, pipe1 and write-stat) whose read pass timed the precise-read leaves
 /// with function_graph, on tsc and on hpet, in a clock syscall loop and in each workload.
-const CONSOLE_7_2_TIMES: &str = include_str!("../../../tests/data/vm-bench/7.2-readtime.console");
+const CONSOLE_7_2_TIMES: &str =
+    include_str!("../../../../tests/data/vm-bench/7.2-readtime.console");
 
 #[test]
 fn the_in_path_read_time_prices_the_prediction() {

@@ -9,24 +9,24 @@ use super::GuestConfig;
 use crate::vm::boot::accel::RequestedAccel;
 use crate::vm::boot::binary::{initramfs, GuestBinary};
 use crate::vm::boot::qemu::QemuOutcome;
+use crate::vm::boot::session::BootConfig;
 use crate::vm::boot::{cpio, serial};
-use crate::vm::guest::matrix::GuestStatus;
+use crate::vm::matrix::result::GuestStatus;
 
 fn config() -> GuestConfig {
     GuestConfig {
         clocksources: vec!["acpi_pm".into()],
-        accel: RequestedAccel::Tcg,
-        timeout: Duration::from_secs(5),
+        boot: BootConfig {
+            accel: RequestedAccel::Tcg,
+            append: Some("loglevel=3".into()),
+            ..BootConfig::new(5)
+        },
         kernel: None,
         kernel_package: "linux-image-cloud-amd64".into(),
-        guest_bin: None,
         smp: 1,
-        memory_mb: 256,
         tsc_reliable: true,
         all_sources: false,
-        append: Some("loglevel=3".into()),
         pvh: true,
-        qemu: "qemu-system-x86_64".into(),
         measure_host: false,
         emulate_trap: false,
     }

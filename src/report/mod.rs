@@ -84,7 +84,7 @@ pub struct Report {
     pub workloads: Vec<RunReport>,
     /// The guest matrix (`--vm`): the same probe and detect inside a Linux guest per
     /// clocksource.
-    pub vm: Option<crate::vm::guest::matrix::GuestMatrix>,
+    pub vm: Option<crate::vm::matrix::result::GuestMatrix>,
     /// Clock cost against throughput (`--vm`): `tscope vm bench`'s clocksource comparison in
     /// one guest ([`crate::vm::bench::BenchConfig::for_report`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -255,13 +255,13 @@ fn simulate_scenarios(
 fn guest_matrix(
     guest_bin: Option<std::path::PathBuf>,
     progress: &dyn Progress,
-) -> crate::error::Result<crate::vm::guest::matrix::GuestMatrix> {
-    let cfg = crate::vm::guest::GuestConfig {
+) -> crate::error::Result<crate::vm::matrix::result::GuestMatrix> {
+    let mut cfg = crate::vm::matrix::GuestConfig {
         measure_host: false,
-        guest_bin,
         ..Default::default()
     };
-    crate::vm::guest::run(&cfg, progress)
+    cfg.boot.guest_bin = guest_bin;
+    crate::vm::matrix::run(&cfg, progress)
 }
 
 /// The report's workload runs: pipe1 as processes (1 task and one per CPU) and vfsmix with one

@@ -1,24 +1,24 @@
 //! `tscope vm guest`: boot one guest per clocksource with tscope as `/init` and gather the
 //! results into a [`GuestMatrix`].
 
-pub mod matrix;
+pub mod result;
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::error::{Context, Result};
+use crate::error::Result;
 
-use self::matrix::{
+use self::result::{
     Column, GuestMatrix, GuestRun, GuestStatus, KernelInfo, VM_GUEST_SCHEMA_VERSION,
 };
 use crate::detect::{self, DetectConfig, Detection};
 use crate::probe::{self, ProbeConfig, Profile, Source};
 use crate::progress::Progress;
-use crate::vm::boot::accel::{choose_accel, AccelChoice, RequestedAccel};
-use crate::vm::boot::binary::{guest_binary, initramfs};
+use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::qemu::{self, QemuSpec};
+use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{kernel, launch, serial};
 use crate::vm::init;
 
@@ -26,18 +26,13 @@ use crate::vm::init;
 #[derive(Debug, Clone)]
 pub struct GuestConfig {
     pub clocksources: Vec<String>,
-    pub accel: RequestedAccel,
-    pub timeout: Duration,
+    pub boot: BootConfig,
     pub kernel: Option<PathBuf>,
     pub kernel_package: String,
-    pub guest_bin: Option<PathBuf>,
     pub smp: u32,
-    pub memory_mb: u32,
     pub tsc_reliable: bool,
     pub all_sources: bool,
-    pub append: Option<String>,
     pub pvh: bool,
-    pub qemu: String,
     pub measure_host: bool,
     pub emulate_trap: bool,
 }
@@ -51,18 +46,13 @@ impl GuestConfig {
     pub fn new() -> Self {
         GuestConfig {
             clocksources: DEFAULT_CLOCKSOURCES.map(String::from).to_vec(),
-            accel: RequestedAccel::Auto,
-            timeout: Duration::from_secs(120),
+            boot: BootConfig::new(120),
             kernel: None,
             kernel_package: "linux-image-cloud-amd64".into(),
-            guest_bin: None,
             smp: 1,
-            memory_mb: 256,
             tsc_reliable: false,
             all_sources: false,
-            append: None,
             pvh: true,
-            qemu: "qemu-system-x86_64".into(),
             measure_host: true,
             emulate_trap: false,
         }
@@ -81,7 +71,7 @@ pub fn cmdline(cfg: &GuestConfig, clocksource: &str) -> String {
     if cfg.tsc_reliable {
         s += " tsc=reliable";
     }
-    if let Some(extra) = &cfg.append {
+    if let Some(extra) = &cfg.boot.append {
         s += " ";
         s += extra;
     }
@@ -171,30 +161,17 @@ fn measure_host(emulate_trap: bool) -> Result<Column> {
 
 /// Runs the whole matrix.
 pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
-    let host_facts = detect::host::gather();
-    let accel = choose_accel(cfg.accel, &host_facts.kvm)?;
-    if let Some(n) = &accel.note {
-        progress.note(n);
-    }
-    if accel.emulation {
-        progress.note(&crate::warnings::Warning::TcgEmulation.to_string());
-    }
-    // The cache first: an unusable one (HOME empty, read-only) fails before any build.
-    let cache = kernel::cache_dir()?;
-    let bin = guest_binary(cfg.guest_bin.as_deref())?;
+    let session = Session::open(&cfg.boot, &[], progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
-    crate::vm::boot::scratch::sweep_stale(&cache);
-    let work = crate::vm::boot::scratch::work_dir(&cache)?;
-    let initrd = work.join("initramfs.cpio");
     let plan = crate::vm::boot::plan::Plan::Matrix {
         all_sources: cfg.all_sources,
     };
-    let result = std::fs::write(&initrd, initramfs(&bin)?)
-        .with_context(|| format!("writing '{}'", initrd.display()))
-        .and_then(|()| plan.initramfs(&initrd, "matrix"))
-        .and_then(|initrd| boot_all(progress, cfg, &accel, &kernel, &initrd));
-    let _ = std::fs::remove_dir_all(&work);
-    let guests = result?;
+    let guests = plan
+        .initramfs(session.initramfs(), "matrix")
+        .and_then(|initrd| boot_all(progress, cfg, &session.accel, &kernel, &initrd))?;
+    let accel = session.accel.clone();
+    let bin = session.bin.path.clone();
+    drop(session);
     let host = if cfg.measure_host {
         Some(measure_host(cfg.emulate_trap)?)
     } else {
@@ -213,7 +190,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
             vmlinux: kernel.vmlinux.as_ref().map(|p| p.display().to_string()),
             extract_note: kernel.extract_note.clone(),
         },
-        guest_bin: bin.path.display().to_string(),
+        guest_bin: bin.display().to_string(),
         host,
         guests,
     })
@@ -230,14 +207,14 @@ fn boot_all(
     let mut guests = Vec::new();
     for cs in &cfg.clocksources {
         let mut spec = QemuSpec {
-            binary: cfg.qemu.clone(),
+            binary: cfg.boot.qemu.clone(),
             accel: accel.used,
             kernel: kernel.image.clone(),
             initrd: initrd.to_path_buf(),
             append: cmdline(cfg, cs),
-            memory_mb: cfg.memory_mb,
+            memory_mb: cfg.boot.memory_mb,
             smp: cfg.smp,
-            timeout: cfg.timeout,
+            timeout: cfg.boot.timeout,
             disks: Vec::new(),
         };
         let label = format!("guest clocksource={cs} ({})", accel.used.name());

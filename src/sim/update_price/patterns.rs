@@ -1,0 +1,52 @@
+//! The loops of the live pairs as the models see them: one side of a pattern as a scenario,
+//! and several tasks of it sharing the multigrain floor.
+
+use crate::trace::{FsKind, Scenario};
+use crate::workload::pair::Pattern;
+
+/// The scenario of one side of `pattern` on `fs`: the loop the pair runs, as the models see
+/// it (`queried`: the stat asks for the times). `None` for a recorded loop, whose ops are not
+/// in the pattern (`workload::replayed::LiveLoop::scenario` builds its own).
+pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<Scenario> {
+    tasks_scenario(pattern, fs, queried, 1)
+}
+
+/// [`pattern_scenario`] run by `tasks` tasks at once, each on its own file: one iteration of
+/// the scenario is every task's iteration in turn. The replay's one multigrain floor is then
+/// shared by the tasks, as the kernel's `mg_floor` is (kernel/time/timekeeping.c): a task
+/// whose queried ctime another task's fine stamp has passed takes the floor's time, not a
+/// fine read of its own (fs/inode.c `inode_set_ctime_current`: the fine stamp only when the
+/// floored coarse time is not later than the ctime).
+pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -> Option<Scenario> {
+    let stat = if queried { "stat" } else { "stat_no_times" };
+    let names: Vec<&str> = match pattern {
+        Pattern::Write { writes } => std::iter::repeat_n("write", writes as usize)
+            .chain(std::iter::once(stat))
+            .collect(),
+        Pattern::Create => vec!["create", "write", stat, "close", "unlink"],
+        Pattern::Chmod => vec!["fchmod", stat],
+        Pattern::Recorded { .. } => return None,
+    };
+    let iteration: Vec<serde_json::Value> = (0..tasks.max(1))
+        .flat_map(|k| {
+            let inode = if k == 0 {
+                "file".to_string()
+            } else {
+                format!("file{k}")
+            };
+            names
+                .iter()
+                .map(move |s| serde_json::json!({ "syscall": s, "inode": inode, "fs": fs.name() }))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let json = serde_json::json!({
+        "schema_version": 1,
+        "name": format!("{}{}", pattern.name(), if queried { "" } else { "-control" }),
+        "description": "the live knob pair's loop",
+        "iteration": iteration,
+    });
+    Some(
+        Scenario::from_json(&json.to_string(), "the live pair").expect("a valid built-in scenario"),
+    )
+}
