@@ -15,6 +15,11 @@
 //! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`cpuid`], [`sys`] (the one module allowed
 //!   `unsafe_code`), and the ground floor that imports no feature module: [`error`],
 //!   [`warnings`], [`progress`].
+//!
+//! These docs are for the people who work on tscope: a room's insides are `pub(crate)` and
+//! documented with the rest (`cargo doc --document-private-items`), so public docs may link
+//! to them.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod cli;
 pub mod commands;

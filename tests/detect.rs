@@ -391,7 +391,7 @@ fn every_verdict_is_in_the_guest_matrix_and_the_fail_on_error() {
     let err = tscope::error::ConfigError::UnknownVerdict("x".into()).to_string();
     for name in tscope::detect::VERDICT_NAMES {
         assert!(
-            tscope::vm::matrix::result::MATRIX_VERDICTS
+            tscope::vm::matrix::MATRIX_VERDICTS
                 .iter()
                 .any(|m| *m == name || m.split(':').next() == Some(name)),
             "{name} missing from MATRIX_VERDICTS"

@@ -1,11 +1,12 @@
 //! The guest's clocksource, switched at run time: the name written to sysfs, and what the
 //! kernel reads back (it may refuse a request; the run then says so and is never relabelled).
 
-pub const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
-pub const AVAILABLE: &str = "/sys/devices/system/clocksource/clocksource0/available_clocksource";
+pub(crate) const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+pub(crate) const AVAILABLE: &str =
+    "/sys/devices/system/clocksource/clocksource0/available_clocksource";
 
 /// A sysfs or procfs file, trimmed; empty when unreadable.
-pub fn read(path: &str) -> String {
+pub(crate) fn read(path: &str) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
@@ -16,7 +17,7 @@ pub fn read(path: &str) -> String {
 /// only when `tsc_refine_calibration_work` (arch/x86/kernel/tsc.c) has refined the
 /// calibration, about a second after boot; a guest that starts its rounds sooner would have
 /// its first switches to `tsc` refused. Returns whether every such name came.
-pub fn await_late(wanted: &[&str], limit: std::time::Duration) -> bool {
+pub(crate) fn await_late(wanted: &[&str], limit: std::time::Duration) -> bool {
     let start = std::time::Instant::now();
     loop {
         if !still_early(wanted, &read(AVAILABLE)) {
@@ -38,7 +39,7 @@ fn still_early(wanted: &[&str], available: &str) -> bool {
 }
 
 /// Switches the clocksource to `name` and reads back what the kernel uses.
-pub fn switch(name: &str) -> (String, Option<String>) {
+pub(crate) fn switch(name: &str) -> (String, Option<String>) {
     let wrote = std::fs::write(CURRENT, name);
     let used = read(CURRENT);
     let error = match wrote {
@@ -53,7 +54,7 @@ pub fn switch(name: &str) -> (String, Option<String>) {
 }
 
 /// Whether `/proc/kallsyms` text has a text symbol `name`.
-pub fn has_symbol(kallsyms: &str, name: &str) -> bool {
+pub(crate) fn has_symbol(kallsyms: &str, name: &str) -> bool {
     kallsyms.lines().any(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         matches!(f.as_slice(), [_, t, n, ..] if (*t == "t" || *t == "T") && *n == name)

@@ -21,19 +21,19 @@ use serde::{Deserialize, Serialize};
 use crate::stats::{self, Estimate, SplitMix64};
 
 /// Bootstrap resamples of an interval from one boot.
-pub const RESAMPLES: usize = 2_000;
+pub(crate) const RESAMPLES: usize = 2_000;
 /// Confidence level of every interval.
-pub const LEVEL: f64 = 0.95;
+pub(crate) const LEVEL: f64 = 0.95;
 /// A prediction within this share of the measured change agrees even outside its interval.
-pub const AGREE_WITHIN: f64 = 0.15;
+pub(crate) const AGREE_WITHIN: f64 = 0.15;
 /// A model with fewer precise (clocksource) reads per op than this predicts no change.
-pub const ZERO_READS: f64 = 0.005;
+pub(crate) const ZERO_READS: f64 = 0.005;
 /// The margin of practical equivalence of a row that predicts no change, as a share of the
 /// op's ns on `from`: a change smaller than this is no change worth the name.
-pub const EQUIVALENCE_SHARE: f64 = 0.02;
+pub(crate) const EQUIVALENCE_SHARE: f64 = 0.02;
 /// The level of the interval the equivalence test reads: two one-sided tests at 5% each hold
 /// exactly when the 90% interval lies inside the margin (Schuirmann 1987).
-pub const EQUIVALENCE_LEVEL: f64 = 0.90;
+pub(crate) const EQUIVALENCE_LEVEL: f64 = 0.90;
 
 /// The test of practical equivalence (TOST) of a row that predicts no change: whether the
 /// measured change is shown to lie within ±`margin_ns` of 0.
@@ -49,7 +49,7 @@ pub struct Equivalence {
 
 /// The equivalence test of a change whose [`EQUIVALENCE_LEVEL`] interval is `interval` on an
 /// op of `op_ns`; `None` when the op's ns is not a positive number.
-pub fn equivalence(interval: Estimate, op_ns: f64) -> Option<Equivalence> {
+pub(crate) fn equivalence(interval: Estimate, op_ns: f64) -> Option<Equivalence> {
     if !(op_ns.is_finite() && op_ns > 0.0) {
         return None;
     }
@@ -75,7 +75,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Verdict::Agrees => "agrees",
             Verdict::Disagrees => "disagrees",
@@ -96,15 +96,8 @@ pub enum IntervalMethod {
 }
 
 impl IntervalMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            IntervalMethod::BootsT => "boots_t",
-            IntervalMethod::RoundsBootstrap => "rounds_bootstrap",
-        }
-    }
-
     /// The method of an interval over `groups` (boots × rounds): boots with a value.
-    pub fn of<T>(groups: &[Vec<T>]) -> Self {
+    pub(crate) fn of<T>(groups: &[Vec<T>]) -> Self {
         if groups.iter().filter(|g| !g.is_empty()).count() >= 2 {
             IntervalMethod::BootsT
         } else {
@@ -122,7 +115,7 @@ fn non_empty(groups: &[Vec<f64>]) -> Vec<&[f64]> {
 }
 
 /// Each boot's median (boots without a value left out).
-pub fn boot_medians(groups: &[Vec<f64>]) -> Vec<f64> {
+pub(crate) fn boot_medians(groups: &[Vec<f64>]) -> Vec<f64> {
     groups.iter().filter_map(|g| stats::median(g)).collect()
 }
 
@@ -133,7 +126,7 @@ fn variance(xs: &[f64], mean: f64) -> f64 {
 
 /// The mean of `xs` with its Student-t interval at `level`, `len − 1` degrees of freedom;
 /// `None` with fewer than two values or a level outside (0, 1).
-pub fn mean_t(xs: &[f64], level: f64) -> Option<Estimate> {
+pub(crate) fn mean_t(xs: &[f64], level: f64) -> Option<Estimate> {
     if xs.len() < 2 {
         return None;
     }
@@ -156,12 +149,12 @@ fn rounds_bootstrap(xs: &[f64], seed: u64, level: f64) -> Option<Estimate> {
 /// the boots' medians and its Student-t interval ([`IntervalMethod::BootsT`]); with one, the
 /// median of its rounds and their bootstrap interval ([`IntervalMethod::RoundsBootstrap`]).
 /// `None` without values.
-pub fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
+pub(crate) fn median_interval(groups: &[Vec<f64>], seed: u64) -> Option<Estimate> {
     median_interval_at(groups, seed, LEVEL)
 }
 
 /// [`median_interval`] at confidence `level`.
-pub fn median_interval_at(groups: &[Vec<f64>], seed: u64, level: f64) -> Option<Estimate> {
+pub(crate) fn median_interval_at(groups: &[Vec<f64>], seed: u64, level: f64) -> Option<Estimate> {
     let g = non_empty(groups);
     match g.as_slice() {
         [] => None,
@@ -173,17 +166,21 @@ pub fn median_interval_at(groups: &[Vec<f64>], seed: u64, level: f64) -> Option<
 /// The change `to − from` measured in pairs taken side by side (one pair per round, grouped
 /// by boot, so the boot's speed cancels within each pair): each boot's median difference,
 /// then [`median_interval`] over the boots.
-pub fn paired_delta(groups: &[Vec<(f64, f64)>], seed: u64) -> Option<Estimate> {
+pub(crate) fn paired_delta(groups: &[Vec<(f64, f64)>], seed: u64) -> Option<Estimate> {
     paired_delta_at(groups, seed, LEVEL)
 }
 
 /// [`paired_delta`] at confidence `level`.
-pub fn paired_delta_at(groups: &[Vec<(f64, f64)>], seed: u64, level: f64) -> Option<Estimate> {
+pub(crate) fn paired_delta_at(
+    groups: &[Vec<(f64, f64)>],
+    seed: u64,
+    level: f64,
+) -> Option<Estimate> {
     median_interval_at(&differences(groups), seed, level)
 }
 
 /// `to − from` of each pair, per boot.
-pub fn differences(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
+pub(crate) fn differences(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
     groups
         .iter()
         .map(|g| g.iter().map(|(from, to)| to - from).collect())
@@ -197,7 +194,7 @@ pub fn differences(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
 /// 1947; the Welch–Satterthwaite degrees of freedom, floored), the change being
 /// `exp(mean log other − mean log base) − 1` and its interval the same transform of the
 /// difference's. Otherwise the medians' ratio with a seeded bootstrap of each side's rounds.
-pub fn ratio_change(base: &[Vec<f64>], other: &[Vec<f64>], seed: u64) -> Option<Estimate> {
+pub(crate) fn ratio_change(base: &[Vec<f64>], other: &[Vec<f64>], seed: u64) -> Option<Estimate> {
     let (gb, go) = (non_empty(base), non_empty(other));
     let positive = |g: &[&[f64]]| g.iter().all(|x| x.iter().all(|v| *v > 0.0));
     if gb.is_empty() || go.is_empty() || !positive(&gb) || !positive(&go) {
@@ -247,7 +244,7 @@ pub fn ratio_change(base: &[Vec<f64>], other: &[Vec<f64>], seed: u64) -> Option<
 
 /// The interval method of a kernel row: [`IntervalMethod::BootsT`] when both sides have two
 /// or more boots.
-pub fn ratio_method(base: &[Vec<f64>], other: &[Vec<f64>]) -> IntervalMethod {
+pub(crate) fn ratio_method(base: &[Vec<f64>], other: &[Vec<f64>]) -> IntervalMethod {
     match (IntervalMethod::of(base), IntervalMethod::of(other)) {
         (IntervalMethod::BootsT, IntervalMethod::BootsT) => IntervalMethod::BootsT,
         _ => IntervalMethod::RoundsBootstrap,
@@ -256,7 +253,7 @@ pub fn ratio_method(base: &[Vec<f64>], other: &[Vec<f64>]) -> IntervalMethod {
 
 /// Each value divided by its control measured in the same slot (a null syscall: it moves
 /// with the boot's speed), per group; pairs with a control that is not positive are dropped.
-pub fn controlled(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
+pub(crate) fn controlled(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
     groups
         .iter()
         .map(|g| {
@@ -269,18 +266,18 @@ pub fn controlled(groups: &[Vec<(f64, f64)>]) -> Vec<Vec<f64>> {
 }
 
 /// Half the width of an interval: the noise a row states.
-pub fn noise(e: &Estimate) -> f64 {
+pub(crate) fn noise(e: &Estimate) -> f64 {
     (e.upper - e.lower) / 2.0
 }
 
 /// Whether `e`'s interval holds `x`.
-pub fn holds(e: &Estimate, x: f64) -> bool {
+pub(crate) fn holds(e: &Estimate, x: f64) -> bool {
     e.lower <= x && x <= e.upper
 }
 
 /// The predicted change in ns per op when every precise read costs `d_precise_ns` more and
 /// every coarse read `d_coarse_ns` more.
-pub fn predicted_delta(
+pub(crate) fn predicted_delta(
     precise_per_op: f64,
     coarse_per_op: f64,
     d_precise_ns: f64,
@@ -299,7 +296,7 @@ pub fn predicted_delta(
 ///   [`AGREE_WITHIN`] of the point, provided the interval excludes 0; when the interval holds
 ///   0 as well the change is under the noise: undecided. A prediction the interval rules out
 ///   disagrees.
-pub fn verdict(
+pub(crate) fn verdict(
     measured: &Estimate,
     predicted: Option<f64>,
     zero_predicted: bool,
@@ -333,7 +330,7 @@ pub enum ComparisonKind {
 
 impl ComparisonKind {
     /// The JSON name: `clocksource`, `kernel`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ComparisonKind::Clocksource => "clocksource",
             ComparisonKind::Kernel => "kernel",

@@ -17,16 +17,16 @@ use crate::vm::count::{CountConfig, CountReport};
 use crate::workload::WorkloadName;
 
 /// The clock-read leaves that read the clocksource.
-pub const PRECISE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
+pub(crate) const PRECISE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 /// The clock-read leaves that copy the tick's time.
-pub const COARSE_LEAVES: [&str; 2] = [
+pub(crate) const COARSE_LEAVES: [&str; 2] = [
     "ktime_get_coarse_real_ts64",
     "ktime_get_coarse_real_ts64_mg",
 ];
 
 /// Iterations of each workload in the counting boot (`vm count`'s zero-iteration baseline is
 /// subtracted).
-pub const COUNT_ITERATIONS: u64 = 2_000;
+pub(crate) const COUNT_ITERATIONS: u64 = 2_000;
 
 /// Timestamp calls per op of one workload, counted by kprobes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -49,7 +49,7 @@ pub struct CountedRow {
 
 /// The `vm count` configuration of `cfg`'s `--count` pass: the same kernels, file systems,
 /// workloads and boot options, booted on the first requested clocksource.
-pub fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
+pub(crate) fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
     CountConfig {
         kernels: cfg.kernels.clone(),
         workloads: cfg
@@ -71,7 +71,7 @@ pub fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
 /// The precise and coarse calls per op of every kernel × file system × workload that `vm
 /// count` counted (rows of a kernel that lacks a leaf count 0 for it; a kernel × workload
 /// with no clock row at all gives none).
-pub fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow> {
+pub(crate) fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow> {
     let mut out: Vec<CountedRow> = Vec::new();
     for r in rows
         .iter()
@@ -110,12 +110,17 @@ pub fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow> {
 }
 
 /// The counts of `report` (`vm count`'s), as [`from_rows`].
-pub fn from_report(report: &CountReport, clocksource: &str) -> Vec<CountedRow> {
+pub(crate) fn from_report(report: &CountReport, clocksource: &str) -> Vec<CountedRow> {
     from_rows(&report.rows, clocksource)
 }
 
 /// The counts of one kernel × file system × workload, if counted.
-pub fn lookup(counted: &[CountedRow], release: &str, fs: &str, workload: &str) -> Option<Counted> {
+pub(crate) fn lookup(
+    counted: &[CountedRow],
+    release: &str,
+    fs: &str,
+    workload: &str,
+) -> Option<Counted> {
     counted
         .iter()
         .find(|c| c.kernel_release == release && c.fs == fs && c.workload == workload)

@@ -10,7 +10,7 @@ use crate::stats::Estimate;
 /// change per counted read against the priced change of one read (`price`, measured
 /// `price_where`: in the op's own path, or as a syscall): a read whose cost in the op differs
 /// from the price. `None` without a model.
-pub fn diagnosis(
+pub(crate) fn diagnosis(
     measured: &Estimate,
     model: Option<&ModelReads>,
     counted: Option<f64>,

@@ -18,7 +18,7 @@ use super::BenchKernel;
 
 /// A boot is disturbed when its median ns per op, over its control's change, is this many
 /// times the other boots' (or this many times less): beyond the 10–30% a whole boot moves.
-pub const DISTURBED_RATIO: f64 = 1.5;
+pub(crate) const DISTURBED_RATIO: f64 = 1.5;
 
 /// One workload in one boot that ran off the other boots' pace.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -117,7 +117,7 @@ pub(super) fn find(
 
 impl DisturbedBoot {
     /// One line for the notes under the tables.
-    pub fn note(&self, boots: usize) -> String {
+    pub(crate) fn note(&self, boots: usize) -> String {
         format!(
             "disturbed boot: {} boot {} of {boots} (started on {}): {}/{} on {} ran {} ns/op, \
              {:.1}× the other boots' median {} ns/op while its null syscall moved ×{:.2}; the \

@@ -9,7 +9,7 @@ use super::rows::*;
 use super::BenchReport;
 
 /// Fills `runs`, `comparisons` and `refused` from the kernels' boots.
-pub fn fill(r: &mut BenchReport) {
+pub(crate) fn fill(r: &mut BenchReport) {
     let mut n = 0usize;
     let mut next_seed = || {
         n += 1;

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clocksource::{read, switch, AVAILABLE, CURRENT};
 use super::loops;
-pub use super::Planned;
+pub(crate) use super::Planned;
 use crate::error::{Context, Result};
 use crate::measure::{paired_difference, PairedConfig};
 use crate::sys::{self, clock};
@@ -117,7 +117,7 @@ fn section(out: &mut dyn Write, name: &str, body: &str) {
 /// halves of a pair do the same work. Long enough to span several timer
 /// ticks, so that what the clocksource costs every piece of execution (the tick's own reads)
 /// shows in it.
-pub const SPIN_CALLS: u32 = 10_000;
+pub(crate) const SPIN_CALLS: u32 = 10_000;
 
 /// Mean ns per call of `f` over `n` calls.
 fn per_call<R>(n: u32, mut f: impl FnMut() -> R) -> f64 {
@@ -130,7 +130,7 @@ fn per_call<R>(n: u32, mut f: impl FnMut() -> R) -> f64 {
 
 /// The slot's costs: the precise read paired against the coarse syscall (30 ms of pairs), the
 /// coarse read, the null syscall and the spin.
-pub fn costs(seed: u64) -> SlotCosts {
+pub(crate) fn costs(seed: u64) -> SlotCosts {
     let cfg = PairedConfig {
         budget: Duration::from_millis(30),
         batch: Duration::from_micros(50),
@@ -230,7 +230,7 @@ fn mount(fs: &str, disks: usize) -> Result<String> {
 
 /// Runs the bench in the guest, printing the `bench` section and one `slot-N` section per
 /// slot to `out`.
-pub fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
     fn strs(v: &[String]) -> Vec<&str> {
         v.iter().map(String::as_str).collect()
     }

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::pairs::{GuestPairs, PATTERNS};
+pub(crate) use super::pairs::PATTERNS;
 use super::rows::release;
 use super::{BenchKernel, BenchReport};
 use crate::probe::update::FsUpdate;
@@ -61,7 +61,7 @@ fn slot_costs(k: &BenchKernel, cs: &str) -> (f64, f64) {
 }
 
 /// The live-knob rows of every kernel whose guest ran the pairs.
-pub fn rows(r: &BenchReport) -> Vec<KnobRow> {
+pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
     let mut out = Vec::new();
     for k in &r.kernels {
         let Some(g) = k.boots.iter().find_map(|b| b.pairs.as_ref()) else {
@@ -104,7 +104,12 @@ pub fn rows(r: &BenchReport) -> Vec<KnobRow> {
 
 /// The update price (ns) a kernel row from `from` to `to` on `fs` uses: `to`'s where its
 /// guest priced one, else `from`'s, with the kernel it came from.
-pub fn update_price(knob: &[KnobRow], from: &str, to: &str, fs: &str) -> Option<(f64, String)> {
+pub(crate) fn update_price(
+    knob: &[KnobRow],
+    from: &str,
+    to: &str,
+    fs: &str,
+) -> Option<(f64, String)> {
     [to, from].into_iter().find_map(|k| {
         let row = knob.iter().find(|r| r.kernel_release == k && r.fs == fs)?;
         Some((row.price.update_ns?.point, k.to_string()))

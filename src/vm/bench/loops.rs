@@ -15,7 +15,7 @@ use crate::workload::def::{OpHook, LOOPS};
 use crate::workload::WorkloadName;
 
 /// The workloads the guest can time, by name.
-pub fn workloads() -> Vec<&'static str> {
+pub(crate) fn workloads() -> Vec<&'static str> {
     LOOPS.iter().map(|w| w.as_str()).collect()
 }
 
@@ -42,7 +42,7 @@ impl OpHook for Ends {
 
 /// Runs `iterations` of `workload` in `dir`, set-up and teardown included, and returns the
 /// time of the iterations (with pingpong's set-up and teardown: it tells no start).
-pub fn run_loop(workload: &str, dir: &Path, iterations: u64) -> Result<Duration> {
+pub(crate) fn run_loop(workload: &str, dir: &Path, iterations: u64) -> Result<Duration> {
     let Some(w) = WorkloadName::parse(workload).filter(|w| LOOPS.contains(w)) else {
         crate::fail!(
             "unknown workload '{workload}' (one of {})",

@@ -13,23 +13,23 @@
 //! This room depends on [`crate::vm::boot`] only.
 
 mod ab;
-pub mod clocksource;
-pub mod compare;
-pub mod counted;
-pub mod diagnosis;
-pub mod disturbed;
-pub mod fill;
+pub(crate) mod clocksource;
+pub(crate) mod compare;
+pub(crate) mod counted;
+pub(crate) mod diagnosis;
+pub(crate) mod disturbed;
+pub(crate) mod fill;
 #[cfg(test)]
 mod fixtures;
-pub mod guest;
+pub(crate) mod guest;
 mod host;
-pub mod knob;
-pub mod loops;
-pub mod pairs;
-pub mod predict;
-pub mod reads;
-pub mod readtime;
-pub mod rows;
+pub(crate) mod knob;
+pub(crate) mod loops;
+pub(crate) mod pairs;
+pub(crate) mod predict;
+pub(crate) mod reads;
+pub(crate) mod readtime;
+pub(crate) mod rows;
 #[cfg(test)]
 mod tests;
 

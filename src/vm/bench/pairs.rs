@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 
 /// The calibration's pattern, then the one held to it.
-pub const PATTERNS: [Pattern; 2] = [Pattern::Write { writes: 1 }, Pattern::Write { writes: 4 }];
+pub(crate) const PATTERNS: [Pattern; 2] =
+    [Pattern::Write { writes: 1 }, Pattern::Write { writes: 4 }];
 
 /// ABBA repetitions of each pair in the guest.
-pub const REPETITIONS: u32 = 6;
+pub(crate) const REPETITIONS: u32 = 6;
 
 /// The `pairs` section the guest prints after its rounds (JSON).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -24,7 +25,11 @@ pub struct GuestPairs {
 }
 
 /// In the guest: every pattern's pair on every `(fs, dir)`, `iterations` per block.
-pub fn run_in_guest(clocksource: &str, dirs: &[(String, String)], iterations: u64) -> GuestPairs {
+pub(crate) fn run_in_guest(
+    clocksource: &str,
+    dirs: &[(String, String)],
+    iterations: u64,
+) -> GuestPairs {
     let (used, error) = super::clocksource::switch(clocksource);
     let mut out = GuestPairs {
         clocksource: used,

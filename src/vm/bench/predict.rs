@@ -35,7 +35,7 @@ pub struct ModelReads {
 /// The model for `kernel_release` (the newest modelled when it has no version) on
 /// `workload`'s loop on `fs`, run at `guest_ns_per_op` and `hz`; `None` for a workload or
 /// file system the definitions do not know.
-pub fn model_reads(
+pub(crate) fn model_reads(
     kernel_release: &str,
     hz: u32,
     workload: &str,

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::clocksource::has_symbol;
+pub(crate) use super::clocksource::has_symbol;
 use super::clocksource::switch;
 use super::loops;
 use super::Planned;
@@ -23,7 +23,7 @@ use crate::vm::boot::tracefs::{append, TRACING};
 /// Each clocksource's read callback (`struct clocksource.read`): arch/x86/kernel/tsc.c
 /// `read_tsc`, arch/x86/kernel/hpet.c `read_hpet`, drivers/clocksource/acpi_pm.c
 /// `acpi_pm_read`, arch/x86/kernel/kvmclock.c `kvm_clock_get_cycles`.
-pub const CALLBACKS: [(&str, &str); 4] = [
+pub(crate) const CALLBACKS: [(&str, &str); 4] = [
     ("tsc", "read_tsc"),
     ("hpet", "read_hpet"),
     ("acpi_pm", "acpi_pm_read"),
@@ -57,7 +57,7 @@ pub struct GuestReads {
 }
 
 /// The read callback of `clocksource`.
-pub fn callback(clocksource: &str) -> Option<&'static str> {
+pub(crate) fn callback(clocksource: &str) -> Option<&'static str> {
     CALLBACKS
         .iter()
         .find(|(c, _)| *c == clocksource)
@@ -65,7 +65,7 @@ pub fn callback(clocksource: &str) -> Option<&'static str> {
 }
 
 /// The hits of event `event` in `kprobe_profile` text (`event hits misses` a line).
-pub fn hits(profile: &str, event: &str) -> Option<u64> {
+pub(crate) fn hits(profile: &str, event: &str) -> Option<u64> {
     profile.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         match f.as_slice() {
@@ -87,7 +87,7 @@ fn profile_hits(event: &str) -> Result<u64> {
 
 /// Counts each clocksource's reads per op of every planned loop (`iterations` each), switching
 /// to each clocksource in turn. Returns the counts and what failed.
-pub fn count(
+pub(crate) fn count(
     clocksources: &[&str],
     plan: &[(Planned, String)],
     iterations: u64,

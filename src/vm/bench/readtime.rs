@@ -27,14 +27,14 @@ use crate::sys::clock;
 use crate::vm::boot::tracefs::{write, TRACING};
 
 /// The precise-read leaves the models count (a kernel has one or both).
-pub const LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
+pub(crate) const LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 
 /// The context of [`ReadTime`]s timed in a loop of clock syscalls.
-pub const SYSCALL: &str = "syscall:clock_gettime";
+pub(crate) const SYSCALL: &str = "syscall:clock_gettime";
 
 /// Fewer timed calls than this in a context give no [`ReadTime`]: a workload whose op takes
 /// no precise read still meets a stray one now and then, and one call is no price.
-pub const MIN_CALLS: usize = 50;
+pub(crate) const MIN_CALLS: usize = 50;
 
 /// Clock syscalls in the syscall context.
 const SYSCALL_CALLS: u32 = 2_000;
@@ -59,7 +59,7 @@ pub struct ReadTime {
 /// The change of one read's cost from clocksource `from` to `to` in one context: the
 /// difference of the medians, with the interval that holds every difference of values of the
 /// two intervals (conservative: the two are independent samples).
-pub fn delta(from: &ReadTime, to: &ReadTime) -> Estimate {
+pub(crate) fn delta(from: &ReadTime, to: &ReadTime) -> Estimate {
     Estimate {
         point: to.read_ns.point - from.read_ns.point,
         lower: to.read_ns.lower - from.read_ns.upper,
@@ -71,7 +71,7 @@ pub fn delta(from: &ReadTime, to: &ReadTime) -> Estimate {
 /// leaf traced alone prints ` 0)   1.234 us    |  ktime_get_real_ts64();` (a `+`, `!`, `#`, …
 /// before the number when it is long). Lines of other functions, comments and markers are
 /// skipped.
-pub fn durations(trace: &str, symbols: &[&str]) -> Vec<f64> {
+pub(crate) fn durations(trace: &str, symbols: &[&str]) -> Vec<f64> {
     trace
         .lines()
         .filter_map(|l| {
@@ -116,7 +116,7 @@ fn summary(cs: &str, symbol: &str, fs: &str, workload: &str, d: &[f64]) -> Optio
 
 /// Times each clocksource's reads in every planned loop (`iterations` each) and in a loop of
 /// clock syscalls, switching to each clocksource in turn. Returns the times and what failed.
-pub fn time(
+pub(crate) fn time(
     clocksources: &[&str],
     plan: &[(Planned, String)],
     iterations: u64,

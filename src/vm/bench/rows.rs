@@ -20,7 +20,7 @@ use super::BenchKernel;
 use crate::stats::{self, Estimate};
 
 /// The control of kernel rows.
-pub const KERNEL_CONTROL: &str = "syscall:getppid";
+pub(crate) const KERNEL_CONTROL: &str = "syscall:getppid";
 
 /// The median costs measured in a run's slots, ns.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]

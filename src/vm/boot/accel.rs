@@ -33,7 +33,7 @@ pub struct AccelChoice {
 }
 
 /// Decides the accelerator from what was asked and what backs /dev/kvm.
-pub fn choose_accel(requested: RequestedAccel, kvm: &KvmHost) -> Result<AccelChoice> {
+pub(crate) fn choose_accel(requested: RequestedAccel, kvm: &KvmHost) -> Result<AccelChoice> {
     let pvm_note = "/dev/kvm is backed by kvm_pvm, a software hypervisor that runs only \
                     PVM-built guest kernels (stock kernels hit emulation failures)";
     let (used, note) = match requested {

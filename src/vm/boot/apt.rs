@@ -19,7 +19,7 @@ const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 
 /// How to call apt for one package specification.
 #[derive(Debug, Clone)]
-pub struct Apt {
+pub(crate) struct Apt {
     /// The `-o` options of the private configuration (empty: the system's).
     opts: Vec<String>,
     lists: Option<PathBuf>,
@@ -27,7 +27,7 @@ pub struct Apt {
 }
 
 /// Splits `NAME@SUITE`; checks both are plain Debian names.
-pub fn split_spec(spec: &str) -> Result<(&str, Option<&str>)> {
+pub(crate) fn split_spec(spec: &str) -> Result<(&str, Option<&str>)> {
     let (name, suite) = match spec.split_once('@') {
         Some((n, s)) => (n, Some(s)),
         None => (spec, None),
@@ -45,7 +45,7 @@ pub fn split_spec(spec: &str) -> Result<(&str, Option<&str>)> {
 
 impl Apt {
     /// The apt for `suite` (the system's when `None`), its private directories made.
-    pub fn new(cache: &Path, suite: Option<&str>) -> Result<Apt> {
+    pub(crate) fn new(cache: &Path, suite: Option<&str>) -> Result<Apt> {
         let Some(suite) = suite else {
             return Ok(Apt {
                 opts: Vec::new(),
@@ -105,7 +105,7 @@ impl Apt {
     }
 
     /// `apt-get update` for a private suite whose lists are missing or a day old.
-    pub fn update_if_stale(&self, progress: &dyn Progress) -> Result<()> {
+    pub(crate) fn update_if_stale(&self, progress: &dyn Progress) -> Result<()> {
         let Some(lists) = &self.lists else {
             return Ok(());
         };
@@ -138,7 +138,7 @@ impl Apt {
     }
 
     /// The packages `package` depends on (`Depends:` and `PreDepends:`), alternatives included.
-    pub fn depends(&self, package: &str) -> Result<Option<Vec<String>>> {
+    pub(crate) fn depends(&self, package: &str) -> Result<Option<Vec<String>>> {
         let out = self
             .command("apt-cache")
             .args(["depends", "--no-recommends", "--no-suggests", package])
@@ -161,7 +161,7 @@ impl Apt {
     }
 
     /// `apt-get download` of `packages` into `dir`.
-    pub fn download(&self, packages: &[String], dir: &Path) -> Result<()> {
+    pub(crate) fn download(&self, packages: &[String], dir: &Path) -> Result<()> {
         let st = child::status(
             self.command("apt-get")
                 .args(["download", "-q"])

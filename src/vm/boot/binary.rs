@@ -17,7 +17,7 @@ use crate::vm::boot::cpio::{self, Entry};
 
 /// The largest guest binary or library read (a tscope with full debug information is under
 /// 100 MB; the guest gets only its loaded part).
-pub const MAX_BINARY_BYTES: u64 = 512 << 20;
+pub(crate) const MAX_BINARY_BYTES: u64 = 512 << 20;
 
 /// Where a glibc system looks for libraries when no cache or path says otherwise.
 const LIBRARY_DIRS: [&str; 6] = [
@@ -31,7 +31,7 @@ const LIBRARY_DIRS: [&str; 6] = [
 
 /// The program for the guest's `/init` and what it needs to run there.
 #[derive(Debug, Clone)]
-pub struct GuestBinary {
+pub(crate) struct GuestBinary {
     /// The file on the host (`--guest-bin`, or this tscope).
     pub path: PathBuf,
     /// Its loaded part.
@@ -42,7 +42,8 @@ pub struct GuestBinary {
 
 /// Whether an ELF file is statically linked (no `PT_INTERP` program header); `false` for what
 /// is not ELF at all.
-pub fn is_static_elf(bytes: &[u8]) -> bool {
+#[cfg(test)]
+pub(crate) fn is_static_elf(bytes: &[u8]) -> bool {
     Elf::parse(bytes).is_ok_and(|e| e.interpreter().is_ok_and(|i| i.is_none()))
 }
 
@@ -89,7 +90,7 @@ fn runtime(elf: &Elf, interp: &str) -> Result<Vec<(String, Vec<u8>)>> {
 
 /// The guest's `/init`: `--guest-bin`, else this tscope; with its interpreter and libraries
 /// when it is dynamically linked.
-pub fn guest_binary(given: Option<&Path>) -> Result<GuestBinary> {
+pub(crate) fn guest_binary(given: Option<&Path>) -> Result<GuestBinary> {
     let path = match given {
         Some(p) => p.to_path_buf(),
         None => std::env::current_exe().context("finding this tscope's own binary")?,
@@ -111,7 +112,7 @@ pub fn guest_binary(given: Option<&Path>) -> Result<GuestBinary> {
 
 /// The initramfs: `/init` (tscope), `/dev/console` (the kernel opens it for init before
 /// devtmpfs exists), the mount points, and the interpreter and libraries of a dynamic build.
-pub fn initramfs(bin: &GuestBinary) -> std::io::Result<Vec<u8>> {
+pub(crate) fn initramfs(bin: &GuestBinary) -> std::io::Result<Vec<u8>> {
     let mut entries = vec![
         Entry::dir("dev"),
         Entry::char_dev("dev/console", 0o600, 5, 1),

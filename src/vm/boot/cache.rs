@@ -12,7 +12,7 @@ use crate::fail as bail;
 /// writable: a shared, pre-seeded cache may be read-only, and only what is written there (a
 /// fetch, an extraction: see [`writable`]) needs write access; a run's scratch goes to the
 /// temporary directory then ([`crate::vm::boot::scratch::work_dir`]).
-pub fn cache_dir() -> Result<PathBuf> {
+pub(crate) fn cache_dir() -> Result<PathBuf> {
     let dir = cache_dir_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))?;
     if !dir.is_dir() {
         writable(&dir)?;
@@ -23,7 +23,7 @@ pub fn cache_dir() -> Result<PathBuf> {
 /// The cache directory from `XDG_CACHE_HOME` and `HOME`. Only an absolute path counts (the
 /// XDG rule): an empty or relative `HOME` would put the cache in whatever directory tscope
 /// runs in, so it is an error that says what to set, as is neither being set.
-pub fn cache_dir_from(xdg: Option<OsString>, home: Option<OsString>) -> Result<PathBuf> {
+pub(crate) fn cache_dir_from(xdg: Option<OsString>, home: Option<OsString>) -> Result<PathBuf> {
     let absolute = |v: &Option<OsString>| v.as_ref().map(PathBuf::from).filter(|p| p.is_absolute());
     if let Some(x) = absolute(&xdg) {
         return Ok(x.join("tscope"));
@@ -47,7 +47,7 @@ pub fn cache_dir_from(xdg: Option<OsString>, home: Option<OsString>) -> Result<P
 
 /// Creates `dir` if missing and checks that files can be created in it; the error names the
 /// directory and what to set instead. Called before anything is written into the cache.
-pub fn writable(dir: &Path) -> Result<()> {
+pub(crate) fn writable(dir: &Path) -> Result<()> {
     let hint = "set XDG_CACHE_HOME to a writable directory";
     fs::create_dir_all(dir).with_context(|| {
         format!(

@@ -10,18 +10,18 @@ use crate::error::{Context, Error, Result};
 use crate::sys;
 
 /// The error for an interrupted run ([`Error::Interrupted`]; the command maps it to exit 130).
-pub fn interrupted() -> Error {
+pub(crate) fn interrupted() -> Error {
     Error::Interrupted
 }
 
 /// Whether `e` is (or wraps) the error [`interrupted`] returned: a variant check, so a
 /// `.context(..)` around it or a message that happens to read "interrupted" does not mislead.
-pub fn is_interrupted(e: &Error) -> bool {
+pub(crate) fn is_interrupted(e: &Error) -> bool {
     e.is_interrupted()
 }
 
 /// Fails with [`interrupted`] when a stop signal arrived.
-pub fn check_stop() -> Result<()> {
+pub(crate) fn check_stop() -> Result<()> {
     if sys::signal::stop_requested() {
         return Err(interrupted());
     }
@@ -29,7 +29,7 @@ pub fn check_stop() -> Result<()> {
 }
 
 /// Runs `cmd` to completion; kills it and returns [`interrupted`] on a stop signal.
-pub fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
+pub(crate) fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
     check_stop()?;
     sys::child::kill_with_parent(cmd);
     // Its own process group, so that a stop kills what it started too (dpkg-deb's tar).

@@ -15,7 +15,7 @@ const S_IFCHR: u32 = 0o020_000;
 
 /// One entry of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Path inside the archive, without a leading `/` (`init`, `dev/console`).
     pub name: String,
     /// Full `st_mode`: type bits and permissions.
@@ -26,7 +26,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn dir(name: &str) -> Self {
+    pub(crate) fn dir(name: &str) -> Self {
         Entry {
             name: name.into(),
             mode: S_IFDIR | 0o755,
@@ -35,7 +35,7 @@ impl Entry {
         }
     }
 
-    pub fn file(name: &str, perm: u32, data: Vec<u8>) -> Self {
+    pub(crate) fn file(name: &str, perm: u32, data: Vec<u8>) -> Self {
         Entry {
             name: name.into(),
             mode: S_IFREG | (perm & 0o7777),
@@ -44,7 +44,7 @@ impl Entry {
         }
     }
 
-    pub fn char_dev(name: &str, perm: u32, major: u32, minor: u32) -> Self {
+    pub(crate) fn char_dev(name: &str, perm: u32, major: u32, minor: u32) -> Self {
         Entry {
             name: name.into(),
             mode: S_IFCHR | (perm & 0o7777),
@@ -53,7 +53,7 @@ impl Entry {
         }
     }
 
-    pub fn is_dir(&self) -> bool {
+    pub(crate) fn is_dir(&self) -> bool {
         self.mode & 0o170_000 == S_IFDIR
     }
 }
@@ -84,7 +84,7 @@ fn header(out: &mut Vec<u8>, ino: u32, e: &Entry, nlink: u32) -> io::Result<()> 
 }
 
 /// Serialises `entries` (parents before children) into a newc archive with its trailer.
-pub fn write(entries: &[Entry]) -> io::Result<Vec<u8>> {
+pub(crate) fn write(entries: &[Entry]) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         if e.name.is_empty() || e.name.starts_with('/') || e.name.contains('\0') {
@@ -106,7 +106,8 @@ pub fn write(entries: &[Entry]) -> io::Result<Vec<u8>> {
 
 /// Parses a newc archive back into entries (stopping at the trailer): what the tests use to
 /// check [`write()`], and a guard that an archive is well formed.
-pub fn parse(mut buf: &[u8]) -> io::Result<Vec<Entry>> {
+#[cfg(test)]
+pub(crate) fn parse(mut buf: &[u8]) -> io::Result<Vec<Entry>> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
     let mut entries = Vec::new();
     let mut offset = 0usize;

@@ -16,13 +16,13 @@ use crate::vm::boot::child;
 
 /// The file systems `vm count --fs` can run on: tmpfs (no disk) and those a disk image is made
 /// for.
-pub const FILESYSTEMS: [&str; 4] = ["tmpfs", "ext4", "xfs", "btrfs"];
+pub(crate) const FILESYSTEMS: [&str; 4] = ["tmpfs", "ext4", "xfs", "btrfs"];
 
 /// Size of each image: room for the workloads' files (at most a page each, one at a time) and
 /// the journal; xfs needs 300 MiB (`mkfs.xfs` since xfsprogs 5.19 refuses less: "Filesystem
 /// must be larger than 300MB"). The files are sparse: ext4 and btrfs write under 5 MiB, xfs
 /// its 64 MiB log.
-pub fn image_bytes(fs: &str) -> u64 {
+pub(crate) fn image_bytes(fs: &str) -> u64 {
     if fs == "xfs" {
         300 << 20
     } else {
@@ -31,7 +31,7 @@ pub fn image_bytes(fs: &str) -> u64 {
 }
 
 /// The Debian package with `mkfs.FS`, for the error that says what to install.
-pub fn mkfs_package(fs: &str) -> &'static str {
+pub(crate) fn mkfs_package(fs: &str) -> &'static str {
     match fs {
         "xfs" => "xfsprogs",
         "btrfs" => "btrfs-progs",
@@ -42,7 +42,7 @@ pub fn mkfs_package(fs: &str) -> &'static str {
 /// The arguments of `mkfs.FS` for an image file: quiet, and forced (a regular file, not a block
 /// device: `-F` for mke2fs; `-f` overwrites for mkfs.xfs and mkfs.btrfs); the defaults
 /// otherwise (Debian's mke2fs.conf; xfsprogs' and btrfs-progs' built-in defaults).
-pub fn mkfs_args(fs: &str) -> &'static [&'static str] {
+pub(crate) fn mkfs_args(fs: &str) -> &'static [&'static str] {
     match fs {
         "ext4" => &["-q", "-F"],
         _ => &["-q", "-f"],
@@ -51,7 +51,7 @@ pub fn mkfs_args(fs: &str) -> &'static [&'static str] {
 
 /// Checks that `mkfs.FS` runs for every disk file system of `filesystems`; the error names the
 /// package to install. Called before any guest boots.
-pub fn check_tools(filesystems: &[String]) -> Result<()> {
+pub(crate) fn check_tools(filesystems: &[String]) -> Result<()> {
     for fs in disk_filesystems(filesystems) {
         let mkfs = format!("mkfs.{fs}");
         let found = Command::new(&mkfs)
@@ -71,7 +71,7 @@ pub fn check_tools(filesystems: &[String]) -> Result<()> {
 }
 
 /// Whether `fs` needs a disk image (every supported file system but tmpfs).
-pub fn needs_disk(fs: &str) -> bool {
+pub(crate) fn needs_disk(fs: &str) -> bool {
     fs != "tmpfs"
 }
 
@@ -79,17 +79,17 @@ pub fn needs_disk(fs: &str) -> bool {
 /// the controllers are probed in order. They need not be: the NVMe driver probes
 /// asynchronously, so with two disks `nvme0n1` may be the second. The guest therefore finds
 /// each file system's disk by its superblock ([`has_magic`]).
-pub fn guest_device(index: usize) -> String {
+pub(crate) fn guest_device(index: usize) -> String {
     format!("/dev/nvme{index}n1")
 }
 
 /// How many bytes from the start of a disk [`has_magic`] needs (btrfs's magic ends there).
-pub const MAGIC_BYTES: usize = 0x10048;
+pub(crate) const MAGIC_BYTES: usize = 0x10048;
 
 /// Whether `head` (a disk's first bytes) holds `fs`'s superblock magic: ext4 `s_magic` 0xEF53
 /// at 1024 + 0x38 (little-endian), xfs `sb_magicnum` "XFSB" at 0, btrfs "_BHRfS_M" at
 /// 64 KiB + 0x40.
-pub fn has_magic(fs: &str, head: &[u8]) -> bool {
+pub(crate) fn has_magic(fs: &str, head: &[u8]) -> bool {
     let at = |o: usize, m: &[u8]| head.get(o..o + m.len()) == Some(m);
     match fs {
         "ext4" => at(1024 + 0x38, &[0x53, 0xef]),
@@ -101,7 +101,7 @@ pub fn has_magic(fs: &str, head: &[u8]) -> bool {
 
 /// The disk file systems of `filesystems`, in order: the i-th is the guest's
 /// [`guest_device`]`(i)`.
-pub fn disk_filesystems(filesystems: &[String]) -> Vec<&str> {
+pub(crate) fn disk_filesystems(filesystems: &[String]) -> Vec<&str> {
     filesystems
         .iter()
         .map(String::as_str)
@@ -110,7 +110,7 @@ pub fn disk_filesystems(filesystems: &[String]) -> Vec<&str> {
 }
 
 /// Makes a fresh `fs` image named after `tag` in `dir` (a sparse file, then `mkfs.FS -q`).
-pub fn make_image(dir: &Path, fs: &str, tag: &str) -> Result<PathBuf> {
+pub(crate) fn make_image(dir: &Path, fs: &str, tag: &str) -> Result<PathBuf> {
     let path = dir.join(format!("{fs}-{tag}.img"));
     let f = std::fs::File::create(&path)
         .with_context(|| format!("creating image '{}'", path.display()))?;
@@ -242,7 +242,7 @@ mod qemu_args {
 /// namespaces (the driver probes controllers and scans namespaces asynchronously, so they
 /// appear after `/init` starts, and not necessarily in `-device` order), then picks the one
 /// whose superblock is `fs`'s ([`has_magic`]; each file system has one disk).
-pub fn find_in_guest(fs: &str, disks: usize) -> Result<String> {
+pub(crate) fn find_in_guest(fs: &str, disks: usize) -> Result<String> {
     let started = std::time::Instant::now();
     loop {
         let devices: Vec<String> = (0..disks.max(1) + 4)

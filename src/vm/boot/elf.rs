@@ -25,7 +25,7 @@ struct Segment {
 
 /// A parsed ELF64 file: its bytes and program headers.
 #[derive(Debug)]
-pub struct Elf<'a> {
+pub(crate) struct Elf<'a> {
     bytes: &'a [u8],
     segments: Vec<Segment>,
 }
@@ -49,7 +49,7 @@ fn u64_at(b: &[u8], o: usize) -> Option<u64> {
 
 impl<'a> Elf<'a> {
     /// Parses the header and program headers; every segment must lie inside the file.
-    pub fn parse(bytes: &'a [u8]) -> Result<Self> {
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self> {
         if !bytes.starts_with(b"\x7fELF\x02\x01") {
             bail!("not a 64-bit little-endian ELF file");
         }
@@ -103,7 +103,7 @@ impl<'a> Elf<'a> {
     }
 
     /// Every note in the `PT_NOTE` segments: (name, type); a malformed note ends the list.
-    pub fn notes(&self) -> Vec<(String, u32)> {
+    pub(crate) fn notes(&self) -> Vec<(String, u32)> {
         let mut out = Vec::new();
         for s in self.segments.iter().filter(|s| s.kind == PT_NOTE) {
             let b = self.contents(s);
@@ -127,7 +127,7 @@ impl<'a> Elf<'a> {
     }
 
     /// The program interpreter (`PT_INTERP`), `None` for a static program.
-    pub fn interpreter(&self) -> Result<Option<String>> {
+    pub(crate) fn interpreter(&self) -> Result<Option<String>> {
         let Some(s) = self.segments.iter().find(|s| s.kind == PT_INTERP) else {
             return Ok(None);
         };
@@ -149,7 +149,7 @@ impl<'a> Elf<'a> {
     }
 
     /// The libraries the program names (`DT_NEEDED`), in order.
-    pub fn needed(&self) -> Result<Vec<String>> {
+    pub(crate) fn needed(&self) -> Result<Vec<String>> {
         let Some(dynamic) = self.segments.iter().find(|s| s.kind == PT_DYNAMIC) else {
             return Ok(Vec::new());
         };
@@ -183,7 +183,7 @@ impl<'a> Elf<'a> {
     /// A copy holding only what the kernel and the dynamic loader read: everything up to the
     /// end of the last segment, with no section headers (so no debug information or symbol
     /// table — a backtrace loses names, nothing else changes).
-    pub fn stripped(&self) -> Vec<u8> {
+    pub(crate) fn stripped(&self) -> Vec<u8> {
         let end = self
             .segments
             .iter()

@@ -15,7 +15,7 @@ const MAX_VMLINUX_BYTES: u64 = 1 << 30;
 
 /// A compressed payload format the kernel supports, by magic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     Gzip,
     Xz,
     Zstd,
@@ -25,7 +25,7 @@ pub enum Compression {
 }
 
 impl Compression {
-    pub fn sniff(b: &[u8]) -> Option<Self> {
+    pub(crate) fn sniff(b: &[u8]) -> Option<Self> {
         Some(match b {
             [0x1f, 0x8b, ..] => Self::Gzip,
             [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => Self::Xz,
@@ -52,7 +52,7 @@ impl Compression {
 
 /// The compressed payload of a bzImage: boot protocol ≥ 2.08 gives its offset (from the start
 /// of the protected-mode code) and length.
-pub fn payload(bz: &[u8]) -> Result<&[u8]> {
+pub(crate) fn payload(bz: &[u8]) -> Result<&[u8]> {
     let u16_at = |o: usize| bz.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     let u32_at = |o: usize| {
         bz.get(o..o + 4)
@@ -76,7 +76,7 @@ pub fn payload(bz: &[u8]) -> Result<&[u8]> {
 }
 
 /// Decompresses a bzImage's payload into the ELF vmlinux, with the system's decompressor.
-pub fn extract_vmlinux(bz: &[u8]) -> Result<Vec<u8>> {
+pub(crate) fn extract_vmlinux(bz: &[u8]) -> Result<Vec<u8>> {
     let mut data = payload(bz)?;
     let kind = Compression::sniff(data).context("unknown compression magic in the payload")?;
     // Every format but gzip carries the decompressed size as 4 trailing bytes (the kernel's

@@ -24,7 +24,7 @@ fn u32_at(b: &[u8], o: usize) -> Option<u32> {
 
 /// Why `head` (the file's first bytes) of a file of `len` bytes is not a bootable bzImage;
 /// `Ok` when it is.
-pub fn check_bzimage(head: &[u8], len: u64) -> Result<(), String> {
+pub(crate) fn check_bzimage(head: &[u8], len: u64) -> Result<(), String> {
     if head.get(0x202..0x206) != Some(b"HdrS") {
         return Err("no bzImage setup header (`HdrS` at 0x202) and not an ELF file".into());
     }
@@ -56,7 +56,7 @@ pub fn check_bzimage(head: &[u8], len: u64) -> Result<(), String> {
 }
 
 /// Why an ELF image is not bootable by qemu's `-kernel`; `Ok` when it is.
-pub fn check_elf(bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn check_elf(bytes: &[u8]) -> Result<(), String> {
     if u16_at(bytes, 0x12) != Some(62) {
         return Err("an ELF file, but not for x86-64 (e_machine is not 62)".into());
     }
@@ -76,7 +76,7 @@ pub fn check_elf(bytes: &[u8]) -> Result<(), String> {
 }
 
 /// Checks the kernel image at `path`: `Err` with the reason, naming the file.
-pub fn check_kernel_image(path: &Path) -> Result<(), String> {
+pub(crate) fn check_kernel_image(path: &Path) -> Result<(), String> {
     let name = path.display();
     let mut f = std::fs::File::open(path).map_err(|e| format!("'{name}': {e}"))?;
     let len = f.metadata().map_err(|e| format!("'{name}': {e}"))?.len();

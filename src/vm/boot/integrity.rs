@@ -14,10 +14,10 @@ use sha2::{Digest, Sha256};
 use crate::error::{Context, Result};
 
 /// The manifest of a cache entry directory.
-pub const MANIFEST: &str = "SHA256SUMS";
+pub(crate) const MANIFEST: &str = "SHA256SUMS";
 
 /// The lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
@@ -40,7 +40,7 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
 
 /// Writes `bytes` to `path` whole or not at all; the temporary file (`NAME.tmpPID`) is removed
 /// when writing fails (a full disk), not left for the next run to sweep.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().context("cache path has no parent")?;
     fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
@@ -62,7 +62,7 @@ fn sidecar(path: &Path) -> PathBuf {
 }
 
 /// Writes a single cached file with its checksum beside it (`NAME.sha256`, written second).
-pub fn write_checked(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_checked(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, bytes)?;
     write_atomic(
         &sidecar(path),
@@ -72,7 +72,7 @@ pub fn write_checked(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Whether a single cached file matches its recorded checksum; `Err` says why not (missing,
 /// no checksum recorded, different content).
-pub fn verify_file(path: &Path) -> std::result::Result<(), String> {
+pub(crate) fn verify_file(path: &Path) -> std::result::Result<(), String> {
     let want = fs::read_to_string(sidecar(path))
         .map_err(|_| format!("no checksum recorded for '{}'", path.display()))?;
     let got = file_sha256(path).map_err(|e| format!("reading '{}': {e}", path.display()))?;
@@ -109,7 +109,7 @@ fn files_under(dir: &Path) -> Vec<String> {
 }
 
 /// Records the checksum of every file under `dir` in its manifest (written last).
-pub fn write_manifest(dir: &Path) -> Result<()> {
+pub(crate) fn write_manifest(dir: &Path) -> Result<()> {
     let mut text = String::new();
     for rel in files_under(dir) {
         let sum = file_sha256(&dir.join(&rel))
@@ -121,7 +121,7 @@ pub fn write_manifest(dir: &Path) -> Result<()> {
 
 /// Whether every file under `dir` is listed in its manifest with a matching checksum, and
 /// every listed file is there; `Err` names the first that is not.
-pub fn verify_manifest(dir: &Path) -> std::result::Result<(), String> {
+pub(crate) fn verify_manifest(dir: &Path) -> std::result::Result<(), String> {
     let text = fs::read_to_string(dir.join(MANIFEST))
         .map_err(|_| format!("no {MANIFEST} in '{}'", dir.display()))?;
     let mut listed = Vec::new();

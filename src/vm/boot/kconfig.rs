@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// The `/boot` layout's configuration beside a kernel given by path: `vmlinuz-REL` (or
 /// `vmlinux-REL`) → `config-REL` in the same directory, if it exists.
-pub fn sibling_config(kernel: &Path) -> Option<PathBuf> {
+pub(crate) fn sibling_config(kernel: &Path) -> Option<PathBuf> {
     let name = kernel.file_name()?.to_str()?;
     let release = name
         .strip_prefix("vmlinuz-")
@@ -17,7 +17,7 @@ pub fn sibling_config(kernel: &Path) -> Option<PathBuf> {
 
 /// `CONFIG_HZ` from a tick period in ns (`TICK_NSEC`, what `clock_getres` says of the coarse
 /// clocks): 4,000,000 → 250; `None` for 0 or a period no kernel has.
-pub fn hz_from_tick_ns(tick_ns: u64) -> Option<u32> {
+pub(crate) fn hz_from_tick_ns(tick_ns: u64) -> Option<u32> {
     if tick_ns == 0 || tick_ns > 1_000_000_000 {
         return None;
     }
@@ -25,7 +25,7 @@ pub fn hz_from_tick_ns(tick_ns: u64) -> Option<u32> {
 }
 
 /// `CONFIG_HZ` from a kernel configuration.
-pub fn config_hz(config: &str) -> Option<u32> {
+pub(crate) fn config_hz(config: &str) -> Option<u32> {
     config
         .lines()
         .find_map(|l| l.strip_prefix("CONFIG_HZ="))

@@ -24,10 +24,6 @@ use crate::fail as bail;
 
 use crate::progress::Progress;
 
-/// The package whose dependency names the kernel `vm guest` fetches: Debian's cloud kernel
-/// (26 MB; has PVH, kvm-clock, HPET and the ACPI PM timer, and boots fast).
-pub const DEFAULT_PACKAGE: &str = "linux-image-cloud-amd64";
-
 /// The kernels `vm count` and `vm bench` compare by default: bookworm's 6.1, trixie's 6.12 and
 /// sid's newest (≥ 6.15), all cloud.
 pub const DEFAULT_PACKAGES: [&str; 3] = [
@@ -41,7 +37,7 @@ pub const ASSUMED_HZ: u32 = 250;
 
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
-pub struct Kernel {
+pub(crate) struct Kernel {
     /// The file as given or unpacked (a bzImage, or an ELF vmlinux when `--kernel` named one).
     pub image: PathBuf,
     /// The extracted ELF, for PVH boot; `None` when extraction failed (boot the image).
@@ -61,7 +57,7 @@ pub struct Kernel {
     pub modules: Option<PathBuf>,
 }
 
-pub use crate::vm::boot::cache::cache_dir;
+pub(crate) use crate::vm::boot::cache::cache_dir;
 
 /// The largest kernel image read (Debian's are 10-30 MB, an ELF vmlinux up to ~100 MB).
 const MAX_KERNEL_BYTES: u64 = 512 << 20;
@@ -77,7 +73,7 @@ pub enum KernelSource {
 
 impl KernelSource {
     /// The kernel ready to boot: the path as given, or the package cached or fetched.
-    pub fn resolve(&self, progress: &dyn Progress) -> Result<Kernel> {
+    pub(crate) fn resolve(&self, progress: &dyn Progress) -> Result<Kernel> {
         match self {
             KernelSource::Package(p) => resolve(None, p, progress),
             KernelSource::Path(p) => resolve(Some(p), "", progress),
@@ -86,7 +82,11 @@ impl KernelSource {
 }
 
 /// The kernel to boot: `path` if given, else the cached or freshly fetched Debian kernel.
-pub fn resolve(path: Option<&Path>, package: &str, progress: &dyn Progress) -> Result<Kernel> {
+pub(crate) fn resolve(
+    path: Option<&Path>,
+    package: &str,
+    progress: &dyn Progress,
+) -> Result<Kernel> {
     let cache = cache_dir()?;
     let (image, origin, fetched) = match path {
         Some(p) => (p.to_path_buf(), p.display().to_string(), None),
@@ -194,7 +194,7 @@ fn concrete_package(apt: &Apt, meta: &str) -> Result<String> {
 
 /// A kernel package unpacked into the cache.
 #[derive(Debug, Clone)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     pub image: PathBuf,
     /// The concrete package (`linux-image-6.1.0-57-cloud-amd64`).
     pub package: String,
@@ -279,7 +279,7 @@ fn unpack(work: &Path) -> Result<()> {
 }
 
 /// Fetches and unpacks `spec` (`NAME` or `NAME@SUITE`) into the cache unless it is there.
-pub fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetched> {
+pub(crate) fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result<Fetched> {
     let (name, suite) = apt::split_spec(spec)?;
     let apt = Apt::new(cache, suite)?;
     let pkg = match apt

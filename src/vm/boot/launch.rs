@@ -15,7 +15,7 @@ use crate::progress::Progress;
 
 /// Boots `kernel` with `spec` (its `kernel` field is set here). `pvh` says whether to try the
 /// ELF first; it turns false, for the caller's later boots, when qemu refuses it.
-pub fn boot(
+pub(crate) fn boot(
     spec: &mut QemuSpec,
     kernel: &Kernel,
     pvh: &mut bool,
@@ -42,7 +42,7 @@ pub fn boot(
 /// system needs a module (or the kernel has none at hand: then they must be built in, and a
 /// note says so), else `base` followed by the modules' archive, written beside it as
 /// `initramfs-TAG.cpio` (the kernel unpacks concatenated archives in order).
-pub fn initramfs_with_modules(
+pub(crate) fn initramfs_with_modules(
     k: &Kernel,
     filesystems: &[String],
     base: &Path,

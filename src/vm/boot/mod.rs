@@ -7,26 +7,26 @@
 //! markers ([`serial`]); each boot's files live in a scratch directory ([`scratch`]). A room opens one
 //! [`session::Session`] for all of that.
 
-pub mod accel;
-pub mod apt;
-pub mod binary;
-pub mod cache;
-pub mod child;
-pub mod cpio;
-pub mod disk;
-pub mod elf;
-pub mod extract;
-pub mod image;
-pub mod integrity;
-pub mod kconfig;
-pub mod kernel;
-pub mod launch;
-pub mod modules;
-pub mod plan;
-pub mod qemu;
-pub mod scratch;
-pub mod serial;
-pub mod session;
+pub(crate) mod accel;
+pub(crate) mod apt;
+pub(crate) mod binary;
+pub(crate) mod cache;
+pub(crate) mod child;
+pub(crate) mod cpio;
+pub(crate) mod disk;
+pub(crate) mod elf;
+pub(crate) mod extract;
+pub(crate) mod image;
+pub(crate) mod integrity;
+pub(crate) mod kconfig;
+pub(crate) mod kernel;
+pub(crate) mod launch;
+pub(crate) mod modules;
+pub(crate) mod plan;
+pub(crate) mod qemu;
+pub(crate) mod scratch;
+pub(crate) mod serial;
+pub(crate) mod session;
 #[cfg(test)]
 mod tests;
-pub mod tracefs;
+pub(crate) mod tracefs;

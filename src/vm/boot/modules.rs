@@ -27,35 +27,35 @@ use crate::error::{Context, Result};
 use crate::vm::boot::cpio::Entry;
 
 /// The module each disk file system needs (the root of its dependency closure).
-pub const FS_MODULES: [(&str, &str); 2] = [("xfs", "xfs"), ("btrfs", "btrfs")];
+pub(crate) const FS_MODULES: [(&str, &str); 2] = [("xfs", "xfs"), ("btrfs", "btrfs")];
 
 /// The cache entry's subdirectory with the extracted modules and their `order` file. Versioned:
 /// an entry without it (written before modules were extracted) is fetched again.
-pub const CACHE_DIR: &str = "modules.v1";
+pub(crate) const CACHE_DIR: &str = "modules.v1";
 
 /// Where the guest finds the modules: `order` (one file name a line) and the `.ko` files.
-pub const GUEST_DIR: &str = "lib/tscope-modules";
+pub(crate) const GUEST_DIR: &str = "lib/tscope-modules";
 
 /// Whether `fs` needs modules on a Debian kernel (has an entry in [`FS_MODULES`]).
-pub fn fs_module(fs: &str) -> Option<&'static str> {
+pub(crate) fn fs_module(fs: &str) -> Option<&'static str> {
     FS_MODULES.iter().find(|(f, _)| *f == fs).map(|(_, m)| *m)
 }
 
 /// What the `.modinfo` section of a module says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModInfo {
+pub(crate) struct ModInfo {
     pub name: String,
     pub depends: Vec<String>,
 }
 
 /// The module's name as the kernel spells it: `-` and `_` are the same (`kmod`'s
 /// `modname_normalize`), file names use either.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.replace('-', "_")
 }
 
 /// Parses a `.modinfo` section: NUL-separated `key=value` strings.
-pub fn parse_modinfo(section: &[u8]) -> ModInfo {
+pub(crate) fn parse_modinfo(section: &[u8]) -> ModInfo {
     let mut info = ModInfo::default();
     for s in section.split(|&b| b == 0) {
         let s = String::from_utf8_lossy(s);
@@ -70,7 +70,7 @@ pub fn parse_modinfo(section: &[u8]) -> ModInfo {
 }
 
 /// The bytes of section `wanted` of a little-endian ELF64 relocatable (a `.ko`).
-pub fn elf_section<'a>(elf: &'a [u8], wanted: &str) -> Result<&'a [u8]> {
+pub(crate) fn elf_section<'a>(elf: &'a [u8], wanted: &str) -> Result<&'a [u8]> {
     crate::ensure!(
         elf.len() >= 64 && elf.starts_with(b"\x7fELF\x02\x01"),
         "not a little-endian ELF64 file"
@@ -116,7 +116,7 @@ pub fn elf_section<'a>(elf: &'a [u8], wanted: &str) -> Result<&'a [u8]> {
 /// The load order for `root`: its dependencies first (depth first, each once), `root` last.
 /// `info` gives a module's `.modinfo`, or `None` when the package has no such module (built
 /// in): a missing root yields an empty order, a missing dependency is an error.
-pub fn load_order(
+pub(crate) fn load_order(
     root: &str,
     info: &mut dyn FnMut(&str) -> Result<Option<ModInfo>>,
 ) -> Result<Vec<String>> {
@@ -181,7 +181,7 @@ fn index(tree: &Path) -> BTreeMap<String, PathBuf> {
 }
 
 /// Whether `tree` (an unpacked package) holds any kernel module.
-pub fn has_modules(tree: &Path) -> bool {
+pub(crate) fn has_modules(tree: &Path) -> bool {
     !index(tree).is_empty()
 }
 
@@ -213,7 +213,7 @@ fn read_module(path: &Path) -> Result<Vec<u8>> {
 /// system as `tree`'s parent, where it is assembled), and writes `dest/order`:
 /// `fs: mod mod …` a line, dependencies first (an empty list: the package has no such module,
 /// the file system is built in or not configured).
-pub fn extract(tree: &Path, dest: &Path) -> Result<()> {
+pub(crate) fn extract(tree: &Path, dest: &Path) -> Result<()> {
     let files = index(tree);
     let mut elves: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut order = String::new();
@@ -249,7 +249,7 @@ pub fn extract(tree: &Path, dest: &Path) -> Result<()> {
 
 /// The modules `filesystems` need from the cache directory `dir` (written by [`extract`]), in
 /// load order, each once.
-pub fn for_filesystems(dir: &Path, filesystems: &[&str]) -> Result<Vec<String>> {
+pub(crate) fn for_filesystems(dir: &Path, filesystems: &[&str]) -> Result<Vec<String>> {
     let path = dir.join("order");
     let text =
         fs::read_to_string(&path).with_context(|| format!("reading '{}'", path.display()))?;
@@ -271,7 +271,7 @@ pub fn for_filesystems(dir: &Path, filesystems: &[&str]) -> Result<Vec<String>> 
 /// The initramfs entries carrying `modules` (names, in load order) from the cache `dir`:
 /// [`GUEST_DIR`]`/NAME.ko` and its `order` file. Append [`crate::vm::boot::cpio::write`] of them to the
 /// base archive.
-pub fn initramfs_entries(dir: &Path, modules: &[String]) -> Result<Vec<Entry>> {
+pub(crate) fn initramfs_entries(dir: &Path, modules: &[String]) -> Result<Vec<Entry>> {
     let mut entries = vec![Entry::dir("lib"), Entry::dir(GUEST_DIR)];
     for m in modules {
         let p = dir.join(format!("{m}.ko"));
@@ -290,7 +290,7 @@ pub fn initramfs_entries(dir: &Path, modules: &[String]) -> Result<Vec<Entry>> {
 /// In the guest: loads every module `/`[`GUEST_DIR`]`/order` names, in order, with
 /// `finit_module(2)`; one already loaded (`EEXIST`) is fine. Returns the names loaded; no
 /// `order` file (no disk file system needs modules) loads nothing.
-pub fn load_in_guest() -> Result<Vec<String>> {
+pub(crate) fn load_in_guest() -> Result<Vec<String>> {
     let dir = Path::new("/").join(GUEST_DIR);
     let Ok(order) = fs::read_to_string(dir.join("order")) else {
         return Ok(Vec::new());

@@ -12,7 +12,7 @@ use super::cpio;
 use crate::error::{Context, Result};
 
 /// Where the plan lies in the guest's root.
-pub const PATH: &str = "tscope-plan.json";
+pub(crate) const PATH: &str = "tscope-plan.json";
 
 /// One boot's work, by room.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,14 +55,14 @@ pub struct BenchPlan {
 
 impl Plan {
     /// The plan as one file of an initramfs.
-    pub fn entry(&self) -> Result<cpio::Entry> {
+    pub(crate) fn entry(&self) -> Result<cpio::Entry> {
         let json = serde_json::to_vec(self).context("serializing the guest plan")?;
         Ok(cpio::Entry::file(PATH, 0o644, json))
     }
 
     /// `base` followed by an archive of the plan, written beside it as
     /// `initramfs-TAG-plan.cpio` (the kernel unpacks concatenated archives in order).
-    pub fn initramfs(&self, base: &Path, tag: &str) -> Result<PathBuf> {
+    pub(crate) fn initramfs(&self, base: &Path, tag: &str) -> Result<PathBuf> {
         let mut bytes =
             std::fs::read(base).with_context(|| format!("reading '{}'", base.display()))?;
         bytes.extend(cpio::write(&[self.entry()?])?);
@@ -73,7 +73,7 @@ impl Plan {
 
     /// The plan in the guest's root (`root` is `/` there): `None` when the initramfs carries
     /// none.
-    pub fn read_in_guest(root: &Path) -> Result<Option<Plan>> {
+    pub(crate) fn read_in_guest(root: &Path) -> Result<Option<Plan>> {
         let path = root.join(PATH);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,

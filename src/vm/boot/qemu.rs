@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ pub enum Accel {
 }
 
 impl Accel {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Accel::Kvm => "kvm",
             Accel::Tcg => "tcg",
@@ -35,7 +35,7 @@ impl Accel {
 
 /// One guest boot.
 #[derive(Debug, Clone)]
-pub struct QemuSpec {
+pub(crate) struct QemuSpec {
     pub binary: String,
     pub accel: Accel,
     pub kernel: PathBuf,
@@ -52,7 +52,7 @@ pub struct QemuSpec {
 
 impl QemuSpec {
     /// The qemu command line (also printed in the JSON so a run can be repeated by hand).
-    pub fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         let cpu = match self.accel {
             Accel::Kvm => "host",
             Accel::Tcg => "max",
@@ -106,13 +106,11 @@ impl QemuSpec {
 
 /// What came back from one boot.
 #[derive(Debug, Clone)]
-pub struct QemuOutcome {
+pub(crate) struct QemuOutcome {
     /// The serial console (qemu's stdout), lossily decoded.
     pub console: String,
     /// qemu's own messages.
     pub stderr: String,
-    /// `None` when qemu was killed on timeout.
-    pub status: Option<ExitStatus>,
     pub timed_out: bool,
     pub wall: Duration,
 }
@@ -147,7 +145,7 @@ impl Drop for Reaper {
 }
 
 /// Boots the guest and waits for it to power off, or kills it at the timeout.
-pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
+pub(crate) fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
     let mut cmd = Command::new(&spec.binary);
     cmd.args(spec.args())
         .stdin(Stdio::null())
@@ -165,10 +163,10 @@ pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
     let (err, err_h) = collect(child.stderr.take().context("qemu stderr")?);
     let mut reaper = Reaper(Some(child));
     let mut timed_out = false;
-    let status = loop {
+    loop {
         let child = reaper.0.as_mut().context("qemu child")?;
-        if let Some(st) = child.try_wait().context("waiting for qemu")? {
-            break Some(st);
+        if child.try_wait().context("waiting for qemu")?.is_some() {
+            break;
         }
         if sys::signal::stop_requested() {
             // The Reaper kills and reaps qemu on the way out.
@@ -178,10 +176,10 @@ pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
             let _ = child.kill();
             let _ = child.wait();
             timed_out = true;
-            break None;
+            break;
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
+    }
     reaper.0 = None;
     let wall = started.elapsed();
     let _ = out_h.join();
@@ -192,7 +190,6 @@ pub fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
     Ok(QemuOutcome {
         console: text(&out),
         stderr: text(&err),
-        status,
         timed_out,
         wall,
     })

@@ -16,7 +16,7 @@ fn dead(pid: &str) -> bool {
 
 /// Creates this run's scratch directory: in the cache if it is writable, else in the
 /// temporary directory. The caller removes it when the run ends, however it ends.
-pub fn work_dir(cache: &Path) -> Result<PathBuf> {
+pub(crate) fn work_dir(cache: &Path) -> Result<PathBuf> {
     let pid = std::process::id();
     let in_cache = cache.join(format!("run-{pid}"));
     if fs::create_dir_all(&in_cache).is_ok() {
@@ -31,7 +31,7 @@ pub fn work_dir(cache: &Path) -> Result<PathBuf> {
 /// Removes the scratch of runs that were killed before cleaning up: `run-PID` and `fetch-PID`
 /// directories and `*.tmpPID` files in the kernel caches whose process is gone, and
 /// `tscope-vm-PID` directories in the temporary directory.
-pub fn sweep_stale(cache: &Path) {
+pub(crate) fn sweep_stale(cache: &Path) {
     let mut dirs = vec![cache.join("vmlinux")];
     if let Ok(entries) = fs::read_dir(cache.join("kernels")) {
         dirs.extend(entries.flatten().map(|e| e.path()));

@@ -16,25 +16,25 @@
 use std::collections::BTreeMap;
 
 /// What opens a section on the console (`=====TSCOPE-BEGIN NAME=====`).
-pub const BEGIN: &str = "=====TSCOPE-BEGIN ";
+pub(crate) const BEGIN: &str = "=====TSCOPE-BEGIN ";
 const END: &str = "=====TSCOPE-END ";
 const TAIL: &str = "=====";
 /// Printed by the guest after its last section.
-pub const DONE: &str = "=====TSCOPE-DONE=====";
+pub(crate) const DONE: &str = "=====TSCOPE-DONE=====";
 
 /// The line that opens section `name`.
-pub fn begin(name: &str) -> String {
+pub(crate) fn begin(name: &str) -> String {
     format!("{BEGIN}{name}{TAIL}")
 }
 
 /// The line that closes section `name`.
-pub fn end(name: &str) -> String {
+pub(crate) fn end(name: &str) -> String {
     format!("{END}{name}{TAIL}")
 }
 
 /// Why a console transcript could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SerialError {
+pub(crate) enum SerialError {
     #[error(
         "guest output truncated inside section '{0}' (no '=====TSCOPE-END {0}=====' line): \
          the guest stopped or was killed while printing it"
@@ -46,13 +46,13 @@ pub enum SerialError {
 
 /// The sections of one transcript, by name, and whether the guest said it was done.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     pub sections: BTreeMap<String, String>,
     pub done: bool,
 }
 
 impl Transcript {
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.sections.get(name).map(String::as_str)
     }
 }
@@ -66,7 +66,7 @@ fn marker<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 /// Splits a console transcript into its sections.
-pub fn parse(console: &str) -> Result<Transcript, SerialError> {
+pub(crate) fn parse(console: &str) -> Result<Transcript, SerialError> {
     let mut t = Transcript::default();
     let mut open: Option<(String, Vec<&str>)> = None;
     for raw in console.split('\n') {

@@ -29,7 +29,7 @@ pub struct BootConfig {
 
 impl BootConfig {
     /// KVM if usable else TCG, `timeout_s` per guest, this tscope as `/init`, 256 MiB.
-    pub fn new(timeout_s: u64) -> Self {
+    pub(crate) fn new(timeout_s: u64) -> Self {
         BootConfig {
             accel: RequestedAccel::Auto,
             timeout: Duration::from_secs(timeout_s),
@@ -43,7 +43,7 @@ impl BootConfig {
 
 /// An open boot session; its scratch directory goes when it is dropped.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     pub accel: AccelChoice,
     pub bin: GuestBinary,
     work: PathBuf,
@@ -52,7 +52,7 @@ pub struct Session {
 
 impl Session {
     /// Opens a session for guests that mount `filesystems` (their mkfs tools are checked).
-    pub fn open(
+    pub(crate) fn open(
         boot: &BootConfig,
         filesystems: &[String],
         progress: &dyn Progress,
@@ -83,12 +83,12 @@ impl Session {
     }
 
     /// The scratch directory (disk images, each boot's initramfs).
-    pub fn work(&self) -> &Path {
+    pub(crate) fn work(&self) -> &Path {
         &self.work
     }
 
     /// The base initramfs: the guest binary as `/init`, before modules and a plan are added.
-    pub fn initramfs(&self) -> &Path {
+    pub(crate) fn initramfs(&self) -> &Path {
         &self.initramfs
     }
 }

@@ -7,28 +7,22 @@ use std::io::Write;
 use crate::error::{Context, Result};
 
 /// Where the guest mounts tracefs.
-pub const TRACING: &str = "/sys/kernel/tracing";
+pub(crate) const TRACING: &str = "/sys/kernel/tracing";
 
 /// Writes `text` to the control file `TRACING/file` (a write that replaces: `trace`,
 /// `tracing_on`, `buffer_size_kb`, an event's `enable`).
-pub fn write(file: &str, text: &str) -> Result<()> {
+pub(crate) fn write(file: &str, text: &str) -> Result<()> {
     let path = format!("{TRACING}/{file}");
     std::fs::write(&path, text).with_context(|| format!("writing '{}' to {path}", text.trim()))
 }
 
 /// Appends `line` and a newline to the control file at `path` (`kprobe_events`: each line adds
 /// a probe, where a plain write would remove the others).
-pub fn append(path: &str, line: &str) -> Result<()> {
+pub(crate) fn append(path: &str, line: &str) -> Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(path)
         .with_context(|| format!("opening {path}"))?;
     f.write_all(format!("{line}\n").as_bytes())
         .with_context(|| format!("writing '{line}' to {path}"))
-}
-
-/// Reads the file `TRACING/file` (`kprobe_profile`, `trace`, a histogram).
-pub fn read(file: &str) -> Result<String> {
-    let path = format!("{TRACING}/{file}");
-    std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))
 }

@@ -39,7 +39,7 @@ const SYSCALL_TRIGGER: &str = "hist:keys=id:size=256";
 
 /// What one guest measured (the `count` section, JSON).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct GuestCount {
+pub(crate) struct GuestCount {
     /// `/proc/sys/kernel/osrelease`.
     pub release: String,
     /// The probes registered: (function, symbol).
@@ -92,7 +92,7 @@ pub struct GuestCount {
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct WorkloadCount {
+pub(crate) struct WorkloadCount {
     pub workload: String,
     pub fs: String,
     pub iterations: u64,
@@ -163,7 +163,7 @@ fn snapshot(
 
 /// What the host's plan asks of the count.
 #[derive(Debug, Clone, Copy)]
-pub struct Asked<'a> {
+pub(crate) struct Asked<'a> {
     pub workloads: &'a [String],
     pub iterations: u64,
     pub filesystems: &'a [String],
@@ -171,7 +171,7 @@ pub struct Asked<'a> {
 
 /// Runs the count the plan asks for in the guest and returns what it measured; errors go into
 /// the result.
-pub fn run(asked: Asked<'_>) -> GuestCount {
+pub(crate) fn run(asked: Asked<'_>) -> GuestCount {
     let mut out = GuestCount {
         release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()

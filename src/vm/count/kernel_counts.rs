@@ -10,12 +10,12 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::probe::multigrain::{COUNTERS as MULTIGRAIN_COUNTERS, FILE as MULTIGRAIN_FILE};
+pub(crate) use crate::probe::multigrain::COUNTERS as MULTIGRAIN_COUNTERS;
 const DEBUGFS: &str = "/sys/kernel/debug";
 
 /// Mounts debugfs (already mounted is fine) and reads the counters once: `Err` says why they
 /// are absent (a kernel before 6.13, or without `CONFIG_DEBUG_FS`).
-pub fn setup_multigrain() -> std::result::Result<(), String> {
+pub(crate) fn setup_multigrain() -> std::result::Result<(), String> {
     let mounted = crate::sys::guest::mount("debugfs", DEBUGFS, "debugfs");
     if let Err(e) = &mounted {
         if e.raw_os_error() != Some(libc::EBUSY) {
@@ -26,12 +26,12 @@ pub fn setup_multigrain() -> std::result::Result<(), String> {
 }
 
 /// The counters now; empty when they cannot be read.
-pub fn read_multigrain() -> BTreeMap<String, u64> {
+pub(crate) fn read_multigrain() -> BTreeMap<String, u64> {
     crate::probe::multigrain::read().unwrap_or_default()
 }
 
 /// The clocksource the guest runs on (`current_clocksource` in sysfs).
-pub fn current_clocksource() -> Option<String> {
+pub(crate) fn current_clocksource() -> Option<String> {
     std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
         .ok()
         .map(|s| s.trim().to_string())
@@ -42,7 +42,7 @@ pub fn current_clocksource() -> Option<String> {
 /// arch/x86/kernel/tsc.c `read_tsc` (`tsc`, `tsc-early`), arch/x86/kernel/hpet.c `read_hpet`,
 /// drivers/clocksource/acpi_pm.c `acpi_pm_read`, arch/x86/kernel/kvmclock.c
 /// `kvm_clock_get_cycles` (`kvm-clock`).
-pub fn clocksource_read(name: &str) -> Option<&'static str> {
+pub(crate) fn clocksource_read(name: &str) -> Option<&'static str> {
     Some(match name {
         "tsc" | "tsc-early" => "read_tsc",
         "hpet" => "read_hpet",

@@ -15,7 +15,7 @@ use crate::fail as bail;
 /// The timestamp functions the Linux models name. The clock-read leaves (`ktime_get_*`) judge a
 /// model; the others are context (the compiler inlines some of them into their callers, e.g.
 /// `current_time` on 6.12).
-pub const FUNCTIONS: [&str; 11] = [
+pub(crate) const FUNCTIONS: [&str; 11] = [
     "ktime_get_coarse_real_ts64",
     "ktime_get_coarse_real_ts64_mg",
     "ktime_get_real_ts64",
@@ -36,16 +36,16 @@ pub const FUNCTIONS: [&str; 11] = [
 /// 6.13 the kernel counts its ctime updates itself (and 7.x reaches `generic_update_time`
 /// through an inlined call the probe does not see); btrfs writes store their time in
 /// `btrfs_write_check`, no update function.
-pub const UPDATE_FUNCTIONS: [&str; 2] = ["generic_update_time", "xfs_vn_update_time"];
+pub(crate) const UPDATE_FUNCTIONS: [&str; 2] = ["generic_update_time", "xfs_vn_update_time"];
 
 /// Whether `function` is a clock read (a leaf that judges the model) rather than context.
-pub fn is_clock_read(function: &str) -> bool {
+pub(crate) fn is_clock_read(function: &str) -> bool {
     function.starts_with("ktime_get_")
 }
 
 /// One probe: the function it counts for and the symbol it sits on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Probe {
+pub(crate) struct Probe {
     pub function: String,
     pub symbol: String,
 }
@@ -53,7 +53,7 @@ pub struct Probe {
 impl Probe {
     /// The event name: `tscope_` and the symbol with every non-alphanumeric byte as `_`
     /// (event names are C identifiers; `.part.0` is not).
-    pub fn event(&self) -> String {
+    pub(crate) fn event(&self) -> String {
         let s: String = self
             .symbol
             .chars()
@@ -64,7 +64,7 @@ impl Probe {
 
     /// The line for `kprobe_events` (append it: opened without `O_APPEND`, each write would
     /// replace every probe defined before it).
-    pub fn definition(&self) -> String {
+    pub(crate) fn definition(&self) -> String {
         format!("p:kprobes/{} {}", self.event(), self.symbol)
     }
 }
@@ -88,7 +88,7 @@ fn is_copy_of(symbol: &str, function: &str) -> bool {
 /// The probes for `functions` in `kallsyms` text (`ADDRESS TYPE NAME [module]`), text symbols
 /// only, each symbol once; a function with no symbol has no probe (it is absent: inlined or
 /// not in this kernel).
-pub fn resolve(kallsyms: &str, functions: &[&str]) -> Vec<Probe> {
+pub(crate) fn resolve(kallsyms: &str, functions: &[&str]) -> Vec<Probe> {
     let mut out: Vec<Probe> = Vec::new();
     for line in kallsyms.lines() {
         let mut f = line.split_whitespace();
@@ -112,7 +112,7 @@ pub fn resolve(kallsyms: &str, functions: &[&str]) -> Vec<Probe> {
 }
 
 /// Hits per event name from `kprobe_profile` text; a malformed line is an error naming it.
-pub fn parse_profile(text: &str) -> Result<BTreeMap<String, u64>> {
+pub(crate) fn parse_profile(text: &str) -> Result<BTreeMap<String, u64>> {
     let mut hits = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -135,7 +135,10 @@ pub fn parse_profile(text: &str) -> Result<BTreeMap<String, u64>> {
 }
 
 /// Hits per function: the sum over each function's probes (a function and its copies).
-pub fn hits_by_function(probes: &[Probe], hits: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+pub(crate) fn hits_by_function(
+    probes: &[Probe],
+    hits: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for p in probes {
         *out.entry(p.function.clone()).or_insert(0) += hits.get(&p.event()).copied().unwrap_or(0);
@@ -144,7 +147,7 @@ pub fn hits_by_function(probes: &[Probe], hits: &BTreeMap<String, u64>) -> BTree
 }
 
 /// Counts per syscall number from a `hist:keys=id` histogram of `raw_syscalls:sys_enter`.
-pub fn parse_syscall_hist(text: &str) -> Result<BTreeMap<u64, u64>> {
+pub(crate) fn parse_syscall_hist(text: &str) -> Result<BTreeMap<u64, u64>> {
     let mut out = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -174,7 +177,7 @@ pub fn parse_syscall_hist(text: &str) -> Result<BTreeMap<u64, u64>> {
 }
 
 /// x86_64 syscall numbers of the calls the workloads make (arch/x86/entry/syscalls/syscall_64.tbl).
-pub const X86_64_SYSCALLS: [(u64, &str); 17] = [
+pub(crate) const X86_64_SYSCALLS: [(u64, &str); 17] = [
     (0, "read"),
     (1, "write"),
     (2, "open"),
@@ -195,7 +198,7 @@ pub const X86_64_SYSCALLS: [(u64, &str); 17] = [
 ];
 
 /// The name of an x86_64 syscall number (`syscall_N` for one no workload makes).
-pub fn syscall_name(nr: u64) -> String {
+pub(crate) fn syscall_name(nr: u64) -> String {
     X86_64_SYSCALLS
         .iter()
         .find(|(n, _)| *n == nr)

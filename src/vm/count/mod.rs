@@ -9,15 +9,15 @@
 //! the guest's timing pass found it, and the kernel's `CONFIG_HZ`, so that it predicts the
 //! fraction too.
 
-pub mod guest;
-pub mod kernel_counts;
-pub mod kprobe;
-pub mod offsets;
-pub mod rows;
+pub(crate) mod guest;
+pub(crate) mod kernel_counts;
+pub(crate) mod kprobe;
+pub(crate) mod offsets;
+pub(crate) mod rows;
 #[cfg(test)]
 mod tests;
-pub mod timing;
-pub mod updates;
+pub(crate) mod timing;
+pub(crate) mod updates;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

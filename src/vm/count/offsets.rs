@@ -21,7 +21,7 @@ use crate::vm::boot::tracefs::{write, TRACING};
 use crate::workload::WorkloadName;
 
 /// Iterations of a traced pass at most.
-pub const TRACED_ITERATIONS: u64 = 200;
+pub(crate) const TRACED_ITERATIONS: u64 = 200;
 /// Per-CPU trace buffer: a traced vfsmix iteration writes about 40 events.
 const BUFFER_KB: &str = "8192";
 const SYSCALL_EVENTS: [&str; 2] = ["sys_enter", "sys_exit"];
@@ -29,7 +29,7 @@ const SYSCALL_EVENTS: [&str; 2] = ["sys_enter", "sys_exit"];
 /// One syscall of one task in the trace: its number, the timestamps of its entry and exit (in
 /// the trace clock's unit) and of every clock-read probe hit between them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TracedSyscall {
+pub(crate) struct TracedSyscall {
     pub nr: u64,
     pub enter: f64,
     pub exit: f64,
@@ -45,7 +45,7 @@ pub struct TracedSyscall {
 /// header says the buffer dropped events (`entries-in-buffer/entries-written: A/B`, B > A) or
 /// a line of the task cannot be read; syscalls cut off by the start or end of the trace, or
 /// whose exit is on another CPU, are left out.
-pub fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
+pub(crate) fn parse_trace(text: &str, pid: u32) -> Result<Vec<TracedSyscall>> {
     let mut out = Vec::new();
     // The syscall entered and not yet left, and its CPU (its `exit` is set on leaving).
     let mut open: Option<(u32, TracedSyscall)> = None;
@@ -154,7 +154,7 @@ fn syscall_nr(body: &str) -> Option<u64> {
 /// Where the clock reads fall in each position's syscall, over the iterations of a traced
 /// pass: fractions of the syscall's enter→exit span, 0 at its entry, 1 at its exit.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct StampOffsets {
+pub(crate) struct StampOffsets {
     /// Per position: the mean over iterations of the first read's fraction; `None` for a
     /// position that is no syscall or had no read (or only zero-length spans).
     pub first: Vec<Option<f64>>,
@@ -181,7 +181,7 @@ struct Sums {
 /// [`StampOffsets`] of `workload`'s loop from the syscalls of a traced pass: each run of
 /// syscalls that is one iteration in order ([`crate::workload::def::position_syscalls`])
 /// counts; anything else (setup, teardown) is skipped.
-pub fn summarise(workload: WorkloadName, syscalls: &[TracedSyscall]) -> StampOffsets {
+pub(crate) fn summarise(workload: WorkloadName, syscalls: &[TracedSyscall]) -> StampOffsets {
     let want = crate::workload::def::position_syscalls(workload);
     let calls: Vec<(usize, &str)> = want
         .iter()
@@ -247,7 +247,7 @@ pub fn summarise(workload: WorkloadName, syscalls: &[TracedSyscall]) -> StampOff
 
 /// Prepares the trace buffer for the traced passes: a larger buffer and the `x86-tsc` clock
 /// where offered. Returns the trace clock in use.
-pub fn setup() -> Result<String> {
+pub(crate) fn setup() -> Result<String> {
     write("buffer_size_kb", BUFFER_KB)?;
     let clocks =
         std::fs::read_to_string(format!("{TRACING}/trace_clock")).context("reading trace_clock")?;
@@ -269,7 +269,7 @@ pub fn setup() -> Result<String> {
 /// One traced pass: clears the trace, records the syscall events while `run` runs the loop,
 /// stops them, and summarises the guest's own syscalls. An error (nothing reported) when the
 /// buffer dropped events.
-pub fn traced_pass(
+pub(crate) fn traced_pass(
     workload: WorkloadName,
     run: impl FnOnce() -> Result<()>,
 ) -> Result<StampOffsets> {
@@ -291,7 +291,7 @@ pub fn traced_pass(
 }
 
 /// Per-position values for the JSON: empty when nothing was traced.
-pub fn by_position(values: &[Option<f64>], iterations: u64) -> Vec<Option<f64>> {
+pub(crate) fn by_position(values: &[Option<f64>], iterations: u64) -> Vec<Option<f64>> {
     if iterations == 0 {
         Vec::new()
     } else {

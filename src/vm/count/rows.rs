@@ -17,10 +17,10 @@ use crate::workload::{def, WorkloadName};
 const FINE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 
 /// A row differs when |kernel − model| exceeds this per op …
-pub const TOLERANCE: f64 = 0.05;
+pub(crate) const TOLERANCE: f64 = 0.05;
 /// … or this where the kernel's own count is fractional (coarse-clock counts that depend on
 /// the tick moving inside an op vary run to run).
-pub const TOLERANCE_FRACTIONAL: f64 = 0.25;
+pub(crate) const TOLERANCE_FRACTIONAL: f64 = 0.25;
 
 /// One kernel × file system × workload × function (or syscall).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -82,7 +82,7 @@ pub struct SyscallTime {
 impl SyscallTime {
     /// Where the model takes this op's successive timestamps (fractions of its time):
     /// `stamp_offsets`, else `stamp_offset` for all, else none (the op's start).
-    pub fn stamps_at(&self) -> Vec<f64> {
+    pub(crate) fn stamps_at(&self) -> Vec<f64> {
         if self.stamp_offsets.is_empty() {
             self.stamp_offset.into_iter().collect()
         } else {
@@ -93,7 +93,7 @@ impl SyscallTime {
 
 /// The timing pass of `run`, named by op; empty when it has none or its length is not the
 /// loop's.
-pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
+pub(crate) fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
     let names = WorkloadName::parse(&run.workload)
         .map(def::positions)
         .unwrap_or_default();
@@ -130,7 +130,7 @@ pub fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
 
 /// The versioned Linux model for a kernel release (`linux@6.1`, `linux@6.13`, `linux@6.15`,
 /// by the release's version); the newest modelled when the release has no version.
-pub fn model_for(kernel_release: &str) -> ModelId {
+pub(crate) fn model_for(kernel_release: &str) -> ModelId {
     crate::kernel::ModelSpec {
         family: crate::kernel::Family::Linux,
         version: None,
@@ -148,7 +148,7 @@ pub fn model_for(kernel_release: &str) -> ModelId {
 /// ([`def::scenario`]), replayed under the model ([`estimate::estimates`]). Returns the
 /// model's name and its stock policy's estimate. The one place that picks and runs the model:
 /// the versioned models (`linux@6.1`, `linux@6.13`, `linux@6.15`) plug in here.
-pub fn model_estimate(
+pub(crate) fn model_estimate(
     kernel_release: &str,
     hz: u32,
     workload: WorkloadName,
@@ -207,7 +207,7 @@ const MODEL_ITERATIONS: u64 = 20_000;
 
 /// The model's reads per op of a clock-read `function` (0 when the model names reads of other
 /// functions only); `None` for context functions, which no model names.
-pub fn model_per_op(
+pub(crate) fn model_per_op(
     estimate: Option<&(String, PolicyEstimate)>,
     function: &str,
 ) -> Option<(String, f64)> {
@@ -271,14 +271,14 @@ fn run_estimate(
 
 /// The coarse clock's lag the model uses: the median of the guest's measured lags
 /// (`GuestCount::coarse_lag_ns`), when it measured at least 5 ticks.
-pub fn coarse_lag_ns(lags: &[u64]) -> Option<f64> {
+pub(crate) fn coarse_lag_ns(lags: &[u64]) -> Option<f64> {
     let mut v = lags.to_vec();
     v.sort_unstable();
     (v.len() >= 5).then(|| v[v.len() / 2] as f64)
 }
 
 /// The accuracy rows of one guest's count.
-pub fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<AccuracyRow>> {
+pub(crate) fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<AccuracyRow>> {
     let mut out = Vec::new();
     for run in &g.runs {
         let Some(share) = run.equal_mtime_share else {
@@ -316,8 +316,6 @@ fn judge(kernel: Option<f64>, model: Option<f64>) -> (Option<f64>, f64, Option<b
     }
 }
 
-pub use super::updates::{UPDATE_ROW, UPDATE_ROW_MG};
-
 /// What a count row counts (its JSON `kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -338,7 +336,7 @@ pub enum RowKind {
 }
 
 /// The rows of one guest's count.
-pub fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
+pub(crate) fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
     let mut out = Vec::new();
     for run in &g.runs {
         let timing = ns_by_syscall(run);

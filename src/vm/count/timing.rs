@@ -8,14 +8,14 @@ use std::time::Instant;
 use crate::workload::def::OpHook;
 
 /// Iterations of a timing pass at most (vfsmix on ext4 under TCG: about 3 s).
-pub const TIMING_ITERATIONS: u64 = 1_000;
+pub(crate) const TIMING_ITERATIONS: u64 = 1_000;
 
 /// Where a loop's time goes: the time from the end of one op to the end of the next, summed
 /// per position in the iteration, and how often the coarse clock (`CLOCK_REALTIME_COARSE`,
 /// the vDSO's copy of the kernel's tick time) moved in that span. Off, it does nothing (the
 /// counted runs).
 #[derive(Debug, Default)]
-pub struct OpTimer {
+pub(crate) struct OpTimer {
     on: bool,
     sums_ns: Vec<f64>,
     /// Coarse-clock moves per position.
@@ -29,12 +29,13 @@ pub struct OpTimer {
 
 impl OpTimer {
     /// A timer that times nothing.
-    pub fn off() -> Self {
+    #[cfg(test)]
+    pub(crate) fn off() -> Self {
         OpTimer::default()
     }
 
     /// A timer for a loop of `ops` ops.
-    pub fn on(ops: usize) -> Self {
+    pub(crate) fn on(ops: usize) -> Self {
         OpTimer {
             on: true,
             sums_ns: vec![0.0; ops],
@@ -44,7 +45,7 @@ impl OpTimer {
     }
 
     /// Mean ns per position less `clock_read_ns` (at least 0); empty when nothing ran.
-    pub fn means(&self, clock_read_ns: f64) -> Vec<f64> {
+    pub(crate) fn means(&self, clock_read_ns: f64) -> Vec<f64> {
         if self.iterations == 0 {
             return Vec::new();
         }
@@ -106,7 +107,7 @@ fn coarse_now() -> Option<u64> {
 
 /// The mean cost of what [`OpTimer`] reads per op (`Instant::now()` and the coarse clock),
 /// over 1,000 back-to-back pairs.
-pub fn clock_read_ns() -> f64 {
+pub(crate) fn clock_read_ns() -> f64 {
     const N: u32 = 1_000;
     let started = Instant::now();
     for _ in 0..N {
@@ -121,7 +122,7 @@ pub fn clock_read_ns() -> f64 {
 /// coarse value. The kernel's coarse time is the last tick's grid point (the timekeeper
 /// accumulates whole tick intervals), visible once the tick is processed; a multigrain kernel
 /// compares it with fine stamps, so a tick processed late can look like no move. Sorted, ns.
-pub fn coarse_lag_ns(moves: usize, max_ns: u64) -> Vec<u64> {
+pub(crate) fn coarse_lag_ns(moves: usize, max_ns: u64) -> Vec<u64> {
     use crate::sys::clock::{id, vdso_clock_gettime};
     let started = Instant::now();
     let mut lags = Vec::with_capacity(moves);

@@ -8,9 +8,9 @@ use super::guest::{GuestCount, WorkloadCount};
 use super::kprobe;
 
 /// The function name of the update row before 6.13: the sum of [`kprobe::UPDATE_FUNCTIONS`].
-pub const UPDATE_ROW: &str = "inode_update (generic_update_time + xfs_vn_update_time)";
+pub(crate) const UPDATE_ROW: &str = "inode_update (generic_update_time + xfs_vn_update_time)";
 /// The function name of the update row from 6.13: the kernel's own count.
-pub const UPDATE_ROW_MG: &str = "inode_update (multigrain:ctime_updates)";
+pub(crate) const UPDATE_ROW_MG: &str = "inode_update (multigrain:ctime_updates)";
 
 /// The update functions of [`kprobe::UPDATE_FUNCTIONS`] the guest probed.
 fn probed(g: &GuestCount) -> Vec<&'static str> {
@@ -23,7 +23,7 @@ fn probed(g: &GuestCount) -> Vec<&'static str> {
 
 /// The row's name, the updates per op, and whether that count covers every update of the
 /// run's filesystem; `None` when the guest counted none.
-pub fn count(g: &GuestCount, run: &WorkloadCount) -> Option<(&'static str, f64, bool)> {
+pub(crate) fn count(g: &GuestCount, run: &WorkloadCount) -> Option<(&'static str, f64, bool)> {
     let per = |n: u64, b: u64| (n as f64 - b as f64) / run.iterations.max(1) as f64;
     if let Some(&n) = run.multigrain.get("ctime_updates") {
         let b = run
@@ -54,7 +54,7 @@ pub fn count(g: &GuestCount, run: &WorkloadCount) -> Option<(&'static str, f64, 
 }
 
 /// The symbols the row's count came from (none for the kernel's own counter).
-pub fn symbols(g: &GuestCount, row: &str) -> Vec<String> {
+pub(crate) fn symbols(g: &GuestCount, row: &str) -> Vec<String> {
     if row != UPDATE_ROW {
         return Vec::new();
     }

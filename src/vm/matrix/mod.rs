@@ -1,7 +1,9 @@
 //! `tscope vm guest`: boot one guest per clocksource with tscope as `/init` and gather the
 //! results into a [`GuestMatrix`].
 
-pub mod result;
+pub(crate) mod result;
+
+pub use result::MATRIX_VERDICTS;
 #[cfg(test)]
 mod tests;
 

@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 use crate::detect::Detection;
 use crate::probe::machine::Clocksource;
 use crate::probe::Profile;
-pub use crate::vm::boot::accel::AccelChoice;
+pub(crate) use crate::vm::boot::accel::AccelChoice;
 
 /// The version of the `vm guest` JSON this build writes.
-pub const VM_GUEST_SCHEMA_VERSION: u32 = 1;
+pub(crate) const VM_GUEST_SCHEMA_VERSION: u32 = 1;
 
 /// The sources the matrix shows, in order.
-pub const MATRIX_SOURCES: [&str; 7] = [
+pub(crate) const MATRIX_SOURCES: [&str; 7] = [
     "rdtsc",
     "rdtscp",
     "vdso:monotonic",
@@ -82,7 +82,7 @@ pub struct Column {
 
 impl Column {
     /// Fills the summary maps from the full results.
-    pub fn new(label: String, probe: Option<Profile>, detect: Option<Detection>) -> Self {
+    pub(crate) fn new(label: String, probe: Option<Profile>, detect: Option<Detection>) -> Self {
         let cost = |id: &str| {
             probe
                 .as_ref()

@@ -76,7 +76,6 @@ fn outcome(console: &str, timed_out: bool) -> QemuOutcome {
     QemuOutcome {
         console: console.into(),
         stderr: "qemu: could not load kernel".into(),
-        status: None,
         timed_out,
         wall: Duration::from_secs(5),
     }
