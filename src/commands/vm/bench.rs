@@ -2,7 +2,7 @@
 //! SVG and commit-message files) → exit code.
 
 use super::boot::boot_config;
-use super::{check_output_file, Destination, Global, StderrProgress};
+use crate::commands::{check_output_file, Destination, Global, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::error::ConfigError;
 use crate::vm::bench::{self, BenchConfig, CLOCKSOURCES};
@@ -84,7 +84,7 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
     )?;
     cfg.pair_iterations = a.pair_iterations;
     if let Some(dir) = &a.console_dir {
-        super::check_output_dir(dir, "console-dir")?;
+        crate::commands::check_output_dir(dir, "console-dir")?;
     }
     cfg.console_dir = a.console_dir.clone();
     cfg.count = if a.count {
@@ -153,7 +153,7 @@ pub fn job(a: &BenchArgs, global: &Global) -> anyhow::Result<BenchJob> {
 }
 
 /// `vm bench`: 1 when `--fail-on disagree` holds or a boot failed, 130 when interrupted.
-pub fn run(job: BenchJob, stop: &super::Stop) -> anyhow::Result<i32> {
+pub fn run(job: BenchJob, stop: &crate::commands::Stop) -> anyhow::Result<i32> {
     let BenchJob {
         cfg,
         output,
@@ -176,7 +176,7 @@ pub fn run(job: BenchJob, stop: &super::Stop) -> anyhow::Result<i32> {
         crate::export::emit(crate::export::vm_bench::svg(&r)?.as_bytes(), Some(p))?;
     }
     if let Some(p) = &commit_message {
-        let text = crate::export::vm_bench::commit_message(&r, &super::invocation());
+        let text = crate::export::vm_bench::commit_message(&r, &crate::commands::invocation());
         crate::export::emit(text.as_bytes(), Some(p))?;
     }
     let disagree = fail_on_disagree
@@ -185,7 +185,7 @@ pub fn run(job: BenchJob, stop: &super::Stop) -> anyhow::Result<i32> {
                 && c.verdict == bench::compare::Verdict::Disagrees
         });
     let code = if r.interrupted {
-        super::EXIT_INTERRUPTED
+        crate::commands::EXIT_INTERRUPTED
     } else if disagree || r.failed() {
         1
     } else {
