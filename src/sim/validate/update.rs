@@ -156,7 +156,10 @@ pub fn kernel_row(p: &PairResult, d: Counts) -> Option<Row> {
         d.fine_stamps,
         measured,
         format!(
-            "the kernel's own count ({}): queried − control fine stamps per iteration, against              the model's ktime_get_real_ts64_mg reads; the ctime actually moved {swaps:+.3}              times per iteration more (ctime_swaps); within when the two differ by at most              {STAMPS_SLACK} stamps",
+            "the kernel's own count ({}): queried − control fine stamps per iteration, against \
+             the model's ktime_get_real_ts64_mg reads; the ctime actually moved {swaps:+.3} \
+             times per iteration more (ctime_swaps); within when the two differ by at most \
+             {STAMPS_SLACK} stamps",
             k.source
         ),
     );
