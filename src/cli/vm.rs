@@ -334,6 +334,18 @@ pub enum GuestFs {
     Btrfs,
 }
 
+impl From<GuestClocksource> for crate::vm::boot::clock::Clocksource {
+    fn from(c: GuestClocksource) -> Self {
+        use crate::vm::boot::clock::Clocksource;
+        match c {
+            GuestClocksource::Tsc => Clocksource::Tsc,
+            GuestClocksource::Hpet => Clocksource::Hpet,
+            GuestClocksource::AcpiPm => Clocksource::AcpiPm,
+            GuestClocksource::KvmClock => Clocksource::KvmClock,
+        }
+    }
+}
+
 impl From<GuestFs> for crate::trace::FsKind {
     fn from(f: GuestFs) -> Self {
         use crate::trace::FsKind;

@@ -21,7 +21,6 @@
 //! This module and `cli/` are the only places that see clap types. Adding a command means a
 //! `cli` struct, a file here with its [`Command`], and one match arm in `lib.rs`.
 
-
 pub mod compare;
 pub mod completions;
 pub mod detect;
@@ -39,7 +38,6 @@ pub mod show;
 pub mod signals;
 pub mod simulate;
 pub mod vm;
-
 
 pub use driver::{drive, Command, OnSignal};
 pub use output::{check_output_dir, check_output_file, Destination};

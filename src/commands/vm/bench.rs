@@ -2,10 +2,13 @@
 //! SVG and commit-message files) → exit code.
 
 use super::boot::boot_config;
-use crate::commands::{check_output_file, Destination, Global, StderrProgress};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
+use crate::commands::{check_output_file, Destination, Global, StderrProgress};
 use crate::error::ConfigError;
-use crate::vm::bench::{self, BenchConfig, CLOCKSOURCES};
+use crate::trace::FsKind;
+use crate::vm::bench::{self, BenchConfig};
+use crate::vm::boot::clock::Clocksource;
+use crate::workload::WorkloadName;
 
 /// Validates `vm bench` arguments (the boot options with every room's own checks).
 pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigError> {
@@ -15,21 +18,31 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
     {
         cfg.kernels = kernels;
     }
-    cfg.clocksources = unique(&a.clocksource, "--clocksource", &CLOCKSOURCES)?;
+    let names: Vec<&str> = Clocksource::ALL.iter().map(|c| c.name()).collect();
+    cfg.clocksources = unique(&a.clocksource, "--clocksource", &names)?
+        .iter()
+        .filter_map(|c| Clocksource::parse(c))
+        .collect();
     let fs: Vec<String> = a
         .matrix
         .fs
         .iter()
-        .map(|&f| crate::trace::FsKind::from(f).name().to_string())
+        .map(|&f| FsKind::from(f).name().to_string())
         .collect();
-    cfg.filesystems = unique(&fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?;
+    cfg.filesystems = unique(&fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?
+        .iter()
+        .filter_map(|f| FsKind::parse(f))
+        .collect();
     let workloads: Vec<String> = a
         .matrix
         .workload
         .iter()
-        .map(|&w| crate::workload::WorkloadName::from(w).as_str().to_string())
+        .map(|&w| WorkloadName::from(w).as_str().to_string())
         .collect();
-    cfg.workloads = unique(&workloads, "--workload", &bench::loops::workloads())?;
+    cfg.workloads = unique(&workloads, "--workload", &bench::loops::workloads())?
+        .iter()
+        .filter_map(|w| WorkloadName::parse(w))
+        .collect();
     let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {
         if ok {
             Ok(())
@@ -166,7 +179,7 @@ pub fn run(job: BenchJob, stop: &crate::commands::Stop) -> anyhow::Result<i32> {
         cfg.kernels.len(),
         cfg.boots,
         cfg.rounds,
-        cfg.clocksources.join("/")
+        cfg.clocksource_names().join("/")
     ));
     let r = bench::run(&cfg, &progress);
     drop(progress);

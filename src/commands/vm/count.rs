@@ -11,8 +11,7 @@ use crate::vm::count::{self, CountConfig};
 pub fn config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigError> {
     let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = CountConfig::new();
-    if let Some(kernels) = kernel_sources(&a.matrix.kernel_package, &a.matrix.kernel)?
-    {
+    if let Some(kernels) = kernel_sources(&a.matrix.kernel_package, &a.matrix.kernel)? {
         cfg.kernels = kernels;
     }
     cfg.workloads.clear();
@@ -41,7 +40,7 @@ pub fn config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigErro
     }
     cfg.boot = boot_config(&a.boot, a.matrix.timeout)?;
     cfg.iterations = a.iterations;
-    cfg.clocksource = a.clocksource.map(|c| c.kernel_name().to_string());
+    cfg.clocksource = a.clocksource.map(Into::into);
     Ok(cfg)
 }
 

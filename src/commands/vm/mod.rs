@@ -77,4 +77,3 @@ impl super::Command for Vm {
         }
     }
 }
-

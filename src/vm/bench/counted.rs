@@ -11,10 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::BenchConfig;
-use crate::trace::FsKind;
 use crate::vm::count::rows::CountRow;
 use crate::vm::count::{CountConfig, CountReport};
-use crate::workload::WorkloadName;
 
 /// The clock-read leaves that read the clocksource.
 pub(crate) const PRECISE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
@@ -52,19 +50,11 @@ pub struct CountedRow {
 pub(crate) fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
     CountConfig {
         kernels: cfg.kernels.clone(),
-        workloads: cfg
-            .workloads
-            .iter()
-            .filter_map(|w| WorkloadName::parse(w))
-            .collect(),
-        filesystems: cfg
-            .filesystems
-            .iter()
-            .filter_map(|f| FsKind::parse(f))
-            .collect(),
+        workloads: cfg.workloads.clone(),
+        filesystems: cfg.filesystems.clone(),
         iterations,
         boot: cfg.boot.clone(),
-        clocksource: cfg.clocksources.first().cloned(),
+        clocksource: cfg.clocksources.first().copied(),
     }
 }
 

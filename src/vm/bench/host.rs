@@ -34,7 +34,7 @@ pub(super) fn boot_all(
     for (i, source) in cfg.kernels.iter().enumerate() {
         let k = source.resolve(progress)?;
         let tag = i.to_string();
-        let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, base, &tag, progress)?;
+        let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), base, &tag, progress)?;
         report.kernels.push(BenchKernel {
             kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
             kernel_release: k.release.clone(),
@@ -57,7 +57,7 @@ pub(super) fn boot_all(
             for d in p.disks.drain(..) {
                 let _ = std::fs::remove_file(d);
             }
-            p.disks = disk::disk_filesystems(&cfg.filesystems)
+            p.disks = disk::disk_filesystems(&cfg.fs_names())
                 .into_iter()
                 .map(|fs| disk::make_image(work, fs, &i.to_string()))
                 .collect::<Result<Vec<_>>>()?;
@@ -99,7 +99,7 @@ fn boot_one(
         b + 1,
         cfg.boots,
         cfg.rounds,
-        cfg.clocksources.join("/")
+        cfg.clocksource_names().join("/")
     ));
     let mut spec = QemuSpec {
         binary: cfg.boot.qemu.clone(),

@@ -41,10 +41,13 @@ use serde::{Deserialize, Serialize};
 use self::guest::{GuestHeader, Slot};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::plan::{BenchPlan, Plan};
 use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{child, serial};
+use crate::workload::WorkloadName;
 
 pub use compare::ComparisonKind;
 pub use rows::{BenchComparison, BenchRun, RunCosts};
@@ -62,9 +65,6 @@ pub const VM_BENCH_SCHEMA_VERSION: u32 = 1;
 
 pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
 
-/// The clocksources a guest may be asked to switch to.
-pub const CLOCKSOURCES: [&str; 4] = ["tsc", "hpet", "acpi_pm", "kvm-clock"];
-
 /// Iterations per block of the guest's live knob pairs by default.
 pub const DEFAULT_PAIR_ITERATIONS: u64 = 2_000;
 
@@ -74,9 +74,9 @@ pub use crate::vm::boot::kernel::KernelSource;
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
     pub kernels: Vec<KernelSource>,
-    pub clocksources: Vec<String>,
-    pub filesystems: Vec<String>,
-    pub workloads: Vec<String>,
+    pub clocksources: Vec<Clocksource>,
+    pub filesystems: Vec<FsKind>,
+    pub workloads: Vec<WorkloadName>,
     /// Boots per kernel (the second level of repetition).
     pub boots: u32,
     /// Rounds per boot (each visits every clocksource once).
@@ -111,9 +111,9 @@ impl BenchConfig {
                 .iter()
                 .map(|p| KernelSource::Package(p.to_string()))
                 .collect(),
-            clocksources: vec!["tsc".into(), "hpet".into()],
-            filesystems: vec!["tmpfs".into()],
-            workloads: loops::workloads().into_iter().map(String::from).collect(),
+            clocksources: vec![Clocksource::Tsc, Clocksource::Hpet],
+            filesystems: vec![FsKind::Tmpfs],
+            workloads: crate::workload::def::LOOPS.to_vec(),
             boots: 3,
             rounds: 12,
             slot_ms: 60,
@@ -147,7 +147,10 @@ impl BenchConfig {
     pub fn for_report(guest_bin: Option<PathBuf>) -> Self {
         BenchConfig {
             kernels: vec![KernelSource::Package(REPORT_KERNEL.into())],
-            workloads: REPORT_WORKLOADS.iter().map(|w| w.to_string()).collect(),
+            workloads: REPORT_WORKLOADS
+                .iter()
+                .filter_map(|w| WorkloadName::parse(w))
+                .collect(),
             boots: 1,
             rounds: REPORT_ROUNDS,
             boot: BootConfig {
@@ -171,7 +174,7 @@ impl BenchConfig {
         }
         c += &format!(
             " --workload {} --boots {} --rounds {}",
-            self.workloads.join(","),
+            self.workload_names().join(","),
             self.boots,
             self.rounds
         );
@@ -179,6 +182,32 @@ impl BenchConfig {
             c += &format!(" --append '{extra}'");
         }
         c
+    }
+}
+
+impl BenchConfig {
+    /// The clocksources by the kernel's names, as the guest's plan and the report carry them.
+    pub fn clocksource_names(&self) -> Vec<String> {
+        self.clocksources
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect()
+    }
+
+    /// The file systems by name, as the boot code, the plan and the report take them.
+    pub fn fs_names(&self) -> Vec<String> {
+        self.filesystems
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect()
+    }
+
+    /// The workloads by name, as the plan and the report carry them.
+    pub fn workload_names(&self) -> Vec<String> {
+        self.workloads
+            .iter()
+            .map(|w| w.as_str().to_string())
+            .collect()
     }
 }
 
@@ -289,7 +318,7 @@ impl BenchReport {
 /// The clocksources in the order boot `boot` starts its rounds (each boot starts on the next).
 fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
     let n = cfg.clocksources.len().max(1);
-    let mut order = cfg.clocksources.clone();
+    let mut order = cfg.clocksource_names();
     order.rotate_left(boot as usize % n);
     order
 }
@@ -298,9 +327,9 @@ fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
 /// first boot counts reads and runs the knob pairs.
 pub fn plan(cfg: &BenchConfig, boot: u32) -> Plan {
     Plan::Bench(BenchPlan {
-        workloads: cfg.workloads.clone(),
+        workloads: cfg.workload_names(),
         clocksources: order(cfg, boot),
-        filesystems: cfg.filesystems.clone(),
+        filesystems: cfg.fs_names(),
         rounds: cfg.rounds,
         slot_ms: cfg.slot_ms,
         iterations: cfg.iterations,
@@ -381,7 +410,7 @@ pub fn closed_part(console: &str) -> &str {
 /// Runs every boot of the configuration: boot b of every kernel before boot b + 1 of any
 /// (kernels interleave, so the host's drift falls on all alike).
 pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
-    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
+    let session = Session::open(&cfg.boot, &cfg.fs_names(), progress)?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -393,9 +422,9 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         boots: cfg.boots,
         rounds: cfg.rounds,
         slot_ms: cfg.slot_ms,
-        clocksources: cfg.clocksources.clone(),
-        filesystems: cfg.filesystems.clone(),
-        workloads: cfg.workloads.clone(),
+        clocksources: cfg.clocksource_names(),
+        filesystems: cfg.fs_names(),
+        workloads: cfg.workload_names(),
         kernels: Vec::new(),
         runs: Vec::new(),
         comparisons: Vec::new(),
@@ -429,14 +458,14 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
 /// clocksource), its calls per op kept in `report.counted`.
 fn count_pass(cfg: &BenchConfig, report: &mut BenchReport, progress: &dyn Progress) -> Result<()> {
     let ccfg = counted::count_config(cfg, cfg.count);
-    let cs = ccfg.clocksource.clone().unwrap_or_default();
+    let cs = ccfg.clocksource.map_or("", |c| c.name());
     progress.note(&format!(
         "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
         cfg.count
     ));
     let c = crate::vm::count::run(&ccfg, progress)?;
     report.interrupted |= c.interrupted;
-    report.counted = counted::from_report(&c, &cs);
+    report.counted = counted::from_report(&c, cs);
     report.count_errors = c
         .kernels
         .iter()

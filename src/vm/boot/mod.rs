@@ -12,6 +12,7 @@ pub(crate) mod apt;
 pub(crate) mod binary;
 pub(crate) mod cache;
 pub(crate) mod child;
+pub(crate) mod clock;
 pub(crate) mod cpio;
 pub(crate) mod disk;
 pub(crate) mod elf;

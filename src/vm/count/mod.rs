@@ -29,6 +29,7 @@ use crate::error::Result;
 use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::plan::Plan;
 use crate::vm::boot::qemu::QemuSpec;
 use crate::vm::boot::session::{BootConfig, Session};
@@ -54,7 +55,7 @@ pub struct CountConfig {
     pub iterations: u64,
     pub boot: BootConfig,
     /// `clocksource=` on the guest's command line; `None`: the kernel's choice.
-    pub clocksource: Option<String>,
+    pub clocksource: Option<Clocksource>,
 }
 
 impl CountConfig {

@@ -442,7 +442,7 @@ fn the_plan_names_the_workloads_and_file_systems_and_the_command_line_the_clocks
     );
     assert_eq!(filesystems, ["tmpfs"]);
     assert_eq!(iterations, cfg.iterations);
-    cfg.clocksource = Some("hpet".into());
+    cfg.clocksource = Some(crate::vm::boot::clock::Clocksource::Hpet);
     cfg.filesystems = vec![FsKind::Ext4, FsKind::Xfs];
     let Plan::Count { filesystems, .. } = super::plan(&cfg) else {
         panic!("a count plan");

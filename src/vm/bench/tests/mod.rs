@@ -212,7 +212,7 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
 fn each_boot_starts_on_the_next_clocksource_and_only_the_first_counts() {
     use crate::vm::boot::plan::Plan;
     let mut cfg = BenchConfig::new();
-    cfg.workloads = vec!["pipe1".into()];
+    cfg.workloads = vec![crate::workload::WorkloadName::Pipe1];
     cfg.count_reads = 300;
     let plans: Vec<_> = (0..3)
         .map(|b| match plan(&cfg, b) {
