@@ -65,14 +65,16 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     );
     let (dq, du) = (f64_at(f, &["queries_delta"]), f64_at(f, &["updates_delta"]));
     assert!(((d - dr - dq * q) / du - u).abs() < 1e-6, "{f}");
-    // The kernel's own counters: one fine ctime stamp and one ctime move per queried
-    // iteration, none on the control's (a little from the rest of the machine allowed).
+    // The kernel's own counters: one fine ctime stamp per queried iteration, none on the
+    // control's; the ctime moves at least once per queried iteration (the counters are the
+    // machine's: other tests running beside this one add moves, never fine stamps of this
+    // file).
     if !crate::skip::without("multigrain-counters") {
         let k = &f["pair"]["kernel_counts"];
-        for c in ["fine_stamps", "ctime_swaps"] {
-            let (q, n) = (f64_at(k, &["queried", c]), f64_at(k, &["control", c]));
-            assert!((q - 1.0).abs() < 0.05 && n < 0.05, "{c}: {k}");
-        }
+        let at = |side: &str, c: &str| f64_at(k, &[side, c]);
+        assert!((at("queried", "fine_stamps") - 1.0).abs() < 0.05, "{k}");
+        assert!(at("control", "fine_stamps") < 0.05, "{k}");
+        assert!(at("queried", "ctime_swaps") > 0.95, "{k}");
     }
     // No scratch left behind by the pair.
     let left = std::fs::read_dir("/dev/shm")

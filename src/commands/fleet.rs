@@ -1,9 +1,10 @@
-//! `tscope fleet add|report|ls|rm|export`: the fleet store ([`crate::fleet`]). Each
-//! subcommand is the same five steps: the store path and outputs checked, the store opened
-//! (and migrated), the domain call, the export, the exit code (`add`: 1 when a file was
-//! refused, after every other file is stored).
+//! `tscope fleet add|report|ls|rm|export|check`: the fleet store ([`crate::fleet`]). Each
+//! subcommand is the same five steps: its options, output paths and selectors checked into a
+//! [`FleetJob`] before the store is touched, the store opened (and migrated), the domain call,
+//! the export, the exit code (`add`: 1 when a file was refused, after every other file is
+//! stored).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{check_output_file, Destination, Global};
 use crate::cli::fleet::{FleetAddArgs, FleetArgs, FleetCommand, FleetReportArgs, FleetRmArgs};
@@ -16,28 +17,87 @@ use crate::fleet::{self, ingest, Listing, ReportConfig, Selector, Store};
 #[derive(Debug)]
 pub struct Fleet;
 
+/// One fleet subcommand, checked: every option, output path and selector before the store is
+/// opened.
+#[derive(Debug)]
+pub enum FleetJob {
+    Add {
+        db: PathBuf,
+        inputs: Vec<PathBuf>,
+        label: Option<String>,
+        json: bool,
+    },
+    Report {
+        db: PathBuf,
+        output: Destination,
+        svg: Option<PathBuf>,
+        cfg: ReportConfig,
+    },
+    List {
+        db: PathBuf,
+        output: Destination,
+    },
+    Rm {
+        db: PathBuf,
+        selectors: Vec<Selector>,
+    },
+    Check {
+        db: PathBuf,
+        salvage: Option<PathBuf>,
+    },
+}
+
 impl super::Command for Fleet {
     type Args = FleetArgs;
-    type Config = FleetArgs;
+    type Config = FleetJob;
 
     fn while_configuring(args: &FleetArgs) -> super::OnSignal {
         on_signal(args)
     }
 
-    /// The store path; each subcommand's outputs are checked as it opens the store.
-    fn configure(args: &FleetArgs, _global: &Global) -> anyhow::Result<FleetArgs> {
+    fn configure(args: &FleetArgs, _global: &Global) -> anyhow::Result<FleetJob> {
         if args.db.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("--db: an empty path".into()).into());
         }
-        Ok(args.clone())
+        let db = args.db.clone();
+        Ok(match &args.command {
+            FleetCommand::Add(a) => add_config(db, a)?,
+            FleetCommand::Report(a) => report_config(db, a)?,
+            FleetCommand::Ls(a) => list_config(db, &a.output, Format::Table)?,
+            FleetCommand::Export(a) => list_config(db, &a.output, Format::Csv)?,
+            FleetCommand::Rm(a) => rm_config(db, a)?,
+            FleetCommand::Check(a) => FleetJob::Check {
+                db,
+                salvage: a.salvage.clone(),
+            },
+        })
     }
 
-    fn while_running(args: &FleetArgs) -> super::OnSignal {
-        on_signal(args)
+    fn while_running(job: &FleetJob) -> super::OnSignal {
+        match job {
+            FleetJob::Add { .. } => super::OnSignal::ExitSaying(ingest::committed_note),
+            _ => super::OnSignal::Exit,
+        }
     }
 
-    fn execute(args: FleetArgs, _stop: &super::Stop) -> anyhow::Result<i32> {
-        run(&args)
+    fn execute(job: FleetJob, _stop: &super::Stop) -> anyhow::Result<i32> {
+        match job {
+            FleetJob::Add {
+                db,
+                inputs,
+                label,
+                json,
+            } => add(&db, &inputs, label.as_deref(), json),
+            FleetJob::Report {
+                db,
+                output,
+                svg,
+                cfg,
+            } => report(&db, &output, svg.as_deref(), &cfg),
+            FleetJob::List { db, output } => list(&db, &output),
+            FleetJob::Rm { db, selectors } => remove(&db, &selectors),
+            FleetJob::Check { db, salvage } => check(&db, salvage.as_deref()),
+        }
     }
 }
 
@@ -48,19 +108,8 @@ fn on_signal(args: &FleetArgs) -> super::OnSignal {
     }
 }
 
-fn run(args: &FleetArgs) -> anyhow::Result<i32> {
-    match &args.command {
-        FleetCommand::Add(a) => add(&args.db, a),
-        FleetCommand::Report(a) => report(&args.db, a),
-        FleetCommand::Ls(a) => list(&args.db, &a.output, Format::Table),
-        FleetCommand::Export(a) => list(&args.db, &a.output, Format::Csv),
-        FleetCommand::Rm(a) => remove(&args.db, a),
-        FleetCommand::Check(a) => check(&args.db, a),
-    }
-}
-
 /// `fleet check`: the full check, and `--salvage DIR`.
-fn check(db: &Path, a: &crate::cli::fleet::FleetCheckArgs) -> anyhow::Result<i32> {
+fn check(db: &Path, salvage: Option<&Path>) -> anyhow::Result<i32> {
     use std::fmt::Write as _;
     let store = existing(db)?;
     let problems = store.check();
@@ -75,7 +124,7 @@ fn check(db: &Path, a: &crate::cli::fleet::FleetCheckArgs) -> anyhow::Result<i32
     }
     // What the check found is out before the salvage starts (it may fail on its own).
     crate::export::emit(text.as_bytes(), None)?;
-    if let Some(dir) = &a.salvage {
+    if let Some(dir) = salvage {
         let s = store.salvage(dir)?;
         let line = format!(
             "salvaged {} document(s) to {} ({} could not be read); `tscope fleet --db NEW.db add \
@@ -116,29 +165,38 @@ fn existing(db: &Path) -> anyhow::Result<Store> {
     Ok(Store::open(db)?)
 }
 
-fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
+fn add_config(db: PathBuf, a: &FleetAddArgs) -> Result<FleetJob, ConfigError> {
     if let Some(l) = &a.label {
         if l.trim().is_empty() || l.chars().any(char::is_control) {
             return Err(ConfigError::Invalid(
                 "--label: give a non-empty label without control characters".into(),
-            )
-            .into());
+            ));
         }
     }
     let stdin_count = a.inputs.iter().filter(|p| p.as_os_str() == "-").count();
     if stdin_count > 1 {
-        return Err(ConfigError::Invalid("`-` (stdin) is named more than once".into()).into());
+        return Err(ConfigError::Invalid(
+            "`-` (stdin) is named more than once".into(),
+        ));
     }
+    Ok(FleetJob::Add {
+        db,
+        inputs: a.inputs.clone(),
+        label: a.label.clone(),
+        json: a.json,
+    })
+}
+
+fn add(db: &Path, inputs: &[PathBuf], label: Option<&str>, json: bool) -> anyhow::Result<i32> {
     let mut store = Store::open(db)?;
     store.writable()?;
     let mut summary = fleet::AddSummary {
         store: db.display().to_string(),
         ..Default::default()
     };
-    let label = a.label.as_deref();
     // A failure part-way (a full disk, an I/O error) says what was committed before it.
     let kept = |e: crate::error::Error| anyhow::anyhow!("{e:#} ({})", ingest::committed_note());
-    for input in &a.inputs {
+    for input in inputs {
         if input.as_os_str() == "-" {
             let stdin = std::io::stdin().lock();
             ingest::add_stream(&mut store, stdin, label, &mut summary).map_err(kept)?;
@@ -160,7 +218,7 @@ fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
             crate::fmt::for_locale(&f.error)
         );
     }
-    let out = if a.json {
+    let out = if json {
         crate::export::json(&summary)?
     } else {
         crate::export::fleet::add_summary(&summary).into_bytes()
@@ -169,7 +227,7 @@ fn add(db: &Path, a: &FleetAddArgs) -> anyhow::Result<i32> {
     Ok(if summary.failed.is_empty() { 0 } else { 1 })
 }
 
-fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
+fn report_config(db: PathBuf, a: &FleetReportArgs) -> anyhow::Result<FleetJob> {
     let output = Destination::new(&a.output)?;
     if let Some(svg) = &a.export_svg {
         check_output_file(svg, "export-svg")?;
@@ -193,26 +251,44 @@ fn report(db: &Path, a: &FleetReportArgs) -> anyhow::Result<i32> {
             by.push(b);
         }
     }
-    let cfg = ReportConfig { by, scenarios };
+    Ok(FleetJob::Report {
+        db,
+        output,
+        svg: a.export_svg.clone(),
+        cfg: ReportConfig { by, scenarios },
+    })
+}
+
+fn report(
+    db: &Path,
+    output: &Destination,
+    svg: Option<&Path>,
+    cfg: &ReportConfig,
+) -> anyhow::Result<i32> {
     let store = existing(db)?;
     let code = warn_damaged(&store);
     let rows = store.rows()?;
-    let r = fleet::decisions::report(&rows, &cfg)?;
+    let r = fleet::decisions::report(&rows, cfg)?;
     output.export(&r)?;
-    if let Some(svg) = &a.export_svg {
-        crate::export::emit(
-            crate::export::fleet::svg(&r)?.as_bytes(),
-            Some(svg.as_path()),
-        )?;
+    if let Some(svg) = svg {
+        crate::export::emit(crate::export::fleet::svg(&r)?.as_bytes(), Some(svg))?;
     }
     Ok(code)
 }
 
-fn list(db: &Path, o: &crate::cli::OutputArgs, default: Format) -> anyhow::Result<i32> {
+fn list_config(
+    db: PathBuf,
+    o: &crate::cli::OutputArgs,
+    default: Format,
+) -> anyhow::Result<FleetJob> {
     let mut output = Destination::new(o)?;
     if !(o.json || o.csv || o.markdown) {
         output.format = default;
     }
+    Ok(FleetJob::List { db, output })
+}
+
+fn list(db: &Path, output: &Destination) -> anyhow::Result<i32> {
     let store = existing(db)?;
     let code = warn_damaged(&store);
     output.export(&Listing {
@@ -237,7 +313,7 @@ fn selector(t: &str) -> Result<Selector, ConfigError> {
     )))
 }
 
-fn remove(db: &Path, a: &FleetRmArgs) -> anyhow::Result<i32> {
+fn rm_config(db: PathBuf, a: &FleetRmArgs) -> Result<FleetJob, ConfigError> {
     let mut selectors = a
         .targets
         .iter()
@@ -247,11 +323,14 @@ fn remove(db: &Path, a: &FleetRmArgs) -> anyhow::Result<i32> {
     if selectors.is_empty() {
         return Err(ConfigError::Invalid(
             "name what to remove: row ids, hash prefixes or --label LABEL".into(),
-        )
-        .into());
+        ));
     }
+    Ok(FleetJob::Rm { db, selectors })
+}
+
+fn remove(db: &Path, selectors: &[Selector]) -> anyhow::Result<i32> {
     let mut store = existing(db)?;
-    let counts = store.remove(&selectors)?;
+    let counts = store.remove(selectors)?;
     let total: usize = counts.iter().sum();
     let line = format!("removed {total} document(s) from {}\n", db.display());
     crate::export::emit(line.as_bytes(), None)?;

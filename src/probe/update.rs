@@ -135,10 +135,10 @@ pub struct PairResult {
     pub deltas_ns: Vec<f64>,
     /// The kernel's own multigrain counters per iteration of each side, read around every
     /// measured block ([`crate::probe::multigrain`]); `None` where they could not be read.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_counts: Option<PairCounts>,
     /// Why `kernel_counts` is `None`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_counts_absent: Option<String>,
 }
 
