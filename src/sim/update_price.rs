@@ -43,6 +43,18 @@ pub struct Counts {
     pub fine_stamps: f64,
 }
 
+impl std::ops::Div<f64> for Counts {
+    type Output = Counts;
+    fn div(self, n: f64) -> Counts {
+        Counts {
+            reads_ns: self.reads_ns / n,
+            updates: self.updates / n,
+            queries: self.queries / n,
+            fine_stamps: self.fine_stamps / n,
+        }
+    }
+}
+
 impl std::ops::Sub for Counts {
     type Output = Counts;
     fn sub(self, o: Counts) -> Counts {
@@ -80,14 +92,7 @@ pub fn side_counts_of_tasks(
     tasks: u32,
 ) -> Option<Counts> {
     let compiled = tasks_scenario(pattern, fs, queried, tasks)?.compile();
-    let c = counts_at(model, costs, &compiled, measured_ns);
-    let n = f64::from(tasks.max(1));
-    Some(Counts {
-        reads_ns: c.reads_ns / n,
-        updates: c.updates / n,
-        queries: c.queries / n,
-        fine_stamps: c.fine_stamps / n,
-    })
+    Some(counts_at(model, costs, &compiled, measured_ns) / f64::from(tasks.max(1)))
 }
 
 /// What the model counts for the loop `compiled` at `measured_ns` per iteration, replayed for
