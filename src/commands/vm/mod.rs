@@ -1,5 +1,5 @@
 //! `tscope vm guest | count | bench | exits | guest-init`: measure inside real guests. One file
-//! per room ([`guest`], [`count`], [`bench`], [`exits`]), and the options every booting room
+//! per room ([`guest`], [`count`], [`mod@bench`], [`exits`]), and the options every booting room
 //! shares ([`boot`]); this file matches the subcommand and drives the room.
 
 pub mod bench;
