@@ -91,7 +91,7 @@ pub struct Tally {
 
 impl Tally {
     /// A tally that reads the counters, or one that says why it cannot.
-    pub fn new() -> Tally {
+    pub fn start() -> Tally {
         Tally {
             sums: [[0; 4]; 2],
             iterations: [0; 2],
@@ -101,15 +101,12 @@ impl Tally {
 
     /// The counters before a block (`None` once absent).
     pub fn before(&mut self) -> Option<BTreeMap<String, u64>> {
-        if self.absent.is_some() {
-            return None;
-        }
-        self.keep(read())
+        self.now()
     }
 
     /// Adds what a block of `iterations` (per task × tasks) moved since `before`.
     pub fn after(&mut self, before: Option<BTreeMap<String, u64>>, queried: bool, iterations: u64) {
-        let (Some(b), Some(a)) = (before, self.before()) else {
+        let (Some(b), Some(a)) = (before, self.now()) else {
             return;
         };
         let side = usize::from(!queried);
@@ -119,17 +116,12 @@ impl Tally {
         self.iterations[side] += iterations;
     }
 
-    fn keep(
-        &mut self,
-        r: std::result::Result<BTreeMap<String, u64>, String>,
-    ) -> Option<BTreeMap<String, u64>> {
-        match r {
-            Ok(c) => Some(c),
-            Err(e) => {
-                self.absent = Some(e);
-                None
-            }
+    /// The counters now; the first failed read makes the tally absent.
+    fn now(&mut self) -> Option<BTreeMap<String, u64>> {
+        if self.absent.is_some() {
+            return None;
         }
+        read().map_err(|e| self.absent = Some(e)).ok()
     }
 
     /// The counts per iteration, or why there are none.
@@ -157,12 +149,6 @@ impl Tally {
             queried: side(0),
             control: side(1),
         })
-    }
-}
-
-impl Default for Tally {
-    fn default() -> Self {
-        Tally::new()
     }
 }
 

@@ -67,22 +67,10 @@ impl std::ops::Sub for Counts {
     }
 }
 
-/// What the model counts for one side at its measured speed, per iteration (`None` for a
-/// recorded loop: [`counts_at`] on its own scenario).
+/// What the model counts for one side of `pattern` run by `tasks` tasks at once
+/// ([`tasks_scenario`]), per task's iteration, each task's iteration taking `measured_ns` (they
+/// run side by side); `None` for a recorded loop ([`counts_at`] on its own scenario).
 pub fn side_counts(
-    model: ModelId,
-    costs: Costs,
-    pattern: Pattern,
-    fs: FsKind,
-    queried: bool,
-    measured_ns: f64,
-) -> Option<Counts> {
-    side_counts_of_tasks(model, costs, pattern, fs, queried, measured_ns, 1)
-}
-
-/// [`side_counts`] of `tasks` tasks at once ([`tasks_scenario`]), per task's iteration; each
-/// task's iteration takes `measured_ns` (they run side by side).
-pub fn side_counts_of_tasks(
     model: ModelId,
     costs: Costs,
     pattern: Pattern,
@@ -93,6 +81,23 @@ pub fn side_counts_of_tasks(
 ) -> Option<Counts> {
     let compiled = tasks_scenario(pattern, fs, queried, tasks)?.compile();
     Some(counts_at(model, costs, &compiled, measured_ns) / f64::from(tasks.max(1)))
+}
+
+/// Both sides of `pair` (queried, control) as the model counts them, each at its measured
+/// speed, with the pair's tasks; `None` for a recorded loop.
+pub fn pair_sides(model: ModelId, costs: Costs, pair: &PairResult) -> Option<(Counts, Counts)> {
+    let side = |queried: bool, ns: f64| {
+        side_counts(
+            model,
+            costs,
+            pair.pattern,
+            pair.fs_kind(),
+            queried,
+            ns,
+            pair.tasks,
+        )
+    };
+    side(true, pair.queried_ns.point).zip(side(false, pair.control_ns.point))
 }
 
 /// What the model counts for the loop `compiled` at `measured_ns` per iteration, replayed for
@@ -180,12 +185,7 @@ fn solve(delta: Estimate, dr: f64, k: f64, q: Estimate, d: f64) -> Estimate {
 }
 
 /// The query's price from a chmod-stat pair, or why there is none (in words).
-fn price_query(
-    model: ModelId,
-    costs: Costs,
-    pair: &PairResult,
-    fs: FsKind,
-) -> Result<Estimate, String> {
+fn price_query(model: ModelId, costs: Costs, pair: &PairResult) -> Result<Estimate, String> {
     if pair.pattern != Pattern::Chmod {
         return Err(format!(
             "a {} pair does not price the query",
@@ -198,10 +198,7 @@ fn price_query(
             pair.fs_type
         ));
     }
-    let q = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point);
-    let c = side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point);
-    let d = q
-        .zip(c)
+    let d = pair_sides(model, costs, pair)
         .map(|(q, c)| q - c)
         .expect("chmod-stat is a pattern");
     if d.updates.abs() >= 0.5 || d.queries < 0.5 {
@@ -227,11 +224,7 @@ pub fn price_at(pair: &PairResult, query_pair: Option<&PairResult>, costs: Costs
     out.query_pair = query_pair.cloned();
     let model = model_of(pair);
     out.model = Some(model.label());
-    let fs = pair.fs_kind();
-    let sides = side_counts(model, costs, pair.pattern, fs, true, pair.queried_ns.point).zip(
-        side_counts(model, costs, pair.pattern, fs, false, pair.control_ns.point),
-    );
-    let Some((q, c)) = sides else {
+    let Some((q, c)) = pair_sides(model, costs, pair) else {
         out.reason = format!(
             "not priced from a {}: the update is priced on the write-stat pair",
             pair.pattern_name
@@ -253,7 +246,7 @@ pub fn price_at(pair: &PairResult, query_pair: Option<&PairResult>, costs: Costs
         );
         return out;
     }
-    let query = query_pair.map(|p| price_query(model, costs, p, fs));
+    let query = query_pair.map(|p| price_query(model, costs, p));
     out.query_ns = query.as_ref().and_then(|r| r.as_ref().ok().copied());
     let (qn, query_words) = match (&query, query_pair) {
         (Some(Ok(e)), Some(p)) => (

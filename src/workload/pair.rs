@@ -273,7 +273,7 @@ fn sample(
     blocks(targets, cpus, cfg.pattern, QUERIED_MASK, warm, &mut scrap)?;
     blocks(targets, cpus, cfg.pattern, CONTROL_MASK, warm, &mut scrap)?;
     let (mut queried, mut control) = (Vec::new(), Vec::new());
-    let mut counted = multigrain::Tally::new();
+    let mut counted = multigrain::Tally::start();
     for _ in 0..cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {

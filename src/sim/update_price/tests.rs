@@ -138,7 +138,7 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
         let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
         let (costs, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
         let side =
-            |queried, ns| side_counts(model, costs, Pattern::Chmod, c.fs_kind(), queried, ns);
+            |queried, ns| side_counts(model, costs, Pattern::Chmod, c.fs_kind(), queried, ns, 1);
         let d = side(true, c.queried_ns.point).unwrap() - side(false, c.control_ns.point).unwrap();
         assert!(
             d.updates.abs() < 0.01 && (d.queries - 1.0).abs() < 0.01,
@@ -238,7 +238,7 @@ fn tasks_share_the_multigrain_floor_as_the_kernel_counts() {
     let (costs, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
     let write = Pattern::Write { writes: 1 };
     let side = |queried, tasks| {
-        side_counts_of_tasks(model, costs, write, FsKind::Tmpfs, queried, 1300.0, tasks).unwrap()
+        side_counts(model, costs, write, FsKind::Tmpfs, queried, 1300.0, tasks).unwrap()
     };
     let one = side(true, 1) - side(false, 1);
     let two = side(true, 2) - side(false, 2);

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use super::{Row, ValidationReport};
 use crate::sim::config::{LoopSource, SimulateConfig, Validation};
 use crate::sim::costs;
-use crate::sim::update_price::{self, counts_at, model_of, side_counts_of_tasks, Counts};
+use crate::sim::update_price::{self, counts_at, model_of, Counts};
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 use crate::workload::replayed::{self, LiveLoop, ReplayConfig};
 
@@ -43,12 +43,7 @@ fn concurrent_tasks() -> Option<u32> {
 /// at its measured speeds; `None` for a recorded loop (its counts come from its own
 /// scenario: [`recorded_counts`]).
 pub fn delta_counts(p: &PairResult, costs: crate::sim::Costs) -> Option<Counts> {
-    let model = model_of(p);
-    let fs = p.fs_kind();
-    let (q, c) = (p.queried_ns.point, p.control_ns.point);
-    let q = side_counts_of_tasks(model, costs, p.pattern, fs, true, q, p.tasks)?;
-    let c = side_counts_of_tasks(model, costs, p.pattern, fs, false, c, p.tasks)?;
-    Some(q - c)
+    update_price::pair_sides(model_of(p), costs, p).map(|(q, c)| q - c)
 }
 
 /// The model's counts for a recorded loop replayed live on `p`'s filesystem.

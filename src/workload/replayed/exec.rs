@@ -355,7 +355,7 @@ fn sample(
     let one = tree.block(live, CONTROL_MASK, 1)?.max(1.0);
     let passes = ((cfg.block.as_nanos() as f64 / one) as u64).clamp(1, 1_000_000);
     let (mut queried, mut control) = (Vec::new(), Vec::new());
-    let mut counted = multigrain::Tally::new();
+    let mut counted = multigrain::Tally::start();
     for _ in 0..cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
