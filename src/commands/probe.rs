@@ -230,7 +230,7 @@ pub fn price_filesystems(
     let mut out = Vec::new();
     for p in pairs {
         let progress = super::StderrProgress::new(format!(
-            "pricing an inode update and a ctime query on {} (live pairs)",
+            "pricing an inode update, a ctime query and a floored read on {} (live pairs)",
             p.dir.display()
         ));
         let priced = update_price::measure_and_price(p, profile);

@@ -106,6 +106,7 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
         ("updates Δ", Align::Right),
         ("chmod-stat Δ ns", Align::Right),
         ("query ns [95% CI]", Align::Right),
+        ("floored read ns [95% CI]", Align::Right),
         ("update ns [95% CI]", Align::Right),
     ]);
     for f in fs {
@@ -128,6 +129,9 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
                 .map(|p| format!("{:.1}", p.delta_ns.point))
                 .unwrap_or_else(|| "-".into()),
             f.query_ns
+                .map(|e| ci(e, 1))
+                .unwrap_or_else(|| "not measured".into()),
+            f.floor_read_ns
                 .map(|e| ci(e, 1))
                 .unwrap_or_else(|| "not measured".into()),
             f.update_ns

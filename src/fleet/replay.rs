@@ -57,6 +57,8 @@ pub fn costs(model: ModelId, f: &Facts) -> Option<Costs> {
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
         query_ns: 0.0,
         query_ns_by_fs: crate::sim::Costs::UNIFORM,
+        floor_read_ns: 0.0,
+        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: tick,
     })
 }

@@ -33,6 +33,12 @@ pub enum Pattern {
     /// on both sides (`notify_change` always dirties the inode), so the question changes only
     /// the reads and the query's own work. It prices the query.
     Chmod,
+    /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of a second file on the same
+    /// filesystem. Each read's `touch_atime` → `current_time()` reads the coarse clock; with
+    /// the times asked for, the fchmod's fine stamp has raised the multigrain floor ahead of
+    /// the tick, so each of those reads returns the floor. Against [`Pattern::Chmod`] it
+    /// prices the floored read.
+    ChmodRead { reads: u32 },
     /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
     /// of `ops` syscalls ([`crate::workload::replayed`]).
     Recorded { ops: u32 },
@@ -46,6 +52,7 @@ impl Pattern {
             Pattern::Write { writes } => format!("write{writes}-stat"),
             Pattern::Create => "create-write-stat-unlink".into(),
             Pattern::Chmod => "chmod-stat".into(),
+            Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
         }
     }
@@ -234,6 +241,12 @@ pub struct FsUpdate {
     /// where it was not measured, and then `update_ns` holds it (see `reason`).
     #[serde(default)]
     pub query_ns: Option<Estimate>,
+    /// ns that a coarse read returning the multigrain floor costs beyond one returning the
+    /// tick's time (`ktime_get_coarse_real_ts64_mg()` converting the floor), from the
+    /// chmod-stat pair with reads after it against the chmod-stat pair; `null` where it was
+    /// not measured, and then `query_ns` and `update_ns` hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_read_ns: Option<Estimate>,
     /// How it was priced, or why it could not be.
     pub reason: String,
     /// The model whose counts were subtracted and divided by.
@@ -254,6 +267,9 @@ pub struct FsUpdate {
     /// The chmod-stat pair that prices the query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_pair: Option<PairResult>,
+    /// The chmod-stat pair with reads after it that prices the floored read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_pair: Option<PairResult>,
 }
 
 impl FsUpdate {

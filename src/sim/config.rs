@@ -16,16 +16,18 @@ pub enum Param {
     CoarseReadNs,
     UpdateNs,
     QueryNs,
+    FloorReadNs,
     TickNs,
     BaseNs,
 }
 
 impl Param {
-    pub const ALL: [Param; 6] = [
+    pub const ALL: [Param; 7] = [
         Param::PreciseReadNs,
         Param::CoarseReadNs,
         Param::UpdateNs,
         Param::QueryNs,
+        Param::FloorReadNs,
         Param::TickNs,
         Param::BaseNs,
     ];
@@ -36,6 +38,7 @@ impl Param {
             Param::CoarseReadNs => "coarse_read_ns",
             Param::UpdateNs => "update_ns",
             Param::QueryNs => "query_ns",
+            Param::FloorReadNs => "floor_read_ns",
             Param::TickNs => "tick_ns",
             Param::BaseNs => "base_ns",
         }
@@ -48,9 +51,11 @@ impl Param {
     /// The accepted range: anything outside is a typo or an absurdity (a read over a second).
     pub fn range(self) -> (f64, f64) {
         match self {
-            Param::PreciseReadNs | Param::CoarseReadNs | Param::UpdateNs | Param::QueryNs => {
-                (0.0, 1e9)
-            }
+            Param::PreciseReadNs
+            | Param::CoarseReadNs
+            | Param::UpdateNs
+            | Param::QueryNs
+            | Param::FloorReadNs => (0.0, 1e9),
             Param::TickNs => (1.0, 1e10),
             Param::BaseNs => (0.0, 1e12),
         }

@@ -78,6 +78,10 @@ pub struct CostSources {
     /// it was priced).
     #[serde(default)]
     pub query: String,
+    /// Where the price of a coarse read that returns the multigrain floor came from (absent
+    /// in files written before it was priced).
+    #[serde(default)]
+    pub floor_read: String,
     pub tick: String,
 }
 
@@ -194,6 +198,15 @@ fn resolve_with(
             "none: only Linux's multigrain timestamps are queried".to_string(),
         ),
     };
+    let (floor, floor_by_fs, floor_src) = match cfg.set(Param::FloorReadNs) {
+        Some(v) => (v, Costs::UNIFORM, "--set floor_read_ns".to_string()),
+        None if model.is_linux() => floor_read_prices(profile),
+        None => (
+            0.0,
+            Costs::UNIFORM,
+            "none: only Linux's multigrain coarse reads return a floor".to_string(),
+        ),
+    };
     let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {
         (Some(v), _) => (v, "--set tick_ns".to_string()),
@@ -217,6 +230,8 @@ fn resolve_with(
             update_ns_by_fs: update_by_fs,
             query_ns: query,
             query_ns_by_fs: query_by_fs,
+            floor_read_ns: floor,
+            floor_read_ns_by_fs: floor_by_fs,
             tick_ns: tick,
         },
         CostSources {
@@ -224,6 +239,7 @@ fn resolve_with(
             coarse_read: coarse_src,
             update: update_src,
             query: query_src,
+            floor_read: floor_src,
             tick: tick_src,
         },
     ))
@@ -301,6 +317,38 @@ pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
         )
     };
     (0.0, by_fs, src)
+}
+
+/// The profile's price of a coarse read that returns the multigrain floor, per filesystem
+/// (`filesystems[].floor_read_ns`, the chmod-stat pair with reads after it, `probe --dir`).
+/// `ktime_get_coarse_real_ts64_mg()` is the timekeeper's, not the filesystem's: a filesystem
+/// without a price of its own (a pipe's inode included) takes the first measured one.
+pub fn floor_read_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
+    let (by_fs, named) = per_kind(profile, |f| f.floor_read_ns);
+    let first = profile
+        .map(|p| p.filesystems.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .find_map(|f| Some((f.floor_read_ns?.point, f.fs_type.clone())));
+    match first {
+        None => (
+            0.0,
+            by_fs,
+            "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair \
+             and reads after it; the update and query prices then leave it out); --set \
+             floor_read_ns=… for a what-if"
+                .to_string(),
+        ),
+        Some((point, fs)) => (
+            point,
+            by_fs,
+            format!(
+                "profile filesystems[].floor_read_ns (chmod-stat pair with reads after it, \
+                 probe --dir): {}; any other filesystem at {fs}'s",
+                named.join(", ")
+            ),
+        ),
+    }
 }
 
 /// Whether every cost is overridden (no profile needed).

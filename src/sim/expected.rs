@@ -48,6 +48,8 @@ pub fn expected_calls(
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
         query_ns: 0.0,
         query_ns_by_fs: crate::sim::Costs::UNIFORM,
+        floor_read_ns: 0.0,
+        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns,
     };
     // Time must advance for the tick to move: 1 µs of base cost per iteration.

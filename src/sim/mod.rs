@@ -245,6 +245,11 @@ pub(crate) fn costs_out(
             .iter()
             .filter_map(|&f| Some((f.name().to_string(), c.query_ns_by_fs[f as usize]?)))
             .collect(),
+        floor_read_ns: c.floor_read_ns,
+        floor_read_ns_by_fs: FsKind::ALL
+            .iter()
+            .filter_map(|&f| Some((f.name().to_string(), c.floor_read_ns_by_fs[f as usize]?)))
+            .collect(),
         tick_ns: c.tick_ns,
         base_ns_per_op: base,
         sources,

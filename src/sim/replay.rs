@@ -46,6 +46,14 @@ pub struct Costs {
     /// The query's price per filesystem, as `update_ns_by_fs`: measured by `probe --dir`
     /// (the chmod-stat pair).
     pub query_ns_by_fs: UpdateByFs,
+    /// Linux multigrain: what a coarse read that returns the floor costs beyond one that
+    /// returns the tick's time (`ktime_get_coarse_real_ts64_mg()` converts the floor with
+    /// `ktime_to_timespec64()` while the floor is ahead of the tick), per such read, on a
+    /// filesystem without a price of its own.
+    pub floor_read_ns: f64,
+    /// The floored read's price per filesystem, as `update_ns_by_fs`: measured by
+    /// `probe --dir` (the chmod-stat pair with reads after it).
+    pub floor_read_ns_by_fs: UpdateByFs,
     /// Period of the coarse clock (the tick).
     pub tick_ns: f64,
 }
@@ -64,6 +72,25 @@ impl Costs {
     #[inline]
     pub fn query_on(&self, fs: FsKind) -> f64 {
         self.query_ns_by_fs[fs as usize].unwrap_or(self.query_ns)
+    }
+
+    /// What a floored coarse read costs beyond a plain one on `fs`.
+    #[inline]
+    pub fn floor_read_on(&self, fs: FsKind) -> f64 {
+        self.floor_read_ns_by_fs[fs as usize].unwrap_or(self.floor_read_ns)
+    }
+
+    /// The same costs without the update, query and floored-read prices: the reads alone.
+    pub fn reads_only(self) -> Costs {
+        Costs {
+            update_ns: 0.0,
+            update_ns_by_fs: Costs::UNIFORM,
+            query_ns: 0.0,
+            query_ns_by_fs: Costs::UNIFORM,
+            floor_read_ns: 0.0,
+            floor_read_ns_by_fs: Costs::UNIFORM,
+            ..self
+        }
     }
 
     #[inline]
@@ -122,6 +149,8 @@ pub struct Replay<'a> {
     op_base: f64,
     op_position: usize,
     op_stamps: usize,
+    /// The filesystem of the op being stepped (a floored read is priced on it).
+    op_fs: FsKind,
     /// How far the Linux coarse clock's value is behind the time (0: it shows the tick's
     /// grid time from the tick on).
     coarse_lag_ns: f64,
@@ -157,6 +186,7 @@ impl<'a> Replay<'a> {
             op_base: 0.0,
             op_position: 0,
             op_stamps: 0,
+            op_fs: FsKind::Pipefs,
             coarse_lag_ns: 0.0,
             position: 0,
             inodes: vec![FRESH; inodes],
@@ -282,6 +312,7 @@ impl<'a> Replay<'a> {
         self.ensure(op.inode);
         self.ensure(op.dir);
         self.op_cost = 0.0;
+        self.op_fs = op.fs;
         let start = self.now;
         if !self.stamp_at_by_position.is_empty() {
             (self.op_start, self.op_base, self.op_position) = (start, base, position);

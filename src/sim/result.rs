@@ -57,6 +57,14 @@ pub struct CostsOut {
     /// `probe --dir`, the chmod-stat pair).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub query_ns_by_fs: std::collections::BTreeMap<String, f64>,
+    /// What a coarse read that returns the multigrain floor costs beyond one that returns the
+    /// tick's time, on a filesystem without a price of its own.
+    #[serde(default)]
+    pub floor_read_ns: f64,
+    /// The floored read's price of each filesystem of the loop that has one of its own
+    /// (measured by `probe --dir`, the chmod-stat pair with reads after it).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub floor_read_ns_by_fs: std::collections::BTreeMap<String, f64>,
     pub tick_ns: f64,
     /// Cost of one iteration without timestamp work.
     pub base_ns_per_op: f64,

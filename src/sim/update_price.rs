@@ -41,6 +41,8 @@ pub struct Counts {
     /// Fine-grained ctime stamps (`ktime_get_real_ts64_mg` reads): what the kernel's
     /// `fine_stamps` counter counts ([`crate::probe::multigrain`]).
     pub fine_stamps: f64,
+    /// Coarse reads that returned the multigrain floor ([`crate::sim::replay::Stats::floored_reads`]).
+    pub floored: f64,
 }
 
 impl std::ops::Div<f64> for Counts {
@@ -51,6 +53,7 @@ impl std::ops::Div<f64> for Counts {
             updates: self.updates / n,
             queries: self.queries / n,
             fine_stamps: self.fine_stamps / n,
+            floored: self.floored / n,
         }
     }
 }
@@ -63,6 +66,7 @@ impl std::ops::Sub for Counts {
             updates: self.updates - o.updates,
             queries: self.queries - o.queries,
             fine_stamps: self.fine_stamps - o.fine_stamps,
+            floored: self.floored - o.floored,
         }
     }
 }
@@ -126,6 +130,7 @@ pub fn counts_at(
         updates: s.updates as f64 / units,
         queries: s.queries as f64 / units,
         fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64 / units,
+        floored: s.floored_reads as f64 / units,
     }
 }
 
@@ -141,12 +146,17 @@ pub fn model_of(pair: &PairResult) -> ModelId {
 }
 
 /// Prices one filesystem from its write-stat `pair` and, where measured, its chmod-stat
-/// `query_pair`, the reads priced from `profile`.
-pub fn price(pair: &PairResult, query_pair: Option<&PairResult>, profile: &Profile) -> FsUpdate {
+/// `query_pair` and its chmod-stat-with-reads `floor_pair`, the reads priced from `profile`.
+pub fn price(
+    pair: &PairResult,
+    query_pair: Option<&PairResult>,
+    floor_pair: Option<&PairResult>,
+    profile: &Profile,
+) -> FsUpdate {
     let model = model_of(pair);
     let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
     match costs::resolve_as_measured(model, Some(profile), &cfg) {
-        Ok((c, _)) => price_at(pair, query_pair, c),
+        Ok((c, _)) => price_at(pair, query_pair, floor_pair, c),
         Err(e) => {
             let mut out = unpriced(pair);
             out.model = Some(model.label());
@@ -165,6 +175,7 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         multigrain: pair.multigrain_observed,
         update_ns: None,
         query_ns: None,
+        floor_read_ns: None,
         reason: String::new(),
         model: None,
         reads_delta_ns: None,
@@ -172,6 +183,7 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         queries_delta: None,
         pair: Some(pair.clone()),
         query_pair: None,
+        floor_pair: None,
     }
 }
 
@@ -217,13 +229,84 @@ fn price_query(model: ModelId, costs: Costs, pair: &PairResult) -> Result<Estima
     ))
 }
 
-/// Prices one update (and the query, given its chmod-stat pair) with the reads at `costs`
-/// (the profile's, or a guest's own paired read costs in `vm bench`).
-pub fn price_at(pair: &PairResult, query_pair: Option<&PairResult>, costs: Costs) -> FsUpdate {
+/// The floored read's price from a chmod-stat pair with reads after it (`floor_pair`) and
+/// the chmod-stat pair (`chmod_pair`), or why there is none (in words): what the reads' Δ
+/// adds beyond the model's reads, over the floored reads the model counts between them.
+fn price_floor(
+    model: ModelId,
+    costs: Costs,
+    floor_pair: &PairResult,
+    chmod_pair: &PairResult,
+) -> Result<Estimate, String> {
+    if !matches!(floor_pair.pattern, Pattern::ChmodRead { .. })
+        || chmod_pair.pattern != Pattern::Chmod
+    {
+        return Err(format!(
+            "{} against {} does not price the floored read",
+            floor_pair.pattern_name, chmod_pair.pattern_name
+        ));
+    }
+    if !floor_pair.multigrain_observed || !chmod_pair.multigrain_observed {
+        return Err(format!(
+            "the chmod-stat pairs showed no multigrain ctimes on {}",
+            floor_pair.fs_type
+        ));
+    }
+    let costs = Costs {
+        floor_read_ns: 0.0,
+        floor_read_ns_by_fs: Costs::UNIFORM,
+        ..costs
+    };
+    let delta = |p: &PairResult| {
+        pair_sides(model, costs, p)
+            .map(|(q, c)| q - c)
+            .expect("a chmod pattern")
+    };
+    let (dr, dc) = (delta(floor_pair), delta(chmod_pair));
+    let floored = dr.floored - dc.floored;
+    if floored < 1.0
+        || (dr.updates - dc.updates).abs() >= 0.5
+        || (dr.queries - dc.queries).abs() >= 0.5
+    {
+        return Err(format!(
+            "{model} counts {floored:+.3} floored reads, {:+.3} updates and {:+.3} queries per \
+             iteration between the two pairs' Δs, so the reads do not isolate the floor",
+            dr.updates - dc.updates,
+            dr.queries - dc.queries
+        ));
+    }
+    let (f, c) = (floor_pair.delta_ns, chmod_pair.delta_ns);
+    let extra = dr.reads_ns - dc.reads_ns;
+    Ok(Estimate {
+        point: (f.point - c.point - extra) / floored,
+        lower: (f.lower - c.upper - extra) / floored,
+        upper: (f.upper - c.lower - extra) / floored,
+    })
+}
+
+/// Prices one update (and the query, given its chmod-stat pair, and the floored read, given
+/// the chmod-stat pair with reads after it too) with the reads at `costs` (the profile's, or a
+/// guest's own paired read costs in `vm bench`). A floored read priced here is this
+/// filesystem's in the query's and the update's arithmetic; otherwise `costs`' holds.
+pub fn price_at(
+    pair: &PairResult,
+    query_pair: Option<&PairResult>,
+    floor_pair: Option<&PairResult>,
+    mut costs: Costs,
+) -> FsUpdate {
     let mut out = unpriced(pair);
     out.query_pair = query_pair.cloned();
+    out.floor_pair = floor_pair.cloned();
     let model = model_of(pair);
     out.model = Some(model.label());
+    let floor = match (floor_pair, query_pair) {
+        (Some(f), Some(q)) => Some(price_floor(model, costs, f, q)),
+        _ => None,
+    };
+    if let Some(Ok(e)) = floor {
+        costs.floor_read_ns_by_fs[pair.fs_kind() as usize] = Some(e.point);
+        out.floor_read_ns = Some(e);
+    }
     let Some((q, c)) = pair_sides(model, costs, pair) else {
         out.reason = format!(
             "not priced from a {}: the update is priced on the write-stat pair",
@@ -267,6 +350,20 @@ pub fn price_at(pair: &PairResult, query_pair: Option<&PairResult>, costs: Costs
                 .to_string(),
         ),
     };
+    let floor_words = match (&floor, floor_pair) {
+        (Some(Ok(e)), Some(p)) => format!(
+            "; a coarse read that returns the floor {:.1} ns [{:.1}, {:.1}] beyond one that \
+             returns the tick ({} pair: Δ {:.1} ns against the chmod-stat pair's)",
+            e.point, e.lower, e.upper, p.pattern_name, p.delta_ns.point
+        ),
+        (Some(Err(why)), _) => format!("; the floored read not priced ({why})"),
+        _ if costs.floor_read_on(pair.fs_kind()) != 0.0 => format!(
+            "; the floored reads at {:.1} ns each (the profile's)",
+            costs.floor_read_on(pair.fs_kind())
+        ),
+        _ => String::new(),
+    };
+    let query_words = format!("{query_words}{floor_words}");
     if du < 0.5 {
         out.reason = format!(
             "update not measurable from the pair, and not needed by the knob: {model} counts \
@@ -289,22 +386,29 @@ pub fn price_at(pair: &PairResult, query_pair: Option<&PairResult>, costs: Costs
     out
 }
 
-/// Measures `cfg`'s write-stat pair and the chmod-stat pair on the same directory, and prices
-/// both against `profile`'s reads. The chmod-stat pair is skipped where the write pair saw no
-/// multigrain timestamps (nothing to price).
+/// The pair that prices the floored read against chmod-stat: 16 reads after the query's fine
+/// stamp, each returning the floor on the queried side and the tick on the control.
+pub const FLOOR_PATTERN: Pattern = Pattern::ChmodRead { reads: 16 };
+
+/// Measures `cfg`'s write-stat pair, the chmod-stat pair and the chmod-stat pair with reads
+/// after it ([`FLOOR_PATTERN`]) on the same directory, and prices all three against
+/// `profile`'s reads. The chmod pairs are skipped where the write pair saw no multigrain
+/// timestamps (nothing to price).
 pub fn measure_and_price(
     cfg: &crate::workload::pair::PairConfig,
     profile: &Profile,
 ) -> crate::error::Result<FsUpdate> {
     let pair = crate::workload::pair::measure(cfg)?;
-    let query = if pair.multigrain_observed {
+    let (query, floor) = if pair.multigrain_observed {
         let mut q = cfg.clone();
         q.pattern = Pattern::Chmod;
-        Some(crate::workload::pair::measure(&q)?)
+        let query = crate::workload::pair::measure(&q)?;
+        q.pattern = FLOOR_PATTERN;
+        (Some(query), Some(crate::workload::pair::measure(&q)?))
     } else {
-        None
+        (None, None)
     };
-    Ok(price(&pair, query.as_ref(), profile))
+    Ok(price(&pair, query.as_ref(), floor.as_ref(), profile))
 }
 
 /// The live pair on each of `dirs` (one per filesystem: a directory on a device already

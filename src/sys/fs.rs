@@ -215,6 +215,27 @@ pub fn pwrite_byte(fd: BorrowedFd<'_>, byte: u8, offset: i64) -> io::Result<usiz
     Ok(n as usize)
 }
 
+/// `pread(fd, &byte, 1, offset)`; returns the count read (0 at the end of the file).
+#[inline(always)]
+pub fn pread_byte(fd: BorrowedFd<'_>, offset: i64) -> io::Result<usize> {
+    let mut byte = 0u8;
+    // SAFETY: SYS_pread64 takes (fd, buffer, count, offset); the buffer is one writable byte
+    // on our stack, live for the call, and `fd` is open for the borrow.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_pread64,
+            fd.as_raw_fd(),
+            (&mut byte as *mut u8).cast::<libc::c_void>(),
+            1usize,
+            offset as libc::off_t,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
 /// `close(fd)`, reporting its error (dropping an `OwnedFd` ignores it).
 #[inline(always)]
 pub fn close(fd: OwnedFd) -> io::Result<()> {

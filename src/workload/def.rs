@@ -197,6 +197,8 @@ mod tests {
             update_ns_by_fs: crate::sim::Costs::UNIFORM,
             query_ns: 0.0,
             query_ns_by_fs: crate::sim::Costs::UNIFORM,
+            floor_read_ns: 0.0,
+            floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: 4e6,
         };
         for (v, w, want) in [

@@ -46,6 +46,8 @@ const RECORDED: &str = "a recorded loop is replayed by workload::replayed::measu
 struct Target {
     path: CString,
     fd: Option<std::os::fd::OwnedFd>,
+    /// The second file that [`Pattern::ChmodRead`] reads (one byte long).
+    read: Option<std::os::fd::OwnedFd>,
 }
 
 /// One block of `n` iterations with `mask`; ns per iteration.
@@ -75,6 +77,21 @@ fn block(
                 sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
                 // fchmod moves the ctime only: the tally compares ctimes.
                 tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+            }
+        }
+        Pattern::ChmodRead { reads } => {
+            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
+            let r = t
+                .read
+                .as_ref()
+                .expect("a read pattern has its second file open");
+            let (f, r) = (fd.as_fd(), r.as_fd());
+            for _ in 0..n {
+                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                for _ in 0..reads {
+                    sfs::pread_byte(r, 0).context("pread in the pair's loop")?;
+                }
             }
         }
         Pattern::Create => {
@@ -112,6 +129,9 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
             (1..=64).contains(&writes),
             "writes per query must be 1 to 64"
         );
+    }
+    if let Pattern::ChmodRead { reads } = cfg.pattern {
+        crate::ensure!((1..=64).contains(&reads), "reads per query must be 1 to 64");
     }
     let scratch = ScratchDir::create(&cfg.dir)?;
     let fs = scratch::fs_info(scratch.path());
@@ -171,15 +191,26 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
     let mut p = dir.as_os_str().as_bytes().to_vec();
     p.extend_from_slice(format!("/pair{k}").as_bytes());
     let path = CString::new(p).context("a scratch path with a NUL byte")?;
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
     let fd = match pattern {
-        Pattern::Write { .. } | Pattern::Chmod => {
-            let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+        Pattern::Write { .. } | Pattern::Chmod | Pattern::ChmodRead { .. } => {
             Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
         }
         Pattern::Create => None,
         Pattern::Recorded { .. } => crate::fail!("{RECORDED}"),
     };
-    Ok(Target { path, fd })
+    let read = match pattern {
+        Pattern::ChmodRead { .. } => {
+            let mut p = path.as_bytes().to_vec();
+            p.extend_from_slice(b"-read");
+            let rp = CString::new(p).context("a scratch path with a NUL byte")?;
+            let r = sfs::open(&rp, flags, 0o600).context("creating the pair's second file")?;
+            sfs::pwrite_byte(r.as_fd(), b'x', 0).context("writing the pair's second file")?;
+            Some(r)
+        }
+        _ => None,
+    };
+    Ok(Target { path, fd, read })
 }
 
 /// The CPU of each task: one task stays on the CPU it runs on; several spread over the

@@ -182,8 +182,11 @@ impl Replay<'_> {
         self.begin_stamp();
         let clock = self.coarse_clock();
         let coarse = self.read(clock);
-        if self.linux_mode() == LinuxMode::Multigrain {
-            coarse.max(self.floor)
+        if self.linux_mode() == LinuxMode::Multigrain && self.floor > coarse {
+            // The floor is ahead of the tick: it is converted to a timespec and returned.
+            self.stats.floored_reads += 1;
+            self.op_cost += self.costs.floor_read_on(self.op_fs);
+            self.floor
         } else {
             coarse
         }

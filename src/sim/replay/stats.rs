@@ -17,6 +17,10 @@ pub struct Stats {
     /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`),
     /// each priced at [`super::Costs::query_on`] its filesystem.
     pub queries: u64,
+    /// Linux multigrain: coarse reads that returned the floor, ahead of the tick
+    /// (`ktime_get_coarse_real_ts64_mg()` after a fine stamp in the same tick), each priced at
+    /// [`super::Costs::floor_read_on`] its filesystem beyond the coarse read.
+    pub floored_reads: u64,
     pub total_ns: f64,
     pub timestamp_ns: f64,
     pub modifications: u64,

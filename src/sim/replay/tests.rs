@@ -12,6 +12,8 @@ const COSTS: Costs = Costs {
     update_ns_by_fs: crate::sim::Costs::UNIFORM,
     query_ns: 0.0,
     query_ns_by_fs: crate::sim::Costs::UNIFORM,
+    floor_read_ns: 0.0,
+    floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
     tick_ns: 1e6,
 };
 

@@ -19,12 +19,19 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<S
 /// floored coarse time is not later than the ctime).
 pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -> Option<Scenario> {
     let stat = if queried { "stat" } else { "stat_no_times" };
-    let names: Vec<&str> = match pattern {
-        Pattern::Write { writes } => std::iter::repeat_n("write", writes as usize)
-            .chain(std::iter::once(stat))
+    // (syscall, on the second file): the floor pattern's reads are of another file.
+    let names: Vec<(&str, bool)> = match pattern {
+        Pattern::Write { writes } => std::iter::repeat_n(("write", false), writes as usize)
+            .chain(std::iter::once((stat, false)))
             .collect(),
-        Pattern::Create => vec!["create", "write", stat, "close", "unlink"],
-        Pattern::Chmod => vec!["fchmod", stat],
+        Pattern::Create => ["create", "write", stat, "close", "unlink"]
+            .map(|s| (s, false))
+            .to_vec(),
+        Pattern::Chmod => vec![("fchmod", false), (stat, false)],
+        Pattern::ChmodRead { reads } => [("fchmod", false), (stat, false)]
+            .into_iter()
+            .chain(std::iter::repeat_n(("read", true), reads as usize))
+            .collect(),
         Pattern::Recorded { .. } => return None,
     };
     let iteration: Vec<serde_json::Value> = (0..tasks.max(1))
@@ -36,7 +43,14 @@ pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -
             };
             names
                 .iter()
-                .map(move |s| serde_json::json!({ "syscall": s, "inode": inode, "fs": fs.name() }))
+                .map(move |&(s, other)| {
+                    let inode = if other {
+                        format!("{inode}-read")
+                    } else {
+                        inode.clone()
+                    };
+                    serde_json::json!({ "syscall": s, "inode": inode, "fs": fs.name() })
+                })
                 .collect::<Vec<_>>()
         })
         .collect();

@@ -21,7 +21,7 @@ fn pair<'a>(pairs: &'a [PairResult], dir_ends: &str) -> &'a PairResult {
 fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     let (profile, pairs) = recorded();
     for p in pairs.iter().filter(|p| p.fs_type != "btrfs") {
-        let f = price(p, None, &profile);
+        let f = price(p, None, None, &profile);
         let (dr, du) = (f.reads_delta_ns.unwrap(), f.updates_delta.unwrap());
         // linux@6.18, multigrain: a queried write reads the fine clock twice more than a
         // coarse one, and stores once; the control stores once per tick only.
@@ -39,7 +39,7 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     }
     // The journal and the log are most of it: ext4 and xfs above 3× tmpfs's.
     let at = |d| {
-        price(pair(&pairs, d), None, &profile)
+        price(pair(&pairs, d), None, None, &profile)
             .update_ns
             .unwrap()
             .point
@@ -53,7 +53,7 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
 #[test]
 fn btrfs_stores_every_write_so_the_question_prices_no_update() {
     let (profile, pairs) = recorded();
-    let f = price(pair(&pairs, "m-btrfs"), None, &profile);
+    let f = price(pair(&pairs, "m-btrfs"), None, None, &profile);
     assert!(f.update_ns.is_none());
     assert!(f.updates_delta.unwrap().abs() < 0.01);
     assert!(f.reason.contains("not needed by the knob"), "{}", f.reason);
@@ -70,7 +70,7 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
         p.delta_ns,
         p.control_ns,
     ));
-    let f = price(&p, None, &profile);
+    let f = price(&p, None, None, &profile);
     assert!(f.update_ns.is_none());
     assert_eq!(f.model.as_deref(), Some("linux@6.12"));
     assert!(f.reason.contains("no multigrain") && f.reason.contains("NOT equal"));
@@ -79,7 +79,10 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
 #[test]
 fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_query() {
     let (mut profile, pairs) = recorded();
-    profile.filesystems = pairs.iter().map(|p| price(p, None, &profile)).collect();
+    profile.filesystems = pairs
+        .iter()
+        .map(|p| price(p, None, None, &profile))
+        .collect();
     let (_, by_fs, src) = costs::update_prices(Some(&profile));
     assert!(by_fs[FsKind::Ext4 as usize].is_some() && by_fs[FsKind::Other as usize].is_none());
     assert!(src.contains("live pair"), "{src}");
@@ -128,7 +131,7 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     for f in &profile.filesystems {
         let (w, c) = (f.pair.as_ref().unwrap(), f.query_pair.as_ref().unwrap());
         assert_eq!(c.pattern, Pattern::Chmod);
-        let again = price(w, Some(c), &profile);
+        let again = price(w, Some(c), None, &profile);
         assert_eq!(again.query_ns, f.query_ns, "{}", f.dir);
         assert_eq!(again.update_ns, f.update_ns, "{}", f.dir);
         // chmod-stat: the inode is stored on both sides, so the model's Δ is its reads (two
@@ -166,7 +169,7 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     }
     // Without its chmod-stat pair the update holds the query's work, and says so.
     let ext4 = &profile.filesystems[1];
-    let alone = price(ext4.pair.as_ref().unwrap(), None, &profile);
+    let alone = price(ext4.pair.as_ref().unwrap(), None, None, &profile);
     assert!(alone.query_ns.is_none());
     let diff = alone.update_ns.unwrap().point - ext4.update_ns.unwrap().point;
     let dq = ext4.queries_delta.unwrap() / ext4.updates_delta.unwrap();
@@ -247,4 +250,120 @@ fn tasks_share_the_multigrain_floor_as_the_kernel_counts() {
     // Every task's ctime still moves: the update is each task's own.
     assert!((two.updates - 1.0).abs() < 0.01, "{two:?}");
     assert!(two.reads_ns < 0.75 * one.reads_ns, "{one:?} {two:?}");
+}
+
+/// A profile probed with `--dir /dev/shm --dir <ext4 loop image>`: every filesystem with its
+/// write-stat, chmod-stat and chmod-stat-read16 pairs.
+fn floored() -> Profile {
+    serde_json::from_str(include_str!("../../../tests/data/update-floor-amd.json")).unwrap()
+}
+
+#[test]
+fn a_floored_read_is_priced_from_the_reads_after_the_query_and_left_out_of_the_others() {
+    let profile = floored();
+    assert_eq!(profile.filesystems.len(), 2);
+    for f in &profile.filesystems {
+        let (w, q, r) = (
+            f.pair.as_ref().unwrap(),
+            f.query_pair.as_ref().unwrap(),
+            f.floor_pair.as_ref().unwrap(),
+        );
+        assert_eq!(r.pattern, FLOOR_PATTERN);
+        let model = model_of(w);
+        let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+        let costs = costs::resolve_as_measured(model, Some(&profile), &cfg)
+            .unwrap()
+            .0
+            .reads_only();
+        // The model: each of the 16 reads returns the floor after the queried side's fine
+        // stamp, none on the control; the chmod and the statx alike on both pairs.
+        let d = |p: &PairResult| pair_sides(model, costs, p).map(|(a, b)| a - b).unwrap();
+        let (dr, dq) = (d(r), d(q));
+        // (Less the iterations that a tick ends before their reads.)
+        assert!(
+            (dr.floored - dq.floored - 16.0).abs() < 0.1,
+            "{dr:?} {dq:?}"
+        );
+        assert!((dr.fine_stamps - dq.fine_stamps).abs() < 0.01);
+        let again = price(w, Some(q), Some(r), &profile);
+        let fl = again.floor_read_ns.unwrap();
+        let by_hand = (r.delta_ns.point - q.delta_ns.point - (dr.reads_ns - dq.reads_ns))
+            / (dr.floored - dq.floored);
+        assert!((fl.point - by_hand).abs() < 1e-9, "{} {by_hand}", fl.point);
+        assert!(fl.lower <= fl.point && fl.point <= fl.upper);
+        assert!(fl.point > 0.0, "{}: {fl:?}", f.fs_type);
+        assert!(
+            again.reason.contains("returns the floor"),
+            "{}",
+            again.reason
+        );
+        // The query's and the update's prices leave out the floored reads they hold: the
+        // queried chmod-stat and write-stat sides each take the floor (write-stat twice:
+        // current_time() and inode_set_ctime_current()), the controls never.
+        let without = price(w, Some(q), None, &profile_without_floor(&profile));
+        let (qs, qc) = pair_sides(model, costs, q).unwrap();
+        assert!(qs.floored >= 0.99 && qc.floored < 0.01, "{qs:?} {qc:?}");
+        let (ws, wc) = pair_sides(model, costs, w).unwrap();
+        assert!(
+            (ws.floored - 2.0).abs() < 0.01 && wc.floored < 0.01,
+            "{ws:?} {wc:?}"
+        );
+        let dq_price = without.query_ns.unwrap().point - again.query_ns.unwrap().point;
+        assert!((dq_price - (qs.floored - qc.floored) * fl.point).abs() < 1e-6);
+    }
+}
+
+fn profile_without_floor(p: &Profile) -> Profile {
+    let mut p = p.clone();
+    for f in &mut p.filesystems {
+        f.floor_read_ns = None;
+        f.floor_pair = None;
+    }
+    p
+}
+
+#[test]
+fn each_write_after_a_fine_stamp_takes_the_floor() {
+    let profile = floored();
+    let w = profile.filesystems[0].pair.as_ref().unwrap();
+    let model = model_of(w);
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let costs = costs::resolve_as_measured(model, Some(&profile), &cfg)
+        .unwrap()
+        .0;
+    let floor = costs.floor_read_on(w.fs_kind());
+    assert!(floor > 0.0);
+    for writes in [1, 3, 4] {
+        let side = |queried| {
+            side_counts(
+                model,
+                costs,
+                Pattern::Write { writes },
+                FsKind::Tmpfs,
+                queried,
+                w.queried_ns.point,
+                1,
+            )
+            .unwrap()
+        };
+        let (q, c) = (side(true), side(false));
+        // The first write's current_time() and inode_set_ctime_current(), and each later
+        // write's current_time(): all return the floor of the fine stamp.
+        assert!(
+            (q.floored - f64::from(writes + 1)).abs() < 0.01,
+            "{writes}: {q:?}"
+        );
+        assert!(c.floored < 0.01);
+        let plain = side_counts(
+            model,
+            costs.reads_only(),
+            Pattern::Write { writes },
+            FsKind::Tmpfs,
+            true,
+            w.queried_ns.point,
+            1,
+        )
+        .unwrap();
+        assert!((q.reads_ns - plain.reads_ns - q.floored * floor).abs() < 1e-6);
+    }
 }

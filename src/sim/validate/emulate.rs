@@ -90,6 +90,8 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             update_ns_by_fs: crate::sim::Costs::UNIFORM,
             query_ns: 0.0,
             query_ns_by_fs: crate::sim::Costs::UNIFORM,
+            floor_read_ns: 0.0,
+            floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
             tick_ns: resolved.tick_ns,
         };
         let table = model.table();

@@ -75,6 +75,8 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             update_ns_by_fs: Costs::UNIFORM,
             query_ns: 0.0,
             query_ns_by_fs: Costs::UNIFORM,
+            floor_read_ns: 0.0,
+            floor_read_ns_by_fs: Costs::UNIFORM,
             tick_ns: 1e9 / f64::from(k.hz.max(1)),
         };
         for fs in &r.filesystems {
@@ -82,7 +84,7 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {
                 continue;
             };
-            let price = crate::sim::update_price::price_at(calibration, None, costs);
+            let price = crate::sim::update_price::price_at(calibration, None, None, costs);
             let prices = Prices::of(&price, "the guest's write-stat pair");
             let rows = on_fs
                 .iter()

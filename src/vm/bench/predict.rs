@@ -60,6 +60,8 @@ pub(crate) fn model_reads(
         update_ns_by_fs: crate::sim::Costs::UNIFORM,
         query_ns: 0.0,
         query_ns_by_fs: crate::sim::Costs::UNIFORM,
+        floor_read_ns: 0.0,
+        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
         tick_ns: 1e9 / f64::from(hz.max(1)),
     };
     let stock = estimate::estimates(
