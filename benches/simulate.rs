@@ -28,6 +28,8 @@ fn replay(c: &mut Criterion) {
         update_ns_by_fs: tscope::sim::Costs::UNIFORM,
         query_ns: 0.0,
         query_ns_by_fs: tscope::sim::Costs::UNIFORM,
+        floor_read_ns: 0.0,
+        floor_read_ns_by_fs: tscope::sim::Costs::UNIFORM,
         tick_ns: 4e6,
     };
     let mut g = c.benchmark_group("replay");

@@ -1,0 +1,63 @@
+//! Measuring a filesystem's prices on the live kernel: the three pairs of one directory, and
+//! every directory of a probe.
+
+use super::{price, Pattern};
+use crate::probe::update::FsUpdate;
+use crate::probe::Profile;
+
+/// The pair that prices the floored read against chmod-stat: 16 reads after the query's fine
+/// stamp, each returning the floor on the queried side and the tick on the control.
+pub const FLOOR_PATTERN: Pattern = Pattern::ChmodRead { reads: 16 };
+
+/// Measures `cfg`'s write-stat pair, the chmod-stat pair and the chmod-stat pair with reads
+/// after it ([`FLOOR_PATTERN`]) on the same directory, and prices all three against
+/// `profile`'s reads. The chmod pairs are skipped where the write pair saw no multigrain
+/// timestamps (nothing to price).
+pub fn measure_and_price(
+    cfg: &crate::workload::pair::PairConfig,
+    profile: &Profile,
+) -> crate::error::Result<FsUpdate> {
+    let pair = crate::workload::pair::measure(cfg)?;
+    let (query, floor) = if pair.multigrain_observed {
+        let mut q = cfg.clone();
+        q.pattern = Pattern::Chmod;
+        let query = crate::workload::pair::measure(&q)?;
+        q.pattern = FLOOR_PATTERN;
+        (Some(query), Some(crate::workload::pair::measure(&q)?))
+    } else {
+        (None, None)
+    };
+    Ok(price(&pair, query.as_ref(), floor.as_ref(), profile))
+}
+
+/// The live pair on each of `dirs` (one per filesystem: a directory on a device already
+/// measured is skipped), priced against `profile`'s reads. A pair that fails is a line in
+/// the returned errors, not the end of the others.
+pub fn measure_all(
+    profile: &Profile,
+    dirs: &[std::path::PathBuf],
+    quick: bool,
+) -> (Vec<FsUpdate>, Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut out, mut errors, mut devices) = (Vec::new(), Vec::new(), Vec::new());
+    for dir in dirs {
+        match std::fs::metadata(dir) {
+            Ok(m) if devices.contains(&m.dev()) => continue,
+            Ok(m) => devices.push(m.dev()),
+            Err(e) => {
+                errors.push(format!("{}: {e}", dir.display()));
+                continue;
+            }
+        }
+        let cfg = crate::workload::pair::PairConfig::for_price(
+            dir.clone(),
+            Pattern::Write { writes: 1 },
+            quick,
+        );
+        match measure_and_price(&cfg, profile) {
+            Ok(priced) => out.push(priced),
+            Err(e) => errors.push(format!("the live pair on {}: {e:#}", dir.display())),
+        }
+    }
+    (out, errors)
+}
