@@ -218,14 +218,18 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         )?;
         let calibration = priced.pair.clone().expect("a priced entry keeps its pair");
         let model = model_of(&calibration);
-        let (c, _) = costs::resolve_as_measured(model, Some(&profile), &sim)?;
+        let (mut c, _) = costs::resolve_as_measured(model, Some(&profile), &sim)?;
+        // The floored read as this directory's own pairs priced it, as its query and update.
+        if let Some(f) = priced.floor_read_ns {
+            c.floor_read_ns_by_fs[calibration.fs_kind() as usize] = Some(f.point);
+        }
         if priced.update_ns.is_none() || priced.query_ns.is_none() {
             notes.push(format!("{}: {}", priced.label(), priced.reason));
         }
-        let prices = Prices::of(&priced, "chmod-stat and write-stat");
+        let prices = Prices::of(&priced, "chmod-stat-read16, chmod-stat and write-stat");
         let counts = |p: &PairResult| delta_counts(p, c).unwrap_or_default();
         rows.extend(rows_of(&calibration, counts(&calibration), &prices, true));
-        if let Some(q) = &priced.query_pair {
+        for q in [&priced.query_pair, &priced.floor_pair].into_iter().flatten() {
             rows.extend(rows_of(q, counts(q), &prices, true));
         }
         for pattern in PATTERNS {
@@ -253,8 +257,8 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     }
     notes.push(format!(
         "a row is within its goal when the model's Δ is within max({:.0}%, the live Δ's 95% \
-         interval) of the live Δ; the first two rows of each directory (write-stat, \
-         chmod-stat) are the calibration, so they agree by construction",
+         interval) of the live Δ; the first three rows of each directory (write-stat, \
+         chmod-stat, chmod-stat-read16) are the calibration, so they agree by construction",
         GOAL_FRACTION * 100.0
     ));
     Ok(ValidationReport::new("update", "update", rows, notes))
