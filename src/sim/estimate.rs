@@ -56,6 +56,17 @@ pub fn replay(
     base_ns_per_iteration: f64,
     iterations: u64,
 ) -> Stats {
+    replay_of(table, policy, costs, scenario, base_ns_per_iteration).run(scenario.stream(iterations))
+}
+
+/// The replay [`replay`] runs, before its first op.
+fn replay_of<'t>(
+    table: &'t [crate::kernel::Action],
+    policy: &Policy,
+    costs: Costs,
+    scenario: &CompiledScenario,
+    base_ns_per_iteration: f64,
+) -> Replay<'t> {
     let per_op = base_ns_per_iteration / scenario.ops.len().max(1) as f64;
     let by_position = scenario
         .op_weights
@@ -71,7 +82,34 @@ pub fn replay(
         .with_base_by_position(by_position)
         .with_stamp_at_by_position(stamp_at)
         .with_coarse_lag(scenario.coarse_lag_ns.unwrap_or(0.0))
-        .run(scenario.stream(iterations))
+}
+
+/// What each op of the loop did in [`replay`], per iteration: its reads of `clock` and its
+/// updates, by position in the loop.
+pub fn replay_by_position(
+    table: &[crate::kernel::Action],
+    policy: &Policy,
+    costs: Costs,
+    scenario: &CompiledScenario,
+    base_ns_per_iteration: f64,
+    iterations: u64,
+    clock: ClockFn,
+) -> Vec<(f64, f64)> {
+    let n = scenario.ops.len();
+    let mut r = replay_of(table, policy, costs, scenario, base_ns_per_iteration);
+    let mut by = vec![(0.0, 0.0); n];
+    for (k, op) in scenario.stream(iterations).enumerate() {
+        let (reads, updates) = (r.stats().reads[clock as usize], r.stats().updates);
+        r.step(op);
+        let s = r.stats();
+        let at = &mut by[k % n.max(1)];
+        at.0 += (s.reads[clock as usize] - reads) as f64;
+        at.1 += (s.updates - updates) as f64;
+    }
+    let iterations = iterations.max(1) as f64;
+    by.into_iter()
+        .map(|(a, b)| (a / iterations, b / iterations))
+        .collect()
 }
 
 /// `total` spread over positions in proportion to `weights` (negative or non-finite weights

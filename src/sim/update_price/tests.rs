@@ -367,3 +367,43 @@ fn each_write_after_a_fine_stamp_takes_the_floor() {
         assert!((q.reads_ns - plain.reads_ns - q.floored * floor).abs() < 1e-6);
     }
 }
+
+#[test]
+fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
+    let profile = floored();
+    let w = profile.filesystems[0].pair.as_ref().unwrap();
+    let model = model_of(w);
+    let stock = &model.policies()[0];
+    let costs = Costs {
+        precise_read_ns: 20.0,
+        coarse_read_ns: 5.0,
+        tick_ns: 4e6,
+        update_ns: 0.0,
+        update_ns_by_fs: Costs::UNIFORM,
+        query_ns: 0.0,
+        query_ns_by_fs: Costs::UNIFORM,
+        floor_read_ns: 0.0,
+        floor_read_ns_by_fs: Costs::UNIFORM,
+    };
+    let sc = pattern_scenario(Pattern::Write { writes: 2 }, FsKind::Tmpfs, true)
+        .unwrap()
+        .compile();
+    let by = estimate::replay_by_position(
+        &model.table(),
+        stock,
+        costs,
+        &sc,
+        1000.0,
+        10_000,
+        ClockFn::LinuxFineMg,
+    );
+    // write, write, stat: the first write after the query takes the fine stamp and stores it;
+    // the second finds the floor; the stat takes none.
+    assert_eq!(by.len(), 3);
+    assert!((by[0].0 - 1.0).abs() < 0.01 && (by[0].1 - 1.0).abs() < 0.01, "{by:?}");
+    assert!(by[1].0 < 0.01 && by[1].1 < 0.01, "{by:?}");
+    assert!(by[2].0 < 0.01 && by[2].1 < 0.01, "{by:?}");
+    let all = estimate::replay(&model.table(), stock, costs, &sc, 1000.0, 10_000);
+    let total: f64 = by.iter().map(|b| b.0).sum();
+    assert!((total - all.reads[ClockFn::LinuxFineMg as usize] as f64 / 10_000.0).abs() < 1e-9);
+}

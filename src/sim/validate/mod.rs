@@ -14,6 +14,7 @@
 //! Nothing is asserted here: the error is a measurement, written into docs/validation.md.
 
 pub mod accuracy;
+pub mod by_call;
 pub mod chain;
 pub mod emulate;
 pub mod noise;

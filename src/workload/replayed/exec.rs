@@ -372,3 +372,60 @@ fn sample(
     }
     Ok((queried, control, passes, counted))
 }
+
+/// The kernel's multigrain counters (debugfs `multigrain_timestamps`) of one call of the loop,
+/// per pass: with the stats asking for the times, and for the size only.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallCounts {
+    pub queried: std::collections::BTreeMap<String, f64>,
+    pub control: std::collections::BTreeMap<String, f64>,
+}
+
+/// Counts what the kernel does at each call of the loop on `dir`'s filesystem: `passes` passes
+/// of each side, alternating pass by pass after one warm-up pass each, the counters read
+/// before and after every call. The counters are the machine's: what else runs adds a little.
+/// Stops between passes on SIGINT/SIGTERM; the scratch directory is removed on every path.
+pub fn count_calls(
+    dir: &Path,
+    live: &LiveLoop,
+    passes: u64,
+) -> crate::error::Result<Vec<CallCounts>> {
+    let read = || multigrain::read().map_err(|e| crate::failure!("{e}"));
+    read()?;
+    let scratch = ScratchDir::create(dir)?;
+    let mut tree = Tree::new(scratch.path(), live)?;
+    tree.block(live, QUERIED_MASK, 1)?;
+    tree.block(live, CONTROL_MASK, 1)?;
+    let mut sums = vec![CallCounts::default(); live.ops.len()];
+    for _ in 0..passes.max(1) {
+        for queried in [true, false] {
+            if sys::signal::stop_requested() {
+                return Err(crate::error::Error::Interrupted);
+            }
+            let mask = if queried { QUERIED_MASK } else { CONTROL_MASK };
+            for (k, &op) in live.ops.iter().enumerate() {
+                let before = read()?;
+                tree.issue(op, live.dirs[op.node as usize], mask)
+                    .with_context(|| format!("the counted loop's call {k}"))?;
+                let after = read()?;
+                let side = if queried {
+                    &mut sums[k].queried
+                } else {
+                    &mut sums[k].control
+                };
+                for (name, v) in &after {
+                    let d = v.saturating_sub(before.get(name).copied().unwrap_or(*v));
+                    *side.entry(name.clone()).or_default() += d as f64;
+                }
+            }
+        }
+    }
+    drop(tree);
+    drop(scratch);
+    let n = passes.max(1) as f64;
+    for c in &mut sums {
+        c.queried.values_mut().for_each(|v| *v /= n);
+        c.control.values_mut().for_each(|v| *v /= n);
+    }
+    Ok(sums)
+}

@@ -1,0 +1,100 @@
+//! A recorded loop's fine stamps call by call: the kernel's multigrain counters read around
+//! every call of the live loop ([`crate::workload::replayed::count_calls`]) against what the
+//! model's replay does at the same position of the loop. Where a recording's total disagrees
+//! with the kernel's, this names the calls.
+
+use std::path::Path;
+
+use crate::kernel::ClockFn;
+use crate::sim::update_price::model_of;
+use crate::sim::{estimate, Costs};
+use crate::workload::pair::PairResult;
+use crate::workload::replayed::{self, LiveLoop, ROOT};
+
+/// Passes of each side, counted call by call.
+pub const PASSES: u64 = 20;
+/// Fine stamps per pass by which a call's kernel count may differ from the model's before it
+/// is named.
+const SLACK: f64 = 0.25;
+/// The most calls a note names.
+const NAMED: usize = 12;
+
+/// The model's fine stamps and updates per pass at each call of `live`, queried − control,
+/// each side replayed at its measured speed in `p`.
+pub fn model_by_call(p: &PairResult, costs: Costs, live: &LiveLoop) -> Vec<(f64, f64)> {
+    let model = model_of(p);
+    let stock = &model.policies()[0];
+    let table = model.table();
+    let costs = costs.reads_only();
+    let side = |queried: bool, ns: f64| {
+        let sc = live.scenario(p.fs_kind(), queried);
+        let n = crate::trace::scenario::bounded_iterations(20_000, sc.ops.len());
+        let base = estimate::base_from_measured(model, stock, costs, &sc, ns, n);
+        estimate::replay_by_position(&table, stock, costs, &sc, base, n, ClockFn::LinuxFineMg)
+    };
+    let (q, c) = (
+        side(true, p.queried_ns.point),
+        side(false, p.control_ns.point),
+    );
+    q.iter()
+        .zip(&c)
+        .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
+        .collect()
+}
+
+/// The note naming the calls of `live` on `dir` whose fine stamps, queried − control, differ
+/// between the kernel's count and the model's; `None` where the kernel's counters cannot be
+/// read (the pair `p` says why).
+pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option<String> {
+    p.kernel_counts.as_ref()?;
+    let head = format!(
+        "{} on {} ({}), call by call (the kernel's counters around every call, {PASSES} passes \
+         of each side)",
+        live.source,
+        p.fs_type,
+        dir.display()
+    );
+    let kernel = match replayed::count_calls(dir, live, PASSES) {
+        Ok(k) => k,
+        Err(e) => return Some(format!("{head}: not counted ({e})")),
+    };
+    let model = model_by_call(p, costs, live);
+    let delta = |c: &replayed::CallCounts, name: &str| {
+        c.queried.get(name).copied().unwrap_or(0.0) - c.control.get(name).copied().unwrap_or(0.0)
+    };
+    let (mut kernel_total, mut model_total) = (0.0, 0.0);
+    let mut differ = Vec::new();
+    for (k, (op, (kc, &(m_stamps, m_updates)))) in live
+        .ops
+        .iter()
+        .zip(kernel.iter().zip(&model))
+        .enumerate()
+    {
+        let stamps = delta(kc, "fine_stamps");
+        kernel_total += stamps;
+        model_total += m_stamps;
+        if (stamps - m_stamps).abs() > SLACK {
+            let on = if op.node == ROOT {
+                "the directory".to_string()
+            } else {
+                format!("node {}", op.node)
+            };
+            differ.push(format!(
+                "call {k} {} on {on}: kernel {stamps:+.2} fine stamps ({:+.2} ctime moves), \
+                 model {m_stamps:+.2} ({m_updates:+.2} updates)",
+                op.syscall.name(),
+                delta(kc, "ctime_swaps")
+            ));
+        }
+    }
+    let listed = differ.len().min(NAMED);
+    Some(format!(
+        "{head}: fine stamps per pass, queried − control, kernel {kernel_total:+.2} against \
+         model {model_total:+.2}; {} of {} calls differ by more than {SLACK}{}{}",
+        differ.len(),
+        live.ops.len(),
+        if listed > 0 { ": " } else { "" },
+        differ[..listed].join("; ")
+            + if differ.len() > listed { "; …" } else { "" }
+    ))
+}
