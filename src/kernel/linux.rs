@@ -226,8 +226,25 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
                 true,
             ),
         ),
-        // tmpfs: shmem_rename2() -> simple_rename_timestamp() (fs/libfs.c): the directory,
-        // then the inode.
+        // tmpfs: shmem_rename2() -> simple_rename_timestamp() (fs/libfs.c; read at 6.12 and 7.2,
+        // from 6.6 as recalled): the directory, then the inode; 6.1 reads one current_time()
+        // and stores it in both.
+        Syscall::Rename if fs == FsKind::Tmpfs && version >= Version::new(6, 6) => r(
+            &[
+                LinuxSetCtime { target: Dir },
+                LinuxSetCtime { target: Inode },
+            ],
+            src(
+                "mm/shmem.c, fs/libfs.c",
+                "shmem_rename2 -> simple_rename_timestamp",
+                "v6.12.117, v7.2.13 (read)",
+                true,
+            ),
+        ),
+        Syscall::Rename if fs == FsKind::Tmpfs => r(
+            &[LinuxSetCtime { target: Inode }, LinuxCopyCtimeToDir],
+            src("mm/shmem.c", "shmem_rename2", "v6.1.172 (read)", true),
+        ),
         Syscall::Unlink | Syscall::Rmdir | Syscall::Rename | Syscall::Link => r(
             &[
                 LinuxSetCtime { target: Dir },

@@ -39,6 +39,12 @@ pub enum Pattern {
     /// the tick, so each of those reads returns the floor. Against [`Pattern::Chmod`] it
     /// prices the floored read.
     ChmodRead { reads: u32 },
+    /// pwrite, then `pread` of 1 byte of the same file, then statx. With the times asked
+    /// for, the write's fine stamp puts the mtime after the atime, so the read moves the
+    /// atime (relatime, `touch_atime`); without, the write keeps the tick's time and the read
+    /// finds the atime equal to it. It prices the update where every write stores its time
+    /// whatever the question (btrfs).
+    WriteRead,
     /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
     /// of `ops` syscalls ([`crate::workload::replayed`]).
     Recorded { ops: u32 },
@@ -53,6 +59,7 @@ impl Pattern {
             Pattern::Create => "create-write-stat-unlink".into(),
             Pattern::Chmod => "chmod-stat".into(),
             Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
+            Pattern::WriteRead => "write-read-stat".into(),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
         }
     }
@@ -270,6 +277,9 @@ pub struct FsUpdate {
     /// The chmod-stat pair with reads after it that prices the floored read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pair: Option<PairResult>,
+    /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_pair: Option<PairResult>,
 }
 
 impl FsUpdate {

@@ -56,7 +56,8 @@ pub fn replay(
     base_ns_per_iteration: f64,
     iterations: u64,
 ) -> Stats {
-    replay_of(table, policy, costs, scenario, base_ns_per_iteration).run(scenario.stream(iterations))
+    replay_of(table, policy, costs, scenario, base_ns_per_iteration)
+        .run(scenario.stream(iterations))
 }
 
 /// The replay [`replay`] runs, before its first op.

@@ -145,18 +145,39 @@ pub fn model_of(pair: &PairResult) -> ModelId {
     .0
 }
 
-/// Prices one filesystem from its write-stat `pair` and, where measured, its chmod-stat
-/// `query_pair` and its chmod-stat-with-reads `floor_pair`, the reads priced from `profile`.
-pub fn price(
-    pair: &PairResult,
-    query_pair: Option<&PairResult>,
-    floor_pair: Option<&PairResult>,
-    profile: &Profile,
-) -> FsUpdate {
+/// The live pairs that price one filesystem.
+#[derive(Debug, Clone, Copy)]
+pub struct Pairs<'a> {
+    /// write-stat: the update.
+    pub write: &'a PairResult,
+    /// chmod-stat: the query.
+    pub query: Option<&'a PairResult>,
+    /// chmod-stat-read16: the floored read.
+    pub floor: Option<&'a PairResult>,
+    /// write-read-stat: the update where write-stat stores on both sides (btrfs), through the
+    /// read's atime.
+    pub read: Option<&'a PairResult>,
+}
+
+impl<'a> Pairs<'a> {
+    /// The write-stat pair alone.
+    pub fn of(write: &'a PairResult) -> Self {
+        Pairs {
+            write,
+            query: None,
+            floor: None,
+            read: None,
+        }
+    }
+}
+
+/// Prices one filesystem from its `pairs`, the reads priced from `profile`.
+pub fn price(pairs: Pairs<'_>, profile: &Profile) -> FsUpdate {
+    let pair = pairs.write;
     let model = model_of(pair);
     let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
     match costs::resolve_as_measured(model, Some(profile), &cfg) {
-        Ok((c, _)) => price_at(pair, query_pair, floor_pair, c),
+        Ok((c, _)) => price_at(pairs, c),
         Err(e) => {
             let mut out = unpriced(pair);
             out.model = Some(model.label());
@@ -184,6 +205,7 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         pair: Some(pair.clone()),
         query_pair: None,
         floor_pair: None,
+        read_pair: None,
     }
 }
 
@@ -288,15 +310,12 @@ fn price_floor(
 /// the chmod-stat pair with reads after it too) with the reads at `costs` (the profile's, or a
 /// guest's own paired read costs in `vm bench`). A floored read priced here is this
 /// filesystem's in the query's and the update's arithmetic; otherwise `costs`' holds.
-pub fn price_at(
-    pair: &PairResult,
-    query_pair: Option<&PairResult>,
-    floor_pair: Option<&PairResult>,
-    mut costs: Costs,
-) -> FsUpdate {
+pub fn price_at(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
+    let (pair, query_pair, floor_pair) = (pairs.write, pairs.query, pairs.floor);
     let mut out = unpriced(pair);
     out.query_pair = query_pair.cloned();
     out.floor_pair = floor_pair.cloned();
+    out.read_pair = pairs.read.cloned();
     let model = model_of(pair);
     out.model = Some(model.label());
     let floor = match (floor_pair, query_pair) {
@@ -364,6 +383,35 @@ pub fn price_at(
         _ => String::new(),
     };
     let query_words = format!("{query_words}{floor_words}");
+    let through_read = pairs.read.and_then(|r| {
+        let d = pair_sides(model, costs, r).map(|(a, b)| a - b)?;
+        (r.multigrain_observed && d.updates >= 0.5).then_some((r, d))
+    });
+    if let (true, Some((r, d))) = (du < 0.5, through_read) {
+        out.reads_delta_ns = Some(d.reads_ns);
+        out.updates_delta = Some(d.updates);
+        out.queries_delta = Some(d.queries);
+        out.update_ns = Some(solve(r.delta_ns, d.reads_ns, d.queries, qn, d.updates));
+        out.reason = format!(
+            "{model} counts {uq:.3} updates per iteration with the times asked for and {uc:.3} \
+             without on {} in the write-stat pair (every write stores its time whatever the \
+             question), so the update is priced on the {} pair ({}, {} × ABBA of {} \
+             iterations), where the read after a fine-stamped write moves the atime only with \
+             the times asked for (relatime: the atime is not later than the mtime): Δ {:.1} ns \
+             per iteration less {:.1} ns of reads and {:.3} queries, over {:.3} more updates; \
+             {query_words}",
+            pair.fs_type,
+            r.pattern_name,
+            r.dir,
+            r.repetitions,
+            r.iterations_per_block,
+            r.delta_ns.point,
+            d.reads_ns,
+            d.queries,
+            d.updates
+        );
+        return out;
+    }
     if du < 0.5 {
         out.reason = format!(
             "update not measurable from the pair, and not needed by the knob: {model} counts \

@@ -70,6 +70,15 @@ fn block(
                 tally.push(sfs::statx_mtime(f, mask).context("statx in the pair's loop")?);
             }
         }
+        Pattern::WriteRead => {
+            let fd = t.fd.as_ref().expect("a write pattern has its file open");
+            let f = fd.as_fd();
+            for _ in 0..n {
+                sfs::pwrite_byte(f, b'x', 0).context("pwrite in the pair's loop")?;
+                sfs::pread_byte(f, 0).context("pread in the pair's loop")?;
+                tally.push(sfs::statx_mtime(f, mask).context("statx in the pair's loop")?);
+            }
+        }
         Pattern::Chmod => {
             let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
             let f = fd.as_fd();
@@ -193,7 +202,7 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
     let path = CString::new(p).context("a scratch path with a NUL byte")?;
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
     let fd = match pattern {
-        Pattern::Write { .. } | Pattern::Chmod | Pattern::ChmodRead { .. } => {
+        Pattern::Write { .. } | Pattern::WriteRead | Pattern::Chmod | Pattern::ChmodRead { .. } => {
             Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
         }
         Pattern::Create => None,

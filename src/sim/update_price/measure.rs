@@ -1,7 +1,7 @@
-//! Measuring a filesystem's prices on the live kernel: the three pairs of one directory, and
+//! Measuring a filesystem's prices on the live kernel: the pairs of one directory, and
 //! every directory of a probe.
 
-use super::{price, Pattern};
+use super::{price, Pairs, Pattern};
 use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 
@@ -10,24 +10,43 @@ use crate::probe::Profile;
 pub const FLOOR_PATTERN: Pattern = Pattern::ChmodRead { reads: 16 };
 
 /// Measures `cfg`'s write-stat pair, the chmod-stat pair and the chmod-stat pair with reads
-/// after it ([`FLOOR_PATTERN`]) on the same directory, and prices all three against
-/// `profile`'s reads. The chmod pairs are skipped where the write pair saw no multigrain
-/// timestamps (nothing to price).
+/// after it ([`FLOOR_PATTERN`]) on the same directory, and prices them against `profile`'s
+/// reads. The chmod pairs are skipped where the write pair saw no multigrain timestamps
+/// (nothing to price). Where the model counts no update that the question adds to write-stat
+/// (btrfs stores every write's time), the write-read-stat pair prices the update through the
+/// read's atime.
 pub fn measure_and_price(
     cfg: &crate::workload::pair::PairConfig,
     profile: &Profile,
 ) -> crate::error::Result<FsUpdate> {
-    let pair = crate::workload::pair::measure(cfg)?;
-    let (query, floor) = if pair.multigrain_observed {
+    let measure = |pattern| {
         let mut q = cfg.clone();
-        q.pattern = Pattern::Chmod;
-        let query = crate::workload::pair::measure(&q)?;
-        q.pattern = FLOOR_PATTERN;
-        (Some(query), Some(crate::workload::pair::measure(&q)?))
-    } else {
-        (None, None)
+        q.pattern = pattern;
+        crate::workload::pair::measure(&q)
     };
-    Ok(price(&pair, query.as_ref(), floor.as_ref(), profile))
+    let pair = crate::workload::pair::measure(cfg)?;
+    if !pair.multigrain_observed {
+        return Ok(price(Pairs::of(&pair), profile));
+    }
+    let query = measure(Pattern::Chmod)?;
+    let floor = measure(FLOOR_PATTERN)?;
+    let pairs = Pairs {
+        query: Some(&query),
+        floor: Some(&floor),
+        ..Pairs::of(&pair)
+    };
+    let priced = price(pairs, profile);
+    if priced.update_ns.is_some() || priced.updates_delta.is_none_or(|d| d >= 0.5) {
+        return Ok(priced);
+    }
+    let read = measure(Pattern::WriteRead)?;
+    Ok(price(
+        Pairs {
+            read: Some(&read),
+            ..pairs
+        },
+        profile,
+    ))
 }
 
 /// The live pair on each of `dirs` (one per filesystem: a directory on a device already

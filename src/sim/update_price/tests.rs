@@ -21,7 +21,7 @@ fn pair<'a>(pairs: &'a [PairResult], dir_ends: &str) -> &'a PairResult {
 fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     let (profile, pairs) = recorded();
     for p in pairs.iter().filter(|p| p.fs_type != "btrfs") {
-        let f = price(p, None, None, &profile);
+        let f = price(Pairs::of(p), &profile);
         let (dr, du) = (f.reads_delta_ns.unwrap(), f.updates_delta.unwrap());
         // linux@6.18, multigrain: a queried write reads the fine clock twice more than a
         // coarse one, and stores once; the control stores once per tick only.
@@ -39,7 +39,7 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     }
     // The journal and the log are most of it: ext4 and xfs above 3× tmpfs's.
     let at = |d| {
-        price(pair(&pairs, d), None, None, &profile)
+        price(Pairs::of(pair(&pairs, d)), &profile)
             .update_ns
             .unwrap()
             .point
@@ -53,7 +53,7 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
 #[test]
 fn btrfs_stores_every_write_so_the_question_prices_no_update() {
     let (profile, pairs) = recorded();
-    let f = price(pair(&pairs, "m-btrfs"), None, None, &profile);
+    let f = price(Pairs::of(pair(&pairs, "m-btrfs")), &profile);
     assert!(f.update_ns.is_none());
     assert!(f.updates_delta.unwrap().abs() < 0.01);
     assert!(f.reason.contains("not needed by the knob"), "{}", f.reason);
@@ -70,7 +70,7 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
         p.delta_ns,
         p.control_ns,
     ));
-    let f = price(&p, None, None, &profile);
+    let f = price(Pairs::of(&p), &profile);
     assert!(f.update_ns.is_none());
     assert_eq!(f.model.as_deref(), Some("linux@6.12"));
     assert!(f.reason.contains("no multigrain") && f.reason.contains("NOT equal"));
@@ -81,7 +81,7 @@ fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_q
     let (mut profile, pairs) = recorded();
     profile.filesystems = pairs
         .iter()
-        .map(|p| price(p, None, None, &profile))
+        .map(|p| price(Pairs::of(p), &profile))
         .collect();
     let (_, by_fs, src) = costs::update_prices(Some(&profile));
     assert!(by_fs[FsKind::Ext4 as usize].is_some() && by_fs[FsKind::Other as usize].is_none());
@@ -131,7 +131,13 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     for f in &profile.filesystems {
         let (w, c) = (f.pair.as_ref().unwrap(), f.query_pair.as_ref().unwrap());
         assert_eq!(c.pattern, Pattern::Chmod);
-        let again = price(w, Some(c), None, &profile);
+        let again = price(
+            Pairs {
+                query: Some(c),
+                ..Pairs::of(w)
+            },
+            &profile,
+        );
         assert_eq!(again.query_ns, f.query_ns, "{}", f.dir);
         assert_eq!(again.update_ns, f.update_ns, "{}", f.dir);
         // chmod-stat: the inode is stored on both sides, so the model's Δ is its reads (two
@@ -169,7 +175,7 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     }
     // Without its chmod-stat pair the update holds the query's work, and says so.
     let ext4 = &profile.filesystems[1];
-    let alone = price(ext4.pair.as_ref().unwrap(), None, None, &profile);
+    let alone = price(Pairs::of(ext4.pair.as_ref().unwrap()), &profile);
     assert!(alone.query_ns.is_none());
     let diff = alone.update_ns.unwrap().point - ext4.update_ns.unwrap().point;
     let dq = ext4.queries_delta.unwrap() / ext4.updates_delta.unwrap();
@@ -285,7 +291,14 @@ fn a_floored_read_is_priced_from_the_reads_after_the_query_and_left_out_of_the_o
             "{dr:?} {dq:?}"
         );
         assert!((dr.fine_stamps - dq.fine_stamps).abs() < 0.01);
-        let again = price(w, Some(q), Some(r), &profile);
+        let again = price(
+            Pairs {
+                query: Some(q),
+                floor: Some(r),
+                ..Pairs::of(w)
+            },
+            &profile,
+        );
         let fl = again.floor_read_ns.unwrap();
         let by_hand = (r.delta_ns.point - q.delta_ns.point - (dr.reads_ns - dq.reads_ns))
             / (dr.floored - dq.floored);
@@ -300,7 +313,13 @@ fn a_floored_read_is_priced_from_the_reads_after_the_query_and_left_out_of_the_o
         // The query's and the update's prices leave out the floored reads they hold: the
         // queried chmod-stat and write-stat sides each take the floor (write-stat twice:
         // current_time() and inode_set_ctime_current()), the controls never.
-        let without = price(w, Some(q), None, &profile_without_floor(&profile));
+        let without = price(
+            Pairs {
+                query: Some(q),
+                ..Pairs::of(w)
+            },
+            &profile_without_floor(&profile),
+        );
         let (qs, qc) = pair_sides(model, costs, q).unwrap();
         assert!(qs.floored >= 0.99 && qc.floored < 0.01, "{qs:?} {qc:?}");
         let (ws, wc) = pair_sides(model, costs, w).unwrap();
@@ -400,7 +419,10 @@ fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
     // write, write, stat: the first write after the query takes the fine stamp and stores it;
     // the second finds the floor; the stat takes none.
     assert_eq!(by.len(), 3);
-    assert!((by[0].0 - 1.0).abs() < 0.01 && (by[0].1 - 1.0).abs() < 0.01, "{by:?}");
+    assert!(
+        (by[0].0 - 1.0).abs() < 0.01 && (by[0].1 - 1.0).abs() < 0.01,
+        "{by:?}"
+    );
     assert!(by[1].0 < 0.01 && by[1].1 < 0.01, "{by:?}");
     assert!(by[2].0 < 0.01 && by[2].1 < 0.01, "{by:?}");
     let all = estimate::replay(&model.table(), stock, costs, &sc, 1000.0, 10_000);

@@ -64,11 +64,8 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
     };
     let (mut kernel_total, mut model_total) = (0.0, 0.0);
     let mut differ = Vec::new();
-    for (k, (op, (kc, &(m_stamps, m_updates)))) in live
-        .ops
-        .iter()
-        .zip(kernel.iter().zip(&model))
-        .enumerate()
+    for (k, (op, (kc, &(m_stamps, m_updates)))) in
+        live.ops.iter().zip(kernel.iter().zip(&model)).enumerate()
     {
         let stamps = delta(kc, "fine_stamps");
         kernel_total += stamps;
@@ -94,7 +91,6 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
         differ.len(),
         live.ops.len(),
         if listed > 0 { ": " } else { "" },
-        differ[..listed].join("; ")
-            + if differ.len() > listed { "; …" } else { "" }
+        differ[..listed].join("; ") + if differ.len() > listed { "; …" } else { "" }
     ))
 }

@@ -84,7 +84,10 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {
                 continue;
             };
-            let price = crate::sim::update_price::price_at(calibration, None, None, costs);
+            let price = crate::sim::update_price::price_at(
+                crate::sim::update_price::Pairs::of(calibration),
+                costs,
+            );
             let prices = Prices::of(&price, "the guest's write-stat pair");
             let rows = on_fs
                 .iter()

@@ -142,12 +142,3 @@ fn the_models_loop_differs_between_the_sides_only_in_the_stats() {
     assert_eq!(q.ops.iter().filter(|o| o.ends_iteration).count(), 1);
     repeats(&l);
 }
-
-#[test]
-#[ignore]
-fn dump_loop_for_debugging() {
-    let l = LiveLoop::import(std::path::Path::new("/tmp/fl/git-cycle.strace")).unwrap();
-    for (k, op) in l.ops.iter().enumerate() {
-        println!("{k} {} {} dir={}", op.syscall.name(), op.node, l.dirs[op.node as usize]);
-    }
-}
