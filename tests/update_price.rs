@@ -65,6 +65,16 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     );
     let (dq, du) = (f64_at(f, &["queries_delta"]), f64_at(f, &["updates_delta"]));
     assert!(((d - dr - dq * q) / du - u).abs() < 1e-6, "{f}");
+    // The floored read priced by chmod-stat with 16 reads after it: a price of its own, which
+    // the reads above already include (the query's and the update's are without it).
+    assert_eq!(f["floor_pair"]["pattern"]["kind"], "chmod_read", "{f}");
+    assert_eq!(f["floor_pair"]["pattern"]["reads"], 16, "{f}");
+    let floor = f64_at(f, &["floor_read_ns", "point"]);
+    assert!(floor.is_finite(), "{f}");
+    assert!(
+        f.get("read_pair").is_none(),
+        "tmpfs's write-stat prices its update: {f}"
+    );
     // The kernel's own counters: one fine ctime stamp per queried iteration, none on the
     // control's; the ctime moves at least once per queried iteration (the counters are the
     // machine's: other tests running beside this one add moves, never fine stamps of this
@@ -75,6 +85,11 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
         assert!((at("queried", "fine_stamps") - 1.0).abs() < 0.05, "{k}");
         assert!(at("control", "fine_stamps") < 0.05, "{k}");
         assert!(at("queried", "ctime_swaps") > 0.95, "{k}");
+        // The reads after the fine stamp take the floor, never a fine stamp of their own.
+        let k = &f["floor_pair"]["kernel_counts"];
+        let at = |side: &str, c: &str| f64_at(k, &[side, c]);
+        assert!((at("queried", "fine_stamps") - 1.0).abs() < 0.05, "{k}");
+        assert!(at("control", "fine_stamps") < 0.05, "{k}");
     }
     // No scratch left behind by the pair.
     let left = std::fs::read_dir("/dev/shm")
@@ -103,6 +118,10 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     assert!(src.contains("chmod-stat"), "{src}");
     let src = m["costs"]["sources"]["update"].as_str().unwrap();
     assert!(src.contains("live pair"), "{src}");
+    assert_eq!(f64_at(m, &["costs", "floor_read_ns_by_fs", "tmpfs"]), floor);
+    assert_eq!(f64_at(m, &["costs", "floor_read_ns"]), floor);
+    let src = m["costs"]["sources"]["floor_read"].as_str().unwrap();
+    assert!(src.contains("chmod-stat pair with reads"), "{src}");
     assert!(
         m["costs"]["base_source"]
             .as_str()

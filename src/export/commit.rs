@@ -129,16 +129,29 @@ pub fn update_sentence(r: &Report) -> String {
             ),
             None => String::new(),
         };
+        let floor = match f.floor_read_ns {
+            Some(e) => format!(
+                ", a coarse read that returns the multigrain floor {:.0} [{:.0}, {:.0}] ns more \
+                 (chmod-stat pair with 16 reads after it)",
+                e.point, e.lower, e.upper
+            ),
+            None => String::new(),
+        };
+        let update_pair = if f.read_pair.is_some() {
+            "write-read-stat"
+        } else {
+            "write-stat"
+        };
         let update = match f.update_ns {
             Some(u) => format!(
-                "an inode update {:.0} [{:.0}, {:.0}] ns (write-stat pair less the model's reads \
-                 and query)",
+                "an inode update {:.0} [{:.0}, {:.0}] ns ({update_pair} pair less the model's \
+                 reads and query)",
                 u.point, u.lower, u.upper
             ),
             None => "its inode update unpriced (see the report)".into(),
         };
         parts.push(format!(
-            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{query} \
+            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{floor}{query} \
              and {update}{pair}.",
             f.fs_type,
             f.mount_options.join(","),

@@ -429,3 +429,61 @@ fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
     let total: f64 = by.iter().map(|b| b.0).sum();
     assert!((total - all.reads[ClockFn::LinuxFineMg as usize] as f64 / 10_000.0).abs() < 1e-9);
 }
+
+#[test]
+fn btrfs_prices_its_update_through_the_reads_atime() {
+    // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so write-read-stat
+    // prices the update.
+    let profile: Profile = serde_json::from_str(include_str!(
+        "../../../tests/data/update-btrfs-read-amd.json"
+    ))
+    .unwrap();
+    let f = &profile.filesystems[0];
+    assert_eq!(f.fs_type, "btrfs");
+    let (w, q, fl, r) = (
+        f.pair.as_ref().unwrap(),
+        f.query_pair.as_ref().unwrap(),
+        f.floor_pair.as_ref().unwrap(),
+        f.read_pair.as_ref().unwrap(),
+    );
+    assert_eq!(r.pattern, Pattern::WriteRead);
+    let pairs = Pairs {
+        query: Some(q),
+        floor: Some(fl),
+        ..Pairs::of(w)
+    };
+    // Without the read pair: no update price, and why.
+    let alone = price(pairs, &profile);
+    assert!(alone.update_ns.is_none());
+    assert!(
+        alone.reason.contains("not needed by the knob"),
+        "{}",
+        alone.reason
+    );
+    // With it: the read pair's Δ less its reads and query, over its one more update (the
+    // atime, moved on the queried side only).
+    let with = price(
+        Pairs {
+            read: Some(r),
+            ..pairs
+        },
+        &profile,
+    );
+    let u = with.update_ns.unwrap();
+    let (dr, du, dq) = (
+        with.reads_delta_ns.unwrap(),
+        with.updates_delta.unwrap(),
+        with.queries_delta.unwrap(),
+    );
+    assert!((du - 1.0).abs() < 0.01, "{du}");
+    assert!((dq - 1.0).abs() < 0.01, "{dq}");
+    let qn = with.query_ns.unwrap().point;
+    assert!(((r.delta_ns.point - dr - dq * qn) / du - u.point).abs() < 1e-9);
+    assert!(u.lower <= u.point && u.point <= u.upper);
+    assert!(with.reason.contains("write-read-stat"), "{}", with.reason);
+    // The kernel's count: the read pair takes one fine stamp per queried iteration (the
+    // write's), none without.
+    let k = r.kernel_counts.as_ref().unwrap();
+    assert!((k.queried["fine_stamps"] - 1.0).abs() < 0.01);
+    assert!(k.control["fine_stamps"] < 0.01);
+}
