@@ -85,11 +85,17 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
         assert!((at("queried", "fine_stamps") - 1.0).abs() < 0.05, "{k}");
         assert!(at("control", "fine_stamps") < 0.05, "{k}");
         assert!(at("queried", "ctime_swaps") > 0.95, "{k}");
-        // The reads after the fine stamp take the floor, never a fine stamp of their own.
+        // The 16 reads after the fine stamp take the floor, never a fine stamp of their own
+        // (they would make 17 per iteration). The floor pair's iterations are long, so the
+        // stamps of other tests' files, which the machine-wide counter also counts, are
+        // bounded loosely.
         let k = &f["floor_pair"]["kernel_counts"];
         let at = |side: &str, c: &str| f64_at(k, &[side, c]);
-        assert!((at("queried", "fine_stamps") - 1.0).abs() < 0.05, "{k}");
-        assert!(at("control", "fine_stamps") < 0.05, "{k}");
+        assert!(at("queried", "fine_stamps") < 2.0, "{k}");
+        assert!(
+            at("queried", "fine_stamps") - at("control", "fine_stamps") > 0.5,
+            "{k}"
+        );
     }
     // No scratch left behind by the pair.
     let left = std::fs::read_dir("/dev/shm")
@@ -285,14 +291,16 @@ fn loop_images_price_each_filesystem_as_its_kernel_code_says() {
         // Every filesystem's query is priced by its chmod-stat pair.
         assert!(f["query_ns"]["point"].as_f64().is_some(), "{f}");
         if *kind == "btrfs" {
-            // Every btrfs write stores its time: the question changes no update, only the
-            // reads and the query.
-            assert!(f["update_ns"].is_null(), "{f}");
-            assert!(f["reason"]
-                .as_str()
-                .unwrap()
-                .contains("not needed by the knob"));
+            // Every btrfs write stores its time: the question changes no update of
+            // write-stat, so the read after the write prices it, through the atime.
+            assert_eq!(f["read_pair"]["pattern"]["kind"], "write_read", "{f}");
+            assert!(f64_at(f, &["update_ns", "lower"]) > 0.0, "{f}");
+            assert!(
+                f["reason"].as_str().unwrap().contains("write-read-stat"),
+                "{f}"
+            );
         } else {
+            assert!(f.get("read_pair").is_none(), "{f}");
             // A journal handle, a log transaction, or at least the inode's own store.
             assert!(f64_at(f, &["update_ns", "lower"]) > 0.0, "{f}");
         }
