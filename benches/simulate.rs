@@ -21,17 +21,7 @@ use tscope::trace::{bundled, Scenario};
 const OPS: u64 = 10_000_000;
 
 fn replay(c: &mut Criterion) {
-    let costs = Costs {
-        precise_read_ns: 16.0,
-        coarse_read_ns: 4.0,
-        update_ns: 0.0,
-        update_ns_by_fs: tscope::sim::Costs::UNIFORM,
-        query_ns: 0.0,
-        query_ns_by_fs: tscope::sim::Costs::UNIFORM,
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: tscope::sim::Costs::UNIFORM,
-        tick_ns: 4e6,
-    };
+    let costs = Costs::reads(16.0, 4.0, 4e6);
     let mut g = c.benchmark_group("replay");
     g.throughput(Throughput::Elements(OPS));
     g.sample_size(10);

@@ -50,17 +50,7 @@ pub fn costs(model: ModelId, f: &Facts) -> Option<Costs> {
         Some((t, _)) => t,
         None => positive(f.tick_ns).unwrap_or(FALLBACK_LINUX_TICK_NS),
     };
-    Some(Costs {
-        precise_read_ns: precise,
-        coarse_read_ns: coarse,
-        update_ns: 0.0,
-        update_ns_by_fs: crate::sim::Costs::UNIFORM,
-        query_ns: 0.0,
-        query_ns_by_fs: crate::sim::Costs::UNIFORM,
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-        tick_ns: tick,
-    })
+    Some(Costs::reads(precise, coarse, tick))
 }
 
 /// The models replayed: each family's newest.

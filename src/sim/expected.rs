@@ -41,17 +41,7 @@ pub fn expected_calls(
         crate::fmt::num(tick_ns)
     );
     let compiled = super::validate::scenario_on(scenario, fs)?;
-    let costs = Costs {
-        precise_read_ns: 0.0,
-        coarse_read_ns: 0.0,
-        update_ns: 0.0,
-        update_ns_by_fs: crate::sim::Costs::UNIFORM,
-        query_ns: 0.0,
-        query_ns_by_fs: crate::sim::Costs::UNIFORM,
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-        tick_ns,
-    };
+    let costs = Costs::reads(0.0, 0.0, tick_ns);
     // Time must advance for the tick to move: 1 µs of base cost per iteration.
     let base = 1000.0;
     let table = model.table();

@@ -80,17 +80,25 @@ impl Costs {
         self.floor_read_ns_by_fs[fs as usize].unwrap_or(self.floor_read_ns)
     }
 
-    /// The same costs without the update, query and floored-read prices: the reads alone.
-    pub fn reads_only(self) -> Costs {
+    /// Reads at these prices and the coarse clock's tick, nothing else priced (no update,
+    /// query or floored-read price).
+    pub const fn reads(precise_read_ns: f64, coarse_read_ns: f64, tick_ns: f64) -> Costs {
         Costs {
+            precise_read_ns,
+            coarse_read_ns,
             update_ns: 0.0,
             update_ns_by_fs: Costs::UNIFORM,
             query_ns: 0.0,
             query_ns_by_fs: Costs::UNIFORM,
             floor_read_ns: 0.0,
             floor_read_ns_by_fs: Costs::UNIFORM,
-            ..self
+            tick_ns,
         }
+    }
+
+    /// The same costs without the update, query and floored-read prices: the reads alone.
+    pub fn reads_only(self) -> Costs {
+        Costs::reads(self.precise_read_ns, self.coarse_read_ns, self.tick_ns)
     }
 
     #[inline]

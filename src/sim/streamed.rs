@@ -294,17 +294,7 @@ mod tests {
 
     #[test]
     fn identical_replays_run_once_and_distinct_ones_apart() {
-        let costs = Costs {
-            precise_read_ns: 100.0,
-            coarse_read_ns: 10.0,
-            update_ns: 0.0,
-            update_ns_by_fs: crate::sim::Costs::UNIFORM,
-            query_ns: 0.0,
-            query_ns_by_fs: crate::sim::Costs::UNIFORM,
-            floor_read_ns: 0.0,
-            floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-            tick_ns: 4e6,
-        };
+        let costs = Costs::reads(100.0, 10.0, 4e6);
         let models: Vec<(ModelId, Vec<Action>, Vec<Policy>)> =
             ["linux", "freebsd", "dragonfly", "netbsd", "netbsd-knob"]
                 .iter()

@@ -190,17 +190,7 @@ mod tests {
     #[test]
     fn a_fifo_keeps_the_timestamps_anonymous_pipes_lost_in_6_15() {
         use crate::kernel::{Family, ModelId, Version};
-        let costs = crate::sim::Costs {
-            precise_read_ns: 20.0,
-            coarse_read_ns: 2.0,
-            update_ns: 0.0,
-            update_ns_by_fs: crate::sim::Costs::UNIFORM,
-            query_ns: 0.0,
-            query_ns_by_fs: crate::sim::Costs::UNIFORM,
-            floor_read_ns: 0.0,
-            floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-            tick_ns: 4e6,
-        };
+        let costs = crate::sim::Costs::reads(20.0, 2.0, 4e6);
         for (v, w, want) in [
             ((6, 15), WorkloadName::Fifo1, 2.0),
             ((6, 15), WorkloadName::Pipe1, 0.0),

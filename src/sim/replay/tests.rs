@@ -5,17 +5,7 @@ use super::{Costs, Replay, Stats};
 use crate::kernel::{ModelId, Policy};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
 
-const COSTS: Costs = Costs {
-    precise_read_ns: 100.0,
-    coarse_read_ns: 10.0,
-    update_ns: 0.0,
-    update_ns_by_fs: crate::sim::Costs::UNIFORM,
-    query_ns: 0.0,
-    query_ns_by_fs: crate::sim::Costs::UNIFORM,
-    floor_read_ns: 0.0,
-    floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-    tick_ns: 1e6,
-};
+const COSTS: Costs = Costs::reads(100.0, 10.0, 1e6);
 
 fn op(syscall: Syscall, inode: u32) -> Op {
     Op {

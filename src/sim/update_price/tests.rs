@@ -393,17 +393,7 @@ fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
     let w = profile.filesystems[0].pair.as_ref().unwrap();
     let model = model_of(w);
     let stock = &model.policies()[0];
-    let costs = Costs {
-        precise_read_ns: 20.0,
-        coarse_read_ns: 5.0,
-        tick_ns: 4e6,
-        update_ns: 0.0,
-        update_ns_by_fs: Costs::UNIFORM,
-        query_ns: 0.0,
-        query_ns_by_fs: Costs::UNIFORM,
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: Costs::UNIFORM,
-    };
+    let costs = Costs::reads(20.0, 5.0, 4e6);
     let sc = pattern_scenario(Pattern::Write { writes: 2 }, FsKind::Tmpfs, true)
         .unwrap()
         .compile();

@@ -83,17 +83,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             counter_source(cfg.counter)
         };
         let (resolved, _) = costs::resolve(model, Some(&profile), cfg)?;
-        let c = Costs {
-            precise_read_ns: cost(counter.probe_id())?,
-            coarse_read_ns: coarse_ns,
-            update_ns: 0.0,
-            update_ns_by_fs: crate::sim::Costs::UNIFORM,
-            query_ns: 0.0,
-            query_ns_by_fs: crate::sim::Costs::UNIFORM,
-            floor_read_ns: 0.0,
-            floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-            tick_ns: resolved.tick_ns,
-        };
+        let c = Costs::reads(cost(counter.probe_id())?, coarse_ns, resolved.tick_ns);
         let table = model.table();
         for p in model.policies() {
             let st = replay(&table, &p, c, &scenario, t0, scenario.iterations);

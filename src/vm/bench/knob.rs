@@ -68,17 +68,11 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             continue;
         };
         let (precise, coarse) = slot_costs(k, &g.clocksource);
-        let costs = Costs {
-            precise_read_ns: if precise.is_finite() { precise } else { 0.0 },
-            coarse_read_ns: if coarse.is_finite() { coarse } else { 0.0 },
-            update_ns: 0.0,
-            update_ns_by_fs: Costs::UNIFORM,
-            query_ns: 0.0,
-            query_ns_by_fs: Costs::UNIFORM,
-            floor_read_ns: 0.0,
-            floor_read_ns_by_fs: Costs::UNIFORM,
-            tick_ns: 1e9 / f64::from(k.hz.max(1)),
-        };
+        let costs = Costs::reads(
+            if precise.is_finite() { precise } else { 0.0 },
+            if coarse.is_finite() { coarse } else { 0.0 },
+            1e9 / f64::from(k.hz.max(1)),
+        );
         for fs in &r.filesystems {
             let on_fs: Vec<&PairResult> = g.pairs.iter().filter(|p| &p.fs_type == fs).collect();
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {

@@ -53,17 +53,7 @@ pub(crate) fn model_reads(
     let loop_ = def::scenario(w, fs).compile();
     // Placeholder prices (no probe runs): only the counts are read from the estimate (the
     // prices move the replay's base by a few ns of an op's tens of µs).
-    let costs = Costs {
-        precise_read_ns: 20.0,
-        coarse_read_ns: 2.0,
-        update_ns: 0.0,
-        update_ns_by_fs: crate::sim::Costs::UNIFORM,
-        query_ns: 0.0,
-        query_ns_by_fs: crate::sim::Costs::UNIFORM,
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-        tick_ns: 1e9 / f64::from(hz.max(1)),
-    };
+    let costs = Costs::reads(20.0, 2.0, 1e9 / f64::from(hz.max(1)));
     let stock = estimate::estimates(
         model,
         costs,

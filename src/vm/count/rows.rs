@@ -186,15 +186,8 @@ pub(crate) fn model_estimate(
         loop_.coarse_lag_ns = Some(lag);
     }
     let costs = Costs {
-        precise_read_ns: 20.0,
-        coarse_read_ns: 2.0,
         update_ns: 10.0,
-        update_ns_by_fs: crate::sim::Costs::UNIFORM,
-        query_ns: 0.0,
-        query_ns_by_fs: crate::sim::Costs::UNIFORM,
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: crate::sim::Costs::UNIFORM,
-        tick_ns: 1e9 / f64::from(hz.max(1)),
+        ..Costs::reads(20.0, 2.0, 1e9 / f64::from(hz.max(1)))
     };
     let base = guest_ns_per_op.max(1.0);
     let stock = estimate::estimates(model, costs, &loop_, base, MODEL_ITERATIONS)
