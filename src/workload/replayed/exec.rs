@@ -391,6 +391,7 @@ pub fn count_calls(
     passes: u64,
 ) -> crate::error::Result<Vec<CallCounts>> {
     let read = || multigrain::read().map_err(|e| crate::failure!("{e}"));
+    // Readable before any scratch is made.
     read()?;
     let scratch = ScratchDir::create(dir)?;
     let mut tree = Tree::new(scratch.path(), live)?;
@@ -403,8 +404,10 @@ pub fn count_calls(
                 return Err(crate::error::Error::Interrupted);
             }
             let mask = if queried { QUERIED_MASK } else { CONTROL_MASK };
+            // One read between two calls: the counters after one call are those before the
+            // next.
+            let mut before = read()?;
             for (k, &op) in live.ops.iter().enumerate() {
-                let before = read()?;
                 tree.issue(op, live.dirs[op.node as usize], mask)
                     .with_context(|| format!("the counted loop's call {k}"))?;
                 let after = read()?;
@@ -417,6 +420,7 @@ pub fn count_calls(
                     let d = v.saturating_sub(before.get(name).copied().unwrap_or(*v));
                     *side.entry(name.clone()).or_default() += d as f64;
                 }
+                before = after;
             }
         }
     }
