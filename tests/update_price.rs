@@ -414,6 +414,29 @@ fn update_validation_holds_several_tasks_and_a_recorded_program() {
         notes.contains("sh.strace: ") && notes.contains("file calls per pass"),
         "{notes}"
     );
+    // Counted call by call with the kernel's counters: about one fine stamp per round, in the
+    // kernel as in the model (the counters are the machine's, so the bound is loose).
+    if !crate::skip::without("multigrain-counters") {
+        let note = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .find(|n| n.starts_with("sh.strace on tmpfs") && n.contains("call by call"))
+            .unwrap_or_else(|| panic!("no call-by-call note in {notes}"));
+        let num = |after: &str| -> f64 {
+            let rest = note.split(after).nth(1).unwrap_or_else(|| panic!("{note}"));
+            rest.split_whitespace()
+                .next()
+                .unwrap()
+                .trim_start_matches('+')
+                .parse()
+                .unwrap()
+        };
+        let (kernel, model) = (num("queried − control, kernel "), num(" against model "));
+        assert!(kernel > 100.0 && model > 100.0, "{note}");
+        assert!((kernel - model).abs() < 0.2 * model, "{note}");
+    }
     // No scratch left behind by the pairs and the replay.
     let after = scratch();
     assert!(after.is_subset(&before), "{after:?} against {before:?}");
