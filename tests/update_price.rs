@@ -426,12 +426,10 @@ fn update_validation_holds_several_tasks_and_a_recorded_program() {
             .unwrap_or_else(|| panic!("no call-by-call note in {notes}"));
         let num = |after: &str| -> f64 {
             let rest = note.split(after).nth(1).unwrap_or_else(|| panic!("{note}"));
-            rest.split_whitespace()
-                .next()
-                .unwrap()
-                .trim_start_matches('+')
+            let n = rest.split_whitespace().next().unwrap();
+            n.trim_matches(|c| c == '+' || c == ';')
                 .parse()
-                .unwrap()
+                .unwrap_or_else(|e| panic!("{e}: '{n}' in {note}"))
         };
         let (kernel, model) = (num("queried − control, kernel "), num(" against model "));
         assert!(kernel > 100.0 && model > 100.0, "{note}");
