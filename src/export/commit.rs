@@ -124,8 +124,11 @@ pub fn update_sentence(r: &Report) -> String {
             .unwrap_or_default();
         let query = match f.query_ns {
             Some(q) => format!(
-                ", a ctime query {:.0} [{:.0}, {:.0}] ns (chmod-stat pair less the model's reads)",
-                q.point, q.lower, q.upper
+                ", a ctime query {:.0} [{:.0}, {:.0}] ns ({} pair less the model's reads)",
+                q.point,
+                q.lower,
+                q.upper,
+                f.query_pattern.as_deref().unwrap_or("chmod-stat")
             ),
             None => String::new(),
         };

@@ -244,10 +244,15 @@ pub struct FsUpdate {
     /// measured (see `reason`).
     pub update_ns: Option<Estimate>,
     /// ns per multigrain ctime query beyond the reads the model counts (the `fetch_or` that
-    /// marks it and the fine stamp's compare-exchanges), from the chmod-stat pair; `null`
-    /// where it was not measured, and then `update_ns` holds it (see `reason`).
+    /// marks it and the fine stamp's compare-exchanges), from the pair named by
+    /// `query_pattern`; `null` where it was not measured, and then `update_ns` holds it (see
+    /// `reason`).
     #[serde(default)]
     pub query_ns: Option<Estimate>,
+    /// The pair `query_ns` comes from: `write-stat` where the question adds no update to the
+    /// write (btrfs), so that pair isolates what it adds to a write; `chmod-stat` elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_pattern: Option<String>,
     /// ns that a coarse read returning the multigrain floor costs beyond one returning the
     /// tick's time (`ktime_get_coarse_real_ts64_mg()` converting the floor), from the
     /// chmod-stat pair with reads after it against the chmod-stat pair; `null` where it was
@@ -271,7 +276,8 @@ pub struct FsUpdate {
     /// The live pair it comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<PairResult>,
-    /// The chmod-stat pair that prices the query.
+    /// The chmod-stat pair: it prices the query where write-stat cannot, and the floored read
+    /// with `floor_pair`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_pair: Option<PairResult>,
     /// The chmod-stat pair with reads after it that prices the floored read.

@@ -301,7 +301,8 @@ pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
 }
 
 /// The profile's price of a multigrain ctime query per filesystem (`filesystems[].query_ns`,
-/// the chmod-stat pair of `probe --dir`); every other filesystem at 0, said so. Where a
+/// the chmod-stat pair of `probe --dir`, or write-stat where the question adds no update to
+/// the write); every other filesystem at 0, said so. Where a
 /// filesystem's update was priced without it, its update price holds the query's work.
 pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
     let (by_fs, named) = per_kind(profile, |f| f.query_ns);
@@ -311,7 +312,8 @@ pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
             .to_string()
     } else {
         format!(
-            "profile filesystems[].query_ns (chmod-stat pair, probe --dir): {}; any other \
+            "profile filesystems[].query_ns (chmod-stat pair, or write-stat where the question \
+             adds no update to the write; probe --dir): {}; any other \
              filesystem at 0",
             named.join(", ")
         )

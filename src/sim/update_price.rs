@@ -5,6 +5,10 @@
 //! `query_ns  = (Δchmod − Δreads) / Δqueries` (chmod-stat: the inode is stored on both sides)
 //! `update_ns = (Δwrite − Δreads − Δqueries · query_ns) / Δupdates` (write-stat)
 //!
+//! except where the question adds no update to the write (btrfs stores every write's time):
+//! there write-stat prices the query, `query_ns = (Δwrite − Δreads) / Δqueries`, and the
+//! update comes from write-read-stat, whose read moves the atime on the queried side only.
+//!
 //! where each Δ is a pair's measured queried − control ns per iteration, and Δreads, Δqueries
 //! and Δupdates are what the model counts for its two loops when replayed at their measured
 //! speed (so the control's one update per tick is counted too): the reads priced as every
@@ -196,6 +200,7 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         multigrain: pair.multigrain_observed,
         update_ns: None,
         query_ns: None,
+        query_pattern: None,
         floor_read_ns: None,
         reason: String::new(),
         model: None,
@@ -349,17 +354,50 @@ pub fn price_at(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
         return out;
     }
     let query = query_pair.map(|p| price_query(model, costs, p));
-    out.query_ns = query.as_ref().and_then(|r| r.as_ref().ok().copied());
-    let (qn, query_words) = match (&query, query_pair) {
-        (Some(Ok(e)), Some(p)) => (
-            *e,
-            format!(
-                "a query {:.1} ns [{:.1}, {:.1}] (chmod-stat pair: Δ {:.1} ns less its reads, \
-                 the inode stored on both sides)",
-                e.point, e.lower, e.upper, p.delta_ns.point
-            ),
-        ),
-        (Some(Err(why)), _) => (
+    // Where the question adds no update to the write (btrfs stores every write's time),
+    // write-stat isolates what it adds to a write: its reads and its query. The query is
+    // priced there, on the op the knob's loops repeat; chmod-stat's price is then said, not
+    // used. The two differ because the fine read's price depends on the work before it:
+    // read_tsc() is rdtsc_ordered() (arch/x86/include/asm/tsc.h, read at 7.2.13: rdtscp, or
+    // lfence; rdtsc), which waits for the instructions before it to complete.
+    let on_write =
+        (du < 0.5 && dq >= 0.5).then(|| solve(pair.delta_ns, dr, 0.0, Estimate::exact(0.0), dq));
+    let (qn, query_words) = match (on_write, &query, query_pair) {
+        (Some(e), q, _) => {
+            out.query_ns = Some(e);
+            out.query_pattern = Some(pair.pattern_name.clone());
+            let chmod = match q {
+                Some(Ok(c)) => format!(
+                    "; chmod-stat would price it at {:.1} ns [{:.1}, {:.1}]: the fine read \
+                     costs a chmod less than a write (rdtsc_ordered waits for the work before it)",
+                    c.point, c.lower, c.upper
+                ),
+                Some(Err(why)) => format!("; chmod-stat does not price it ({why})"),
+                None => String::new(),
+            };
+            (
+                e,
+                format!(
+                    "a query {:.1} ns [{:.1}, {:.1}] ({} pair: Δ {:.1} ns less its {dr:.1} ns \
+                     of reads, over {dq:.3} queries, the question adding no update to the \
+                     write){chmod}",
+                    e.point, e.lower, e.upper, pair.pattern_name, pair.delta_ns.point
+                ),
+            )
+        }
+        (None, Some(Ok(e)), Some(p)) => {
+            out.query_ns = Some(*e);
+            out.query_pattern = Some(p.pattern_name.clone());
+            (
+                *e,
+                format!(
+                    "a query {:.1} ns [{:.1}, {:.1}] (chmod-stat pair: Δ {:.1} ns less its \
+                     reads, the inode stored on both sides)",
+                    e.point, e.lower, e.upper, p.delta_ns.point
+                ),
+            )
+        }
+        (None, Some(Err(why)), _) => (
             Estimate::exact(0.0),
             format!("the query not priced apart ({why}), so the update holds its work"),
         ),

@@ -51,15 +51,6 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
 }
 
 #[test]
-fn btrfs_stores_every_write_so_the_question_prices_no_update() {
-    let (profile, pairs) = recorded();
-    let f = price(Pairs::of(pair(&pairs, "m-btrfs")), &profile);
-    assert!(f.update_ns.is_none());
-    assert!(f.updates_delta.unwrap().abs() < 0.01);
-    assert!(f.reason.contains("not needed by the knob"), "{}", f.reason);
-}
-
-#[test]
 fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
     let (profile, pairs) = recorded();
     let mut p = pair(&pairs, "m-ext4").clone();
@@ -124,22 +115,30 @@ fn priced() -> Profile {
     serde_json::from_str(include_str!("../../../tests/data/update-priced-amd.json")).unwrap()
 }
 
+/// [`priced`], priced again by this build from its recorded pairs.
+fn repriced() -> Profile {
+    let mut profile = priced();
+    profile.filesystems = profile
+        .filesystems
+        .iter()
+        .map(|f| {
+            let pairs = Pairs {
+                query: f.query_pair.as_ref(),
+                ..Pairs::of(f.pair.as_ref().unwrap())
+            };
+            price(pairs, &profile)
+        })
+        .collect();
+    profile
+}
+
 #[test]
 fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     let profile = priced();
     assert_eq!(profile.filesystems.len(), 4);
-    for f in &profile.filesystems {
+    for (f, again) in profile.filesystems.iter().zip(repriced().filesystems) {
         let (w, c) = (f.pair.as_ref().unwrap(), f.query_pair.as_ref().unwrap());
         assert_eq!(c.pattern, Pattern::Chmod);
-        let again = price(
-            Pairs {
-                query: Some(c),
-                ..Pairs::of(w)
-            },
-            &profile,
-        );
-        assert_eq!(again.query_ns, f.query_ns, "{}", f.dir);
-        assert_eq!(again.update_ns, f.update_ns, "{}", f.dir);
         // chmod-stat: the inode is stored on both sides, so the model's Δ is its reads (two
         // fine reads: notify_change's current_time finds no apparent change, then
         // inode_set_ctime_current) and one query.
@@ -155,23 +154,37 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
         );
         let precise = profile.derived.precise_read_ns.unwrap().point;
         assert!((d.reads_ns - 2.0 * precise).abs() < 0.1 * precise, "{d:?}");
-        let q = f.query_ns.unwrap();
-        assert!((q.point - (c.delta_ns.point - d.reads_ns)).abs() < 1e-9);
+        let chmod = price_query(model, costs, c).unwrap();
+        assert!((chmod.point - (c.delta_ns.point - d.reads_ns)).abs() < 1e-9);
         assert!(
-            q.lower <= q.point && q.point <= q.upper && q.lower > 0.0,
-            "{q:?}"
+            chmod.lower <= chmod.point && chmod.point <= chmod.upper && chmod.lower > 0.0,
+            "{chmod:?}"
         );
-        match f.update_ns {
-            Some(u) => {
-                let (dr, dq) = (f.reads_delta_ns.unwrap(), f.queries_delta.unwrap());
-                let du = f.updates_delta.unwrap();
-                assert!((u.point - (w.delta_ns.point - dr - dq * q.point) / du).abs() < 1e-6);
-                // The query's interval widens the update's.
-                assert!(u.upper - u.lower >= w.delta_ns.upper - w.delta_ns.lower - 1e-9);
-                assert!(f.reason.contains("chmod-stat"), "{}", f.reason);
-            }
-            None => assert_eq!(f.fs_type, "btrfs"),
+        let q = again.query_ns.unwrap();
+        if f.fs_type == "btrfs" {
+            // The question adds no update to btrfs's write, so write-stat prices the query:
+            // its Δ less its reads, over its queries; chmod-stat's price is said.
+            assert_eq!(again.query_pattern.as_deref(), Some("write-stat"));
+            let (dr, dq) = (again.reads_delta_ns.unwrap(), again.queries_delta.unwrap());
+            assert!((q.point - (w.delta_ns.point - dr) / dq).abs() < 1e-9);
+            assert!(again.update_ns.is_none());
+            assert!(
+                again.reason.contains("chmod-stat would price it"),
+                "{}",
+                again.reason
+            );
+            continue;
         }
+        assert_eq!(again.query_pattern.as_deref(), Some("chmod-stat"));
+        assert_eq!(Some(q), f.query_ns, "{}", f.dir);
+        assert_eq!(again.update_ns, f.update_ns, "{}", f.dir);
+        let u = f.update_ns.unwrap();
+        let (dr, dq) = (f.reads_delta_ns.unwrap(), f.queries_delta.unwrap());
+        let du = f.updates_delta.unwrap();
+        assert!((u.point - (w.delta_ns.point - dr - dq * q.point) / du).abs() < 1e-6);
+        // The query's interval widens the update's.
+        assert!(u.upper - u.lower >= w.delta_ns.upper - w.delta_ns.lower - 1e-9);
+        assert!(f.reason.contains("chmod-stat"), "{}", f.reason);
     }
     // Without its chmod-stat pair the update holds the query's work, and says so.
     let ext4 = &profile.filesystems[1];
@@ -185,52 +198,6 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
         "{}",
         alone.reason
     );
-}
-
-#[test]
-fn btrfs_write_stat_is_its_reads_and_its_query() {
-    // btrfs stores every write's time whatever the question, so the knob's Δ on write-stat
-    // is one fine read and one query: priced from chmod-stat, held to the write-stat pair it
-    // was not taken from (the recorded one: 96.5 ns live).
-    let profile = priced();
-    let f = profile
-        .filesystems
-        .iter()
-        .find(|f| f.fs_type == "btrfs")
-        .unwrap();
-    let w = f.pair.as_ref().unwrap();
-    let model = model_of(w);
-    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
-    let (costs, sources) = costs::resolve(model, Some(&profile), &cfg).unwrap();
-    assert_eq!(costs.query_on(FsKind::Btrfs), f.query_ns.unwrap().point);
-    assert!(sources.query.contains("chmod-stat"), "{}", sources.query);
-    let s = pattern_scenario(Pattern::Write { writes: 1 }, FsKind::Btrfs, true)
-        .unwrap()
-        .compile();
-    let e = estimate::estimates(model, costs, &s, w.control_ns.point, 100_000);
-    let ns = |name: &str| {
-        e.iter()
-            .find(|x| x.policy.ends_with(name))
-            .unwrap()
-            .ns_per_op
-    };
-    let predicted = ns(":multigrain") - ns(":coarse");
-    let live = w.delta_ns.point;
-    assert!(
-        (predicted - live).abs() <= (0.15 * live).max(25.0),
-        "predicted {predicted:.1} against live {live:.1}"
-    );
-    // Without the query's price, the reads alone miss it.
-    let mut bare = costs;
-    bare.query_ns_by_fs = Costs::UNIFORM;
-    let e = estimate::estimates(model, bare, &s, w.control_ns.point, 100_000);
-    let ns = |name: &str| {
-        e.iter()
-            .find(|x| x.policy.ends_with(name))
-            .unwrap()
-            .ns_per_op
-    };
-    assert!((ns(":multigrain") - ns(":coarse") - live).abs() > 0.15 * live);
 }
 
 #[test]
@@ -420,60 +387,4 @@ fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
     assert!((total - all.reads[ClockFn::LinuxFineMg as usize] as f64 / 10_000.0).abs() < 1e-9);
 }
 
-#[test]
-fn btrfs_prices_its_update_through_the_reads_atime() {
-    // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so write-read-stat
-    // prices the update.
-    let profile: Profile = serde_json::from_str(include_str!(
-        "../../../tests/data/update-btrfs-read-amd.json"
-    ))
-    .unwrap();
-    let f = &profile.filesystems[0];
-    assert_eq!(f.fs_type, "btrfs");
-    let (w, q, fl, r) = (
-        f.pair.as_ref().unwrap(),
-        f.query_pair.as_ref().unwrap(),
-        f.floor_pair.as_ref().unwrap(),
-        f.read_pair.as_ref().unwrap(),
-    );
-    assert_eq!(r.pattern, Pattern::WriteRead);
-    let pairs = Pairs {
-        query: Some(q),
-        floor: Some(fl),
-        ..Pairs::of(w)
-    };
-    // Without the read pair: no update price, and why.
-    let alone = price(pairs, &profile);
-    assert!(alone.update_ns.is_none());
-    assert!(
-        alone.reason.contains("not needed by the knob"),
-        "{}",
-        alone.reason
-    );
-    // With it: the read pair's Δ less its reads and query, over its one more update (the
-    // atime, moved on the queried side only).
-    let with = price(
-        Pairs {
-            read: Some(r),
-            ..pairs
-        },
-        &profile,
-    );
-    let u = with.update_ns.unwrap();
-    let (dr, du, dq) = (
-        with.reads_delta_ns.unwrap(),
-        with.updates_delta.unwrap(),
-        with.queries_delta.unwrap(),
-    );
-    assert!((du - 1.0).abs() < 0.01, "{du}");
-    assert!((dq - 1.0).abs() < 0.01, "{dq}");
-    let qn = with.query_ns.unwrap().point;
-    assert!(((r.delta_ns.point - dr - dq * qn) / du - u.point).abs() < 1e-9);
-    assert!(u.lower <= u.point && u.point <= u.upper);
-    assert!(with.reason.contains("write-read-stat"), "{}", with.reason);
-    // The kernel's count: the read pair takes one fine stamp per queried iteration (the
-    // write's), none without.
-    let k = r.kernel_counts.as_ref().unwrap();
-    assert!((k.queried["fine_stamps"] - 1.0).abs() < 0.01);
-    assert!(k.control["fine_stamps"] < 0.01);
-}
+mod btrfs;

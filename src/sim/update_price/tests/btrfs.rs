@@ -1,0 +1,122 @@
+//! btrfs, where every write stores its time whatever the question: the query priced on the
+//! write, the update through the read's atime.
+
+use super::*;
+
+#[test]
+fn btrfs_stores_every_write_so_the_question_prices_no_update() {
+    let (profile, pairs) = recorded();
+    let f = price(Pairs::of(pair(&pairs, "m-btrfs")), &profile);
+    assert!(f.update_ns.is_none());
+    assert!(f.updates_delta.unwrap().abs() < 0.01);
+    assert!(f.reason.contains("not needed by the knob"), "{}", f.reason);
+}
+
+#[test]
+fn btrfs_prices_the_query_on_the_write() {
+    // btrfs stores every write's time whatever the question, so the knob's Δ on write-stat
+    // is one fine read and one query, and that pair prices the query. A chmod's fine stamp
+    // costs less than a write's (rdtscp waits for the work before it), so chmod-stat's own
+    // price falls short of the write (the recorded pairs: 96.5 ns live).
+    let profile = repriced();
+    let f = profile
+        .filesystems
+        .iter()
+        .find(|f| f.fs_type == "btrfs")
+        .unwrap();
+    let (w, c) = (f.pair.as_ref().unwrap(), f.query_pair.as_ref().unwrap());
+    let model = model_of(w);
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let (costs, sources) = costs::resolve(model, Some(&profile), &cfg).unwrap();
+    assert_eq!(costs.query_on(FsKind::Btrfs), f.query_ns.unwrap().point);
+    assert!(sources.query.contains("write-stat"), "{}", sources.query);
+    let s = pattern_scenario(Pattern::Write { writes: 1 }, FsKind::Btrfs, true)
+        .unwrap()
+        .compile();
+    let knob = |costs: Costs| {
+        let e = estimate::estimates(model, costs, &s, w.control_ns.point, 100_000);
+        let ns = |name: &str| {
+            e.iter()
+                .find(|x| x.policy.ends_with(name))
+                .unwrap()
+                .ns_per_op
+        };
+        ns(":multigrain") - ns(":coarse")
+    };
+    let live = w.delta_ns.point;
+    let predicted = knob(costs);
+    assert!(
+        (predicted - live).abs() <= 0.05 * live,
+        "predicted {predicted:.1} against live {live:.1}"
+    );
+    // At chmod-stat's price the write falls short.
+    let (as_measured, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
+    let mut at_chmod = costs;
+    at_chmod.query_ns_by_fs[FsKind::Btrfs as usize] =
+        Some(price_query(model, as_measured, c).unwrap().point);
+    assert!(knob(at_chmod) < predicted, "{}", knob(at_chmod));
+    // Without the query's price, the reads alone miss it.
+    let mut bare = costs;
+    bare.query_ns_by_fs = Costs::UNIFORM;
+    assert!((knob(bare) - live).abs() > 0.15 * live);
+}
+
+#[test]
+fn btrfs_prices_its_update_through_the_reads_atime() {
+    // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so write-read-stat
+    // prices the update.
+    let profile: Profile = serde_json::from_str(include_str!(
+        "../../../../tests/data/update-btrfs-read-amd.json"
+    ))
+    .unwrap();
+    let f = &profile.filesystems[0];
+    assert_eq!(f.fs_type, "btrfs");
+    let (w, q, fl, r) = (
+        f.pair.as_ref().unwrap(),
+        f.query_pair.as_ref().unwrap(),
+        f.floor_pair.as_ref().unwrap(),
+        f.read_pair.as_ref().unwrap(),
+    );
+    assert_eq!(r.pattern, Pattern::WriteRead);
+    let pairs = Pairs {
+        query: Some(q),
+        floor: Some(fl),
+        ..Pairs::of(w)
+    };
+    // Without the read pair: no update price, and why.
+    let alone = price(pairs, &profile);
+    assert!(alone.update_ns.is_none());
+    assert!(
+        alone.reason.contains("not needed by the knob"),
+        "{}",
+        alone.reason
+    );
+    // With it: the read pair's Δ less its reads and query, over its one more update (the
+    // atime, moved on the queried side only).
+    let with = price(
+        Pairs {
+            read: Some(r),
+            ..pairs
+        },
+        &profile,
+    );
+    let u = with.update_ns.unwrap();
+    let (dr, du, dq) = (
+        with.reads_delta_ns.unwrap(),
+        with.updates_delta.unwrap(),
+        with.queries_delta.unwrap(),
+    );
+    assert!((du - 1.0).abs() < 0.01, "{du}");
+    assert!((dq - 1.0).abs() < 0.01, "{dq}");
+    // The query as write-stat priced it: the update is what the read pair adds beyond it.
+    assert_eq!(with.query_pattern.as_deref(), Some("write-stat"));
+    let qn = with.query_ns.unwrap().point;
+    assert!(((r.delta_ns.point - dr - dq * qn) / du - u.point).abs() < 1e-9);
+    assert!(u.lower <= u.point && u.point <= u.upper);
+    assert!(with.reason.contains("write-read-stat"), "{}", with.reason);
+    // The kernel's count: the read pair takes one fine stamp per queried iteration (the
+    // write's), none without.
+    let k = r.kernel_counts.as_ref().unwrap();
+    assert!((k.queried["fine_stamps"] - 1.0).abs() < 0.01);
+    assert!(k.control["fine_stamps"] < 0.01);
+}
