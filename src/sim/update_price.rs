@@ -357,9 +357,10 @@ pub fn price_at(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
     // Where the question adds no update to the write (btrfs stores every write's time),
     // write-stat isolates what it adds to a write: its reads and its query. The query is
     // priced there, on the op the knob's loops repeat; chmod-stat's price is then said, not
-    // used. The two differ because the fine read's price depends on the work before it:
-    // read_tsc() is rdtsc_ordered() (arch/x86/include/asm/tsc.h, read at 7.2.13: rdtscp, or
-    // lfence; rdtsc), which waits for the instructions before it to complete.
+    // used. The two differ: a fine read inside an op costs more than the syscall pair's price
+    // (read_tsc() is rdtsc_ordered(), arch/x86/include/asm/tsc.h, read at 7.2.13: rdtscp, or
+    // lfence; rdtsc, which waits for the work before it), by how much depends on the op
+    // (scripts/fine-read-in-path), and the query's price holds that difference.
     let on_write =
         (du < 0.5 && dq >= 0.5).then(|| solve(pair.delta_ns, dr, 0.0, Estimate::exact(0.0), dq));
     let (qn, query_words) = match (on_write, &query, query_pair) {
@@ -368,8 +369,8 @@ pub fn price_at(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
             out.query_pattern = Some(pair.pattern_name.clone());
             let chmod = match q {
                 Some(Ok(c)) => format!(
-                    "; chmod-stat would price it at {:.1} ns [{:.1}, {:.1}]: the fine read \
-                     costs a chmod less than a write (rdtsc_ordered waits for the work before it)",
+                    "; chmod-stat would price it at {:.1} ns [{:.1}, {:.1}]: the question \
+                     adds less to a chmod than to a write beyond the reads counted",
                     c.point, c.lower, c.upper
                 ),
                 Some(Err(why)) => format!("; chmod-stat does not price it ({why})"),

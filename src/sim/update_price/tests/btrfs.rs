@@ -16,7 +16,7 @@ fn btrfs_stores_every_write_so_the_question_prices_no_update() {
 fn btrfs_prices_the_query_on_the_write() {
     // btrfs stores every write's time whatever the question, so the knob's Δ on write-stat
     // is one fine read and one query, and that pair prices the query. A chmod's fine stamp
-    // costs less than a write's (rdtscp waits for the work before it), so chmod-stat's own
+    // adds less to a chmod than to a write beyond the reads the model counts, so chmod-stat's own
     // price falls short of the write (the recorded pairs: 96.5 ns live).
     let profile = repriced();
     let f = profile
