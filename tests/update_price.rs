@@ -71,6 +71,11 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     assert_eq!(f["floor_pair"]["pattern"]["reads"], 16, "{f}");
     let floor = f64_at(f, &["floor_read_ns", "point"]);
     assert!(floor.is_finite(), "{f}");
+    // A fine read's in-path excess, priced by 16 reads of the queried file against 16 of a
+    // second file (its sign and size are the machine's).
+    assert_eq!(f["fine_pair"]["pattern"]["kind"], "chmod_read_same", "{f}");
+    let excess = f64_at(f, &["fine_excess_ns", "point"]);
+    assert!(excess.is_finite(), "{f}");
     assert!(
         f.get("read_pair").is_none(),
         "tmpfs's write-stat prices its update: {f}"
@@ -96,6 +101,11 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
             at("queried", "fine_stamps") - at("control", "fine_stamps") > 0.5,
             "{k}"
         );
+        // Reads of the queried file take plain fine reads in current_time(), never a ctime
+        // stamp: still one stamp per queried iteration, loosely bounded as above.
+        let k = &f["fine_pair"]["kernel_counts"];
+        let at = |side: &str, c: &str| f64_at(k, &[side, c]);
+        assert!(at("queried", "fine_stamps") < 2.0, "{k}");
     }
     // No scratch left behind by the pair.
     let left = std::fs::read_dir("/dev/shm")
@@ -125,6 +135,10 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     let src = m["costs"]["sources"]["update"].as_str().unwrap();
     assert!(src.contains("live pair"), "{src}");
     assert_eq!(f64_at(m, &["costs", "floor_read_ns_by_fs", "tmpfs"]), floor);
+    assert_eq!(
+        f64_at(m, &["costs", "fine_excess_ns_by_fs", "tmpfs"]),
+        excess
+    );
     assert_eq!(f64_at(m, &["costs", "floor_read_ns"]), floor);
     let src = m["costs"]["sources"]["floor_read"].as_str().unwrap();
     assert!(src.contains("chmod-stat pair with reads"), "{src}");

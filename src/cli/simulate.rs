@@ -46,7 +46,7 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, default_value_t = CounterArg::Rdtscp)]
     pub counter: CounterArg,
     /// What-if cost or setting, KEY=VALUE (repeatable): precise_read_ns, coarse_read_ns,
-    /// update_ns, query_ns, floor_read_ns, tick_ns, base_ns (per iteration).
+    /// update_ns, query_ns, floor_read_ns, fine_excess_ns, tick_ns, base_ns (per iteration).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Sweep one setting over a log-spaced range, e.g. precise_read_ns=10..10000.

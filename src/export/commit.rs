@@ -140,6 +140,14 @@ pub fn update_sentence(r: &Report) -> String {
             ),
             None => String::new(),
         };
+        let excess = match f.fine_excess_ns {
+            Some(e) => format!(
+                ", a fine read {:.0} [{:.0}, {:.0}] ns more inside the op than the syscall \
+                 pair's (chmod-stat pair with 16 reads of the same file after it)",
+                e.point, e.lower, e.upper
+            ),
+            None => String::new(),
+        };
         let update_pair = if f.read_pair.is_some() {
             "write-read-stat"
         } else {
@@ -154,7 +162,7 @@ pub fn update_sentence(r: &Report) -> String {
             None => "its inode update unpriced (see the report)".into(),
         };
         parts.push(format!(
-            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{floor}{query} \
+            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{floor}{excess}{query} \
              and {update}{pair}.",
             f.fs_type,
             f.mount_options.join(","),

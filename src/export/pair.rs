@@ -107,6 +107,7 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
         ("chmod-stat Δ ns", Align::Right),
         ("query ns [95% CI]", Align::Right),
         ("floored read ns [95% CI]", Align::Right),
+        ("fine read in path + ns [95% CI]", Align::Right),
         ("update ns [95% CI]", Align::Right),
     ]);
     for f in fs {
@@ -132,6 +133,9 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
                 .map(|e| ci(e, 1))
                 .unwrap_or_else(|| "not measured".into()),
             f.floor_read_ns
+                .map(|e| ci(e, 1))
+                .unwrap_or_else(|| "not measured".into()),
+            f.fine_excess_ns
                 .map(|e| ci(e, 1))
                 .unwrap_or_else(|| "not measured".into()),
             f.update_ns

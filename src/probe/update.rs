@@ -39,6 +39,12 @@ pub enum Pattern {
     /// the tick, so each of those reads returns the floor. Against [`Pattern::Chmod`] it
     /// prices the floored read.
     ChmodRead { reads: u32 },
+    /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of the same file. With the times
+    /// asked for, each read's `current_time()` finds the ctime queried and equal to the floor
+    /// (the fchmod's fine stamp), and reads the fine clock (`ktime_get_real_ts64`); the first
+    /// read moves the atime (relatime), the others find it later than the ctime. Against
+    /// [`Pattern::ChmodRead`] it prices a fine read inside the read path.
+    ChmodReadSame { reads: u32 },
     /// pwrite, then `pread` of 1 byte of the same file, then statx. With the times asked
     /// for, the write's fine stamp puts the mtime after the atime, so the read moves the
     /// atime (relatime, `touch_atime`); without, the write keeps the tick's time and the read
@@ -59,6 +65,7 @@ impl Pattern {
             Pattern::Create => "create-write-stat-unlink".into(),
             Pattern::Chmod => "chmod-stat".into(),
             Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
+            Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),
             Pattern::WriteRead => "write-read-stat".into(),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
         }
@@ -259,6 +266,13 @@ pub struct FsUpdate {
     /// not measured, and then `query_ns` and `update_ns` hold it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_read_ns: Option<Estimate>,
+    /// ns that a fine read (`ktime_get_real_ts64`) costs inside the op beyond the syscall
+    /// pair's price of a precise read, from the chmod-stat pair with 16 reads of the same file
+    /// (`fine_pair`: each read's `current_time()` finds the queried ctime on the floor and
+    /// reads the fine clock) against `floor_pair`; absent where not measured, and then the
+    /// query and update prices hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_excess_ns: Option<Estimate>,
     /// How it was priced, or why it could not be.
     pub reason: String,
     /// The model whose counts were subtracted and divided by.
@@ -283,6 +297,9 @@ pub struct FsUpdate {
     /// The chmod-stat pair with reads after it that prices the floored read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pair: Option<PairResult>,
+    /// The chmod-stat pair with 16 reads of the same file that prices the in-path excess.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_pair: Option<PairResult>,
     /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pair: Option<PairResult>,

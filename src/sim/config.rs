@@ -17,17 +17,19 @@ pub enum Param {
     UpdateNs,
     QueryNs,
     FloorReadNs,
+    FineExcessNs,
     TickNs,
     BaseNs,
 }
 
 impl Param {
-    pub const ALL: [Param; 7] = [
+    pub const ALL: [Param; 8] = [
         Param::PreciseReadNs,
         Param::CoarseReadNs,
         Param::UpdateNs,
         Param::QueryNs,
         Param::FloorReadNs,
+        Param::FineExcessNs,
         Param::TickNs,
         Param::BaseNs,
     ];
@@ -39,6 +41,7 @@ impl Param {
             Param::UpdateNs => "update_ns",
             Param::QueryNs => "query_ns",
             Param::FloorReadNs => "floor_read_ns",
+            Param::FineExcessNs => "fine_excess_ns",
             Param::TickNs => "tick_ns",
             Param::BaseNs => "base_ns",
         }
@@ -55,7 +58,8 @@ impl Param {
             | Param::CoarseReadNs
             | Param::UpdateNs
             | Param::QueryNs
-            | Param::FloorReadNs => (0.0, 1e9),
+            | Param::FloorReadNs
+            | Param::FineExcessNs => (0.0, 1e9),
             Param::TickNs => (1.0, 1e10),
             Param::BaseNs => (0.0, 1e12),
         }

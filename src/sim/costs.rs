@@ -82,6 +82,10 @@ pub struct CostSources {
     /// in files written before it was priced).
     #[serde(default)]
     pub floor_read: String,
+    /// Where the in-path excess of a fine read came from (absent in files written before it
+    /// was priced).
+    #[serde(default)]
+    pub fine_excess: String,
     pub tick: String,
 }
 
@@ -207,6 +211,15 @@ fn resolve_with(
             "none: only Linux's multigrain coarse reads return a floor".to_string(),
         ),
     };
+    let (excess, excess_by_fs, excess_src) = match cfg.set(Param::FineExcessNs) {
+        Some(v) => (v, Costs::UNIFORM, "--set fine_excess_ns".to_string()),
+        None if model.is_linux() => fine_excess_prices(profile),
+        None => (
+            0.0,
+            Costs::UNIFORM,
+            "none: priced for Linux's in-kernel fine reads only".to_string(),
+        ),
+    };
     let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {
         (Some(v), _) => (v, "--set tick_ns".to_string()),
@@ -232,6 +245,8 @@ fn resolve_with(
             query_ns_by_fs: query_by_fs,
             floor_read_ns: floor,
             floor_read_ns_by_fs: floor_by_fs,
+            fine_excess_ns: excess,
+            fine_excess_ns_by_fs: excess_by_fs,
             tick_ns: tick,
         },
         CostSources {
@@ -240,6 +255,7 @@ fn resolve_with(
             update: update_src,
             query: query_src,
             floor_read: floor_src,
+            fine_excess: excess_src,
             tick: tick_src,
         },
     ))
@@ -347,6 +363,38 @@ pub fn floor_read_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String)
             format!(
                 "profile filesystems[].floor_read_ns (chmod-stat pair with reads after it, \
                  probe --dir): {}; any other filesystem at {fs}'s",
+                named.join(", ")
+            ),
+        ),
+    }
+}
+
+/// The profile's in-path excess of a Linux fine read, per filesystem
+/// (`filesystems[].fine_excess_ns`, `probe --dir`: chmod-stat with 16 reads of the same file
+/// against 16 of a second file). A filesystem without a price of its own takes the first
+/// measured one: the read is the timekeeper's, only the work before it is the filesystem's.
+pub fn fine_excess_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
+    let (by_fs, named) = per_kind(profile, |f| f.fine_excess_ns);
+    let first = profile
+        .map(|p| p.filesystems.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .find_map(|f| Some((f.fine_excess_ns?.point, f.fs_type.clone())));
+    match first {
+        None => (
+            0.0,
+            by_fs,
+            "not measured, taken as 0: a fine read inside the kernel costs the syscall pair's \
+             price (probe --dir DIR measures the excess; the query and update prices then \
+             leave it out); --set fine_excess_ns=… for a what-if"
+                .to_string(),
+        ),
+        Some((point, fs)) => (
+            point,
+            by_fs,
+            format!(
+                "profile filesystems[].fine_excess_ns (chmod-stat with 16 reads of the same \
+                 file against a second file's, probe --dir): {}; any other filesystem at {fs}'s",
                 named.join(", ")
             ),
         ),

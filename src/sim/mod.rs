@@ -250,6 +250,11 @@ pub(crate) fn costs_out(
             .iter()
             .filter_map(|&f| Some((f.name().to_string(), c.floor_read_ns_by_fs[f as usize]?)))
             .collect(),
+        fine_excess_ns: c.fine_excess_ns,
+        fine_excess_ns_by_fs: FsKind::ALL
+            .iter()
+            .filter_map(|&f| Some((f.name().to_string(), c.fine_excess_ns_by_fs[f as usize]?)))
+            .collect(),
         tick_ns: c.tick_ns,
         base_ns_per_op: base,
         sources,

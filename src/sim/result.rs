@@ -65,6 +65,14 @@ pub struct CostsOut {
     /// (measured by `probe --dir`, the chmod-stat pair with reads after it).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub floor_read_ns_by_fs: std::collections::BTreeMap<String, f64>,
+    /// What a Linux fine read costs inside the op beyond the precise read's price, on a
+    /// filesystem without a price of its own.
+    #[serde(default)]
+    pub fine_excess_ns: f64,
+    /// The in-path excess of each filesystem of the loop that has one of its own (measured by
+    /// `probe --dir`: chmod-stat with 16 reads of the same file against 16 of a second one).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fine_excess_ns_by_fs: std::collections::BTreeMap<String, f64>,
     pub tick_ns: f64,
     /// Cost of one iteration without timestamp work.
     pub base_ns_per_op: f64,

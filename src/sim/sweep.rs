@@ -29,6 +29,10 @@ pub fn with_value(param: Param, v: f64, costs: Costs, base: f64) -> (Costs, f64)
             c.floor_read_ns = v;
             c.floor_read_ns_by_fs = Costs::UNIFORM;
         }
+        Param::FineExcessNs => {
+            c.fine_excess_ns = v;
+            c.fine_excess_ns_by_fs = Costs::UNIFORM;
+        }
         Param::TickNs => c.tick_ns = v,
         Param::BaseNs => b = v,
     }

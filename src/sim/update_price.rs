@@ -47,6 +47,9 @@ pub struct Counts {
     pub fine_stamps: f64,
     /// Coarse reads that returned the multigrain floor ([`crate::sim::replay::Stats::floored_reads`]).
     pub floored: f64,
+    /// Fine reads (`ktime_get_real_ts64`, `ktime_get_real_ts64_mg`): what the in-path excess
+    /// prices.
+    pub fine_reads: f64,
 }
 
 impl std::ops::Div<f64> for Counts {
@@ -58,6 +61,7 @@ impl std::ops::Div<f64> for Counts {
             queries: self.queries / n,
             fine_stamps: self.fine_stamps / n,
             floored: self.floored / n,
+            fine_reads: self.fine_reads / n,
         }
     }
 }
@@ -71,6 +75,7 @@ impl std::ops::Sub for Counts {
             queries: self.queries - o.queries,
             fine_stamps: self.fine_stamps - o.fine_stamps,
             floored: self.floored - o.floored,
+            fine_reads: self.fine_reads - o.fine_reads,
         }
     }
 }
@@ -135,6 +140,9 @@ pub fn counts_at(
         queries: s.queries as f64 / units,
         fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64 / units,
         floored: s.floored_reads as f64 / units,
+        fine_reads: (s.reads[ClockFn::LinuxFine as usize] + s.reads[ClockFn::LinuxFineMg as usize])
+            as f64
+            / units,
     }
 }
 
@@ -161,6 +169,8 @@ pub struct Pairs<'a> {
     /// write-read-stat: the update where write-stat stores on both sides (btrfs), through the
     /// read's atime.
     pub read: Option<&'a PairResult>,
+    /// chmod-stat-read16-same: a fine read's in-path excess, against `floor`.
+    pub fine: Option<&'a PairResult>,
 }
 
 impl<'a> Pairs<'a> {
@@ -171,6 +181,7 @@ impl<'a> Pairs<'a> {
             query: None,
             floor: None,
             read: None,
+            fine: None,
         }
     }
 }
@@ -202,6 +213,7 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         query_ns: None,
         query_pattern: None,
         floor_read_ns: None,
+        fine_excess_ns: None,
         reason: String::new(),
         model: None,
         reads_delta_ns: None,
@@ -210,112 +222,64 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         pair: Some(pair.clone()),
         query_pair: None,
         floor_pair: None,
+        fine_pair: None,
         read_pair: None,
     }
 }
 
-/// `(Δ − dr − k·q) / d` with `Δ`'s and `q`'s intervals carried through (the widest).
-fn solve(delta: Estimate, dr: f64, k: f64, q: Estimate, d: f64) -> Estimate {
-    Estimate {
-        point: (delta.point - dr - k * q.point) / d,
-        lower: (delta.lower - dr - k * q.upper) / d,
-        upper: (delta.upper - dr - k * q.lower) / d,
-    }
-}
-
-/// The query's price from a chmod-stat pair, or why there is none (in words).
-fn price_query(model: ModelId, costs: Costs, pair: &PairResult) -> Result<Estimate, String> {
-    if pair.pattern != Pattern::Chmod {
-        return Err(format!(
-            "a {} pair does not price the query",
-            pair.pattern_name
-        ));
-    }
-    if !pair.multigrain_observed {
-        return Err(format!(
-            "the chmod-stat pair showed no multigrain ctimes on {}",
-            pair.fs_type
-        ));
-    }
-    let d = pair_sides(model, costs, pair)
-        .map(|(q, c)| q - c)
-        .expect("chmod-stat is a pattern");
-    if d.updates.abs() >= 0.5 || d.queries < 0.5 {
-        return Err(format!(
-            "{model} counts {:+.3} updates and {:+.3} queries per iteration between the \
-             chmod-stat sides, so the pair does not isolate the query",
-            d.updates, d.queries
-        ));
-    }
-    Ok(solve(
-        pair.delta_ns,
-        d.reads_ns,
-        0.0,
-        Estimate::exact(0.0),
-        d.queries,
-    ))
-}
-
-/// The floored read's price from a chmod-stat pair with reads after it (`floor_pair`) and
-/// the chmod-stat pair (`chmod_pair`), or why there is none (in words): what the reads' Δ
-/// adds beyond the model's reads, over the floored reads the model counts between them.
-fn price_floor(
-    model: ModelId,
-    costs: Costs,
-    floor_pair: &PairResult,
-    chmod_pair: &PairResult,
-) -> Result<Estimate, String> {
-    if !matches!(floor_pair.pattern, Pattern::ChmodRead { .. })
-        || chmod_pair.pattern != Pattern::Chmod
-    {
-        return Err(format!(
-            "{} against {} does not price the floored read",
-            floor_pair.pattern_name, chmod_pair.pattern_name
-        ));
-    }
-    if !floor_pair.multigrain_observed || !chmod_pair.multigrain_observed {
-        return Err(format!(
-            "the chmod-stat pairs showed no multigrain ctimes on {}",
-            floor_pair.fs_type
-        ));
-    }
-    let costs = Costs {
-        floor_read_ns: 0.0,
-        floor_read_ns_by_fs: Costs::UNIFORM,
-        ..costs
+/// Prices one update (and the query, given its chmod-stat pair, the floored read, given the
+/// chmod-stat pair with reads after it too, and a fine read's in-path excess, given the pair
+/// with reads of the same file too) with the reads at `costs` (the profile's, or a guest's own
+/// paired read costs in `vm bench`). The excess and the other prices depend on each other (the
+/// reads pair moves one atime, priced at the update's price; the query and update pairs take
+/// fine reads): they are solved together, by substitution until the excess moves less than
+/// 0.05 ns (each round shrinks the change about eightfold).
+pub fn price_at(pairs: Pairs<'_>, costs: Costs) -> FsUpdate {
+    let (Some(fine), Some(floor)) = (pairs.fine, pairs.floor) else {
+        return price_with(pairs, costs);
     };
-    let delta = |p: &PairResult| {
-        pair_sides(model, costs, p)
-            .map(|(q, c)| q - c)
-            .expect("a chmod pattern")
-    };
-    let (dr, dc) = (delta(floor_pair), delta(chmod_pair));
-    let floored = dr.floored - dc.floored;
-    if floored < 1.0
-        || (dr.updates - dc.updates).abs() >= 0.5
-        || (dr.queries - dc.queries).abs() >= 0.5
-    {
-        return Err(format!(
-            "{model} counts {floored:+.3} floored reads, {:+.3} updates and {:+.3} queries per \
-             iteration between the two pairs' Δs, so the reads do not isolate the floor",
-            dr.updates - dc.updates,
-            dr.queries - dc.queries
-        ));
+    let fs = pairs.write.fs_kind() as usize;
+    let model = model_of(pairs.write);
+    let mut out = price_with(pairs, costs);
+    let mut excess = Err(String::new());
+    let mut e = 0.0;
+    for _ in 0..12 {
+        excess = price_excess(model, costs, fine, floor, &out);
+        let Ok(est) = &excess else { break };
+        let moved = (est.point - e).abs();
+        e = est.point;
+        let mut c = costs;
+        c.fine_excess_ns_by_fs[fs] = Some(e);
+        out = price_with(pairs, c);
+        if moved < 0.05 {
+            break;
+        }
     }
-    let (f, c) = (floor_pair.delta_ns, chmod_pair.delta_ns);
-    let extra = dr.reads_ns - dc.reads_ns;
-    Ok(Estimate {
-        point: (f.point - c.point - extra) / floored,
-        lower: (f.lower - c.upper - extra) / floored,
-        upper: (f.upper - c.lower - extra) / floored,
-    })
+    out.fine_pair = Some(fine.clone());
+    match excess {
+        Ok(est) => {
+            out.fine_excess_ns = Some(est);
+            out.reason = format!(
+                "{}; a fine read {:.1} ns [{:.1}, {:.1}] inside the op beyond the precise read's \
+                 price ({} pair: Δ {:.1} ns against the {} pair's, less the reads and the one \
+                 atime update the model counts between them, over the fine reads)",
+                out.reason,
+                est.point,
+                est.lower,
+                est.upper,
+                fine.pattern_name,
+                fine.delta_ns.point,
+                floor.pattern_name
+            );
+        }
+        Err(why) => out.reason = format!("{}; the in-path excess not priced ({why})", out.reason),
+    }
+    out
 }
 
-/// Prices one update (and the query, given its chmod-stat pair, and the floored read, given
-/// the chmod-stat pair with reads after it too) with the reads at `costs` (the profile's, or a
-/// guest's own paired read costs in `vm bench`). A floored read priced here is this
-/// filesystem's in the query's and the update's arithmetic; otherwise `costs`' holds.
-pub fn price_at(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
+/// [`price_at`] with the in-path excess as `costs` has it. A floored read priced here is
+/// this filesystem's in the query's and the update's arithmetic; otherwise `costs`' holds.
+fn price_with(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
     let (pair, query_pair, floor_pair) = (pairs.write, pairs.query, pairs.floor);
     let mut out = unpriced(pair);
     out.query_pair = query_pair.cloned();
@@ -475,10 +439,12 @@ pub fn price_at(pairs: Pairs<'_>, mut costs: Costs) -> FsUpdate {
 
 mod lookup;
 mod measure;
+mod parts;
 mod patterns;
 #[cfg(test)]
 mod tests;
 
 pub use lookup::{for_fs, live_pair_for, unmeasured_update_notes, write_stat_on};
-pub use measure::{measure_all, measure_and_price, FLOOR_PATTERN};
+pub use measure::{measure_all, measure_and_price, FINE_PATTERN, FLOOR_PATTERN};
+use parts::{price_excess, price_floor, price_query, solve};
 pub use patterns::{pattern_scenario, tasks_scenario};

@@ -103,6 +103,17 @@ fn block(
                 }
             }
         }
+        Pattern::ChmodReadSame { reads } => {
+            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
+            let f = fd.as_fd();
+            for _ in 0..n {
+                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                for _ in 0..reads {
+                    sfs::pread_byte(f, 0).context("pread in the pair's loop")?;
+                }
+            }
+        }
         Pattern::Create => {
             let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
             // Successive files, not one file: the tally compares each new file's mtime with
@@ -139,7 +150,7 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
             "writes per query must be 1 to 64"
         );
     }
-    if let Pattern::ChmodRead { reads } = cfg.pattern {
+    if let Pattern::ChmodRead { reads } | Pattern::ChmodReadSame { reads } = cfg.pattern {
         crate::ensure!((1..=64).contains(&reads), "reads per query must be 1 to 64");
     }
     let scratch = ScratchDir::create(&cfg.dir)?;
@@ -202,12 +213,20 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
     let path = CString::new(p).context("a scratch path with a NUL byte")?;
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
     let fd = match pattern {
-        Pattern::Write { .. } | Pattern::WriteRead | Pattern::Chmod | Pattern::ChmodRead { .. } => {
+        Pattern::Write { .. }
+        | Pattern::WriteRead
+        | Pattern::Chmod
+        | Pattern::ChmodRead { .. }
+        | Pattern::ChmodReadSame { .. } => {
             Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
         }
         Pattern::Create => None,
         Pattern::Recorded { .. } => crate::fail!("{RECORDED}"),
     };
+    if let (Pattern::ChmodReadSame { .. }, Some(f)) = (pattern, &fd) {
+        // One byte for the reads to read back.
+        sfs::pwrite_byte(f.as_fd(), b'x', 0).context("writing the pair's file")?;
+    }
     let read = match pattern {
         Pattern::ChmodRead { .. } => {
             let mut p = path.as_bytes().to_vec();

@@ -9,6 +9,10 @@ use crate::probe::Profile;
 /// stamp, each returning the floor on the queried side and the tick on the control.
 pub const FLOOR_PATTERN: Pattern = Pattern::ChmodRead { reads: 16 };
 
+/// The pair that prices a fine read's in-path excess against [`FLOOR_PATTERN`]: the same 16
+/// reads of the file the query marked, each taking a fine read on the queried side.
+pub const FINE_PATTERN: Pattern = Pattern::ChmodReadSame { reads: 16 };
+
 /// Measures `cfg`'s write-stat pair, the chmod-stat pair and the chmod-stat pair with reads
 /// after it ([`FLOOR_PATTERN`]) on the same directory, and prices them against `profile`'s
 /// reads. The chmod pairs are skipped where the write pair saw no multigrain timestamps
@@ -30,9 +34,11 @@ pub fn measure_and_price(
     }
     let query = measure(Pattern::Chmod)?;
     let floor = measure(FLOOR_PATTERN)?;
+    let fine = measure(FINE_PATTERN)?;
     let pairs = Pairs {
         query: Some(&query),
         floor: Some(&floor),
+        fine: Some(&fine),
         ..Pairs::of(&pair)
     };
     let priced = price(pairs, profile);

@@ -1,0 +1,135 @@
+//! A fine read's in-path excess: chmod-stat with 16 reads of the same file against 16 reads
+//! of a second file, on a profile probed with `--dir /dev/shm` on this project's machine (AMD
+//! EPYC KVM guest, Linux 6.18).
+
+use super::*;
+
+fn fine() -> Profile {
+    serde_json::from_str(include_str!("../../../../tests/data/update-fine-amd.json")).unwrap()
+}
+
+fn pairs_of(f: &FsUpdate) -> Pairs<'_> {
+    Pairs {
+        query: f.query_pair.as_ref(),
+        floor: f.floor_pair.as_ref(),
+        fine: f.fine_pair.as_ref(),
+        read: f.read_pair.as_ref(),
+        ..Pairs::of(f.pair.as_ref().unwrap())
+    }
+}
+
+#[test]
+fn the_reads_of_the_queried_file_price_a_fine_read_inside_the_op() {
+    let profile = fine();
+    let f = &profile.filesystems[0];
+    assert_eq!(f.fs_type, "tmpfs");
+    let again = price(pairs_of(f), &profile);
+    let e = again.fine_excess_ns.unwrap();
+    assert!(
+        (e.point - f.fine_excess_ns.unwrap().point).abs() < 1e-6,
+        "{e:?}"
+    );
+    assert!(e.lower <= e.point && e.point <= e.upper, "{e:?}");
+    assert!(again.reason.contains("inside the op"), "{}", again.reason);
+    // The model counts 17 fine reads more with the same file's reads than with the second
+    // file's: each read's current_time finds the queried ctime on the floor, and the first
+    // read's atime update reads it again (fs/inode.c inode_update_atime, read at 7.2.13); one
+    // atime update (the others find the atime later than the ctime).
+    let (s, l) = (
+        f.fine_pair.as_ref().unwrap(),
+        f.floor_pair.as_ref().unwrap(),
+    );
+    let model = model_of(s);
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let (mut costs, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
+    let fs = s.fs_kind() as usize;
+    costs.floor_read_ns_by_fs[fs] = Some(again.floor_read_ns.unwrap().point);
+    let d = |costs: Costs, p: &PairResult| {
+        let (q, c) = pair_sides(model, costs, p).unwrap();
+        q - c
+    };
+    let (ds, dl) = (d(costs, s), d(costs, l));
+    assert!(
+        (ds.fine_reads - dl.fine_reads - 17.0).abs() < 0.5,
+        "{ds:?} {dl:?}"
+    );
+    assert!(
+        (ds.updates - dl.updates - 1.0).abs() < 0.05,
+        "{ds:?} {dl:?}"
+    );
+    // Solved together: at the prices found, the excess prices itself again, and the model
+    // gives the reads pair its live Δ.
+    let once = price_excess(model, costs, s, l, &again).unwrap();
+    assert!((once.point - e.point).abs() < 0.05, "{once:?} {e:?}");
+    costs.fine_excess_ns_by_fs[fs] = Some(e.point);
+    let at = |p: &PairResult| {
+        let x = d(costs, p);
+        x.reads_ns
+            + x.updates * again.update_ns.unwrap().point
+            + x.queries * again.query_ns.unwrap().point
+    };
+    assert!(
+        (at(s) - s.delta_ns.point).abs() < 1.0,
+        "{} {}",
+        at(s),
+        s.delta_ns.point
+    );
+    // The chmod pair's two fine reads carry the excess now: the query is what remains
+    // (priced without the reads pair, against a profile that has no excess either).
+    let mut bare = profile.clone();
+    bare.filesystems
+        .iter_mut()
+        .for_each(|f| f.fine_excess_ns = None);
+    let without = price(
+        Pairs {
+            fine: None,
+            ..pairs_of(f)
+        },
+        &bare,
+    );
+    assert!(without.fine_excess_ns.is_none());
+    let (q0, q1) = (
+        without.query_ns.unwrap().point,
+        again.query_ns.unwrap().point,
+    );
+    assert!(
+        (q0 - q1 - 2.0 * e.point).abs() < 0.5,
+        "{q0} {q1} {}",
+        e.point
+    );
+}
+
+#[test]
+fn the_excess_prices_every_fine_read_in_the_estimates() {
+    let profile = fine();
+    let model = model_of(profile.filesystems[0].pair.as_ref().unwrap());
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let (costs, sources) = costs::resolve(model, Some(&profile), &cfg).unwrap();
+    let e = profile.filesystems[0].fine_excess_ns.unwrap().point;
+    assert_eq!(costs.fine_excess_on(FsKind::Tmpfs), e);
+    // Another filesystem takes the first measured excess: the read is the timekeeper's.
+    assert_eq!(costs.fine_excess_on(FsKind::Ext4), e);
+    assert!(
+        sources.fine_excess.contains("tmpfs"),
+        "{}",
+        sources.fine_excess
+    );
+    // A write after a query on tmpfs takes two fine reads: its reads cost two excesses more.
+    let s = pattern_scenario(Pattern::Write { writes: 1 }, FsKind::Tmpfs, true)
+        .unwrap()
+        .compile();
+    let with = counts_at(model, costs, &s, 1300.0);
+    let bare = counts_at(
+        model,
+        Costs {
+            fine_excess_ns_by_fs: Costs::UNIFORM,
+            fine_excess_ns: 0.0,
+            ..costs
+        },
+        &s,
+        1300.0,
+    );
+    let fine = with.fine_reads;
+    assert!((fine - 2.0).abs() < 0.05, "{with:?}");
+    assert!((with.reads_ns - bare.reads_ns - fine * e).abs() < 1e-6);
+}
