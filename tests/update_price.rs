@@ -71,8 +71,8 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     assert_eq!(f["floor_pair"]["pattern"]["reads"], 16, "{f}");
     let floor = f64_at(f, &["floor_read_ns", "point"]);
     assert!(floor.is_finite(), "{f}");
-    // A fine read's in-path excess, priced by 16 reads of the queried file against 16 of a
-    // second file (its sign and size are the machine's).
+    // A fine read's in-path excess, priced by 16 reads of the queried file against 1 (its
+    // sign and size are the machine's).
     assert_eq!(f["fine_pair"]["pattern"]["kind"], "chmod_read_same", "{f}");
     let excess = f64_at(f, &["fine_excess_ns", "point"]);
     assert!(excess.is_finite(), "{f}");

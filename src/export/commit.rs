@@ -143,7 +143,7 @@ pub fn update_sentence(r: &Report) -> String {
         let excess = match f.fine_excess_ns {
             Some(e) => format!(
                 ", a fine read {:.0} [{:.0}, {:.0}] ns more inside the op than the syscall \
-                 pair's (chmod-stat pair with 16 reads of the same file after it)",
+                 pair's (chmod-stat with 16 reads of the same file against 1)",
                 e.point, e.lower, e.upper
             ),
             None => String::new(),

@@ -269,8 +269,8 @@ pub struct FsUpdate {
     /// ns that a fine read (`ktime_get_real_ts64`) costs inside the op beyond the syscall
     /// pair's price of a precise read, from the chmod-stat pair with 16 reads of the same file
     /// (`fine_pair`: each read's `current_time()` finds the queried ctime on the floor and
-    /// reads the fine clock) against `floor_pair`; absent where not measured, and then the
-    /// query and update prices hold it.
+    /// reads the fine clock) against the one with 1 (`fine_base_pair`); absent where not
+    /// measured, and then the query and update prices hold it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_excess_ns: Option<Estimate>,
     /// How it was priced, or why it could not be.
@@ -300,6 +300,9 @@ pub struct FsUpdate {
     /// The chmod-stat pair with 16 reads of the same file that prices the in-path excess.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_pair: Option<PairResult>,
+    /// The chmod-stat pair with 1 read of the same file: `fine_pair`'s base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_base_pair: Option<PairResult>,
     /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pair: Option<PairResult>,

@@ -371,7 +371,7 @@ pub fn floor_read_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String)
 
 /// The profile's in-path excess of a Linux fine read, per filesystem
 /// (`filesystems[].fine_excess_ns`, `probe --dir`: chmod-stat with 16 reads of the same file
-/// against 16 of a second file). A filesystem without a price of its own takes the first
+/// against 1). A filesystem without a price of its own takes the first
 /// measured one: the read is the timekeeper's, only the work before it is the filesystem's.
 pub fn fine_excess_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
     let (by_fs, named) = per_kind(profile, |f| f.fine_excess_ns);
@@ -394,7 +394,7 @@ pub fn fine_excess_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String
             by_fs,
             format!(
                 "profile filesystems[].fine_excess_ns (chmod-stat with 16 reads of the same \
-                 file against a second file's, probe --dir): {}; any other filesystem at {fs}'s",
+                 file against 1, probe --dir): {}; any other filesystem at {fs}'s",
                 named.join(", ")
             ),
         ),

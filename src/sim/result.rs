@@ -70,7 +70,7 @@ pub struct CostsOut {
     #[serde(default)]
     pub fine_excess_ns: f64,
     /// The in-path excess of each filesystem of the loop that has one of its own (measured by
-    /// `probe --dir`: chmod-stat with 16 reads of the same file against 16 of a second one).
+    /// `probe --dir`: chmod-stat with 16 reads of the same file against 1).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub fine_excess_ns_by_fs: std::collections::BTreeMap<String, f64>,
     pub tick_ns: f64,

@@ -169,8 +169,10 @@ pub struct Pairs<'a> {
     /// write-read-stat: the update where write-stat stores on both sides (btrfs), through the
     /// read's atime.
     pub read: Option<&'a PairResult>,
-    /// chmod-stat-read16-same: a fine read's in-path excess, against `floor`.
+    /// chmod-stat-read16-same: a fine read's in-path excess, against `fine_base`.
     pub fine: Option<&'a PairResult>,
+    /// chmod-stat-read1-same.
+    pub fine_base: Option<&'a PairResult>,
 }
 
 impl<'a> Pairs<'a> {
@@ -182,6 +184,7 @@ impl<'a> Pairs<'a> {
             floor: None,
             read: None,
             fine: None,
+            fine_base: None,
         }
     }
 }
@@ -223,53 +226,50 @@ fn unpriced(pair: &PairResult) -> FsUpdate {
         query_pair: None,
         floor_pair: None,
         fine_pair: None,
+        fine_base_pair: None,
         read_pair: None,
     }
 }
 
 /// Prices one update (and the query, given its chmod-stat pair, the floored read, given the
-/// chmod-stat pair with reads after it too, and a fine read's in-path excess, given the pair
-/// with reads of the same file too) with the reads at `costs` (the profile's, or a guest's own
-/// paired read costs in `vm bench`). The excess and the other prices depend on each other (the
-/// reads pair moves one atime, priced at the update's price; the query and update pairs take
-/// fine reads): they are solved together, by substitution until the excess moves less than
-/// 0.05 ns (each round shrinks the change about eightfold).
+/// chmod-stat pair with reads after it too, and a fine read's in-path excess, given the two
+/// pairs with reads of the same file) with the reads at `costs` (the profile's, or a guest's
+/// own paired read costs in `vm bench`). The excess is priced first (its pairs differ in fine
+/// and floored reads only), then the query and the update with it, since their pairs take
+/// fine reads too.
 pub fn price_at(pairs: Pairs<'_>, costs: Costs) -> FsUpdate {
-    let (Some(fine), Some(floor)) = (pairs.fine, pairs.floor) else {
+    let (Some(fine), Some(base)) = (pairs.fine, pairs.fine_base) else {
         return price_with(pairs, costs);
     };
     let fs = pairs.write.fs_kind() as usize;
     let model = model_of(pairs.write);
-    let mut out = price_with(pairs, costs);
-    let mut excess = Err(String::new());
-    let mut e = 0.0;
-    for _ in 0..12 {
-        excess = price_excess(model, costs, fine, floor, &out);
-        let Ok(est) = &excess else { break };
-        let moved = (est.point - e).abs();
-        e = est.point;
-        let mut c = costs;
-        c.fine_excess_ns_by_fs[fs] = Some(e);
-        out = price_with(pairs, c);
-        if moved < 0.05 {
-            break;
+    let first = price_with(pairs, costs);
+    let excess = price_excess(model, costs, fine, base, first.floor_read_ns);
+    let mut out = match &excess {
+        Ok(e) => {
+            let mut c = costs;
+            c.fine_excess_ns_by_fs[fs] = Some(e.point);
+            price_with(pairs, c)
         }
-    }
+        Err(_) => first,
+    };
     out.fine_pair = Some(fine.clone());
+    out.fine_base_pair = Some(base.clone());
     match excess {
         Ok(est) => {
             out.fine_excess_ns = Some(est);
             out.reason = format!(
                 "{}; a fine read {:.1} ns [{:.1}, {:.1}] inside the op beyond the precise read's \
-                 price ({} pair: Δ {:.1} ns against the {} pair's, less the reads and the one \
-                 atime update the model counts between them, over the fine reads)",
+                 price ({} pair: Δ {:.1} ns against the {} pair's {:.1}, less the reads the \
+                 model counts between them, over the fine reads)",
                 out.reason,
                 est.point,
                 est.lower,
                 est.upper,
                 fine.pattern_name,
                 fine.delta_ns.point,
-                floor.pattern_name
+                base.pattern_name,
+                base.delta_ns.point
             );
         }
         Err(why) => out.reason = format!("{}; the in-path excess not priced ({why})", out.reason),
@@ -445,6 +445,6 @@ mod patterns;
 mod tests;
 
 pub use lookup::{for_fs, live_pair_for, unmeasured_update_notes, write_stat_on};
-pub use measure::{measure_all, measure_and_price, FINE_PATTERN, FLOOR_PATTERN};
+pub use measure::{measure_all, measure_and_price, FINE_BASE_PATTERN, FINE_PATTERN, FLOOR_PATTERN};
 use parts::{price_excess, price_floor, price_query, solve};
 pub use patterns::{pattern_scenario, tasks_scenario};

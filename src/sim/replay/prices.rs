@@ -44,7 +44,7 @@ pub struct Costs {
     /// without a price of its own.
     pub fine_excess_ns: f64,
     /// The in-path excess per filesystem, as `update_ns_by_fs`: measured by `probe --dir`
-    /// (chmod-stat with 16 reads of the same file against 16 of a second file).
+    /// (chmod-stat with 16 reads of the same file against 1).
     pub fine_excess_ns_by_fs: UpdateByFs,
     /// Period of the coarse clock (the tick).
     pub tick_ns: f64,

@@ -9,9 +9,12 @@ use crate::probe::Profile;
 /// stamp, each returning the floor on the queried side and the tick on the control.
 pub const FLOOR_PATTERN: Pattern = Pattern::ChmodRead { reads: 16 };
 
-/// The pair that prices a fine read's in-path excess against [`FLOOR_PATTERN`]: the same 16
-/// reads of the file the query marked, each taking a fine read on the queried side.
+/// The pair that prices a fine read's in-path excess against [`FINE_BASE_PATTERN`]: 16 reads
+/// of the file the query marked, each taking a fine read on the queried side.
 pub const FINE_PATTERN: Pattern = Pattern::ChmodReadSame { reads: 16 };
+
+/// [`FINE_PATTERN`] with one read: the same atime update and query, 15 fine reads fewer.
+pub const FINE_BASE_PATTERN: Pattern = Pattern::ChmodReadSame { reads: 1 };
 
 /// Measures `cfg`'s write-stat pair, the chmod-stat pair and the chmod-stat pair with reads
 /// after it ([`FLOOR_PATTERN`]) on the same directory, and prices them against `profile`'s
@@ -35,10 +38,12 @@ pub fn measure_and_price(
     let query = measure(Pattern::Chmod)?;
     let floor = measure(FLOOR_PATTERN)?;
     let fine = measure(FINE_PATTERN)?;
+    let fine_base = measure(FINE_BASE_PATTERN)?;
     let pairs = Pairs {
         query: Some(&query),
         floor: Some(&floor),
         fine: Some(&fine),
+        fine_base: Some(&fine_base),
         ..Pairs::of(&pair)
     };
     let priced = price(pairs, profile);

@@ -1,8 +1,8 @@
 //! The prices of the parts each pair isolates: the query (chmod-stat), the floored read
 //! (chmod-stat-read16 against chmod-stat), a fine read's in-path excess
-//! (chmod-stat-read16-same against chmod-stat-read16), and the arithmetic they share.
+//! (chmod-stat-read16-same against chmod-stat-read1-same), and the arithmetic they share.
 
-use super::{pair_sides, Costs, FsUpdate, ModelId, PairResult, Pattern};
+use super::{pair_sides, Costs, ModelId, PairResult, Pattern};
 use crate::stats::Estimate;
 
 /// `(Δ − dr − k·q) / d` with `Δ`'s and `q`'s intervals carried through (the widest).
@@ -106,29 +106,31 @@ pub(super) fn price_floor(
     })
 }
 
-/// A fine read's in-path excess from the chmod-stat pair with reads of the same file
-/// (`fine_pair`) against the one with reads of a second file (`floor_pair`), or why there is
-/// none (in words): the Δs' difference less the model's reads between them (at the syscall
-/// pair's price, floored ones priced as `priced` has them), their updates and queries at
-/// `priced`'s prices, over the fine reads the model counts between them.
+/// A fine read's in-path excess from the chmod-stat pair with 16 reads of the same file
+/// (`fine_pair`) against the one with 1 (`base_pair`), or why there is none (in words): both
+/// move the atime once and query once, so between them are only reads: the Δs' difference
+/// less the model's reads between them (at the syscall pair's price, the floored ones at
+/// `floor`), over the fine reads the model counts between them.
 pub(super) fn price_excess(
     model: ModelId,
     costs: Costs,
     fine_pair: &PairResult,
-    floor_pair: &PairResult,
-    priced: &FsUpdate,
+    base_pair: &PairResult,
+    floor: Option<Estimate>,
 ) -> Result<Estimate, String> {
-    if !matches!(fine_pair.pattern, Pattern::ChmodReadSame { .. })
-        || !matches!(floor_pair.pattern, Pattern::ChmodRead { .. })
-    {
+    let reads = |p: &PairResult| match p.pattern {
+        Pattern::ChmodReadSame { reads } => Some(reads),
+        _ => None,
+    };
+    if !matches!((reads(fine_pair), reads(base_pair)), (Some(a), Some(b)) if a > b) {
         return Err(format!(
             "{} against {} does not price the in-path excess",
-            fine_pair.pattern_name, floor_pair.pattern_name
+            fine_pair.pattern_name, base_pair.pattern_name
         ));
     }
-    if !fine_pair.multigrain_observed || !floor_pair.multigrain_observed {
+    if !fine_pair.multigrain_observed || !base_pair.multigrain_observed {
         return Err(format!(
-            "the chmod-stat pairs showed no multigrain ctimes on {}",
+            "the pairs with reads of the same file showed no multigrain ctimes on {}",
             fine_pair.fs_type
         ));
     }
@@ -138,7 +140,7 @@ pub(super) fn price_excess(
         fine_excess_ns_by_fs: Costs::UNIFORM,
         ..costs
     };
-    if let Some(f) = priced.floor_read_ns {
+    if let Some(f) = floor {
         costs.floor_read_ns_by_fs[fs] = Some(f.point);
     }
     let delta = |p: &PairResult| {
@@ -146,24 +148,18 @@ pub(super) fn price_excess(
             .map(|(q, c)| q - c)
             .expect("a chmod pattern")
     };
-    let (ds, dl) = (delta(fine_pair), delta(floor_pair));
-    let fine = ds.fine_reads - dl.fine_reads;
-    if fine < 4.0 {
+    let d = delta(fine_pair) - delta(base_pair);
+    if d.fine_reads < 4.0 || d.updates.abs() >= 0.05 || d.queries.abs() >= 0.05 {
         return Err(format!(
-            "{model} counts {fine:+.3} fine reads per iteration between the two pairs' Δs, so \
-             the reads do not isolate the fine read"
+            "{model} counts {:+.3} fine reads, {:+.3} updates and {:+.3} queries per iteration \
+             between the two pairs' Δs, so the reads do not isolate the fine read",
+            d.fine_reads, d.updates, d.queries
         ));
     }
-    let (u, q) = (
-        priced.update_ns.map_or(0.0, |e| e.point),
-        priced.query_ns.map_or(0.0, |e| e.point),
-    );
-    let extra =
-        ds.reads_ns - dl.reads_ns + (ds.updates - dl.updates) * u + (ds.queries - dl.queries) * q;
-    let (s, l) = (fine_pair.delta_ns, floor_pair.delta_ns);
+    let (s, b) = (fine_pair.delta_ns, base_pair.delta_ns);
     Ok(Estimate {
-        point: (s.point - l.point - extra) / fine,
-        lower: (s.lower - l.upper - extra) / fine,
-        upper: (s.upper - l.lower - extra) / fine,
+        point: (s.point - b.point - d.reads_ns) / d.fine_reads,
+        lower: (s.lower - b.upper - d.reads_ns) / d.fine_reads,
+        upper: (s.upper - b.lower - d.reads_ns) / d.fine_reads,
     })
 }

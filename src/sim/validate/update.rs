@@ -93,7 +93,9 @@ fn calibrated_on(priced: &update_price::FsUpdate) -> String {
         on.push("chmod-stat-read16 against chmod-stat (floored read)".to_string());
     }
     if priced.fine_excess_ns.is_some() {
-        on.push("chmod-stat-read16-same against chmod-stat-read16 (in-path fine read)".to_string());
+        on.push(
+            "chmod-stat-read16-same against chmod-stat-read1-same (in-path fine read)".to_string(),
+        );
     }
     if let Some(q) = &priced.query_pattern {
         on.push(format!("{q} (query)"));
@@ -263,6 +265,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             (&priced.query_pair, chmod_calibrates),
             (&priced.floor_pair, true),
             (&priced.fine_pair, true),
+            (&priced.fine_base_pair, true),
             (&priced.read_pair, true),
         ] {
             if let Some(q) = q {
@@ -298,9 +301,9 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
     }
     notes.push(format!(
         "a row is within its goal when the model's Δ is within max({:.0}%, the live Δ's 95% \
-         interval) of the live Δ; the first four rows of each directory (write-stat, \
-         chmod-stat, chmod-stat-read16, chmod-stat-read16-same), and write-read-stat where it \
-         prices the update, are \
+         interval) of the live Δ; the first five rows of each directory (write-stat, \
+         chmod-stat, chmod-stat-read16, chmod-stat-read16-same, chmod-stat-read1-same), and \
+         write-read-stat where it prices the update, are \
          the calibration, so they agree by construction, except chmod-stat where write-stat \
          prices the query (there chmod-stat is a prediction)",
         GOAL_FRACTION * 100.0
