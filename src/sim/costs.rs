@@ -342,31 +342,14 @@ pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
 /// `ktime_get_coarse_real_ts64_mg()` is the timekeeper's, not the filesystem's: a filesystem
 /// without a price of its own (a pipe's inode included) takes the first measured one.
 pub fn floor_read_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    let (by_fs, named) = per_kind(profile, |f| f.floor_read_ns);
-    let first = profile
-        .map(|p| p.filesystems.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .find_map(|f| Some((f.floor_read_ns?.point, f.fs_type.clone())));
-    match first {
-        None => (
-            0.0,
-            by_fs,
-            "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair \
-             and reads after it; the update and query prices then leave it out); --set \
-             floor_read_ns=… for a what-if"
-                .to_string(),
-        ),
-        Some((point, fs)) => (
-            point,
-            by_fs,
-            format!(
-                "profile filesystems[].floor_read_ns (chmod-stat pair with reads after it, \
-                 probe --dir): {}; any other filesystem at {fs}'s",
-                named.join(", ")
-            ),
-        ),
-    }
+    first_measured(
+        profile,
+        |f| f.floor_read_ns,
+        "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair \
+         and reads after it; the update and query prices then leave it out); --set \
+         floor_read_ns=… for a what-if",
+        "floor_read_ns (chmod-stat pair with reads after it, probe --dir)",
+    )
 }
 
 /// The profile's in-path excess of a Linux fine read, per filesystem
@@ -374,27 +357,38 @@ pub fn floor_read_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String)
 /// against 1). A filesystem without a price of its own takes the first
 /// measured one: the read is the timekeeper's, only the work before it is the filesystem's.
 pub fn fine_excess_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    let (by_fs, named) = per_kind(profile, |f| f.fine_excess_ns);
+    first_measured(
+        profile,
+        |f| f.fine_excess_ns,
+        "not measured, taken as 0: a fine read inside the kernel costs the syscall pair's \
+         price (probe --dir DIR measures the excess; the query and update prices then \
+         leave it out); --set fine_excess_ns=… for a what-if",
+        "fine_excess_ns (chmod-stat with 16 reads of the same file against 1, probe --dir)",
+    )
+}
+
+/// `price` of each filesystem kind in the profile, and for any other filesystem the first
+/// measured entry's; the source in words (`unmeasured` where no entry has one, else the
+/// field `what` and each measured entry).
+fn first_measured(
+    profile: Option<&Profile>,
+    price: impl Fn(&probe::update::FsUpdate) -> Option<crate::stats::Estimate>,
+    unmeasured: &str,
+    what: &str,
+) -> (f64, UpdateByFs, String) {
+    let (by_fs, named) = per_kind(profile, &price);
     let first = profile
         .map(|p| p.filesystems.as_slice())
         .unwrap_or_default()
         .iter()
-        .find_map(|f| Some((f.fine_excess_ns?.point, f.fs_type.clone())));
+        .find_map(|f| Some((price(f)?.point, f.fs_type.clone())));
     match first {
-        None => (
-            0.0,
-            by_fs,
-            "not measured, taken as 0: a fine read inside the kernel costs the syscall pair's \
-             price (probe --dir DIR measures the excess; the query and update prices then \
-             leave it out); --set fine_excess_ns=… for a what-if"
-                .to_string(),
-        ),
+        None => (0.0, by_fs, unmeasured.to_string()),
         Some((point, fs)) => (
             point,
             by_fs,
             format!(
-                "profile filesystems[].fine_excess_ns (chmod-stat with 16 reads of the same \
-                 file against 1, probe --dir): {}; any other filesystem at {fs}'s",
+                "profile filesystems[].{what}: {}; any other filesystem at {fs}'s",
                 named.join(", ")
             ),
         ),
