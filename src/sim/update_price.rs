@@ -243,16 +243,17 @@ pub fn price_at(pairs: Pairs<'_>, costs: Costs) -> FsUpdate {
     };
     let fs = pairs.write.fs_kind() as usize;
     let model = model_of(pairs.write);
-    let first = price_with(pairs, costs);
-    let excess = price_excess(model, costs, fine, base, first.floor_read_ns);
-    let mut out = match &excess {
-        Ok(e) => {
-            let mut c = costs;
-            c.fine_excess_ns_by_fs[fs] = Some(e.point);
-            price_with(pairs, c)
-        }
-        Err(_) => first,
+    // The floored read's price needs no excess (its two pairs take the same fine reads).
+    let floor = match (pairs.floor, pairs.query) {
+        (Some(f), Some(q)) => price_floor(model, costs, f, q).ok(),
+        _ => None,
     };
+    let excess = price_excess(model, costs, fine, base, floor);
+    let mut c = costs;
+    if let Ok(e) = &excess {
+        c.fine_excess_ns_by_fs[fs] = Some(e.point);
+    }
+    let mut out = price_with(pairs, c);
     out.fine_pair = Some(fine.clone());
     out.fine_base_pair = Some(base.clone());
     match excess {
