@@ -1,0 +1,116 @@
+//! The update price on loop images of ext4 (plain, lazytime, without a journal), xfs and
+//! btrfs, each as its kernel code says: made, mounted, probed and removed by the test (root).
+
+use super::*;
+
+/// A filesystem image made and loop-mounted in a temporary directory, unmounted and removed on
+/// drop (even when the test fails).
+struct LoopFs {
+    _dir: tempfile::TempDir,
+    mnt: std::path::PathBuf,
+}
+
+impl LoopFs {
+    fn new(mkfs: &[&str], options: &str) -> LoopFs {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("fs.img");
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        // Sparse: 512 MiB is what mkfs.xfs accepts; only the metadata is written.
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(512 << 20)
+            .unwrap();
+        let ok = |c: &mut std::process::Command| {
+            let o = c.output().unwrap();
+            assert!(
+                o.status.success(),
+                "{c:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        ok(std::process::Command::new(mkfs[0])
+            .args(&mkfs[1..])
+            .arg(&img));
+        let opts = if options.is_empty() {
+            "loop".to_string()
+        } else {
+            format!("loop,{options}")
+        };
+        ok(std::process::Command::new("mount")
+            .args(["-o", &opts])
+            .arg(&img)
+            .arg(&mnt));
+        LoopFs { _dir: dir, mnt }
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.mnt).status();
+    }
+}
+
+#[test]
+fn loop_images_price_each_filesystem_as_its_kernel_code_says() {
+    for cap in [
+        "loop-mount",
+        "multigrain",
+        "mkfs.ext4",
+        "mkfs.xfs",
+        "mkfs.btrfs",
+    ] {
+        if crate::skip::without(cap) {
+            return;
+        }
+    }
+    let _cpu = cpu_lock();
+    let images = [
+        ("ext4", LoopFs::new(&["mkfs.ext4", "-q", "-F"], "")),
+        ("ext4", LoopFs::new(&["mkfs.ext4", "-q", "-F"], "lazytime")),
+        (
+            "ext4",
+            LoopFs::new(&["mkfs.ext4", "-q", "-F", "-O", "^has_journal"], ""),
+        ),
+        ("xfs", LoopFs::new(&["mkfs.xfs", "-q", "-f"], "")),
+        ("btrfs", LoopFs::new(&["mkfs.btrfs", "-q", "-f"], "")),
+    ];
+    let mut args = vec!["probe", "--quick", "--json"];
+    for (_, fs) in &images {
+        args.extend(["--dir", fs.mnt.to_str().unwrap()]);
+    }
+    let v = json(&args);
+    let fss = v["filesystems"].as_array().unwrap();
+    assert_eq!(fss.len(), images.len());
+    for ((kind, img), f) in images.iter().zip(fss) {
+        assert_eq!(f["fs_type"], *kind, "{f}");
+        assert_eq!(f["dir"], img.mnt.to_str().unwrap());
+        assert_eq!(f["multigrain"], true, "{f}");
+        // Every filesystem's query is priced: by its chmod-stat pair, or on btrfs, where
+        // the question adds no update to the write, by write-stat itself.
+        assert!(f["query_ns"]["point"].as_f64().is_some(), "{f}");
+        let by = if *kind == "btrfs" {
+            "write-stat"
+        } else {
+            "chmod-stat"
+        };
+        assert_eq!(f["query_pattern"], by, "{f}");
+        assert_eq!(f["query_pair"]["pattern"]["kind"], "chmod", "{f}");
+        if *kind == "btrfs" {
+            // Every btrfs write stores its time: the question changes no update of
+            // write-stat, so the read after the write prices it, through the atime.
+            assert_eq!(f["read_pair"]["pattern"]["kind"], "write_read", "{f}");
+            assert!(f64_at(f, &["update_ns", "lower"]) > 0.0, "{f}");
+            assert!(
+                f["reason"].as_str().unwrap().contains("write-read-stat"),
+                "{f}"
+            );
+        } else {
+            assert!(f.get("read_pair").is_none(), "{f}");
+            // A journal handle, a log transaction, or at least the inode's own store.
+            assert!(f64_at(f, &["update_ns", "lower"]) > 0.0, "{f}");
+        }
+    }
+    let lazy = fss[1]["mount_options"].as_array().unwrap();
+    assert!(lazy.iter().any(|o| o == "lazytime"), "{lazy:?}");
+}
