@@ -33,6 +33,7 @@ pub mod fmt;
 pub mod input;
 pub mod kernel;
 pub mod measure;
+pub mod price;
 pub mod probe;
 pub mod progress;
 pub mod report;

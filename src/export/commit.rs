@@ -2,6 +2,7 @@
 //! text, wrapped at 72 columns, every what-if named (an emulated trap is never the machine's).
 
 use crate::fmt::{estimate, ns};
+use crate::price::Term;
 use crate::report::Report;
 
 /// The commit-message columns.
@@ -122,47 +123,32 @@ pub fn update_sentence(r: &Report) -> String {
                 )
             })
             .unwrap_or_default();
-        let query = match f.query_ns {
-            Some(q) => format!(
-                ", a ctime query {:.0} [{:.0}, {:.0}] ns ({} pair less the model's reads)",
-                q.point,
-                q.lower,
-                q.upper,
-                f.query_pattern.as_deref().unwrap_or("chmod-stat")
-            ),
-            None => String::new(),
-        };
-        let floor = match f.floor_read_ns {
-            Some(e) => format!(
-                ", a coarse read that returns the multigrain floor {:.0} [{:.0}, {:.0}] ns more \
-                 (chmod-stat pair with 16 reads after it)",
-                e.point, e.lower, e.upper
-            ),
-            None => String::new(),
-        };
-        let excess = match f.fine_excess_ns {
-            Some(e) => format!(
-                ", a fine read {:.0} [{:.0}, {:.0}] ns more inside the op than the syscall \
-                 pair's (chmod-stat with 16 reads of the same file against 1)",
-                e.point, e.lower, e.upper
-            ),
-            None => String::new(),
-        };
-        let update_pair = if f.read_pair.is_some() {
-            "write-read-stat"
-        } else {
-            "write-stat"
-        };
-        let update = match f.update_ns {
+        let terms: String = [Term::FloorRead, Term::FineExcess, Term::Query]
+            .into_iter()
+            .filter_map(|t| {
+                let e = f.price(t)?;
+                let (before, after) = t.sentence();
+                Some(format!(
+                    ", {before} {:.0} [{:.0}, {:.0}]{after} ({} less the model's reads)",
+                    e.point,
+                    e.lower,
+                    e.upper,
+                    f.priced_by(t).unwrap_or("its pair")
+                ))
+            })
+            .collect();
+        let update = match f.price(Term::Update) {
             Some(u) => format!(
-                "an inode update {:.0} [{:.0}, {:.0}] ns ({update_pair} pair less the model's \
-                 reads and query)",
-                u.point, u.lower, u.upper
+                "an inode update {:.0} [{:.0}, {:.0}] ns ({} less the model's reads and query)",
+                u.point,
+                u.lower,
+                u.upper,
+                f.priced_by(Term::Update).unwrap_or("its pair")
             ),
             None => "its inode update unpriced (see the report)".into(),
         };
         parts.push(format!(
-            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{floor}{excess}{query} \
+            " On {} ({}), write-stat buys {:.3}× ({}) over {}, priced at {} for a precise read{terms} \
              and {update}{pair}.",
             f.fs_type,
             f.mount_options.join(","),

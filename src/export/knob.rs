@@ -4,6 +4,7 @@
 
 use super::table::{Align, Table};
 use crate::fmt::{duration, ns};
+use crate::price::Term;
 use crate::report::Report;
 use crate::sim::estimate::Accuracy;
 use crate::sim::result::ModelReport;
@@ -82,14 +83,18 @@ pub fn summary(r: &Report) -> String {
 /// measured)`, `--set update_ns`.
 pub fn update_price(m: &ModelReport) -> String {
     let c = &m.costs;
-    if c.sources.update.starts_with("--set") {
-        return format!("{} ns (--set update_ns)", ns(c.update_ns));
+    if c.sources.term(Term::Update).starts_with("--set") {
+        return format!(
+            "{} ns (--set update_ns)",
+            ns(c.terms.default_ns(Term::Update))
+        );
     }
-    if c.update_ns_by_fs.is_empty() {
+    if c.terms.by_fs(Term::Update).is_empty() {
         return "0 (not measured)".into();
     }
     let all: Vec<String> = c
-        .update_ns_by_fs
+        .terms
+        .by_fs(Term::Update)
         .iter()
         .map(|(f, v)| format!("{} ns ({f}, live pair)", ns(*v)))
         .collect();

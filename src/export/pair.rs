@@ -2,6 +2,7 @@
 //! write-stat`, `probe --dir` and the report).
 
 use super::table::{Align, Table};
+use crate::price::Term;
 use crate::sim::update_price::FsUpdate;
 use crate::stats::Estimate;
 use crate::workload::pair::PairResult;
@@ -97,7 +98,13 @@ pub fn lines(p: &PairResult) -> Vec<String> {
 /// One row per filesystem priced: the query and update prices, the model's reads, queries
 /// and updates they subtract and divide by, and how.
 pub fn prices(fs: &[FsUpdate]) -> Table {
-    let mut t = Table::new(&[
+    // The terms in the order a reader subtracts them: the query, the reads' parts, the update.
+    let terms = [Term::Query, Term::FloorRead, Term::FineExcess, Term::Update];
+    let titles: Vec<String> = terms
+        .iter()
+        .map(|t| format!("{} ns [95% CI]", t.what()))
+        .collect();
+    let mut headers = vec![
         ("dir", Align::Left),
         ("fs", Align::Left),
         ("mount options", Align::Left),
@@ -105,13 +112,11 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
         ("model's reads Δ ns", Align::Right),
         ("updates Δ", Align::Right),
         ("chmod-stat Δ ns", Align::Right),
-        ("query ns [95% CI]", Align::Right),
-        ("floored read ns [95% CI]", Align::Right),
-        ("fine read in path + ns [95% CI]", Align::Right),
-        ("update ns [95% CI]", Align::Right),
-    ]);
+    ];
+    headers.extend(titles.iter().map(|h| (h.as_str(), Align::Right)));
+    let mut t = Table::new(&headers);
     for f in fs {
-        t.row(vec![
+        let mut row = vec![
             f.dir.clone(),
             f.fs_type.clone(),
             f.mount_options.join(","),
@@ -129,19 +134,13 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
                 .as_ref()
                 .map(|p| format!("{:.1}", p.delta_ns.point))
                 .unwrap_or_else(|| "-".into()),
-            f.query_ns
+        ];
+        row.extend(terms.iter().map(|&term| {
+            f.price(term)
                 .map(|e| ci(e, 1))
-                .unwrap_or_else(|| "not measured".into()),
-            f.floor_read_ns
-                .map(|e| ci(e, 1))
-                .unwrap_or_else(|| "not measured".into()),
-            f.fine_excess_ns
-                .map(|e| ci(e, 1))
-                .unwrap_or_else(|| "not measured".into()),
-            f.update_ns
-                .map(|e| ci(e, 1))
-                .unwrap_or_else(|| "not measured".into()),
-        ]);
+                .unwrap_or_else(|| "not measured".into())
+        }));
+        t.row(row);
     }
     t
 }

@@ -12,6 +12,7 @@ use super::table::{Align, Table};
 use super::{Block, Render, Style, Tagged};
 use crate::fmt::{csv_num, duration_short, pct};
 use crate::input::Kind;
+use crate::price::Term;
 use crate::sim::result::{
     CostsOut, ImpliedReport, ModelReport, Output, ProfileNote, SweepReport, ValidationReport,
 };
@@ -87,7 +88,7 @@ fn costs(c: &CostsOut, p: &ProfileNote, style: Style) -> Vec<Block> {
         .flatten()
         .cloned()
         .collect();
-    let lines = vec![
+    let mut lines = vec![
         format!(
             "precise read {} ({}); coarse read {} ({})",
             duration_short(c.precise_read_ns),
@@ -95,22 +96,20 @@ fn costs(c: &CostsOut, p: &ProfileNote, style: Style) -> Vec<Block> {
             duration_short(c.coarse_read_ns),
             c.sources.coarse_read
         ),
+        format!("tick {} ({})", duration_short(c.tick_ns), c.sources.tick),
+    ];
+    lines.extend(Term::ALL.iter().rev().map(|&t| {
         format!(
-            "tick {} ({}); inode update {} ({})",
-            duration_short(c.tick_ns),
-            c.sources.tick,
-            duration_short(c.update_ns),
-            c.sources.update
-        ),
-        format!(
-            "ctime query {} ({})",
-            duration_short(c.query_ns),
-            if c.sources.query.is_empty() {
-                "not priced"
-            } else {
-                &c.sources.query
+            "{} {} ({})",
+            t.label(),
+            duration_short(c.terms.default_ns(t)),
+            match c.sources.term(t) {
+                "" => "not priced",
+                s => s,
             }
-        ),
+        )
+    }));
+    lines.extend([
         format!(
             "base {} per op ({})",
             duration_short(c.base_ns_per_op),
@@ -125,7 +124,7 @@ fn costs(c: &CostsOut, p: &ProfileNote, style: Style) -> Vec<Block> {
                 format!(" ({})", machine.join(", "))
             }
         ),
-    ];
+    ]);
     [Block::list("  ", lines)]
         .into_iter()
         .chain(md_gap(style))
@@ -230,7 +229,7 @@ fn implied(r: &ImpliedReport) -> Vec<Block> {
             r.costs.sources.coarse_read,
             duration_short(r.costs.tick_ns),
             r.costs.sources.tick,
-            duration_short(r.costs.update_ns),
+            duration_short(r.costs.terms.default_ns(Term::Update)),
         ),
         format!("profile: {}", r.profile.origin),
         format!(

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::Version;
+use crate::price::Term;
 use crate::probe::multigrain::PairCounts;
 use crate::stats::{self, Estimate};
 use crate::trace::FsKind;
@@ -247,32 +248,22 @@ pub struct FsUpdate {
     pub mount_options: Vec<String>,
     /// The live kernel showed multigrain timestamps on it (the pair's mtimes).
     pub multigrain: bool,
-    /// ns per inode timestamp update, with the pair's interval; `null` where it cannot be
-    /// measured (see `reason`).
-    pub update_ns: Option<Estimate>,
-    /// ns per multigrain ctime query beyond the reads the model counts (the `fetch_or` that
-    /// marks it and the fine stamp's compare-exchanges), from the pair named by
-    /// `query_pattern`; `null` where it was not measured, and then `update_ns` holds it (see
-    /// `reason`).
-    #[serde(default)]
-    pub query_ns: Option<Estimate>,
+    /// Each term's price with its interval ([`crate::price::Term`]): `update_ns` (ns per inode
+    /// timestamp update), `query_ns` (per multigrain ctime query beyond the reads the model
+    /// counts), `floor_read_ns` (a coarse read that returns the multigrain floor beyond one
+    /// that returns the tick), `fine_excess_ns` (a fine read inside the op beyond the syscall
+    /// pair's price). `update_ns` and `query_ns` are `null` where not priced, the others
+    /// absent; then the terms priced after them hold their work (see `reason`).
+    #[serde(flatten)]
+    pub prices: crate::price::fields::FsPrices,
     /// The pair `query_ns` comes from: `write-stat` where the question adds no update to the
     /// write (btrfs), so that pair isolates what it adds to a write; `chmod-stat` elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_pattern: Option<String>,
-    /// ns that a coarse read returning the multigrain floor costs beyond one returning the
-    /// tick's time (`ktime_get_coarse_real_ts64_mg()` converting the floor), from the
-    /// chmod-stat pair with reads after it against the chmod-stat pair; `null` where it was
-    /// not measured, and then `query_ns` and `update_ns` hold it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub floor_read_ns: Option<Estimate>,
-    /// ns that a fine read (`ktime_get_real_ts64`) costs inside the op beyond the syscall
-    /// pair's price of a precise read, from the chmod-stat pair with 16 reads of the same file
-    /// (`fine_pair`: each read's `current_time()` finds the queried ctime on the floor and
-    /// reads the fine clock) against the one with 1 (`fine_base_pair`); absent where not
-    /// measured, and then the query and update prices hold it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fine_excess_ns: Option<Estimate>,
+    /// The pairs each priced term comes from, under its field (`update_ns`: `write-stat
+    /// pair`, `floor_read_ns`: `chmod-stat-read16 pair against chmod-stat`, …).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub priced_by: std::collections::BTreeMap<String, String>,
     /// How it was priced, or why it could not be.
     pub reason: String,
     /// The model whose counts were subtracted and divided by.
@@ -309,6 +300,47 @@ pub struct FsUpdate {
 }
 
 impl FsUpdate {
+    /// `term`'s price on this filesystem, where priced.
+    pub fn price(&self, term: Term) -> Option<Estimate> {
+        self.prices.get(term)
+    }
+
+    /// The pairs `term`'s price comes from, in words, where priced.
+    pub fn priced_by(&self, term: Term) -> Option<&str> {
+        self.priced_by.get(term.field()).map(String::as_str)
+    }
+
+    /// Keeps `p` in the field its pattern fills (`pair`, `query_pair`, …).
+    pub fn keep_pair(&mut self, p: &PairResult) {
+        use crate::price::recipe::{CHMOD, FINE, FINE_BASE, FLOOR, WRITE, WRITE_READ};
+        let slot = match p.pattern {
+            x if x == WRITE => &mut self.pair,
+            x if x == CHMOD => &mut self.query_pair,
+            x if x == FLOOR => &mut self.floor_pair,
+            x if x == FINE => &mut self.fine_pair,
+            x if x == FINE_BASE => &mut self.fine_base_pair,
+            x if x == WRITE_READ => &mut self.read_pair,
+            _ if self.pair.is_none() => &mut self.pair,
+            _ => return,
+        };
+        *slot = Some(p.clone());
+    }
+
+    /// The pairs kept, write-stat (or the calibration) first.
+    pub fn pairs(&self) -> Vec<&PairResult> {
+        [
+            &self.pair,
+            &self.query_pair,
+            &self.floor_pair,
+            &self.fine_pair,
+            &self.fine_base_pair,
+            &self.read_pair,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
     /// The filesystem kind the models know.
     pub fn fs_kind(&self) -> FsKind {
         FsKind::parse(&self.fs_type).unwrap_or(FsKind::Other)

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::error::ConfigError;
 use crate::kernel::{Family, ModelId, ModelSpec, Policy};
+use crate::price::Term;
 use crate::trace::FsKind;
 
 /// A setting `--set`, `--sweep` and the output name.
@@ -14,59 +15,46 @@ use crate::trace::FsKind;
 pub enum Param {
     PreciseReadNs,
     CoarseReadNs,
-    UpdateNs,
-    QueryNs,
-    FloorReadNs,
-    FineExcessNs,
+    /// One of the price's terms ([`Term::field`] names it).
+    Term(Term),
     TickNs,
     BaseNs,
 }
 
 impl Param {
-    pub const ALL: [Param; 8] = [
-        Param::PreciseReadNs,
-        Param::CoarseReadNs,
-        Param::UpdateNs,
-        Param::QueryNs,
-        Param::FloorReadNs,
-        Param::FineExcessNs,
-        Param::TickNs,
-        Param::BaseNs,
-    ];
+    /// Every setting, in the order `--help` and errors list them.
+    pub fn all() -> impl Iterator<Item = Param> {
+        [Param::PreciseReadNs, Param::CoarseReadNs]
+            .into_iter()
+            .chain(Term::ALL.into_iter().rev().map(Param::Term))
+            .chain([Param::TickNs, Param::BaseNs])
+    }
 
     pub fn name(self) -> &'static str {
         match self {
             Param::PreciseReadNs => "precise_read_ns",
             Param::CoarseReadNs => "coarse_read_ns",
-            Param::UpdateNs => "update_ns",
-            Param::QueryNs => "query_ns",
-            Param::FloorReadNs => "floor_read_ns",
-            Param::FineExcessNs => "fine_excess_ns",
+            Param::Term(t) => t.field(),
             Param::TickNs => "tick_ns",
             Param::BaseNs => "base_ns",
         }
     }
 
     fn parse(s: &str) -> Option<Param> {
-        Param::ALL.iter().copied().find(|p| p.name() == s)
+        Param::all().find(|p| p.name() == s)
     }
 
     /// The accepted range: anything outside is a typo or an absurdity (a read over a second).
     pub fn range(self) -> (f64, f64) {
         match self {
-            Param::PreciseReadNs
-            | Param::CoarseReadNs
-            | Param::UpdateNs
-            | Param::QueryNs
-            | Param::FloorReadNs
-            | Param::FineExcessNs => (0.0, 1e9),
+            Param::PreciseReadNs | Param::CoarseReadNs | Param::Term(_) => (0.0, 1e9),
             Param::TickNs => (1.0, 1e10),
             Param::BaseNs => (0.0, 1e12),
         }
     }
 
     fn known() -> String {
-        Param::ALL.map(Param::name).join(", ")
+        Param::all().map(Param::name).collect::<Vec<_>>().join(", ")
     }
 }
 

@@ -6,8 +6,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::config::{Param, SimulateConfig};
-use super::replay::{Costs, UpdateByFs};
 use crate::kernel::ModelId;
+use crate::price::{self, fields::TermSources, Costs, Term};
 use crate::probe::{self, ProbeConfig, Profile, Source, PROFILE_SCHEMA_VERSION};
 use crate::trace::scenario::{check_kind, check_version, read_text, TraceError};
 
@@ -73,20 +73,18 @@ pub const EMULATED_PRICE: &str =
 pub struct CostSources {
     pub precise_read: String,
     pub coarse_read: String,
-    pub update: String,
-    /// Where the price of a multigrain ctime query came from (absent in files written before
-    /// it was priced).
-    #[serde(default)]
-    pub query: String,
-    /// Where the price of a coarse read that returns the multigrain floor came from (absent
-    /// in files written before it was priced).
-    #[serde(default)]
-    pub floor_read: String,
-    /// Where the in-path excess of a fine read came from (absent in files written before it
-    /// was priced).
-    #[serde(default)]
-    pub fine_excess: String,
+    /// Each term's source, under its key (`update`, `query`, `floor_read`, …; empty in a file
+    /// written before the term was priced).
+    #[serde(flatten)]
+    pub terms: TermSources,
     pub tick: String,
+}
+
+impl CostSources {
+    /// Where `term`'s price came from.
+    pub fn term(&self, term: Term) -> &str {
+        self.terms.get(term)
+    }
 }
 
 /// The costs of `model`'s reads, with the profile's what-if applied (under `--emulate-trap`
@@ -180,46 +178,8 @@ fn resolve_with(
             (p.point, format!("profile {COARSE_SOURCE}"))
         }
     };
-    let (update, update_by_fs, update_src) = match cfg.set(Param::UpdateNs) {
-        Some(v) => (v, Costs::UNIFORM, "--set update_ns".to_string()),
-        None if model.is_linux() => update_prices(profile),
-        // The live pair prices Linux's update (the filesystem's journal, log or inode store);
-        // a BSD's is its own code (ufs_update, tmpfs_update), which this machine cannot run.
-        None => (
-            0.0,
-            Costs::UNIFORM,
-            "not measured, taken as 0: the live pair prices a Linux update, not this OS's; \
-             --set update_ns=… for a what-if"
-                .to_string(),
-        ),
-    };
-    let (query, query_by_fs, query_src) = match cfg.set(Param::QueryNs) {
-        Some(v) => (v, Costs::UNIFORM, "--set query_ns".to_string()),
-        None if model.is_linux() => query_prices(profile),
-        None => (
-            0.0,
-            Costs::UNIFORM,
-            "none: only Linux's multigrain timestamps are queried".to_string(),
-        ),
-    };
-    let (floor, floor_by_fs, floor_src) = match cfg.set(Param::FloorReadNs) {
-        Some(v) => (v, Costs::UNIFORM, "--set floor_read_ns".to_string()),
-        None if model.is_linux() => floor_read_prices(profile),
-        None => (
-            0.0,
-            Costs::UNIFORM,
-            "none: only Linux's multigrain coarse reads return a floor".to_string(),
-        ),
-    };
-    let (excess, excess_by_fs, excess_src) = match cfg.set(Param::FineExcessNs) {
-        Some(v) => (v, Costs::UNIFORM, "--set fine_excess_ns".to_string()),
-        None if model.is_linux() => fine_excess_prices(profile),
-        None => (
-            0.0,
-            Costs::UNIFORM,
-            "none: priced for Linux's in-kernel fine reads only".to_string(),
-        ),
-    };
+    let (terms, term_sources) =
+        price::resolve_terms(model.is_linux(), profile, |t| cfg.set(Param::Term(t)));
     let in_vm = profile.is_some_and(|p| p.machine.hypervisor_bit);
     let (tick, tick_src) = match (cfg.set(Param::TickNs), model.default_tick_ns(in_vm)) {
         (Some(v), _) => (v, "--set tick_ns".to_string()),
@@ -239,160 +199,16 @@ fn resolve_with(
         Costs {
             precise_read_ns: precise,
             coarse_read_ns: coarse,
-            update_ns: update,
-            update_ns_by_fs: update_by_fs,
-            query_ns: query,
-            query_ns_by_fs: query_by_fs,
-            floor_read_ns: floor,
-            floor_read_ns_by_fs: floor_by_fs,
-            fine_excess_ns: excess,
-            fine_excess_ns_by_fs: excess_by_fs,
             tick_ns: tick,
+            terms,
         },
         CostSources {
             precise_read: precise_src,
             coarse_read: coarse_src,
-            update: update_src,
-            query: query_src,
-            floor_read: floor_src,
-            fine_excess: excess_src,
+            terms: term_sources,
             tick: tick_src,
         },
     ))
-}
-
-/// The first measured `price` of each filesystem kind in the profile (`filesystems[]`,
-/// measured by `probe --dir`), and each named with its interval and where it was measured.
-fn per_kind(
-    profile: Option<&Profile>,
-    price: impl Fn(&probe::update::FsUpdate) -> Option<crate::stats::Estimate>,
-) -> (UpdateByFs, Vec<String>) {
-    let mut by_fs = Costs::UNIFORM;
-    let mut named = Vec::new();
-    for f in profile
-        .map(|p| p.filesystems.as_slice())
-        .unwrap_or_default()
-    {
-        let kind = f.fs_kind();
-        if let (Some(e), None) = (price(f), by_fs[kind as usize]) {
-            by_fs[kind as usize] = Some(e.point);
-            named.push(format!(
-                "{kind} {:.1} ns [{:.1}, {:.1}] ({})",
-                e.point,
-                e.lower,
-                e.upper,
-                f.label()
-            ));
-        }
-    }
-    (by_fs, named)
-}
-
-/// The profile's update price per filesystem: the first measured entry of each kind; every
-/// other filesystem at 0, said so.
-pub fn update_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    let (by_fs, named) = per_kind(profile, |f| f.update_ns);
-    let src = if named.is_empty() {
-        let unmeasured: Vec<String> = profile
-            .map(|p| p.filesystems.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .filter(|f| f.update_ns.is_none())
-            .map(|f| format!("{} ({})", f.fs_type, f.reason))
-            .collect();
-        let why = if unmeasured.is_empty() {
-            "the profile measured no filesystem (probe --dir DIR)".to_string()
-        } else {
-            format!("the profile could not price {}", unmeasured.join("; "))
-        };
-        format!("not measured, taken as 0: {why}; --set update_ns=… for a what-if")
-    } else {
-        format!(
-            "profile filesystems[] (live pair, probe --dir): {}; any other filesystem at 0 (not \
-             measured)",
-            named.join(", ")
-        )
-    };
-    (0.0, by_fs, src)
-}
-
-/// The profile's price of a multigrain ctime query per filesystem (`filesystems[].query_ns`,
-/// the chmod-stat pair of `probe --dir`, or write-stat where the question adds no update to
-/// the write); every other filesystem at 0, said so. Where a
-/// filesystem's update was priced without it, its update price holds the query's work.
-pub fn query_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    let (by_fs, named) = per_kind(profile, |f| f.query_ns);
-    let src = if named.is_empty() {
-        "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair; a \
-         filesystem's update price then holds it); --set query_ns=… for a what-if"
-            .to_string()
-    } else {
-        format!(
-            "profile filesystems[].query_ns (chmod-stat pair, or write-stat where the question \
-             adds no update to the write; probe --dir): {}; any other \
-             filesystem at 0",
-            named.join(", ")
-        )
-    };
-    (0.0, by_fs, src)
-}
-
-/// The profile's price of a coarse read that returns the multigrain floor, per filesystem
-/// (`filesystems[].floor_read_ns`, the chmod-stat pair with reads after it, `probe --dir`).
-/// `ktime_get_coarse_real_ts64_mg()` is the timekeeper's, not the filesystem's: a filesystem
-/// without a price of its own (a pipe's inode included) takes the first measured one.
-pub fn floor_read_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    first_measured(
-        profile,
-        |f| f.floor_read_ns,
-        "not measured, taken as 0 (probe --dir DIR measures it with the chmod-stat pair \
-         and reads after it; the update and query prices then leave it out); --set \
-         floor_read_ns=… for a what-if",
-        "floor_read_ns (chmod-stat pair with reads after it, probe --dir)",
-    )
-}
-
-/// The profile's in-path excess of a Linux fine read, per filesystem
-/// (`filesystems[].fine_excess_ns`, `probe --dir`: chmod-stat with 16 reads of the same file
-/// against 1). A filesystem without a price of its own takes the first
-/// measured one: the read is the timekeeper's, only the work before it is the filesystem's.
-pub fn fine_excess_prices(profile: Option<&Profile>) -> (f64, UpdateByFs, String) {
-    first_measured(
-        profile,
-        |f| f.fine_excess_ns,
-        "not measured, taken as 0: a fine read inside the kernel costs the syscall pair's \
-         price (probe --dir DIR measures the excess; the query and update prices then \
-         leave it out); --set fine_excess_ns=… for a what-if",
-        "fine_excess_ns (chmod-stat with 16 reads of the same file against 1, probe --dir)",
-    )
-}
-
-/// `price` of each filesystem kind in the profile, and for any other filesystem the first
-/// measured entry's; the source in words (`unmeasured` where no entry has one, else the
-/// field `what` and each measured entry).
-fn first_measured(
-    profile: Option<&Profile>,
-    price: impl Fn(&probe::update::FsUpdate) -> Option<crate::stats::Estimate>,
-    unmeasured: &str,
-    what: &str,
-) -> (f64, UpdateByFs, String) {
-    let (by_fs, named) = per_kind(profile, &price);
-    let first = profile
-        .map(|p| p.filesystems.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .find_map(|f| Some((price(f)?.point, f.fs_type.clone())));
-    match first {
-        None => (0.0, by_fs, unmeasured.to_string()),
-        Some((point, fs)) => (
-            point,
-            by_fs,
-            format!(
-                "profile filesystems[].{what}: {}; any other filesystem at {fs}'s",
-                named.join(", ")
-            ),
-        ),
-    }
 }
 
 /// Whether every cost is overridden (no profile needed).

@@ -217,11 +217,11 @@ fn base_cost(
 }
 
 impl CostsOut {
-    /// The same with `update_ns_by_fs` narrowed to the filesystems of `compiled`'s loop.
+    /// The same with each term's prices per filesystem narrowed to the filesystems of
+    /// `compiled`'s loop.
     fn only_on(mut self, compiled: &CompiledScenario) -> Self {
         let on: Vec<&str> = compiled.ops.iter().map(|o| o.fs.name()).collect();
-        self.update_ns_by_fs
-            .retain(|fs, _| on.contains(&fs.as_str()));
+        self.terms = self.terms.only_on(&on);
         self
     }
 }
@@ -232,29 +232,21 @@ pub(crate) fn costs_out(
     base: f64,
     base_source: &str,
 ) -> CostsOut {
+    let mut terms = crate::price::fields::TermCosts::default();
+    for t in crate::price::Term::ALL {
+        let p = c.term(t);
+        terms.0[t as usize] = (
+            p.default_ns,
+            FsKind::ALL
+                .iter()
+                .filter_map(|&f| Some((f.name().to_string(), p.by_fs[f as usize]?)))
+                .collect(),
+        );
+    }
     CostsOut {
         precise_read_ns: c.precise_read_ns,
         coarse_read_ns: c.coarse_read_ns,
-        update_ns: c.update_ns,
-        update_ns_by_fs: FsKind::ALL
-            .iter()
-            .filter_map(|&f| Some((f.name().to_string(), c.update_ns_by_fs[f as usize]?)))
-            .collect(),
-        query_ns: c.query_ns,
-        query_ns_by_fs: FsKind::ALL
-            .iter()
-            .filter_map(|&f| Some((f.name().to_string(), c.query_ns_by_fs[f as usize]?)))
-            .collect(),
-        floor_read_ns: c.floor_read_ns,
-        floor_read_ns_by_fs: FsKind::ALL
-            .iter()
-            .filter_map(|&f| Some((f.name().to_string(), c.floor_read_ns_by_fs[f as usize]?)))
-            .collect(),
-        fine_excess_ns: c.fine_excess_ns,
-        fine_excess_ns_by_fs: FsKind::ALL
-            .iter()
-            .filter_map(|&f| Some((f.name().to_string(), c.fine_excess_ns_by_fs[f as usize]?)))
-            .collect(),
+        terms,
         tick_ns: c.tick_ns,
         base_ns_per_op: base,
         sources,
@@ -331,13 +323,14 @@ pub fn simulate(cfg: &SimulateConfig) -> crate::error::Result<Output> {
             continue;
         }
         let estimates = estimate::estimates(model, costs, &compiled, base, iterations);
-        let fs_notes = if cfg.set(Param::UpdateNs).is_none() && model.is_linux() {
-            update_price::unmeasured_update_notes(
-                model, costs, &compiled, base, iterations, &estimates,
-            )
-        } else {
-            Vec::new()
-        };
+        let fs_notes =
+            if cfg.set(Param::Term(crate::price::Term::Update)).is_none() && model.is_linux() {
+                update_price::unmeasured_update_notes(
+                    model, costs, &compiled, base, iterations, &estimates,
+                )
+            } else {
+                Vec::new()
+            };
         models.push(ModelReport {
             schema_version: SIMULATE_SCHEMA_VERSION,
             scenario: compiled.name.clone(),

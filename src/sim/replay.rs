@@ -15,9 +15,9 @@ use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
 use crate::trace::{FsKind, InodeId, Op, NO_INODE};
 
 mod linux;
-mod prices;
 mod stats;
-pub use prices::{Costs, UpdateByFs};
+pub use crate::price::Costs;
+use crate::price::Term;
 pub use stats::Stats;
 #[cfg(test)]
 mod tests;
@@ -272,7 +272,7 @@ impl<'a> Replay<'a> {
         self.stats.reads[clock as usize] += 1;
         self.op_cost += self.costs.read_cost(clock);
         if matches!(clock, ClockFn::LinuxFine | ClockFn::LinuxFineMg) {
-            self.op_cost += self.costs.fine_excess_on(self.op_fs);
+            self.op_cost += self.costs.on(Term::FineExcess, self.op_fs);
         }
         let v = clock.value(self.now, self.costs.tick_ns);
         if self.coarse_lag_ns != 0.0
@@ -287,7 +287,7 @@ impl<'a> Replay<'a> {
     #[inline]
     fn update(&mut self, fs: FsKind) {
         self.stats.updates += 1;
-        self.op_cost += self.costs.update_on(fs);
+        self.op_cost += self.costs.on(Term::Update, fs);
     }
 
     #[inline]

@@ -45,34 +45,11 @@ impl ProfileNote {
 pub struct CostsOut {
     pub precise_read_ns: f64,
     pub coarse_read_ns: f64,
-    pub update_ns: f64,
-    /// The update price of each filesystem of the loop that has one of its own (measured by
-    /// `probe --dir`); every other filesystem is priced at `update_ns`.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub update_ns_by_fs: std::collections::BTreeMap<String, f64>,
-    /// The price of a multigrain ctime query on a filesystem without one of its own.
-    #[serde(default)]
-    pub query_ns: f64,
-    /// The query price of each filesystem of the loop that has one of its own (measured by
-    /// `probe --dir`, the chmod-stat pair).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub query_ns_by_fs: std::collections::BTreeMap<String, f64>,
-    /// What a coarse read that returns the multigrain floor costs beyond one that returns the
-    /// tick's time, on a filesystem without a price of its own.
-    #[serde(default)]
-    pub floor_read_ns: f64,
-    /// The floored read's price of each filesystem of the loop that has one of its own
-    /// (measured by `probe --dir`, the chmod-stat pair with reads after it).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub floor_read_ns_by_fs: std::collections::BTreeMap<String, f64>,
-    /// What a Linux fine read costs inside the op beyond the precise read's price, on a
-    /// filesystem without a price of its own.
-    #[serde(default)]
-    pub fine_excess_ns: f64,
-    /// The in-path excess of each filesystem of the loop that has one of its own (measured by
-    /// `probe --dir`: chmod-stat with 16 reads of the same file against 1).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub fine_excess_ns_by_fs: std::collections::BTreeMap<String, f64>,
+    /// Each term's price on a filesystem without one of its own (`update_ns`, `query_ns`,
+    /// `floor_read_ns`, `fine_excess_ns`), and the filesystems of the loop with one of their
+    /// own (`update_ns_by_fs`, …, left out where none has).
+    #[serde(flatten)]
+    pub terms: crate::price::fields::TermCosts,
     pub tick_ns: f64,
     /// Cost of one iteration without timestamp work.
     pub base_ns_per_op: f64,

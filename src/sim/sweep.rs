@@ -8,6 +8,7 @@ use super::estimate::{estimates, replay};
 use super::replay::{Costs, Stats};
 use super::result::{BreakEven, ImpliedReport, SweepEstimate, SweepPoint};
 use crate::kernel::{ModelId, Policy};
+use crate::price::TermPrice;
 use crate::trace::CompiledScenario;
 
 /// Applies a swept value to the costs or the base.
@@ -17,22 +18,7 @@ pub fn with_value(param: Param, v: f64, costs: Costs, base: f64) -> (Costs, f64)
     match param {
         Param::PreciseReadNs => c.precise_read_ns = v,
         Param::CoarseReadNs => c.coarse_read_ns = v,
-        Param::UpdateNs => {
-            c.update_ns = v;
-            c.update_ns_by_fs = Costs::UNIFORM;
-        }
-        Param::QueryNs => {
-            c.query_ns = v;
-            c.query_ns_by_fs = Costs::UNIFORM;
-        }
-        Param::FloorReadNs => {
-            c.floor_read_ns = v;
-            c.floor_read_ns_by_fs = Costs::UNIFORM;
-        }
-        Param::FineExcessNs => {
-            c.fine_excess_ns = v;
-            c.fine_excess_ns_by_fs = Costs::UNIFORM;
-        }
+        Param::Term(t) => c = c.with(t, TermPrice::uniform(v)),
         Param::TickNs => c.tick_ns = v,
         Param::BaseNs => b = v,
     }
@@ -172,7 +158,7 @@ pub fn implied(
             break;
         }
         let q = costs.coarse_read_ns;
-        let u = costs.update_ns;
+        let u = costs.term(crate::price::Term::Update).default_ns;
         c = (ts - tp - (ks - kp) * q - (us - up) * u) / (ns - np);
         base = ts - ns * c - ks * q - us * u;
         solved = (Some(c), Some(base));

@@ -56,6 +56,45 @@ impl Estimate {
     }
 }
 
+/// Interval arithmetic: the difference of two estimates, its interval the widest the two
+/// allow (`[a.lower − b.upper, a.upper − b.lower]`).
+impl std::ops::Sub for Estimate {
+    type Output = Estimate;
+    fn sub(self, o: Estimate) -> Estimate {
+        Estimate {
+            point: self.point - o.point,
+            lower: self.lower - o.upper,
+            upper: self.upper - o.lower,
+        }
+    }
+}
+
+/// Interval arithmetic: an estimate times a number, the bounds swapped when it is negative.
+impl std::ops::Mul<f64> for Estimate {
+    type Output = Estimate;
+    fn mul(self, k: f64) -> Estimate {
+        let (a, b) = (self.lower * k, self.upper * k);
+        Estimate {
+            point: self.point * k,
+            lower: a.min(b),
+            upper: a.max(b),
+        }
+    }
+}
+
+/// Interval arithmetic: an estimate over a number, the bounds swapped when it is negative.
+impl std::ops::Div<f64> for Estimate {
+    type Output = Estimate;
+    fn div(self, k: f64) -> Estimate {
+        let (a, b) = (self.lower / k, self.upper / k);
+        Estimate {
+            point: self.point / k,
+            lower: a.min(b),
+            upper: a.max(b),
+        }
+    }
+}
+
 /// Drops NaN values and sorts the rest ascending.
 fn sorted_finite(xs: &[f64]) -> Vec<f64> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();

@@ -3,6 +3,7 @@
 
 use super::super::table::{Align, Table};
 use crate::fmt::ns;
+use crate::price::Term;
 use crate::vm::bench::knob::KnobRow;
 
 pub(super) fn knob_table(rows: &[KnobRow]) -> Table {
@@ -18,12 +19,12 @@ pub(super) fn knob_table(rows: &[KnobRow]) -> Table {
     for k in rows {
         let priced = k
             .price
-            .update_ns
+            .price(Term::Update)
             .map_or_else(|| "-".to_string(), |u| ns(u.point));
         for (i, r) in k.rows.iter().enumerate() {
-            let verdict = if k.price.update_ns.is_none() && i > 0 {
+            let verdict = if k.price.price(Term::Update).is_none() && i > 0 {
                 "not priced".to_string()
-            } else if k.price.update_ns.is_none() {
+            } else if k.price.price(Term::Update).is_none() {
                 // No price: the pair is the kernel's check (no multigrain).
                 k.price
                     .pair

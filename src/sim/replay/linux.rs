@@ -5,6 +5,7 @@
 
 use super::Replay;
 use crate::kernel::{ClockFn, Effect, LinuxMode, PolicyKind};
+use crate::price::Term;
 use crate::trace::{FsKind, InodeId, Op, NO_INODE};
 
 impl Replay<'_> {
@@ -106,7 +107,7 @@ impl Replay<'_> {
                     if !ino.queried {
                         ino.queried = true;
                         self.stats.queries += 1;
-                        self.op_cost += self.costs.query_on(op.fs);
+                        self.op_cost += self.costs.on(Term::Query, op.fs);
                     }
                 }
             }
@@ -185,7 +186,7 @@ impl Replay<'_> {
         if self.linux_mode() == LinuxMode::Multigrain && self.floor > coarse {
             // The floor is ahead of the tick: it is converted to a timespec and returned.
             self.stats.floored_reads += 1;
-            self.op_cost += self.costs.floor_read_on(self.op_fs);
+            self.op_cost += self.costs.on(Term::FloorRead, self.op_fs);
             self.floor
         } else {
             coarse

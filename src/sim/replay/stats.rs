@@ -15,11 +15,11 @@ pub struct Stats {
     pub updates: u64,
     /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
     /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`),
-    /// each priced at [`super::Costs::query_on`] its filesystem.
+    /// each priced at [`Term::Query`](crate::price::Term::Query) on its filesystem.
     pub queries: u64,
     /// Linux multigrain: coarse reads that returned the floor, ahead of the tick
     /// (`ktime_get_coarse_real_ts64_mg()` after a fine stamp in the same tick), each priced at
-    /// [`super::Costs::floor_read_on`] its filesystem beyond the coarse read.
+    /// [`Term::FloorRead`](crate::price::Term::FloorRead) on its filesystem beyond the coarse read.
     pub floored_reads: u64,
     pub total_ns: f64,
     pub timestamp_ns: f64,

@@ -2,8 +2,9 @@
 //! whose loop is a scenario's, and what an unpriced filesystem would cost at its nearest
 //! measured one.
 
-use super::{model_of, pattern_scenario, Pattern};
+use super::{pattern_scenario, Pattern};
 use crate::kernel::ModelId;
+use crate::price::{model_of, Term};
 use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 use crate::sim::{estimate, Costs};
@@ -29,7 +30,7 @@ pub fn for_fs(profile: &Profile, fs: FsKind) -> Option<&FsUpdate> {
     profile
         .filesystems
         .iter()
-        .find(|f| f.fs_kind() == fs && f.update_ns.is_some())
+        .find(|f| f.fs_kind() == fs && f.price(Term::Update).is_some())
 }
 
 /// The profile's live pair whose loop is `compiled`'s (the same syscalls, the stat asking for
@@ -84,7 +85,7 @@ pub fn unmeasured_update_notes(
             .map(|e| (e.policy.clone(), e.speedup))
     };
     let updates = estimates.iter().any(|e| e.inode_updates_per_op > 0.0);
-    if !updates || costs.update_ns != 0.0 {
+    if !updates || costs.term(Term::Update).default_ns != 0.0 {
         return Vec::new();
     }
     let mut kinds: Vec<FsKind> = compiled.ops.iter().map(|o| o.fs).collect();
@@ -92,12 +93,12 @@ pub fn unmeasured_update_notes(
     kinds.dedup();
     let mut notes = Vec::new();
     for fs in kinds {
-        if fs == FsKind::Pipefs || costs.update_ns_by_fs[fs as usize].is_some() {
+        if fs == FsKind::Pipefs || costs.term(Term::Update).by_fs[fs as usize].is_some() {
             continue;
         }
         let near = nearest_kinds(fs)
             .iter()
-            .find_map(|&k| Some((k, costs.update_ns_by_fs[k as usize]?)));
+            .find_map(|&k| Some((k, costs.term(Term::Update).by_fs[k as usize]?)));
         let Some((near, price)) = near else {
             notes.push(format!(
                 "{fs}: its inode updates are priced at 0 (no filesystem's update price in the \
@@ -105,8 +106,7 @@ pub fn unmeasured_update_notes(
             ));
             continue;
         };
-        let mut at = costs;
-        at.update_ns_by_fs[fs as usize] = Some(price);
+        let at = costs.with_on(Term::Update, fs, price);
         let there = estimate::estimates(model, at, compiled, base, iterations);
         let (now, then) = (best(estimates), best(&there));
         if let (Some((p0, s0)), Some((p1, s1))) = (now, then) {

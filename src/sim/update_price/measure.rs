@@ -1,27 +1,16 @@
 //! Measuring a filesystem's prices on the live kernel: the pairs of one directory, and
 //! every directory of a probe.
 
-use super::{price, Pairs, Pattern};
+use super::Pattern;
+use crate::price::{self, recipe};
 use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 
-/// The pair that prices the floored read against chmod-stat: 16 reads after the query's fine
-/// stamp, each returning the floor on the queried side and the tick on the control.
-pub const FLOOR_PATTERN: Pattern = Pattern::ChmodRead { reads: 16 };
-
-/// The pair that prices a fine read's in-path excess against [`FINE_BASE_PATTERN`]: 16 reads
-/// of the file the query marked, each taking a fine read on the queried side.
-pub const FINE_PATTERN: Pattern = Pattern::ChmodReadSame { reads: 16 };
-
-/// [`FINE_PATTERN`] with one read: the same atime update and query, 15 fine reads fewer.
-pub const FINE_BASE_PATTERN: Pattern = Pattern::ChmodReadSame { reads: 1 };
-
-/// Measures `cfg`'s write-stat pair, the chmod-stat pair and the chmod-stat pair with reads
-/// after it ([`FLOOR_PATTERN`]) on the same directory, and prices them against `profile`'s
-/// reads. The chmod pairs are skipped where the write pair saw no multigrain timestamps
-/// (nothing to price). Where the model counts no update that the question adds to write-stat
-/// (btrfs stores every write's time), the write-read-stat pair prices the update through the
-/// read's atime.
+/// Measures `cfg`'s write-stat pair, then every other pair the recipes name up front
+/// ([`recipe::patterns_up_front`]) on the same directory, and prices them against `profile`'s
+/// reads; a lazy recipe's pairs are measured where the term is still unpriced (btrfs's update,
+/// through the read's atime). The other pairs are skipped where the write pair saw no
+/// multigrain timestamps (nothing to price).
 pub fn measure_and_price(
     cfg: &crate::workload::pair::PairConfig,
     profile: &Profile,
@@ -31,33 +20,28 @@ pub fn measure_and_price(
         q.pattern = pattern;
         crate::workload::pair::measure(&q)
     };
-    let pair = crate::workload::pair::measure(cfg)?;
-    if !pair.multigrain_observed {
-        return Ok(price(Pairs::of(&pair), profile));
+    let mut pairs = vec![crate::workload::pair::measure(cfg)?];
+    if !pairs[0].multigrain_observed {
+        return Ok(price::price(&[&pairs[0]], profile));
     }
-    let query = measure(Pattern::Chmod)?;
-    let floor = measure(FLOOR_PATTERN)?;
-    let fine = measure(FINE_PATTERN)?;
-    let fine_base = measure(FINE_BASE_PATTERN)?;
-    let pairs = Pairs {
-        query: Some(&query),
-        floor: Some(&floor),
-        fine: Some(&fine),
-        fine_base: Some(&fine_base),
-        ..Pairs::of(&pair)
-    };
-    let priced = price(pairs, profile);
-    if priced.update_ns.is_some() || priced.updates_delta.is_none_or(|d| d >= 0.5) {
-        return Ok(priced);
+    for pattern in recipe::patterns_up_front().into_iter().skip(1) {
+        pairs.push(measure(pattern)?);
     }
-    let read = measure(Pattern::WriteRead)?;
-    Ok(price(
-        Pairs {
-            read: Some(&read),
-            ..pairs
-        },
-        profile,
-    ))
+    let mut priced = price::price(&pairs.iter().collect::<Vec<_>>(), profile);
+    for r in recipe::RECIPES.iter().filter(|r| r.lazy) {
+        if priced.price(r.term).is_some() {
+            continue;
+        }
+        let missing: Vec<Pattern> = r
+            .patterns()
+            .filter(|p| !pairs.iter().any(|q| q.pattern == *p))
+            .collect();
+        for p in missing {
+            pairs.push(measure(p)?);
+        }
+        priced = price::price(&pairs.iter().collect::<Vec<_>>(), profile);
+    }
+    Ok(priced)
 }
 
 /// The live pair on each of `dirs` (one per filesystem: a directory on a device already
@@ -79,11 +63,7 @@ pub fn measure_all(
                 continue;
             }
         }
-        let cfg = crate::workload::pair::PairConfig::for_price(
-            dir.clone(),
-            Pattern::Write { writes: 1 },
-            quick,
-        );
+        let cfg = crate::workload::pair::PairConfig::for_price(dir.clone(), recipe::WRITE, quick);
         match measure_and_price(&cfg, profile) {
             Ok(priced) => out.push(priced),
             Err(e) => errors.push(format!("the live pair on {}: {e:#}", dir.display())),

@@ -17,9 +17,11 @@
 use std::path::PathBuf;
 
 use super::{Row, ValidationReport};
+use crate::price::{self, counts_at, model_of, Costs, Counts, Term};
 use crate::sim::config::{LoopSource, SimulateConfig, Validation};
 use crate::sim::costs;
-use crate::sim::update_price::{self, counts_at, model_of, Counts};
+use crate::sim::update_price;
+use crate::trace::FsKind;
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 use crate::workload::replayed::{self, LiveLoop, ReplayConfig};
 
@@ -41,15 +43,15 @@ fn concurrent_tasks() -> Option<u32> {
     (cpus >= 2).then(|| cpus.min(4) as u32)
 }
 
-/// The model's queried − control (priced reads ns, updates) per iteration for `p`'s pattern
-/// at its measured speeds; `None` for a recorded loop (its counts come from its own
-/// scenario: [`recorded_counts`]).
-pub fn delta_counts(p: &PairResult, costs: crate::sim::Costs) -> Option<Counts> {
-    update_price::pair_sides(model_of(p), costs, p).map(|(q, c)| q - c)
+/// The model's queried − control counts per iteration for `p`'s pattern at its measured
+/// speeds; `None` for a recorded loop (its counts come from its own scenario:
+/// [`recorded_counts`]).
+pub fn delta_counts(p: &PairResult, costs: Costs) -> Option<Counts> {
+    price::pair_delta(model_of(p), costs, p)
 }
 
 /// The model's counts for a recorded loop replayed live on `p`'s filesystem.
-pub fn recorded_counts(p: &PairResult, costs: crate::sim::Costs, live: &LiveLoop) -> Counts {
+pub fn recorded_counts(p: &PairResult, costs: Costs, live: &LiveLoop) -> Counts {
     let model = model_of(p);
     let fs = p.fs_kind();
     let q = counts_at(model, costs, &live.scenario(fs, true), p.queried_ns.point);
@@ -60,68 +62,74 @@ pub fn recorded_counts(p: &PairResult, costs: crate::sim::Costs, live: &LiveLoop
 /// The calibrated prices a row's prediction uses, and where they come from (in words).
 #[derive(Debug, Clone)]
 pub struct Prices {
-    pub update_ns: f64,
-    pub query_ns: f64,
+    /// The reads, and every term on `fs` as the filesystem's pairs priced it (a read term
+    /// the pairs did not price at `costs`' own, the query or update at 0).
+    pub costs: Costs,
+    pub fs: FsKind,
     pub from: String,
 }
 
 impl Prices {
-    /// The prices of a priced filesystem (0 where one is missing, said so).
-    pub fn of(priced: &update_price::FsUpdate, on: &str) -> Prices {
-        let u = priced.update_ns.map(|e| e.point);
-        let q = priced.query_ns.map(|e| e.point);
-        let words = |what: &str, v: Option<f64>| match v {
-            Some(v) => format!("{what} {v:.1} ns"),
-            None => format!("no {what} price: taken as 0"),
-        };
+    /// The prices of a priced filesystem over `costs`' reads (0 where one is missing, said
+    /// so).
+    pub fn of(priced: &update_price::FsUpdate, on: &str, costs: Costs) -> Prices {
+        let fs = priced.fs_kind();
+        let mut c = costs;
+        let mut words = Vec::new();
+        for t in Term::ALL {
+            match priced.price(t) {
+                Some(e) => {
+                    c = c.with_on(t, fs, e.point);
+                    words.push(format!("{} {:.1} ns", t.what(), e.point));
+                }
+                None if t.is_read() => {}
+                None => {
+                    c = c.with_on(t, fs, 0.0);
+                    words.push(format!("no {} price: taken as 0", t.what()));
+                }
+            }
+        }
         Prices {
-            update_ns: u.unwrap_or(0.0),
-            query_ns: q.unwrap_or(0.0),
-            from: format!(
-                "calibrated on {on}: {}, {}",
-                words("update", u),
-                words("query", q)
-            ),
+            costs: c,
+            fs,
+            from: format!("calibrated on {on}: {}", words.join(", ")),
         }
     }
 }
 
 /// The pairs a directory's prices were taken from, in words.
 fn calibrated_on(priced: &update_price::FsUpdate) -> String {
-    let mut on = Vec::new();
-    if priced.floor_read_ns.is_some() {
-        on.push("chmod-stat-read16 against chmod-stat (floored read)".to_string());
-    }
-    if priced.fine_excess_ns.is_some() {
-        on.push(
-            "chmod-stat-read16-same against chmod-stat-read1-same (in-path fine read)".to_string(),
-        );
-    }
-    if let Some(q) = &priced.query_pattern {
-        on.push(format!("{q} (query)"));
-    }
-    let update = if priced.read_pair.is_some() && priced.updates_delta.is_some_and(|d| d >= 0.5) {
-        "write-read-stat"
-    } else {
-        "write-stat"
-    };
-    on.push(format!("{update} (update)"));
-    on.join(", ")
+    Term::ALL
+        .iter()
+        .filter_map(|&t| Some(format!("{} ({})", priced.priced_by(t)?, t.what())))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One row: `p`'s live Δ against the model's at `prices` (a pattern's pair; a recorded loop's
 /// goes through [`row_at`] with [`recorded_counts`]). `calibration`: the row is one the
 /// prices were taken from.
-pub fn row(p: &PairResult, costs: crate::sim::Costs, prices: &Prices, calibration: bool) -> Row {
+pub fn row(p: &PairResult, costs: Costs, prices: &Prices, calibration: bool) -> Row {
     let counts = delta_counts(p, costs).unwrap_or_default();
     row_at(p, counts, prices, calibration)
 }
 
-/// One row from the model's counts `(Δreads ns, Δupdates, Δqueries)` per iteration.
+/// One row from the model's counts per iteration.
 pub fn row_at(p: &PairResult, d: Counts, prices: &Prices, calibration: bool) -> Row {
-    let (dr, du, dq) = (d.reads_ns, d.updates, d.queries);
-    let (update_ns, query_ns) = (prices.update_ns, prices.query_ns);
-    let predicted = dr + du * update_ns + dq * query_ns;
+    let predicted = d.priced_ns(&prices.costs, prices.fs);
+    let terms: String = Term::ALL
+        .iter()
+        .rev()
+        .filter(|&&t| d[t] != 0.0)
+        .map(|&t| {
+            format!(
+                " + {:.3} {} × {:.1} ns",
+                d[t],
+                t.units(),
+                prices.costs.on(t, prices.fs)
+            )
+        })
+        .collect();
     let priced_from = if calibration {
         "the calibration itself"
     } else {
@@ -136,14 +144,14 @@ pub fn row_at(p: &PairResult, d: Counts, prices: &Prices, calibration: bool) -> 
         predicted,
         measured,
         format!(
-            "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA); model {}: {dr:.1} ns of \
-             reads + {du:.3} updates × {update_ns:.1} ns + {dq:.3} ctime queries × \
-             {query_ns:.1} ns ({priced_from})",
+            "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA); model {}: {:.1} ns of \
+             reads{terms} ({priced_from})",
             measured,
             p.delta_ns.lower,
             p.delta_ns.upper,
             p.repetitions,
-            model_of(p)
+            model_of(p),
+            d.reads_ns
         ),
     );
     r.within_goal = (predicted - measured).abs() <= allowed;
@@ -244,18 +252,11 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         )?;
         let calibration = priced.pair.clone().expect("a priced entry keeps its pair");
         let model = model_of(&calibration);
-        let (mut c, _) = costs::resolve_as_measured(model, Some(&profile), &sim)?;
-        // The floored read as this directory's own pairs priced it, as its query and update.
-        if let Some(f) = priced.floor_read_ns {
-            c.floor_read_ns_by_fs[calibration.fs_kind() as usize] = Some(f.point);
-        }
-        if let Some(e) = priced.fine_excess_ns {
-            c.fine_excess_ns_by_fs[calibration.fs_kind() as usize] = Some(e.point);
-        }
-        if priced.update_ns.is_none() || priced.query_ns.is_none() {
+        let (c, _) = costs::resolve_as_measured(model, Some(&profile), &sim)?;
+        if priced.price(Term::Update).is_none() || priced.price(Term::Query).is_none() {
             notes.push(format!("{}: {}", priced.label(), priced.reason));
         }
-        let prices = Prices::of(&priced, &calibrated_on(&priced));
+        let prices = Prices::of(&priced, &calibrated_on(&priced), c);
         let counts = |p: &PairResult| delta_counts(p, c).unwrap_or_default();
         rows.extend(rows_of(&calibration, counts(&calibration), &prices, true));
         // chmod-stat is the query's calibration only where it priced the query; where

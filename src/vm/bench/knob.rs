@@ -5,7 +5,7 @@
 //!
 //! On a kernel with multigrain timestamps (≥ 6.13) the one-write pair prices the guest's
 //! inode update with the guest's own paired read costs
-//! ([`crate::sim::update_price::price_at`]); the four-writes pair is then held to the model at
+//! ([`crate::price::price_at`]); the four-writes pair is then held to the model at
 //! that price ([`crate::sim::validate::update::row`]): the live-knob rows. On an older kernel the
 //! two sides must come out equal, and the pair says whether they did. The price also enters the
 //! kernel rows' prediction ([`update_price`]): a kernel A/B of write-stat changes the updates
@@ -78,11 +78,8 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {
                 continue;
             };
-            let price = crate::sim::update_price::price_at(
-                crate::sim::update_price::Pairs::of(calibration),
-                costs,
-            );
-            let prices = Prices::of(&price, "the guest's write-stat pair");
+            let price = crate::price::price_at(&[calibration], costs);
+            let prices = Prices::of(&price, "the guest's write-stat pair", costs);
             let rows = on_fs
                 .iter()
                 .map(|p| row(p, costs, &prices, p.pattern == PATTERNS[0]))
@@ -111,7 +108,10 @@ pub(crate) fn update_price(
 ) -> Option<(f64, String)> {
     [to, from].into_iter().find_map(|k| {
         let row = knob.iter().find(|r| r.kernel_release == k && r.fs == fs)?;
-        Some((row.price.update_ns?.point, k.to_string()))
+        Some((
+            row.price.price(crate::price::Term::Update)?.point,
+            k.to_string(),
+        ))
     })
 }
 
@@ -144,11 +144,11 @@ mod tests {
             assert_eq!(k.rows.len(), PATTERNS.len(), "{k:#?}");
             if k.kernel_release.starts_with("6.12.") {
                 assert!(!pair.multigrain_expected && !pair.multigrain_observed);
-                assert!(k.price.update_ns.is_none());
+                assert!(k.price.price(crate::price::Term::Update).is_none());
                 assert!(pair.check.as_deref().unwrap().contains("equal"), "{pair:?}");
             } else {
                 assert!(pair.multigrain_observed, "{pair:?}");
-                let u = k.price.update_ns.unwrap();
+                let u = k.price.price(crate::price::Term::Update).unwrap();
                 assert!(
                     u.lower <= u.point && u.point <= u.upper && u.point > 0.0,
                     "{u:?}"
@@ -178,7 +178,7 @@ mod tests {
                 .knob
                 .iter()
                 .find(|k| k.fs == fs && k.kernel_release.starts_with("7.2."))
-                .and_then(|k| k.price.update_ns)
+                .and_then(|k| k.price.price(crate::price::Term::Update))
                 .unwrap();
             assert_eq!(c.update_price_ns, Some(price.point));
             assert!(c.update_priced_on.as_deref().unwrap().starts_with("7.2."));

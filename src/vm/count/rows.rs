@@ -185,10 +185,10 @@ pub(crate) fn model_estimate(
         );
         loop_.coarse_lag_ns = Some(lag);
     }
-    let costs = Costs {
-        update_ns: 10.0,
-        ..Costs::reads(20.0, 2.0, 1e9 / f64::from(hz.max(1)))
-    };
+    let costs = Costs::reads(20.0, 2.0, 1e9 / f64::from(hz.max(1))).with(
+        crate::price::Term::Update,
+        crate::price::TermPrice::uniform(10.0),
+    );
     let base = guest_ns_per_op.max(1.0);
     let stock = estimate::estimates(model, costs, &loop_, base, MODEL_ITERATIONS)
         .into_iter()

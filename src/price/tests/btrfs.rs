@@ -6,8 +6,8 @@ use super::*;
 #[test]
 fn btrfs_stores_every_write_so_the_question_prices_no_update() {
     let (profile, pairs) = recorded();
-    let f = price(Pairs::of(pair(&pairs, "m-btrfs")), &profile);
-    assert!(f.update_ns.is_none());
+    let f = price(&[pair(&pairs, "m-btrfs")], &profile);
+    assert!(f.price(Term::Update).is_none());
     assert!(f.updates_delta.unwrap().abs() < 0.01);
     assert!(f.reason.contains("not needed by the knob"), "{}", f.reason);
 }
@@ -28,8 +28,14 @@ fn btrfs_prices_the_query_on_the_write() {
     let model = model_of(w);
     let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
     let (costs, sources) = costs::resolve(model, Some(&profile), &cfg).unwrap();
-    assert_eq!(costs.query_on(FsKind::Btrfs), f.query_ns.unwrap().point);
-    assert!(sources.query.contains("write-stat"), "{}", sources.query);
+    assert_eq!(
+        costs.on(Term::Query, FsKind::Btrfs),
+        f.price(Term::Query).unwrap().point
+    );
+    assert!(
+        sources.term(Term::Query).contains("write-stat"),
+        "{sources:?}"
+    );
     let s = pattern_scenario(Pattern::Write { writes: 1 }, FsKind::Btrfs, true)
         .unwrap()
         .compile();
@@ -51,13 +57,14 @@ fn btrfs_prices_the_query_on_the_write() {
     );
     // At chmod-stat's price the write falls short.
     let (as_measured, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
-    let mut at_chmod = costs;
-    at_chmod.query_ns_by_fs[FsKind::Btrfs as usize] =
-        Some(price_query(model, as_measured, c).unwrap().point);
+    let at_chmod = costs.with_on(
+        Term::Query,
+        FsKind::Btrfs,
+        chmod_query(model, as_measured, c).unwrap().point,
+    );
     assert!(knob(at_chmod) < predicted, "{}", knob(at_chmod));
     // Without the query's price, the reads alone miss it.
-    let mut bare = costs;
-    bare.query_ns_by_fs = Costs::UNIFORM;
+    let bare = costs.with(Term::Query, TermPrice::ZERO);
     assert!((knob(bare) - live).abs() > 0.15 * live);
 }
 
@@ -66,7 +73,7 @@ fn btrfs_prices_its_update_through_the_reads_atime() {
     // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so write-read-stat
     // prices the update.
     let profile: Profile = serde_json::from_str(include_str!(
-        "../../../../tests/data/update-btrfs-read-amd.json"
+        "../../../tests/data/update-btrfs-read-amd.json"
     ))
     .unwrap();
     let f = &profile.filesystems[0];
@@ -78,14 +85,10 @@ fn btrfs_prices_its_update_through_the_reads_atime() {
         f.read_pair.as_ref().unwrap(),
     );
     assert_eq!(r.pattern, Pattern::WriteRead);
-    let pairs = Pairs {
-        query: Some(q),
-        floor: Some(fl),
-        ..Pairs::of(w)
-    };
+    let pairs = [w, q, fl];
     // Without the read pair: no update price, and why.
-    let alone = price(pairs, &profile);
-    assert!(alone.update_ns.is_none());
+    let alone = price(&pairs, &profile);
+    assert!(alone.price(Term::Update).is_none());
     assert!(
         alone.reason.contains("not needed by the knob"),
         "{}",
@@ -93,14 +96,8 @@ fn btrfs_prices_its_update_through_the_reads_atime() {
     );
     // With it: the read pair's Δ less its reads and query, over its one more update (the
     // atime, moved on the queried side only).
-    let with = price(
-        Pairs {
-            read: Some(r),
-            ..pairs
-        },
-        &profile,
-    );
-    let u = with.update_ns.unwrap();
+    let with = price(&[w, q, fl, r], &profile);
+    let u = with.price(Term::Update).unwrap();
     let (dr, du, dq) = (
         with.reads_delta_ns.unwrap(),
         with.updates_delta.unwrap(),
@@ -110,7 +107,7 @@ fn btrfs_prices_its_update_through_the_reads_atime() {
     assert!((dq - 1.0).abs() < 0.01, "{dq}");
     // The query as write-stat priced it: the update is what the read pair adds beyond it.
     assert_eq!(with.query_pattern.as_deref(), Some("write-stat"));
-    let qn = with.query_ns.unwrap().point;
+    let qn = with.price(Term::Query).unwrap().point;
     assert!(((r.delta_ns.point - dr - dq * qn) / du - u.point).abs() < 1e-9);
     assert!(u.lower <= u.point && u.point <= u.upper);
     assert!(with.reason.contains("write-read-stat"), "{}", with.reason);

@@ -2,13 +2,29 @@
 //! guest, Linux 6.18, 1 GiB loop images), with the profile recorded in the same run.
 
 use super::*;
-use crate::workload::pair::PairResult;
+use crate::kernel::ClockFn;
+use crate::probe::update::FsUpdate;
+use crate::probe::Profile;
+use crate::sim::config::{LoopSource, SimulateConfig};
+use crate::sim::update_price::{for_fs, pattern_scenario};
+use crate::sim::{costs, estimate};
+use crate::trace::FsKind;
+use crate::workload::pair::{PairResult, Pattern};
+
+/// The query's price from `chmod` alone (its one recipe that runs).
+fn chmod_query(
+    model: crate::kernel::ModelId,
+    costs: Costs,
+    chmod: &PairResult,
+) -> Option<crate::stats::Estimate> {
+    solve(model, costs, &[chmod]).price(Term::Query)
+}
 
 fn recorded() -> (Profile, Vec<PairResult>) {
     let profile: Profile =
-        serde_json::from_str(include_str!("../../../tests/data/profile-kvm-amd.json")).unwrap();
+        serde_json::from_str(include_str!("../../tests/data/profile-kvm-amd.json")).unwrap();
     let v: serde_json::Value =
-        serde_json::from_str(include_str!("../../../tests/data/update-pairs-amd.json")).unwrap();
+        serde_json::from_str(include_str!("../../tests/data/update-pairs-amd.json")).unwrap();
     let pairs = serde_json::from_value(v["pairs"].clone()).unwrap();
     (profile, pairs)
 }
@@ -21,14 +37,14 @@ fn pair<'a>(pairs: &'a [PairResult], dir_ends: &str) -> &'a PairResult {
 fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     let (profile, pairs) = recorded();
     for p in pairs.iter().filter(|p| p.fs_type != "btrfs") {
-        let f = price(Pairs::of(p), &profile);
+        let f = price(&[p], &profile);
         let (dr, du) = (f.reads_delta_ns.unwrap(), f.updates_delta.unwrap());
         // linux@6.18, multigrain: a queried write reads the fine clock twice more than a
         // coarse one, and stores once; the control stores once per tick only.
         assert!((du - 1.0).abs() < 0.01, "{}: {du}", p.dir);
         let precise = profile.derived.precise_read_ns.unwrap().point;
         assert!(dr > 1.5 * precise && dr < 2.5 * precise, "{}: {dr}", p.dir);
-        let u = f.update_ns.unwrap();
+        let u = f.price(Term::Update).unwrap();
         assert!(((p.delta_ns.point - dr) / du - u.point).abs() < 1e-9);
         assert!(u.lower <= u.point && u.point <= u.upper);
         assert!(
@@ -39,8 +55,8 @@ fn the_price_is_the_pair_less_the_model_reads_over_its_updates() {
     }
     // The journal and the log are most of it: ext4 and xfs above 3× tmpfs's.
     let at = |d| {
-        price(Pairs::of(pair(&pairs, d)), &profile)
-            .update_ns
+        price(&[pair(&pairs, d)], &profile)
+            .price(Term::Update)
             .unwrap()
             .point
     };
@@ -61,8 +77,8 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
         p.delta_ns,
         p.control_ns,
     ));
-    let f = price(Pairs::of(&p), &profile);
-    assert!(f.update_ns.is_none());
+    let f = price(&[&p], &profile);
+    assert!(f.price(Term::Update).is_none());
     assert_eq!(f.model.as_deref(), Some("linux@6.12"));
     assert!(f.reason.contains("no multigrain") && f.reason.contains("NOT equal"));
 }
@@ -70,11 +86,9 @@ fn a_kernel_without_multigrain_prices_nothing_and_says_why() {
 #[test]
 fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_query() {
     let (mut profile, pairs) = recorded();
-    profile.filesystems = pairs
-        .iter()
-        .map(|p| price(Pairs::of(p), &profile))
-        .collect();
-    let (_, by_fs, src) = costs::update_prices(Some(&profile));
+    profile.filesystems = pairs.iter().map(|p| price(&[p], &profile)).collect();
+    let (update, src) = profile_by_fs(Some(&profile), Term::Update);
+    let by_fs = update.by_fs;
     assert!(by_fs[FsKind::Ext4 as usize].is_some() && by_fs[FsKind::Other as usize].is_none());
     assert!(src.contains("live pair"), "{src}");
     // The first ext4 entry wins (the plain mount, not lazytime's or nojournal's).
@@ -112,7 +126,7 @@ fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_q
 /// 6.18): tmpfs, then 1 GiB loop images of ext4, xfs and btrfs, each with its write-stat and
 /// chmod-stat pairs.
 fn priced() -> Profile {
-    serde_json::from_str(include_str!("../../../tests/data/update-priced-amd.json")).unwrap()
+    serde_json::from_str(include_str!("../../tests/data/update-priced-amd.json")).unwrap()
 }
 
 /// [`priced`], priced again by this build from its recorded pairs.
@@ -122,11 +136,8 @@ fn repriced() -> Profile {
         .filesystems
         .iter()
         .map(|f| {
-            let pairs = Pairs {
-                query: f.query_pair.as_ref(),
-                ..Pairs::of(f.pair.as_ref().unwrap())
-            };
-            price(pairs, &profile)
+            let pairs = [f.pair.as_ref().unwrap(), f.query_pair.as_ref().unwrap()];
+            price(&pairs, &profile)
         })
         .collect();
     profile
@@ -149,25 +160,25 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
             |queried, ns| side_counts(model, costs, Pattern::Chmod, c.fs_kind(), queried, ns, 1);
         let d = side(true, c.queried_ns.point).unwrap() - side(false, c.control_ns.point).unwrap();
         assert!(
-            d.updates.abs() < 0.01 && (d.queries - 1.0).abs() < 0.01,
+            d[Term::Update].abs() < 0.01 && (d[Term::Query] - 1.0).abs() < 0.01,
             "{d:?}"
         );
         let precise = profile.derived.precise_read_ns.unwrap().point;
         assert!((d.reads_ns - 2.0 * precise).abs() < 0.1 * precise, "{d:?}");
-        let chmod = price_query(model, costs, c).unwrap();
+        let chmod = chmod_query(model, costs, c).unwrap();
         assert!((chmod.point - (c.delta_ns.point - d.reads_ns)).abs() < 1e-9);
         assert!(
             chmod.lower <= chmod.point && chmod.point <= chmod.upper && chmod.lower > 0.0,
             "{chmod:?}"
         );
-        let q = again.query_ns.unwrap();
+        let q = again.price(Term::Query).unwrap();
         if f.fs_type == "btrfs" {
             // The question adds no update to btrfs's write, so write-stat prices the query:
             // its Δ less its reads, over its queries; chmod-stat's price is said.
             assert_eq!(again.query_pattern.as_deref(), Some("write-stat"));
             let (dr, dq) = (again.reads_delta_ns.unwrap(), again.queries_delta.unwrap());
             assert!((q.point - (w.delta_ns.point - dr) / dq).abs() < 1e-9);
-            assert!(again.update_ns.is_none());
+            assert!(again.price(Term::Update).is_none());
             assert!(
                 again.reason.contains("chmod-stat would price it"),
                 "{}",
@@ -176,9 +187,14 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
             continue;
         }
         assert_eq!(again.query_pattern.as_deref(), Some("chmod-stat"));
-        assert_eq!(Some(q), f.query_ns, "{}", f.dir);
-        assert_eq!(again.update_ns, f.update_ns, "{}", f.dir);
-        let u = f.update_ns.unwrap();
+        assert_eq!(Some(q), f.price(Term::Query), "{}", f.dir);
+        assert_eq!(
+            again.price(Term::Update),
+            f.price(Term::Update),
+            "{}",
+            f.dir
+        );
+        let u = f.price(Term::Update).unwrap();
         let (dr, dq) = (f.reads_delta_ns.unwrap(), f.queries_delta.unwrap());
         let du = f.updates_delta.unwrap();
         assert!((u.point - (w.delta_ns.point - dr - dq * q.point) / du).abs() < 1e-6);
@@ -188,11 +204,11 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     }
     // Without its chmod-stat pair the update holds the query's work, and says so.
     let ext4 = &profile.filesystems[1];
-    let alone = price(Pairs::of(ext4.pair.as_ref().unwrap()), &profile);
-    assert!(alone.query_ns.is_none());
-    let diff = alone.update_ns.unwrap().point - ext4.update_ns.unwrap().point;
+    let alone = price(&[ext4.pair.as_ref().unwrap()], &profile);
+    assert!(alone.price(Term::Query).is_none());
+    let diff = alone.price(Term::Update).unwrap().point - ext4.price(Term::Update).unwrap().point;
     let dq = ext4.queries_delta.unwrap() / ext4.updates_delta.unwrap();
-    assert!((diff - dq * ext4.query_ns.unwrap().point).abs() < 1e-6);
+    assert!((diff - dq * ext4.price(Term::Query).unwrap().point).abs() < 1e-6);
     assert!(
         alone.reason.contains("no chmod-stat pair"),
         "{}",
@@ -221,14 +237,14 @@ fn tasks_share_the_multigrain_floor_as_the_kernel_counts() {
     assert!((one.fine_stamps - 1.0).abs() < 0.01, "{one:?}");
     assert!((two.fine_stamps - 0.5).abs() < 0.05, "{two:?}");
     // Every task's ctime still moves: the update is each task's own.
-    assert!((two.updates - 1.0).abs() < 0.01, "{two:?}");
+    assert!((two[Term::Update] - 1.0).abs() < 0.01, "{two:?}");
     assert!(two.reads_ns < 0.75 * one.reads_ns, "{one:?} {two:?}");
 }
 
 /// A profile probed with `--dir /dev/shm --dir <ext4 loop image>`: every filesystem with its
 /// write-stat, chmod-stat and chmod-stat-read16 pairs.
 fn floored() -> Profile {
-    serde_json::from_str(include_str!("../../../tests/data/update-floor-amd.json")).unwrap()
+    serde_json::from_str(include_str!("../../tests/data/update-floor-amd.json")).unwrap()
 }
 
 #[test]
@@ -241,7 +257,7 @@ fn a_floored_read_is_priced_from_the_reads_after_the_query_and_left_out_of_the_o
             f.query_pair.as_ref().unwrap(),
             f.floor_pair.as_ref().unwrap(),
         );
-        assert_eq!(r.pattern, FLOOR_PATTERN);
+        assert_eq!(r.pattern, recipe::FLOOR);
         let model = model_of(w);
         let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
         let costs = costs::resolve_as_measured(model, Some(&profile), &cfg)
@@ -254,21 +270,14 @@ fn a_floored_read_is_priced_from_the_reads_after_the_query_and_left_out_of_the_o
         let (dr, dq) = (d(r), d(q));
         // (Less the iterations that a tick ends before their reads.)
         assert!(
-            (dr.floored - dq.floored - 16.0).abs() < 0.1,
+            (dr[Term::FloorRead] - dq[Term::FloorRead] - 16.0).abs() < 0.1,
             "{dr:?} {dq:?}"
         );
         assert!((dr.fine_stamps - dq.fine_stamps).abs() < 0.01);
-        let again = price(
-            Pairs {
-                query: Some(q),
-                floor: Some(r),
-                ..Pairs::of(w)
-            },
-            &profile,
-        );
-        let fl = again.floor_read_ns.unwrap();
+        let again = price(&[w, q, r], &profile);
+        let fl = again.price(Term::FloorRead).unwrap();
         let by_hand = (r.delta_ns.point - q.delta_ns.point - (dr.reads_ns - dq.reads_ns))
-            / (dr.floored - dq.floored);
+            / (dr[Term::FloorRead] - dq[Term::FloorRead]);
         assert!((fl.point - by_hand).abs() < 1e-9, "{} {by_hand}", fl.point);
         assert!(fl.lower <= fl.point && fl.point <= fl.upper);
         assert!(fl.point > 0.0, "{}: {fl:?}", f.fs_type);
@@ -280,29 +289,27 @@ fn a_floored_read_is_priced_from_the_reads_after_the_query_and_left_out_of_the_o
         // The query's and the update's prices leave out the floored reads they hold: the
         // queried chmod-stat and write-stat sides each take the floor (write-stat twice:
         // current_time() and inode_set_ctime_current()), the controls never.
-        let without = price(
-            Pairs {
-                query: Some(q),
-                ..Pairs::of(w)
-            },
-            &profile_without_floor(&profile),
-        );
+        let without = price(&[w, q], &profile_without_floor(&profile));
         let (qs, qc) = pair_sides(model, costs, q).unwrap();
-        assert!(qs.floored >= 0.99 && qc.floored < 0.01, "{qs:?} {qc:?}");
+        assert!(
+            qs[Term::FloorRead] >= 0.99 && qc[Term::FloorRead] < 0.01,
+            "{qs:?} {qc:?}"
+        );
         let (ws, wc) = pair_sides(model, costs, w).unwrap();
         assert!(
-            (ws.floored - 2.0).abs() < 0.01 && wc.floored < 0.01,
+            (ws[Term::FloorRead] - 2.0).abs() < 0.01 && wc[Term::FloorRead] < 0.01,
             "{ws:?} {wc:?}"
         );
-        let dq_price = without.query_ns.unwrap().point - again.query_ns.unwrap().point;
-        assert!((dq_price - (qs.floored - qc.floored) * fl.point).abs() < 1e-6);
+        let dq_price =
+            without.price(Term::Query).unwrap().point - again.price(Term::Query).unwrap().point;
+        assert!((dq_price - (qs[Term::FloorRead] - qc[Term::FloorRead]) * fl.point).abs() < 1e-6);
     }
 }
 
 fn profile_without_floor(p: &Profile) -> Profile {
     let mut p = p.clone();
     for f in &mut p.filesystems {
-        f.floor_read_ns = None;
+        f.prices.set(Term::FloorRead, None);
         f.floor_pair = None;
     }
     p
@@ -317,7 +324,7 @@ fn each_write_after_a_fine_stamp_takes_the_floor() {
     let costs = costs::resolve_as_measured(model, Some(&profile), &cfg)
         .unwrap()
         .0;
-    let floor = costs.floor_read_on(w.fs_kind());
+    let floor = costs.on(Term::FloorRead, w.fs_kind());
     assert!(floor > 0.0);
     for writes in [1, 3, 4] {
         let side = |queried| {
@@ -336,21 +343,27 @@ fn each_write_after_a_fine_stamp_takes_the_floor() {
         // The first write's current_time() and inode_set_ctime_current(), and each later
         // write's current_time(): all return the floor of the fine stamp.
         assert!(
-            (q.floored - f64::from(writes + 1)).abs() < 0.01,
+            (q[Term::FloorRead] - f64::from(writes + 1)).abs() < 0.01,
             "{writes}: {q:?}"
         );
-        assert!(c.floored < 0.01);
-        let plain = side_counts(
-            model,
-            costs.reads_only(),
-            Pattern::Write { writes },
-            FsKind::Tmpfs,
-            true,
-            w.queried_ns.point,
-            1,
-        )
-        .unwrap();
-        assert!((q.reads_ns - plain.reads_ns - q.floored * floor).abs() < 1e-6);
+        assert!(c[Term::FloorRead] < 0.01);
+        // Each floored read costs the floor's price in the replay.
+        let sc = pattern_scenario(Pattern::Write { writes }, FsKind::Tmpfs, true)
+            .unwrap()
+            .compile();
+        let st = |c: Costs| {
+            let r = estimate::replay(&model.table(), &model.policies()[0], c, &sc, 1000.0, 20_000);
+            (r.timestamp_ns, r.floored_reads as f64)
+        };
+        let only_floor = costs
+            .reads_only()
+            .with(Term::FloorRead, *costs.term(Term::FloorRead));
+        let ((a, n), (b, _)) = (st(only_floor), st(costs.reads_only()));
+        // (The replay's base is fixed, so the dearer reads move a few ticks' edges.)
+        assert!(
+            (a - b - n * floor).abs() < 1e-3 * (a - b),
+            "{a} {b} {n} {floor}"
+        );
     }
 }
 

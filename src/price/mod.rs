@@ -1,0 +1,56 @@
+//! The price of the knob's kernel work, in one place: the terms as data ([`Term`]), each
+//! calibration pair as one recipe ([`recipe::RECIPES`]), one solver ([`solve()`]) with interval
+//! arithmetic on [`crate::stats::Estimate`], and the prices every estimate replays with
+//! ([`Costs`]).
+//!
+//! # The equations
+//!
+//! A live pair ([`crate::workload::pair`]) runs one loop two ways, the stat asking for the
+//! times (queried) or for the size only (control), ABBA-interleaved. Its Δ is queried −
+//! control ns per iteration. The model replays both loops at their measured speed and counts,
+//! per iteration, the reads (priced at the probe's `precise_read_ns` =
+//! `syscall:realtime − syscall:realtime_coarse` and `coarse_read_ns` = `vdso:realtime_coarse`)
+//! and the units of each term. So every pair reads
+//!
+//! ```text
+//! Δ = Δreads + ΔF·F + ΔX·X + ΔQ·Q + ΔU·U
+//! ```
+//!
+//! with F the floored read, X a fine read's in-path excess, Q the query, U the update, and
+//! each ΔF … ΔU the model's units between the sides. Each recipe picks a pair (or the
+//! difference of two) in which its term moves and the terms not yet priced do not, and solves
+//! for it; the solver walks the terms in this order, each with the first recipe that isolates
+//! it:
+//!
+//! ```text
+//! F = (Δ[chmod-stat-read16] − Δ[chmod-stat] − Δreads) / ΔF
+//! X = (Δ[chmod-stat-read16-same] − Δ[chmod-stat-read1-same] − Δreads − ΔF·F) / ΔX
+//! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X) / ΔQ        where write-stat adds no update (ΔU = 0)
+//! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X) / ΔQ        else (the inode stored on both sides)
+//! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q) / ΔU
+//! U = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q) / ΔU  where write-stat adds none
+//! ```
+//!
+//! Intervals are carried through: each Δ's, and each priced term's, taken at the bound that
+//! widens the result. A read term (F, X) that no pair prices stays at the profile's price; a
+//! filesystem's own term (Q, U) that no pair prices stays in the terms priced after it, and
+//! the reason says so. The reasons are built from the solved steps.
+//!
+//! Adding a term is one [`Term`] variant and one [`recipe::Recipe`]: the solver, the profile's
+//! fields, `--set`, the costs an estimate replays with and their JSON follow the tables.
+
+mod costs;
+mod counts;
+pub mod fields;
+pub mod recipe;
+mod resolve;
+mod solve;
+mod term;
+#[cfg(test)]
+mod tests;
+
+pub use costs::{ByFs, Costs, TermPrice};
+pub use counts::{counts_at, model_of, pair_delta, pair_sides, side_counts, Counts};
+pub use resolve::{by_fs as profile_by_fs, resolve_terms};
+pub use solve::{price, price_at, solve, Solution, Step};
+pub use term::Term;

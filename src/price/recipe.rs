@@ -1,0 +1,150 @@
+//! The calibration pairs, one recipe each: the term a pair isolates, what it is held against,
+//! when it isolates it, and the terms priced before it.
+
+use super::Term;
+use crate::workload::pair::Pattern;
+
+/// write-stat: a write then a statx, asking for the times or for the size only.
+pub const WRITE: Pattern = Pattern::Write { writes: 1 };
+/// chmod-stat: a chmod then a statx; the chmod stores the inode on both sides.
+pub const CHMOD: Pattern = Pattern::Chmod;
+/// chmod-stat-read16: 16 reads of a second file after chmod-stat, each returning the floor on
+/// the queried side and the tick on the control.
+pub const FLOOR: Pattern = Pattern::ChmodRead { reads: 16 };
+/// chmod-stat-read16-same: 16 reads of the file the query marked, each taking a fine read on
+/// the queried side.
+pub const FINE: Pattern = Pattern::ChmodReadSame { reads: 16 };
+/// chmod-stat-read1-same: [`FINE`] with one read: the same atime update and query, 15 fine
+/// reads fewer.
+pub const FINE_BASE: Pattern = Pattern::ChmodReadSame { reads: 1 };
+/// write-read-stat: a read after the write, which moves the atime on the queried side only.
+pub const WRITE_READ: Pattern = Pattern::WriteRead;
+
+/// One calibration: `term = (Δpair − Δagainst − the priced terms the model counts) / units of
+/// term`, where every Δ is queried − control ns per iteration, measured, and every count is
+/// the model's for the same two loops replayed at their measured speed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recipe {
+    /// The term it prices.
+    pub term: Term,
+    /// The pair whose Δ prices it.
+    pub pair: Pattern,
+    /// A second pair whose Δ is taken from the first (its own control side otherwise): the two
+    /// differ in the term's units only.
+    pub against: Option<Pattern>,
+    /// The least units of the term between the sides for the pair to price it.
+    pub min_units: f64,
+    /// Terms that must not move between the sides (by `tolerance` units or more) unless
+    /// priced first: else the pair does not isolate the term.
+    pub apart: &'static [Term],
+    /// How far an unpriced term of `apart` may move.
+    pub tolerance: f64,
+    /// The terms priced before it where their own pairs can (the solver walks
+    /// [`Term::ALL`] in this order); a term not priced leaves its work in this one's price.
+    pub needs: &'static [Term],
+    /// Measured only where no earlier recipe priced the term.
+    pub lazy: bool,
+    /// Why the pair isolates the term, in words.
+    pub why: &'static str,
+}
+
+/// Every recipe, each term's in the order they are tried: the first that isolates its term
+/// prices it; the others that can are said beside it as predictions.
+pub const RECIPES: [Recipe; 6] = [
+    Recipe {
+        term: Term::FloorRead,
+        pair: FLOOR,
+        against: Some(CHMOD),
+        min_units: 1.0,
+        apart: &[Term::Query, Term::Update],
+        tolerance: 0.5,
+        needs: &[],
+        lazy: false,
+        why: "a coarse read that returns the floor beyond one that returns the tick: the reads \
+              after the query's fine stamp, against the chmod-stat pair's",
+    },
+    Recipe {
+        term: Term::FineExcess,
+        pair: FINE,
+        against: Some(FINE_BASE),
+        min_units: 4.0,
+        apart: &[Term::Query, Term::Update],
+        tolerance: 0.05,
+        needs: &[Term::FloorRead],
+        lazy: false,
+        why: "a fine read inside the op beyond the precise read's price: both pairs move the \
+              atime once and query once, so between them lie only reads",
+    },
+    Recipe {
+        term: Term::Query,
+        pair: WRITE,
+        against: None,
+        min_units: 0.5,
+        apart: &[Term::Update],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess],
+        lazy: false,
+        why: "the question adding no update to the write (every write stores its time), \
+              write-stat isolates what it adds to a write",
+    },
+    Recipe {
+        term: Term::Query,
+        pair: CHMOD,
+        against: None,
+        min_units: 0.5,
+        apart: &[Term::Update],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess],
+        lazy: false,
+        why: "the inode stored on both sides",
+    },
+    Recipe {
+        term: Term::Update,
+        pair: WRITE,
+        against: None,
+        min_units: 0.5,
+        apart: &[],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess, Term::Query],
+        lazy: false,
+        why: "live pair: the queried write stores its time, the control's once per tick",
+    },
+    Recipe {
+        term: Term::Update,
+        pair: WRITE_READ,
+        against: None,
+        min_units: 0.5,
+        apart: &[],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess, Term::Query],
+        lazy: true,
+        why: "the read after a fine-stamped write moves the atime only with the times asked \
+              for (relatime: the atime is not later than the mtime)",
+    },
+];
+
+impl Recipe {
+    /// The recipes of `term`, in the order they are tried.
+    pub fn of(term: Term) -> impl Iterator<Item = &'static Recipe> {
+        RECIPES.iter().filter(move |r| r.term == term)
+    }
+
+    /// The pairs it needs.
+    pub fn patterns(&self) -> impl Iterator<Item = Pattern> {
+        std::iter::once(self.pair).chain(self.against)
+    }
+}
+
+/// Every pattern a filesystem's price is measured with up front (the lazy recipes' wait until
+/// an earlier recipe of their term fails), write-stat first.
+pub fn patterns_up_front() -> Vec<Pattern> {
+    let mut out = vec![WRITE];
+    for r in RECIPES.iter().filter(|r| !r.lazy) {
+        for p in r.patterns() {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,164 @@
+//! The terms of the price: what each one is, its names in the JSON and on the command line,
+//! and what a filesystem without a price of its own takes.
+
+/// A part of the kernel's timestamp work that a live pair prices per filesystem. The reads
+/// themselves (`precise_read_ns`, `coarse_read_ns`) come from the probe and are not terms: every
+/// term is priced beyond them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Term {
+    /// What a coarse read that returns the multigrain floor costs beyond one that returns the
+    /// tick's time (`ktime_get_coarse_real_ts64_mg()` converts the floor with
+    /// `ktime_to_timespec64()` while the floor is ahead of the tick).
+    FloorRead,
+    /// What a Linux fine read (`ktime_get_real_ts64`, `ktime_get_real_ts64_mg`) costs inside
+    /// the op that takes it beyond the precise read's price (the syscall pair's, a bare
+    /// `clock_gettime` with the least work before the read): `read_tsc()` is
+    /// `rdtsc_ordered()`, which waits for the work before it.
+    FineExcess,
+    /// What a multigrain ctime query brings beyond the reads and the update the model counts
+    /// (`fill_mg_cmtime`'s `fetch_or` of `I_CTIME_QUERIED`, and the fine stamp's floor and
+    /// ctime compare-exchanges).
+    Query,
+    /// The filesystem's own work of storing a changed time (`mark_inode_dirty`: ext4's journal
+    /// handle, xfs's transaction, btrfs's delayed inode, tmpfs's bare dirtying).
+    Update,
+}
+
+impl Term {
+    /// Every term, in the order the solver prices them (each after the terms its recipes
+    /// need).
+    pub const ALL: [Term; 4] = [Term::FloorRead, Term::FineExcess, Term::Query, Term::Update];
+    /// How many terms there are.
+    pub const COUNT: usize = Term::ALL.len();
+
+    /// The term's name without its unit: the key of its source in `costs.sources`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Term::FloorRead => "floor_read",
+            Term::FineExcess => "fine_excess",
+            Term::Query => "query",
+            Term::Update => "update",
+        }
+    }
+
+    /// The JSON field and `--set` name of its price: `<key>_ns`.
+    pub fn field(self) -> &'static str {
+        match self {
+            Term::FloorRead => "floor_read_ns",
+            Term::FineExcess => "fine_excess_ns",
+            Term::Query => "query_ns",
+            Term::Update => "update_ns",
+        }
+    }
+
+    /// What one unit of the term is, in words (a table's column, a sentence's subject).
+    pub fn what(self) -> &'static str {
+        match self {
+            Term::FloorRead => "floored read",
+            Term::FineExcess => "fine read in path +",
+            Term::Query => "query",
+            Term::Update => "update",
+        }
+    }
+
+    /// The term's name in a line of prose.
+    pub fn label(self) -> &'static str {
+        match self {
+            Term::FloorRead => "floored read",
+            Term::FineExcess => "in-path excess of a fine read",
+            Term::Query => "ctime query",
+            Term::Update => "inode update",
+        }
+    }
+
+    /// The term in a commit message's sentence: the words before its price and after.
+    pub fn sentence(self) -> (&'static str, &'static str) {
+        match self {
+            Term::FloorRead => (
+                "a coarse read that returns the multigrain floor",
+                " ns more",
+            ),
+            Term::FineExcess => (
+                "a fine read",
+                " ns more inside the op than the syscall pair's",
+            ),
+            Term::Query => ("a ctime query", " ns"),
+            Term::Update => ("an inode update", " ns"),
+        }
+    }
+
+    /// A read's part: the timekeeper's work, the same on every filesystem but for the work
+    /// before it. A filesystem without a price of its own takes the first measured one, and a
+    /// pair that cannot price it takes the profile's; a term that is the filesystem's own work
+    /// (the query's and the update's) is 0 where not measured, and a pair that cannot price it
+    /// leaves its work in the terms priced after it.
+    pub fn is_read(self) -> bool {
+        matches!(self, Term::FloorRead | Term::FineExcess)
+    }
+
+    /// What its units are called.
+    pub fn units(self) -> &'static str {
+        match self {
+            Term::FloorRead => "floored reads",
+            Term::FineExcess => "fine reads",
+            Term::Query => "queries",
+            Term::Update => "updates",
+        }
+    }
+
+    /// Why a non-Linux model prices it at 0.
+    pub fn not_linux(self) -> &'static str {
+        match self {
+            Term::FloorRead => "none: only Linux's multigrain coarse reads return a floor",
+            Term::FineExcess => "none: priced for Linux's in-kernel fine reads only",
+            Term::Query => "none: only Linux's multigrain timestamps are queried",
+            Term::Update => {
+                "not measured, taken as 0: the live pair prices a Linux update, not this OS's; \
+                 --set update_ns=… for a what-if"
+            }
+        }
+    }
+
+    /// What a profile without a measured price of this term does with its work.
+    pub fn unmeasured(self) -> &'static str {
+        match self {
+            Term::FloorRead => {
+                "probe --dir DIR measures it with the chmod-stat pair and reads after it; the \
+                 update and query prices then leave it out"
+            }
+            Term::FineExcess => {
+                "a fine read inside the kernel costs the syscall pair's price; probe --dir DIR \
+                 measures the excess, and the query and update prices then leave it out"
+            }
+            Term::Query => {
+                "probe --dir DIR measures it with the chmod-stat pair; a filesystem's update \
+                 price then holds it"
+            }
+            Term::Update => "probe --dir DIR measures it with the write-stat pair",
+        }
+    }
+
+    /// Where the profile's measured prices come from, in words.
+    pub fn measured_by(self) -> &'static str {
+        match self {
+            Term::FloorRead => "chmod-stat pair with reads after it, probe --dir",
+            Term::FineExcess => "chmod-stat with 16 reads of the same file against 1, probe --dir",
+            Term::Query => {
+                "chmod-stat pair, or write-stat where the question adds no update to the write; \
+                 probe --dir"
+            }
+            Term::Update => "live pair, probe --dir",
+        }
+    }
+
+    /// The term named `field` (`update_ns`, …).
+    pub fn from_field(field: &str) -> Option<Term> {
+        Term::ALL.into_iter().find(|t| t.field() == field)
+    }
+}
+
+impl std::fmt::Display for Term {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.what())
+    }
+}
