@@ -45,9 +45,7 @@ pub struct SimulateArgs {
     /// The counter BSD models' precise reads cost.
     #[arg(long, value_enum, default_value_t = CounterArg::Rdtscp)]
     pub counter: CounterArg,
-    /// What-if cost or setting, KEY=VALUE (repeatable): precise_read_ns, coarse_read_ns,
-    /// update_ns, query_ns, floor_read_ns, fine_excess_ns, tick_ns, base_ns (per iteration).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", help = set_help())]
     pub set: Vec<String>,
     /// Sweep one setting over a log-spaced range, e.g. precise_read_ns=10..10000.
     #[arg(long, value_name = "KEY=LO..HI", conflicts_with = "implied")]
@@ -119,4 +117,13 @@ impl From<CounterArg> for Counter {
             CounterArg::Rdtsc => Counter::Rdtsc,
         }
     }
+}
+
+/// `--set`'s help: every setting `simulate` takes, from the table the parser reads.
+fn set_help() -> String {
+    let keys: Vec<&str> = crate::sim::Param::all().map(|p| p.name()).collect();
+    format!(
+        "What-if cost or setting, KEY=VALUE (repeatable): {} (base_ns per iteration)",
+        keys.join(", ")
+    )
 }

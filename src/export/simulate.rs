@@ -98,7 +98,7 @@ fn costs(c: &CostsOut, p: &ProfileNote, style: Style) -> Vec<Block> {
         ),
         format!("tick {} ({})", duration_short(c.tick_ns), c.sources.tick),
     ];
-    lines.extend(Term::ALL.iter().rev().map(|&t| {
+    lines.extend(Term::LISTED.iter().map(|&t| {
         format!(
             "{} {} ({})",
             t.label(),

@@ -1,16 +1,9 @@
-//! What the model counts for a live pair's loops: each side replayed at its measured speed,
-//! its reads priced at the syscall pair's prices, and how many units of each [`Term`] it
-//! takes.
+//! What the model counts for a live pair's loops (each side replayed at its measured speed,
+//! `crate::sim::update_price::counts_at`): its reads priced at the syscall pair's prices, and
+//! how many units of each [`Term`] it takes.
 
 use super::{Costs, Term};
-use crate::kernel::{ClockFn, Family, ModelId, ModelSpec};
-use crate::sim::estimate;
-use crate::sim::update_price::tasks_scenario;
-use crate::trace::{CompiledScenario, FsKind};
-use crate::workload::pair::{PairResult, Pattern};
-
-/// Iterations each side is replayed for (many ticks of the coarse clock).
-const ITERATIONS: u64 = 200_000;
+use crate::trace::FsKind;
 
 /// What the model counts for one side of a pair (or a difference of sides), per iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -70,87 +63,4 @@ impl std::ops::Sub for Counts {
     fn sub(self, o: Counts) -> Counts {
         self.map2(o, |a, b| a - b)
     }
-}
-
-/// What the model counts for the loop `compiled` at `measured_ns` per iteration, replayed for
-/// many ticks of the coarse clock (fewer loops of a long one,
-/// [`crate::trace::scenario::bounded_iterations`]), with the reads at `costs`' prices and no
-/// term priced.
-pub fn counts_at(
-    model: ModelId,
-    costs: Costs,
-    compiled: &CompiledScenario,
-    measured_ns: f64,
-) -> Counts {
-    let iterations = crate::trace::scenario::bounded_iterations(ITERATIONS, compiled.ops.len());
-    let stock = &model.policies()[0];
-    let costs = costs.reads_only();
-    let base = estimate::base_from_measured(model, stock, costs, compiled, measured_ns, iterations);
-    let s = estimate::replay(&model.table(), stock, costs, compiled, base, iterations);
-    let units = s.units().max(1) as f64;
-    let fine = s.reads[ClockFn::LinuxFine as usize] + s.reads[ClockFn::LinuxFineMg as usize];
-    let mut terms = [0.0; Term::COUNT];
-    for t in Term::ALL {
-        terms[t as usize] = match t {
-            Term::FloorRead => s.floored_reads,
-            Term::FineExcess => fine,
-            Term::Query => s.queries,
-            Term::Update => s.updates,
-        } as f64
-            / units;
-    }
-    Counts {
-        reads_ns: s.timestamp_ns / units,
-        terms,
-        fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64 / units,
-    }
-}
-
-/// What the model counts for one side of `pattern` run by `tasks` tasks at once
-/// ([`tasks_scenario`]), per task's iteration, each task's iteration taking `measured_ns` (they
-/// run side by side); `None` for a recorded loop ([`counts_at`] on its own scenario).
-pub fn side_counts(
-    model: ModelId,
-    costs: Costs,
-    pattern: Pattern,
-    fs: FsKind,
-    queried: bool,
-    measured_ns: f64,
-    tasks: u32,
-) -> Option<Counts> {
-    let compiled = tasks_scenario(pattern, fs, queried, tasks)?.compile();
-    Some(counts_at(model, costs, &compiled, measured_ns) / f64::from(tasks.max(1)))
-}
-
-/// Both sides of `pair` (queried, control) as the model counts them, each at its measured
-/// speed, with the pair's tasks; `None` for a recorded loop.
-pub fn pair_sides(model: ModelId, costs: Costs, pair: &PairResult) -> Option<(Counts, Counts)> {
-    let side = |queried: bool, ns: f64| {
-        side_counts(
-            model,
-            costs,
-            pair.pattern,
-            pair.fs_kind(),
-            queried,
-            ns,
-            pair.tasks,
-        )
-    };
-    side(true, pair.queried_ns.point).zip(side(false, pair.control_ns.point))
-}
-
-/// The model's queried − control counts of `pair`; `None` for a recorded loop.
-pub fn pair_delta(model: ModelId, costs: Costs, pair: &PairResult) -> Option<Counts> {
-    pair_sides(model, costs, pair).map(|(q, c)| q - c)
-}
-
-/// The model of the kernel the pair ran on.
-pub fn model_of(pair: &PairResult) -> ModelId {
-    ModelSpec {
-        family: Family::Linux,
-        version: None,
-        alias: false,
-    }
-    .resolve(pair.kernel_release.as_deref())
-    .0
 }

@@ -53,7 +53,7 @@ impl FsPrices {
 impl Serialize for FsPrices {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        for t in Term::ALL {
+        for t in Term::LISTED {
             let v = self.get(t);
             if v.is_some() || matches!(t, Term::Update | Term::Query) {
                 m.serialize_entry(t.field(), &v)?;
@@ -103,7 +103,7 @@ fn by_fs_field(t: Term) -> String {
 impl Serialize for TermCosts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        for t in Term::ALL {
+        for t in Term::LISTED {
             m.serialize_entry(t.field(), &self.default_ns(t))?;
             if !self.by_fs(t).is_empty() {
                 m.serialize_entry(&by_fs_field(t), self.by_fs(t))?;
@@ -145,7 +145,7 @@ impl TermSources {
 impl Serialize for TermSources {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        for t in Term::ALL {
+        for t in Term::LISTED {
             m.serialize_entry(t.key(), self.get(t))?;
         }
         m.end()

@@ -31,26 +31,29 @@
 //! U = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q) / ΔU  where write-stat adds none
 //! ```
 //!
-//! Intervals are carried through: each Δ's, and each priced term's, taken at the bound that
-//! widens the result. A read term (F, X) that no pair prices stays at the profile's price; a
+//! Intervals are carried through: each Δ's, and each priced term's times its units, the
+//! distances from the point that widen the result added in quadrature (the pairs are measured
+//! apart, so their errors share no cause; [`crate::stats::Estimate::minus_independent`]). A read term (F, X) that no pair prices stays at the profile's price; a
 //! filesystem's own term (Q, U) that no pair prices stays in the terms priced after it, and
 //! the reason says so. The reasons are built from the solved steps.
 //!
 //! Adding a term is one [`Term`] variant and one [`recipe::Recipe`]: the solver, the profile's
 //! fields, `--set`, the costs an estimate replays with and their JSON follow the tables.
+//!
+//! The module sits below `probe` and `sim`: what it knows of a pair is [`Pair`], and the
+//! model's counts of one come from the caller (`crate::sim::update_price`, which replays the
+//! pair's two loops and builds a filesystem's entry of the profile from the [`Solution`]).
 
 mod costs;
 mod counts;
 pub mod fields;
+mod pattern;
 pub mod recipe;
-mod resolve;
 mod solve;
 mod term;
-#[cfg(test)]
-mod tests;
 
 pub use costs::{ByFs, Costs, TermPrice};
-pub use counts::{counts_at, model_of, pair_delta, pair_sides, side_counts, Counts};
-pub use resolve::{by_fs as profile_by_fs, resolve_terms};
-pub use solve::{price, price_at, solve, Solution, Step};
+pub use counts::Counts;
+pub use pattern::Pattern;
+pub use solve::{known, solve, Pair, Solution, Step};
 pub use term::Term;

@@ -1,8 +1,8 @@
 //! The calibration pairs, one recipe each: the term a pair isolates, what it is held against,
 //! when it isolates it, and the terms priced before it.
 
+use super::Pattern;
 use super::Term;
-use crate::workload::pair::Pattern;
 
 /// write-stat: a write then a statx, asking for the times or for the size only.
 pub const WRITE: Pattern = Pattern::Write { writes: 1 };

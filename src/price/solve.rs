@@ -1,14 +1,26 @@
 //! The solver: walks the terms in order, prices each with the first recipe that isolates it,
 //! and carries every interval through.
 
-use super::counts::{model_of, pair_delta};
 use super::recipe::Recipe;
-use super::{Costs, Counts, Term};
+use super::{Costs, Counts, Pattern, Term};
 use crate::kernel::ModelId;
-use crate::probe::update::FsUpdate;
 use crate::stats::Estimate;
 use crate::trace::FsKind;
-use crate::workload::pair::PairResult;
+
+/// What the solver reads of a measured pair.
+pub trait Pair {
+    /// The loop it ran.
+    fn pattern(&self) -> Pattern;
+    /// Its name in words (`write-stat`).
+    fn name(&self) -> &str;
+    /// Queried − control ns per iteration, with its interval.
+    fn delta(&self) -> Estimate;
+    /// Whether the kernel showed multigrain timestamps on it.
+    fn multigrain(&self) -> bool;
+    /// The filesystem it ran on.
+    fn fs_type(&self) -> &str;
+    fn fs_kind(&self) -> FsKind;
+}
 
 /// One priced term: the recipe, what it measured, what the model counts between its sides,
 /// and the priced terms it took out.
@@ -148,7 +160,7 @@ impl Solution {
 
 /// The price of `term` on `pairs`' filesystem known when solving the next: solved here, or a
 /// read's from `costs`.
-fn known(steps: &[Step], costs: &Costs, term: Term, fs: FsKind) -> Option<Estimate> {
+pub fn known(steps: &[Step], costs: &Costs, term: Term, fs: FsKind) -> Option<Estimate> {
     match steps.iter().find(|s| s.recipe.term == term) {
         Some(s) => Some(s.price),
         None if term.is_read() => Some(Estimate::exact(costs.on(term, fs))),
@@ -157,42 +169,44 @@ fn known(steps: &[Step], costs: &Costs, term: Term, fs: FsKind) -> Option<Estima
 }
 
 /// `recipe` on `pairs` with the terms of `steps` priced, or why it does not price its term.
-fn attempt(
+fn attempt<P: Pair>(
     recipe: &'static Recipe,
     model: ModelId,
     costs: Costs,
-    pairs: &[&PairResult],
+    pairs: &[&P],
+    count: &impl Fn(&P) -> Option<Counts>,
     steps: &[Step],
 ) -> Result<Step, String> {
     let find = |pattern| {
         pairs
             .iter()
             .copied()
-            .find(|p| p.pattern == pattern)
+            .find(|p| p.pattern() == pattern)
             .ok_or_else(|| format!("no {} pair", pattern.name()))
     };
     let pair = find(recipe.pair)?;
     let against = recipe.against.map(find).transpose()?;
     for p in std::iter::once(pair).chain(against) {
-        if !p.multigrain_observed {
+        if !p.multigrain() {
             return Err(format!(
                 "the {} pair showed no multigrain ctimes on {}",
-                p.pattern_name, p.fs_type
+                p.name(),
+                p.fs_type()
             ));
         }
     }
-    let delta_of = |p: &PairResult| {
-        pair_delta(model, costs, p).ok_or_else(|| {
+    let delta_of = |p: &P| {
+        count(p).ok_or_else(|| {
             format!(
                 "a {} is not a loop the model replays as a pattern",
-                p.pattern_name
+                p.name()
             )
         })
     };
-    let (mut counts, mut delta) = (delta_of(pair)?, pair.delta_ns);
+    let (mut counts, mut delta) = (delta_of(pair)?, pair.delta());
     if let Some(a) = against {
         counts = counts - delta_of(a)?;
-        delta = delta - a.delta_ns;
+        delta = delta.minus_independent(a.delta());
     }
     let fs = pair.fs_kind();
     let term = recipe.term;
@@ -206,9 +220,9 @@ fn attempt(
             "{model} counts {:+.3} {}{others} per iteration between the sides of {}{}",
             counts[term],
             term.units(),
-            pair.pattern_name,
+            pair.name(),
             against
-                .map(|a| format!(" against {}'s", a.pattern_name))
+                .map(|a| format!(" against {}'s", a.name()))
                 .unwrap_or_default()
         )
     };
@@ -240,13 +254,13 @@ fn attempt(
         .filter(|(_, _, e)| *e != Estimate::exact(0.0))
         .collect();
     let rest = known.iter().fold(
-        delta - Estimate::exact(counts.reads_ns),
-        |acc, &(_, n, e)| acc - e * n,
+        delta.minus_independent(Estimate::exact(counts.reads_ns)),
+        |acc, &(_, n, e)| acc.minus_independent(e * n),
     );
     Ok(Step {
         recipe,
-        pair: pair.pattern_name.clone(),
-        against: against.map(|a| a.pattern_name.clone()),
+        pair: pair.name().to_string(),
+        against: against.map(|a| a.name().to_string()),
         delta,
         counts,
         known,
@@ -254,10 +268,16 @@ fn attempt(
     })
 }
 
-/// Prices every term it can from `pairs` (one filesystem's, the first write-stat), the reads
-/// at `costs`' prices: each term in [`Term::ALL`]'s order by the first of its recipes that
-/// isolates it, with the terms priced before it taken out.
-pub fn solve(model: ModelId, costs: Costs, pairs: &[&PairResult]) -> Solution {
+/// Prices every term it can from `pairs` (one filesystem's), the reads at `costs`' prices and
+/// `count` giving the model's queried − control counts of a pair: each term in
+/// [`Term::ALL`]'s order by the first of its recipes that isolates it, with the terms priced
+/// before it taken out.
+pub fn solve<P: Pair>(
+    model: ModelId,
+    costs: Costs,
+    pairs: &[&P],
+    count: impl Fn(&P) -> Option<Counts>,
+) -> Solution {
     let fs = pairs.first().map_or(FsKind::Other, |p| p.fs_kind());
     let mut s = Solution {
         model,
@@ -270,11 +290,11 @@ pub fn solve(model: ModelId, costs: Costs, pairs: &[&PairResult]) -> Solution {
     for term in Term::ALL {
         let mut why = Vec::new();
         for recipe in Recipe::of(term) {
-            let tried = attempt(recipe, model, costs, pairs, &s.steps);
+            let tried = attempt(recipe, model, costs, pairs, &count, &s.steps);
             match (tried, s.step(term).is_some()) {
                 (Ok(step), false) => s.steps.push(step),
                 (Ok(step), true) => s.checks.push((recipe, Ok(step.price))),
-                (Err(e), true) if pairs.iter().any(|p| p.pattern == recipe.pair) => {
+                (Err(e), true) if pairs.iter().any(|p| p.pattern() == recipe.pair) => {
                     s.checks.push((recipe, Err(e)))
                 }
                 (Err(_), true) => {}
@@ -286,108 +306,4 @@ pub fn solve(model: ModelId, costs: Costs, pairs: &[&PairResult]) -> Solution {
         }
     }
     s
-}
-
-/// An entry for `pairs`' filesystem, the pairs kept, nothing priced yet.
-fn unpriced(pairs: &[&PairResult]) -> FsUpdate {
-    let pair = pairs[0];
-    let mut out = FsUpdate {
-        dir: pair.dir.clone(),
-        fs_type: pair.fs_type.clone(),
-        mount_options: pair.mount_options.clone(),
-        multigrain: pair.multigrain_observed,
-        prices: Default::default(),
-        query_pattern: None,
-        priced_by: Default::default(),
-        reason: String::new(),
-        model: Some(model_of(pair).label()),
-        reads_delta_ns: None,
-        updates_delta: None,
-        queries_delta: None,
-        pair: None,
-        query_pair: None,
-        floor_pair: None,
-        fine_pair: None,
-        fine_base_pair: None,
-        read_pair: None,
-    };
-    for p in pairs {
-        out.keep_pair(p);
-    }
-    out
-}
-
-/// Prices one filesystem from its live `pairs` (the first write-stat, any of the others the
-/// recipes name) with the reads at `costs` (the profile's, or a guest's own paired read costs
-/// in `vm bench`).
-pub fn price_at(pairs: &[&PairResult], costs: Costs) -> FsUpdate {
-    let mut out = unpriced(pairs);
-    let pair = pairs[0];
-    if !pair.multigrain_observed {
-        out.reason = format!(
-            "not measurable here: the kernel showed no multigrain timestamps on {} ({}), so \
-             the question changes no update; {}",
-            pair.fs_type,
-            pair.kernel_release.as_deref().unwrap_or("unknown kernel"),
-            pair.check.as_deref().unwrap_or("")
-        );
-        return out;
-    }
-    let model = model_of(pair);
-    let s = solve(model, costs, pairs);
-    for step in &s.steps {
-        let t = step.recipe.term;
-        out.prices.set(t, Some(step.price));
-        let against = match &step.against {
-            Some(a) => format!(" against {a}"),
-            None => String::new(),
-        };
-        out.priced_by.insert(
-            t.field().to_string(),
-            format!("{} pair{against}", step.pair),
-        );
-    }
-    out.query_pattern = s.step(Term::Query).map(|q| q.pair.clone());
-    // The update's pair, or write-stat's where the update is not priced: what the model
-    // counts between its sides.
-    let main = s
-        .step(Term::Update)
-        .map(|u| (u.counts, u.reads_ns()))
-        .or_else(|| {
-            let d = pair_delta(model, costs, pair)?;
-            let reads: f64 = Term::ALL
-                .iter()
-                .filter(|t| t.is_read())
-                .map(|&t| d[t] * known(&s.steps, &costs, t, s.fs).map_or(0.0, |e| e.point))
-                .sum();
-            Some((d, d.reads_ns + reads))
-        });
-    if let Some((d, reads)) = main {
-        out.reads_delta_ns = Some(reads);
-        out.updates_delta = Some(d[Term::Update]);
-        out.queries_delta = Some(d[Term::Query]);
-    }
-    out.reason = format!(
-        "live pairs on {} ({} × ABBA of {} iterations each), {model}: {}",
-        pair.dir,
-        pair.repetitions,
-        pair.iterations_per_block,
-        s.words()
-    );
-    out
-}
-
-/// Prices one filesystem from its `pairs`, the reads priced from `profile`.
-pub fn price(pairs: &[&PairResult], profile: &crate::probe::Profile) -> FsUpdate {
-    use crate::sim::config::{LoopSource, SimulateConfig};
-    let model = model_of(pairs[0]);
-    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
-    match crate::sim::costs::resolve_as_measured(model, Some(profile), &cfg) {
-        Ok((c, _)) => price_at(pairs, c),
-        Err(e) => {
-            let mut out = unpriced(pairs);
-            out.reason = format!("the reads cannot be priced: {e}");
-            out
-        }
-    }
 }

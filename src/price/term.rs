@@ -28,6 +28,9 @@ impl Term {
     /// Every term, in the order the solver prices them (each after the terms its recipes
     /// need).
     pub const ALL: [Term; 4] = [Term::FloorRead, Term::FineExcess, Term::Query, Term::Update];
+    /// The order documents, tables and `--help` list them: the filesystem's own work (the
+    /// update, the query) first, then the reads' parts.
+    pub const LISTED: [Term; 4] = [Term::Update, Term::Query, Term::FloorRead, Term::FineExcess];
     /// How many terms there are.
     pub const COUNT: usize = Term::ALL.len();
 

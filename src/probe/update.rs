@@ -22,56 +22,7 @@ pub const MULTIGRAIN_SINCE: Version = Version::new(6, 13);
 /// Bootstrap resamples of each interval.
 const RESAMPLES: usize = 2000;
 
-/// What one iteration of the pair does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Pattern {
-    /// `writes` × pwrite, then statx, on one file.
-    Write { writes: u32 },
-    /// create (`O_CREAT|O_EXCL`), pwrite, statx, close, unlink: a new inode every iteration.
-    Create,
-    /// `fchmod` to the same mode, then statx, on one file: a change whose inode store happens
-    /// on both sides (`notify_change` always dirties the inode), so the question changes only
-    /// the reads and the query's own work. It prices the query.
-    Chmod,
-    /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of a second file on the same
-    /// filesystem. Each read's `touch_atime` → `current_time()` reads the coarse clock; with
-    /// the times asked for, the fchmod's fine stamp has raised the multigrain floor ahead of
-    /// the tick, so each of those reads returns the floor. Against [`Pattern::Chmod`] it
-    /// prices the floored read.
-    ChmodRead { reads: u32 },
-    /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of the same file. With the times
-    /// asked for, each read's `current_time()` finds the ctime queried and equal to the floor
-    /// (the fchmod's fine stamp), and reads the fine clock (`ktime_get_real_ts64`); the first
-    /// read moves the atime (relatime), the others find it later than the ctime. Against
-    /// [`Pattern::ChmodRead`] it prices a fine read inside the read path.
-    ChmodReadSame { reads: u32 },
-    /// pwrite, then `pread` of 1 byte of the same file, then statx. With the times asked
-    /// for, the write's fine stamp puts the mtime after the atime, so the read moves the
-    /// atime (relatime, `touch_atime`); without, the write keeps the tick's time and the read
-    /// finds the atime equal to it. It prices the update where every write stores its time
-    /// whatever the question (btrfs).
-    WriteRead,
-    /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
-    /// of `ops` syscalls ([`crate::workload::replayed`]).
-    Recorded { ops: u32 },
-}
-
-impl Pattern {
-    /// A short name: `write-stat`, `write3-stat`, `create-write-stat-unlink`.
-    pub fn name(self) -> String {
-        match self {
-            Pattern::Write { writes: 1 } => "write-stat".into(),
-            Pattern::Write { writes } => format!("write{writes}-stat"),
-            Pattern::Create => "create-write-stat-unlink".into(),
-            Pattern::Chmod => "chmod-stat".into(),
-            Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
-            Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),
-            Pattern::WriteRead => "write-read-stat".into(),
-            Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
-        }
-    }
-}
+pub use crate::price::Pattern;
 
 /// One pair to measure.
 #[derive(Debug, Clone)]
@@ -168,6 +119,27 @@ fn one_task() -> u32 {
     1
 }
 
+impl crate::price::Pair for PairResult {
+    fn pattern(&self) -> Pattern {
+        self.pattern
+    }
+    fn name(&self) -> &str {
+        &self.pattern_name
+    }
+    fn delta(&self) -> Estimate {
+        self.delta_ns
+    }
+    fn multigrain(&self) -> bool {
+        self.multigrain_observed
+    }
+    fn fs_type(&self) -> &str {
+        &self.fs_type
+    }
+    fn fs_kind(&self) -> FsKind {
+        PairResult::fs_kind(self)
+    }
+}
+
 impl PairResult {
     /// The filesystem kind the models know (`other` for anything else).
     pub fn fs_kind(&self) -> FsKind {
@@ -248,12 +220,10 @@ pub struct FsUpdate {
     pub mount_options: Vec<String>,
     /// The live kernel showed multigrain timestamps on it (the pair's mtimes).
     pub multigrain: bool,
-    /// Each term's price with its interval ([`crate::price::Term`]): `update_ns` (ns per inode
-    /// timestamp update), `query_ns` (per multigrain ctime query beyond the reads the model
-    /// counts), `floor_read_ns` (a coarse read that returns the multigrain floor beyond one
-    /// that returns the tick), `fine_excess_ns` (a fine read inside the op beyond the syscall
-    /// pair's price). `update_ns` and `query_ns` are `null` where not priced, the others
-    /// absent; then the terms priced after them hold their work (see `reason`).
+    /// Each term's price with its interval, one field per [`crate::price::Term`] named by
+    /// [`crate::price::Term::field`] (`update_ns`, `query_ns`, …: docs/schema.md lists them).
+    /// `update_ns` and `query_ns` are `null` where not priced, the others absent; then the
+    /// terms priced after them hold their work (see `reason`).
     #[serde(flatten)]
     pub prices: crate::price::fields::FsPrices,
     /// The pair `query_ns` comes from: `write-stat` where the question adds no update to the

@@ -26,7 +26,7 @@ impl Param {
     pub fn all() -> impl Iterator<Item = Param> {
         [Param::PreciseReadNs, Param::CoarseReadNs]
             .into_iter()
-            .chain(Term::ALL.into_iter().rev().map(Param::Term))
+            .chain(Term::LISTED.map(Param::Term))
             .chain([Param::TickNs, Param::BaseNs])
     }
 

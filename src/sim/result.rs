@@ -45,9 +45,9 @@ impl ProfileNote {
 pub struct CostsOut {
     pub precise_read_ns: f64,
     pub coarse_read_ns: f64,
-    /// Each term's price on a filesystem without one of its own (`update_ns`, `query_ns`,
-    /// `floor_read_ns`, `fine_excess_ns`), and the filesystems of the loop with one of their
-    /// own (`update_ns_by_fs`, …, left out where none has).
+    /// Each term's price on a filesystem without one of its own (`<term>_ns`, named by
+    /// [`crate::price::Term::field`]), and the filesystems of the loop with one of their own
+    /// (`<term>_ns_by_fs`, left out where none has).
     #[serde(flatten)]
     pub terms: crate::price::fields::TermCosts,
     pub tick_ns: f64,

@@ -50,22 +50,25 @@ impl Estimate {
         }
     }
 
+    /// The difference of two estimates measured independently: the points' difference, each
+    /// bound as far from it as the root-sum-square of the two distances that widen it on that
+    /// side (errors without a common cause add in quadrature, not in full; for estimates that
+    /// share a measurement the worst case, `[a.lower − b.upper, a.upper − b.lower]`, holds
+    /// instead).
+    pub fn minus_independent(self, o: Estimate) -> Estimate {
+        let point = self.point - o.point;
+        let below = (self.point - self.lower).hypot(o.upper - o.point);
+        let above = (self.upper - self.point).hypot(o.point - o.lower);
+        Estimate {
+            point,
+            lower: point - below,
+            upper: point + above,
+        }
+    }
+
     /// Interval width relative to the point (`(upper - lower) / |point|`); infinite at zero.
     pub fn relative_width(&self) -> f64 {
         (self.upper - self.lower) / self.point.abs()
-    }
-}
-
-/// Interval arithmetic: the difference of two estimates, its interval the widest the two
-/// allow (`[a.lower − b.upper, a.upper − b.lower]`).
-impl std::ops::Sub for Estimate {
-    type Output = Estimate;
-    fn sub(self, o: Estimate) -> Estimate {
-        Estimate {
-            point: self.point - o.point,
-            lower: self.lower - o.upper,
-            upper: self.upper - o.lower,
-        }
     }
 }
 

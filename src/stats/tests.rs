@@ -115,3 +115,22 @@ fn one_sample_bootstrap_is_seeded_and_brackets_the_quantile() {
     assert!(bootstrap(&[], 10, 1, |v| median(v)).is_empty());
     assert_eq!(quantile_in_place(&mut [3.0, f64::NAN, 1.0], 0.5), Some(2.0));
 }
+
+#[test]
+fn independent_errors_add_in_quadrature() {
+    let a = Estimate::new(10.0, 7.0, 14.0);
+    let b = Estimate::new(4.0, 0.0, 8.0);
+    let d = a.minus_independent(b);
+    assert_eq!(d.point, 6.0);
+    // Below: a's 3 below and b's 4 above; above: a's 4 above and b's 4 below.
+    assert!((d.lower - (6.0 - 5.0)).abs() < 1e-12, "{d:?}");
+    assert!((d.upper - (6.0 + 32f64.sqrt())).abs() < 1e-12, "{d:?}");
+    // An exact estimate takes nothing away from the interval.
+    assert_eq!(
+        a.minus_independent(Estimate::exact(1.0)),
+        Estimate::new(9.0, 6.0, 13.0)
+    );
+    // A negative factor swaps the bounds.
+    assert_eq!(b * -2.0, Estimate::new(-8.0, -16.0, 0.0));
+    assert_eq!(b / 2.0, Estimate::new(2.0, 0.0, 4.0));
+}

@@ -2,9 +2,10 @@
 //! whose loop is a scenario's, and what an unpriced filesystem would cost at its nearest
 //! measured one.
 
+use super::model_of;
 use super::{pattern_scenario, Pattern};
 use crate::kernel::ModelId;
-use crate::price::{model_of, Term};
+use crate::price::Term;
 use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 use crate::sim::{estimate, Costs};

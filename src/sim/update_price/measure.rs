@@ -2,7 +2,7 @@
 //! every directory of a probe.
 
 use super::Pattern;
-use crate::price::{self, recipe};
+use crate::price::recipe;
 use crate::probe::update::FsUpdate;
 use crate::probe::Profile;
 
@@ -22,12 +22,12 @@ pub fn measure_and_price(
     };
     let mut pairs = vec![crate::workload::pair::measure(cfg)?];
     if !pairs[0].multigrain_observed {
-        return Ok(price::price(&[&pairs[0]], profile));
+        return Ok(super::price(&[&pairs[0]], profile));
     }
     for pattern in recipe::patterns_up_front().into_iter().skip(1) {
         pairs.push(measure(pattern)?);
     }
-    let mut priced = price::price(&pairs.iter().collect::<Vec<_>>(), profile);
+    let mut priced = super::price(&pairs.iter().collect::<Vec<_>>(), profile);
     for r in recipe::RECIPES.iter().filter(|r| r.lazy) {
         if priced.price(r.term).is_some() {
             continue;
@@ -39,7 +39,7 @@ pub fn measure_and_price(
         for p in missing {
             pairs.push(measure(p)?);
         }
-        priced = price::price(&pairs.iter().collect::<Vec<_>>(), profile);
+        priced = super::price(&pairs.iter().collect::<Vec<_>>(), profile);
     }
     Ok(priced)
 }

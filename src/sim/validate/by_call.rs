@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::kernel::ClockFn;
-use crate::price::model_of;
+use crate::sim::update_price::model_of;
 use crate::sim::{estimate, Costs};
 use crate::workload::pair::PairResult;
 use crate::workload::replayed::{self, LiveLoop, ROOT};

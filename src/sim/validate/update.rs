@@ -17,10 +17,11 @@
 use std::path::PathBuf;
 
 use super::{Row, ValidationReport};
-use crate::price::{self, counts_at, model_of, Costs, Counts, Term};
+use crate::price::{Costs, Counts, Term};
 use crate::sim::config::{LoopSource, SimulateConfig, Validation};
 use crate::sim::costs;
 use crate::sim::update_price;
+use crate::sim::update_price::{counts_at, model_of};
 use crate::trace::FsKind;
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 use crate::workload::replayed::{self, LiveLoop, ReplayConfig};
@@ -47,7 +48,7 @@ fn concurrent_tasks() -> Option<u32> {
 /// speeds; `None` for a recorded loop (its counts come from its own scenario:
 /// [`recorded_counts`]).
 pub fn delta_counts(p: &PairResult, costs: Costs) -> Option<Counts> {
-    price::pair_delta(model_of(p), costs, p)
+    update_price::pair_delta(model_of(p), costs, p)
 }
 
 /// The model's counts for a recorded loop replayed live on `p`'s filesystem.

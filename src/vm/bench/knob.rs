@@ -5,7 +5,7 @@
 //!
 //! On a kernel with multigrain timestamps (≥ 6.13) the one-write pair prices the guest's
 //! inode update with the guest's own paired read costs
-//! ([`crate::price::price_at`]); the four-writes pair is then held to the model at
+//! ([`crate::sim::update_price::price_at`]); the four-writes pair is then held to the model at
 //! that price ([`crate::sim::validate::update::row`]): the live-knob rows. On an older kernel the
 //! two sides must come out equal, and the pair says whether they did. The price also enters the
 //! kernel rows' prediction ([`update_price`]): a kernel A/B of write-stat changes the updates
@@ -78,7 +78,7 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {
                 continue;
             };
-            let price = crate::price::price_at(&[calibration], costs);
+            let price = crate::sim::update_price::price_at(&[calibration], costs);
             let prices = Prices::of(&price, "the guest's write-stat pair", costs);
             let rows = on_fs
                 .iter()

@@ -5,7 +5,7 @@
 use super::*;
 
 fn fine() -> Profile {
-    serde_json::from_str(include_str!("../../../tests/data/update-fine-amd.json")).unwrap()
+    serde_json::from_str(include_str!("../../../../tests/data/update-fine-amd.json")).unwrap()
 }
 
 fn pairs_of(f: &FsUpdate) -> Vec<&PairResult> {

@@ -73,7 +73,7 @@ fn btrfs_prices_its_update_through_the_reads_atime() {
     // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so write-read-stat
     // prices the update.
     let profile: Profile = serde_json::from_str(include_str!(
-        "../../../tests/data/update-btrfs-read-amd.json"
+        "../../../../tests/data/update-btrfs-read-amd.json"
     ))
     .unwrap();
     let f = &profile.filesystems[0];

@@ -3,13 +3,13 @@
 
 use super::*;
 use crate::kernel::ClockFn;
-use crate::probe::update::FsUpdate;
+use crate::price::{recipe, solve, Costs, Term, TermPrice};
 use crate::probe::Profile;
 use crate::sim::config::{LoopSource, SimulateConfig};
-use crate::sim::update_price::{for_fs, pattern_scenario};
+use crate::sim::costs::profile_by_fs;
 use crate::sim::{costs, estimate};
 use crate::trace::FsKind;
-use crate::workload::pair::{PairResult, Pattern};
+use crate::workload::pair::PairResult;
 
 /// The query's price from `chmod` alone (its one recipe that runs).
 fn chmod_query(
@@ -17,14 +17,14 @@ fn chmod_query(
     costs: Costs,
     chmod: &PairResult,
 ) -> Option<crate::stats::Estimate> {
-    solve(model, costs, &[chmod]).price(Term::Query)
+    solve(model, costs, &[chmod], |p| pair_delta(model, costs, p)).price(Term::Query)
 }
 
 fn recorded() -> (Profile, Vec<PairResult>) {
     let profile: Profile =
-        serde_json::from_str(include_str!("../../tests/data/profile-kvm-amd.json")).unwrap();
+        serde_json::from_str(include_str!("../../../tests/data/profile-kvm-amd.json")).unwrap();
     let v: serde_json::Value =
-        serde_json::from_str(include_str!("../../tests/data/update-pairs-amd.json")).unwrap();
+        serde_json::from_str(include_str!("../../../tests/data/update-pairs-amd.json")).unwrap();
     let pairs = serde_json::from_value(v["pairs"].clone()).unwrap();
     (profile, pairs)
 }
@@ -126,7 +126,7 @@ fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_q
 /// 6.18): tmpfs, then 1 GiB loop images of ext4, xfs and btrfs, each with its write-stat and
 /// chmod-stat pairs.
 fn priced() -> Profile {
-    serde_json::from_str(include_str!("../../tests/data/update-priced-amd.json")).unwrap()
+    serde_json::from_str(include_str!("../../../tests/data/update-priced-amd.json")).unwrap()
 }
 
 /// [`priced`], priced again by this build from its recorded pairs.
@@ -188,11 +188,16 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
         }
         assert_eq!(again.query_pattern.as_deref(), Some("chmod-stat"));
         assert_eq!(Some(q), f.price(Term::Query), "{}", f.dir);
-        assert_eq!(
-            again.price(Term::Update),
-            f.price(Term::Update),
-            "{}",
-            f.dir
+        // The same point as when the profile was probed; the interval now adds the query's
+        // and the write pair's errors in quadrature, inside the worst case the profile holds.
+        let (u0, u1) = (
+            f.price(Term::Update).unwrap(),
+            again.price(Term::Update).unwrap(),
+        );
+        assert_eq!(u0.point, u1.point, "{}", f.dir);
+        assert!(
+            u0.lower <= u1.lower && u1.upper <= u0.upper,
+            "{u0:?} {u1:?}"
         );
         let u = f.price(Term::Update).unwrap();
         let (dr, dq) = (f.reads_delta_ns.unwrap(), f.queries_delta.unwrap());
@@ -244,7 +249,7 @@ fn tasks_share_the_multigrain_floor_as_the_kernel_counts() {
 /// A profile probed with `--dir /dev/shm --dir <ext4 loop image>`: every filesystem with its
 /// write-stat, chmod-stat and chmod-stat-read16 pairs.
 fn floored() -> Profile {
-    serde_json::from_str(include_str!("../../tests/data/update-floor-amd.json")).unwrap()
+    serde_json::from_str(include_str!("../../../tests/data/update-floor-amd.json")).unwrap()
 }
 
 #[test]

@@ -1,0 +1,55 @@
+//! The loops of the live pairs: what one iteration does, each side the same but for the
+//! question the stat asks.
+
+use serde::{Deserialize, Serialize};
+
+/// What one iteration of the pair does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Pattern {
+    /// `writes` × pwrite, then statx, on one file.
+    Write { writes: u32 },
+    /// create (`O_CREAT|O_EXCL`), pwrite, statx, close, unlink: a new inode every iteration.
+    Create,
+    /// `fchmod` to the same mode, then statx, on one file: a change whose inode store happens
+    /// on both sides (`notify_change` always dirties the inode), so the question changes only
+    /// the reads and the query's own work. It prices the query.
+    Chmod,
+    /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of a second file on the same
+    /// filesystem. Each read's `touch_atime` → `current_time()` reads the coarse clock; with
+    /// the times asked for, the fchmod's fine stamp has raised the multigrain floor ahead of
+    /// the tick, so each of those reads returns the floor. Against [`Pattern::Chmod`] it
+    /// prices the floored read.
+    ChmodRead { reads: u32 },
+    /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of the same file. With the times
+    /// asked for, each read's `current_time()` finds the ctime queried and equal to the floor
+    /// (the fchmod's fine stamp), and reads the fine clock (`ktime_get_real_ts64`); the first
+    /// read moves the atime (relatime), the others find it later than the ctime. Against
+    /// [`Pattern::ChmodRead`] it prices a fine read inside the read path.
+    ChmodReadSame { reads: u32 },
+    /// pwrite, then `pread` of 1 byte of the same file, then statx. With the times asked
+    /// for, the write's fine stamp puts the mtime after the atime, so the read moves the
+    /// atime (relatime, `touch_atime`); without, the write keeps the tick's time and the read
+    /// finds the atime equal to it. It prices the update where every write stores its time
+    /// whatever the question (btrfs).
+    WriteRead,
+    /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
+    /// of `ops` syscalls ([`crate::workload::replayed`]).
+    Recorded { ops: u32 },
+}
+
+impl Pattern {
+    /// A short name: `write-stat`, `write3-stat`, `create-write-stat-unlink`.
+    pub fn name(self) -> String {
+        match self {
+            Pattern::Write { writes: 1 } => "write-stat".into(),
+            Pattern::Write { writes } => format!("write{writes}-stat"),
+            Pattern::Create => "create-write-stat-unlink".into(),
+            Pattern::Chmod => "chmod-stat".into(),
+            Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
+            Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),
+            Pattern::WriteRead => "write-read-stat".into(),
+            Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
+        }
+    }
+}
