@@ -18,6 +18,9 @@ pub struct Counts {
     /// Fine-grained ctime stamps (`ktime_get_real_ts64_mg` reads): what the kernel's
     /// `fine_stamps` counter counts ([`crate::probe::multigrain`]).
     pub fine_stamps: f64,
+    /// Multigrain ctimes moved (`inode_set_ctime_current()` storing a new value): what the
+    /// kernel's `ctime_swaps` counter counts.
+    pub ctime_moves: f64,
 }
 
 impl std::ops::Index<Term> for Counts {
@@ -47,6 +50,7 @@ impl Counts {
             reads_ns: f(self.reads_ns, o.reads_ns),
             terms,
             fine_stamps: f(self.fine_stamps, o.fine_stamps),
+            ctime_moves: f(self.ctime_moves, o.ctime_moves),
         }
     }
 }

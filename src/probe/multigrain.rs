@@ -64,13 +64,19 @@ pub fn read() -> std::result::Result<BTreeMap<String, u64>, String> {
 }
 
 /// The counters a pair's two sides moved, per iteration of each task (`ctime_updates`,
-/// `ctime_swaps`, `fine_stamps`, `floor_swaps`), read around every measured block.
+/// `ctime_swaps`, `fine_stamps`, `floor_swaps`), read around every measured block, less the
+/// rest of the machine's background over the block's time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PairCounts {
     /// Where they come from: [`FILE`].
     pub source: String,
     pub queried: BTreeMap<String, f64>,
     pub control: BTreeMap<String, f64>,
+    /// The machine's own rate of each counter, per second, read over idle windows before and
+    /// after the blocks ([`BACKGROUND_WINDOW`] each) and taken out of both sides (absent in
+    /// files written before it was).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub background_per_s: BTreeMap<String, f64>,
 }
 
 impl PairCounts {
@@ -80,33 +86,65 @@ impl PairCounts {
     }
 }
 
-/// Sums a pair's counter moves side by side while its blocks run; one failed read makes the
-/// whole tally absent, with the reason.
+/// How long each idle window lasts that measures the machine's background rate of the
+/// counters (one before a pair's blocks, one after).
+pub const BACKGROUND_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The counters before a block, and when they were read.
+pub type Before = Option<(BTreeMap<String, u64>, std::time::Instant)>;
+
+/// Sums a pair's counter moves side by side while its blocks run, with each side's time, and
+/// the machine's background over idle windows; one failed read makes the whole tally absent,
+/// with the reason.
 #[derive(Debug, Clone)]
 pub struct Tally {
     sums: [[u64; 4]; 2],
     iterations: [u64; 2],
+    /// Seconds each side's blocks took.
+    seconds: [f64; 2],
+    /// The counters moved over the idle windows, and their seconds.
+    idle: ([u64; 4], f64),
     absent: Option<String>,
 }
 
 impl Tally {
-    /// A tally that reads the counters, or one that says why it cannot.
+    /// A tally that reads the counters (after a first idle window), or one that says why it
+    /// cannot.
     pub fn start() -> Tally {
-        Tally {
+        let mut t = Tally {
             sums: [[0; 4]; 2],
             iterations: [0; 2],
+            seconds: [0.0; 2],
+            idle: ([0; 4], 0.0),
             absent: read().err(),
+        };
+        t.idle_window();
+        t
+    }
+
+    /// Reads the counters around [`BACKGROUND_WINDOW`] of sleep: the rest of the machine.
+    fn idle_window(&mut self) {
+        let Some((b, t0)) = self.before() else {
+            return;
+        };
+        std::thread::sleep(BACKGROUND_WINDOW);
+        let Some(a) = self.now() else {
+            return;
+        };
+        for (k, c) in COUNTERS.iter().enumerate() {
+            self.idle.0[k] += a[*c].saturating_sub(b[*c]);
         }
+        self.idle.1 += t0.elapsed().as_secs_f64();
     }
 
-    /// The counters before a block (`None` once absent).
-    pub fn before(&mut self) -> Option<BTreeMap<String, u64>> {
-        self.now()
+    /// The counters before a block, and the time (`None` once absent).
+    pub fn before(&mut self) -> Before {
+        Some((self.now()?, std::time::Instant::now()))
     }
 
-    /// Adds what a block of `iterations` (per task × tasks) moved since `before`.
-    pub fn after(&mut self, before: Option<BTreeMap<String, u64>>, queried: bool, iterations: u64) {
-        let (Some(b), Some(a)) = (before, self.now()) else {
+    /// Adds what a block of `iterations` (per task × tasks) moved since `before`, and its time.
+    pub fn after(&mut self, before: Before, queried: bool, iterations: u64) {
+        let (Some((b, t0)), Some(a)) = (before, self.now()) else {
             return;
         };
         let side = usize::from(!queried);
@@ -114,6 +152,7 @@ impl Tally {
             self.sums[side][k] += a[*c].saturating_sub(b[*c]);
         }
         self.iterations[side] += iterations;
+        self.seconds[side] += t0.elapsed().as_secs_f64();
     }
 
     /// The counters now; the first failed read makes the tally absent.
@@ -124,22 +163,39 @@ impl Tally {
         read().map_err(|e| self.absent = Some(e)).ok()
     }
 
-    /// The counts per iteration, or why there are none.
-    pub fn finish(self) -> std::result::Result<PairCounts, String> {
-        if let Some(e) = self.absent {
-            return Err(e);
+    /// The counts per iteration, less the background over each side's time (after a last
+    /// idle window), or why there are none.
+    pub fn finish(mut self) -> std::result::Result<PairCounts, String> {
+        self.idle_window();
+        self.counts()
+    }
+
+    /// The counts per iteration, less the background over each side's time.
+    fn counts(&self) -> std::result::Result<PairCounts, String> {
+        if let Some(e) = &self.absent {
+            return Err(e.clone());
         }
         if self.iterations.contains(&0) {
             return Err("no block was counted on one side".into());
         }
+        let rate: Vec<f64> = (0..COUNTERS.len())
+            .map(|k| {
+                if self.idle.1 > 0.0 {
+                    self.idle.0[k] as f64 / self.idle.1
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let side = |s: usize| {
             COUNTERS
                 .iter()
                 .enumerate()
                 .map(|(k, c)| {
+                    let background = rate[k] * self.seconds[s];
                     (
                         c.to_string(),
-                        self.sums[s][k] as f64 / self.iterations[s] as f64,
+                        (self.sums[s][k] as f64 - background) / self.iterations[s] as f64,
                     )
                 })
                 .collect()
@@ -148,6 +204,11 @@ impl Tally {
             source: FILE.into(),
             queried: side(0),
             control: side(1),
+            background_per_s: COUNTERS
+                .iter()
+                .map(|c| c.to_string())
+                .zip(rate.iter().copied())
+                .collect(),
         })
     }
 }
@@ -172,6 +233,8 @@ mod tests {
         let mut t = Tally {
             sums: [[0; 4]; 2],
             iterations: [0; 2],
+            seconds: [2.0, 1.0],
+            idle: ([0; 4], 0.0),
             absent: None,
         };
         // What after() adds, without reading the machine's file.
@@ -179,11 +242,19 @@ mod tests {
         t.iterations[0] = 100;
         t.sums[1] = [200, 1, 0, 0];
         t.iterations[1] = 200;
-        let c = t.clone().finish().unwrap();
+        let c = t.counts().unwrap();
         assert_eq!(c.queried["fine_stamps"], 1.0);
         assert_eq!(c.control["ctime_updates"], 1.0);
         assert_eq!(c.delta("ctime_swaps"), Some(1.0 - 0.005));
+        // The rest of the machine moved ctime_updates 10 times a second while idle: 20 over
+        // the queried side's 2 s, 10 over the control's 1 s, taken out per iteration.
+        t.idle = ([20, 0, 0, 0], 2.0);
+        let c = t.counts().unwrap();
+        assert_eq!(c.background_per_s["ctime_updates"], 10.0);
+        assert_eq!(c.queried["ctime_updates"], (200.0 - 20.0) / 100.0);
+        assert_eq!(c.control["ctime_updates"], (200.0 - 10.0) / 200.0);
+        assert_eq!(c.queried["fine_stamps"], 1.0);
         t.iterations[1] = 0;
-        assert!(t.finish().is_err());
+        assert!(t.counts().is_err());
     }
 }

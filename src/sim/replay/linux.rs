@@ -240,6 +240,12 @@ impl Replay<'_> {
                 (c, coarse)
             }
         };
+        let ino = self.inodes[id as usize];
+        if mg && (ino.queried || v != ino.ctime) {
+            // fs/inode.c inode_set_ctime_current(): "No need to cmpxchg if it's exactly the
+            // same" — a stored time with I_CTIME_QUERIED set never is.
+            self.stats.ctime_swaps += 1;
+        }
         self.store_ctime(id, v);
         (v, clock)
     }

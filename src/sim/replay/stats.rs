@@ -21,6 +21,10 @@ pub struct Stats {
     /// (`ktime_get_coarse_real_ts64_mg()` after a fine stamp in the same tick), each priced at
     /// [`Term::FloorRead`](crate::price::Term::FloorRead) on its filesystem beyond the coarse read.
     pub floored_reads: u64,
+    /// Linux multigrain: `inode_set_ctime_current()` calls on a multigrain inode that moved
+    /// its stored ctime (a new time, or the queried flag to clear): what the kernel's
+    /// `ctime_swaps` counter counts ([`crate::probe::multigrain`]).
+    pub ctime_swaps: u64,
     pub total_ns: f64,
     pub timestamp_ns: f64,
     pub modifications: u64,

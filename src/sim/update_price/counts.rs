@@ -43,6 +43,7 @@ pub fn counts_at(
         reads_ns: s.timestamp_ns / units,
         terms,
         fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64 / units,
+        ctime_moves: s.ctime_swaps as f64 / units,
     }
 }
 
