@@ -113,6 +113,11 @@ pub struct PairResult {
     /// Why `kernel_counts` is `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_counts_absent: Option<String>,
+    /// How a replayed program's pair stopped adding repetitions: `decided` (the Δ's interval
+    /// within the goal's share of Δ) or `budget` (its time ran out first); absent for a
+    /// pattern's pair, which runs its repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 fn one_task() -> u32 {

@@ -203,6 +203,7 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
         deltas_ns: deltas,
         kernel_counts,
         kernel_counts_absent,
+        stopped: None,
     })
 }
 

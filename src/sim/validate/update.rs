@@ -139,14 +139,19 @@ pub fn row_at(p: &PairResult, d: Counts, prices: &Prices, calibration: bool) -> 
     let measured = p.delta_ns.point;
     let half = (p.delta_ns.upper - p.delta_ns.lower) / 2.0;
     let allowed = (GOAL_FRACTION * measured.abs()).max(half);
+    let stopped = match p.stopped.as_deref() {
+        Some("decided") => ", stopped when the interval was within ±10% of Δ",
+        Some("budget") => ", stopped by its time budget before the interval was within ±10% of Δ",
+        _ => "",
+    };
     let mut r = Row::new(
         format!("{} on {} ({})", p.pattern_name, p.fs_type, p.dir),
         "delta_ns",
         predicted,
         measured,
         format!(
-            "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA); model {}: {:.1} ns of \
-             reads{terms} ({priced_from})",
+            "live Δ {:.1} [{:.1}, {:.1}] ns per iteration ({} × ABBA{stopped}); model {}: \
+             {:.1} ns of reads{terms} ({priced_from})",
             measured,
             p.delta_ns.lower,
             p.delta_ns.upper,

@@ -36,8 +36,13 @@ use crate::workload::scratch::{self, ScratchDir};
 pub struct ReplayConfig {
     /// The directory whose filesystem is measured.
     pub dir: PathBuf,
-    /// ABBA repetitions.
+    /// ABBA repetitions at least; more are added until the Δ decides or `budget` ends.
     pub repetitions: u32,
+    /// The share of |Δ| the Δ's interval's half-width must be within to stop adding
+    /// repetitions.
+    pub goal_fraction: f64,
+    /// The most time the repetitions take (the first `repetitions` run whatever it says).
+    pub budget: Duration,
     /// About how long one block runs (whole passes of the loop).
     pub block: Duration,
     pub seed: u64,
@@ -46,13 +51,17 @@ pub struct ReplayConfig {
 }
 
 impl ReplayConfig {
-    /// 200 ABBA repetitions of about 10 ms blocks (about 8 s): a program's Δ is a small
-    /// share of its pass, so many short repetitions, each of several passes (the switch of
-    /// side at a block's start is shared by all its passes).
+    /// At least 200 ABBA repetitions of about 10 ms blocks (about 8 s), then more until the
+    /// Δ's interval is within ±10% of Δ or 30 s have passed: a program's Δ is a small share of
+    /// its pass, so many short repetitions, each of several passes (the switch of side at a
+    /// block's start is shared by all its passes), and the two sides' blocks interleave finely
+    /// enough that a journal's or log's periodic work falls on both.
     pub fn new(dir: PathBuf) -> Self {
         ReplayConfig {
             dir,
             repetitions: 200,
+            goal_fraction: 0.10,
+            budget: Duration::from_secs(30),
             block: Duration::from_millis(10),
             seed: 1,
             pin: true,
@@ -299,7 +308,7 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
     if let (Some(_), Some(cpus)) = (pinned, restore) {
         let _ = sys::cpu::set_affinity(&cpus);
     }
-    let (queried, control, passes, counted) = result?;
+    let (queried, control, passes, counted, stopped) = result?;
     let (kernel_counts, kernel_counts_absent) = match counted.finish() {
         Ok(c) => (Some(c), None),
         Err(e) => (None, Some(e)),
@@ -326,7 +335,7 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
         ),
         tasks: 1,
         iterations_per_block: passes,
-        repetitions: cfg.repetitions,
+        repetitions: (queried.len() / 2) as u32,
         pinned_cpu: pinned,
         queried_ns,
         control_ns,
@@ -342,21 +351,25 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
         deltas_ns: deltas,
         kernel_counts,
         kernel_counts_absent,
+        stopped: Some(stopped.to_string()),
     })
 }
 
-fn sample(
-    cfg: &ReplayConfig,
-    live: &LiveLoop,
-    tree: &mut Tree,
-) -> crate::error::Result<(Vec<f64>, Vec<f64>, u64, multigrain::Tally)> {
+/// Repetitions added between two looks at the Δ's interval.
+const LOOK_EVERY: usize = 50;
+
+type Sampled = (Vec<f64>, Vec<f64>, u64, multigrain::Tally, &'static str);
+
+fn sample(cfg: &ReplayConfig, live: &LiveLoop, tree: &mut Tree) -> crate::error::Result<Sampled> {
     // Warm-up and calibration: one pass of each side, then as many as fill a block.
     tree.block(live, QUERIED_MASK, 1)?;
     let one = tree.block(live, CONTROL_MASK, 1)?.max(1.0);
     let passes = ((cfg.block.as_nanos() as f64 / one) as u64).clamp(1, 1_000_000);
     let (mut queried, mut control) = (Vec::new(), Vec::new());
     let mut counted = multigrain::Tally::start();
-    for _ in 0..cfg.repetitions {
+    let started = Instant::now();
+    let mut deltas = Vec::new();
+    let stopped = loop {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
@@ -369,8 +382,23 @@ fn sample(
             }
             counted.after(before, q, passes);
         }
-    }
-    Ok((queried, control, passes, counted))
+        let n = queried.len();
+        deltas.push((queried[n - 2] + queried[n - 1] - control[n - 2] - control[n - 1]) / 2.0);
+        let reps = deltas.len();
+        let min = cfg.repetitions as usize;
+        if reps < min || (reps - min) % LOOK_EVERY != 0 {
+            continue;
+        }
+        // The median's bootstrap interval: one descheduled block moves no bound by itself.
+        let d = crate::probe::update::median_interval(&deltas, cfg.seed, cfg.confidence_level);
+        if (d.upper - d.lower) / 2.0 <= cfg.goal_fraction * d.point.abs() {
+            break "decided";
+        }
+        if started.elapsed() >= cfg.budget {
+            break "budget";
+        }
+    };
+    Ok((queried, control, passes, counted, stopped))
 }
 
 /// The kernel's multigrain counters (debugfs `multigrain_timestamps`) of one call of the loop,
