@@ -123,20 +123,25 @@ pub fn update_sentence(r: &Report) -> String {
                 )
             })
             .unwrap_or_default();
-        let terms: String = [Term::FloorRead, Term::FineExcess, Term::Query]
-            .into_iter()
-            .filter_map(|t| {
-                let e = f.price(t)?;
-                let (before, after) = t.sentence();
-                Some(format!(
-                    ", {before} {:.0} [{:.0}, {:.0}]{after} ({} less the model's reads)",
-                    e.point,
-                    e.lower,
-                    e.upper,
-                    f.priced_by(t).unwrap_or("its pair")
-                ))
-            })
-            .collect();
+        let terms: String = [
+            Term::FloorRead,
+            Term::FineExcess,
+            Term::Query,
+            Term::AtimeUpdate,
+        ]
+        .into_iter()
+        .filter_map(|t| {
+            let e = f.price(t)?;
+            let (before, after) = t.sentence();
+            Some(format!(
+                ", {before} {:.0} [{:.0}, {:.0}]{after} ({} less the model's reads)",
+                e.point,
+                e.lower,
+                e.upper,
+                f.priced_by(t).unwrap_or("its pair")
+            ))
+        })
+        .collect();
         let update = match f.price(Term::Update) {
             Some(u) => format!(
                 "an inode update {:.0} [{:.0}, {:.0}] ns ({} less the model's reads and query)",

@@ -99,7 +99,13 @@ pub fn lines(p: &PairResult) -> Vec<String> {
 /// and updates they subtract and divide by, and how.
 pub fn prices(fs: &[FsUpdate]) -> Table {
     // The terms in the order a reader subtracts them: the query, the reads' parts, the update.
-    let terms = [Term::Query, Term::FloorRead, Term::FineExcess, Term::Update];
+    let terms = [
+        Term::Query,
+        Term::FloorRead,
+        Term::FineExcess,
+        Term::Update,
+        Term::AtimeUpdate,
+    ];
     let titles: Vec<String> = terms
         .iter()
         .map(|t| format!("{} ns [95% CI]", t.what()))

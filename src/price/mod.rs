@@ -13,14 +13,14 @@
 //! and the units of each term. So every pair reads
 //!
 //! ```text
-//! Δ = Δreads + ΔF·F + ΔX·X + ΔQ·Q + ΔU·U
+//! Δ = Δreads + ΔF·F + ΔX·X + ΔQ·Q + ΔU·U + ΔA·A
 //! ```
 //!
-//! with F the floored read, X a fine read's in-path excess, Q the query, U the update, and
-//! each ΔF … ΔU the model's units between the sides. Each recipe picks a pair (or the
-//! difference of two) in which its term moves and the terms not yet priced do not, and solves
-//! for it; the solver walks the terms in this order, each with the first recipe that isolates
-//! it:
+//! with F the floored read, X a fine read's in-path excess, Q the query, U the c/mtime update
+//! of the write path, A the atime update, and each ΔF … ΔA the model's units between the
+//! sides. Each recipe picks a pair (or the difference of two) in which its term moves and the
+//! terms not yet priced do not, and solves for it; the solver walks the terms in this order,
+//! each with the first recipe that isolates it:
 //!
 //! ```text
 //! F = (Δ[chmod-stat-read16] − Δ[chmod-stat] − Δreads) / ΔF
@@ -28,8 +28,12 @@
 //! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X) / ΔQ        where write-stat adds no update (ΔU = 0)
 //! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X) / ΔQ        else (the inode stored on both sides)
 //! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q) / ΔU
-//! U = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q) / ΔU  where write-stat adds none
+//! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q − ΔU·U) / ΔA
 //! ```
+//!
+//! Where write-stat adds no update (btrfs stores every write's time), U is not priced and not
+//! needed by the knob, and write-read-stat's ΔU is 0 too. An atime update without a price of
+//! its own costs U (its stand-in, [`Term::stand_in`]).
 //!
 //! Intervals are carried through: each Δ's, and each priced term's times its units, the
 //! distances from the point that widen the result added in quadrature (the pairs are measured

@@ -110,14 +110,14 @@ pub const RECIPES: [Recipe; 6] = [
         why: "live pair: the queried write stores its time, the control's once per tick",
     },
     Recipe {
-        term: Term::Update,
+        term: Term::AtimeUpdate,
         pair: WRITE_READ,
         against: None,
         min_units: 0.5,
         apart: &[],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess, Term::Query],
-        lazy: true,
+        needs: &[Term::FloorRead, Term::FineExcess, Term::Query, Term::Update],
+        lazy: false,
         why: "the read after a fine-stamped write moves the atime only with the times asked \
               for (relatime: the atime is not later than the mtime)",
     },

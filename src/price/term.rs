@@ -19,18 +19,37 @@ pub enum Term {
     /// (`fill_mg_cmtime`'s `fetch_or` of `I_CTIME_QUERIED`, and the fine stamp's floor and
     /// ctime compare-exchanges).
     Query,
-    /// The filesystem's own work of storing a changed time (`mark_inode_dirty`: ext4's journal
+    /// The filesystem's own work of storing a changed c/mtime on the write path
+    /// (`file_update_time()` → `inode_update_time(S_MTIME|S_CTIME|S_VERSION)`: ext4's journal
     /// handle, xfs's transaction, btrfs's delayed inode, tmpfs's bare dirtying).
     Update,
+    /// The filesystem's own work of storing a moved atime (`touch_atime()` →
+    /// `inode_update_time(S_ATIME)`): a path of its own where the filesystem makes it one —
+    /// `generic_update_time()` marks an atime-only change `I_DIRTY_TIME` under lazytime where
+    /// a c/mtime change bumps `i_version` and is `I_DIRTY_SYNC` (journaled on ext4), and
+    /// `xfs_vn_update_time()` leaves a lazytime atime to the VFS where it logs a c/mtime change.
+    AtimeUpdate,
 }
 
 impl Term {
     /// Every term, in the order the solver prices them (each after the terms its recipes
     /// need).
-    pub const ALL: [Term; 4] = [Term::FloorRead, Term::FineExcess, Term::Query, Term::Update];
+    pub const ALL: [Term; 5] = [
+        Term::FloorRead,
+        Term::FineExcess,
+        Term::Query,
+        Term::Update,
+        Term::AtimeUpdate,
+    ];
     /// The order documents, tables and `--help` list them: the filesystem's own work (the
     /// update, the query) first, then the reads' parts.
-    pub const LISTED: [Term; 4] = [Term::Update, Term::Query, Term::FloorRead, Term::FineExcess];
+    pub const LISTED: [Term; 5] = [
+        Term::Update,
+        Term::AtimeUpdate,
+        Term::Query,
+        Term::FloorRead,
+        Term::FineExcess,
+    ];
     /// How many terms there are.
     pub const COUNT: usize = Term::ALL.len();
 
@@ -41,6 +60,7 @@ impl Term {
             Term::FineExcess => "fine_excess",
             Term::Query => "query",
             Term::Update => "update",
+            Term::AtimeUpdate => "atime_update",
         }
     }
 
@@ -51,6 +71,7 @@ impl Term {
             Term::FineExcess => "fine_excess_ns",
             Term::Query => "query_ns",
             Term::Update => "update_ns",
+            Term::AtimeUpdate => "atime_update_ns",
         }
     }
 
@@ -61,6 +82,7 @@ impl Term {
             Term::FineExcess => "fine read in path +",
             Term::Query => "query",
             Term::Update => "update",
+            Term::AtimeUpdate => "atime update",
         }
     }
 
@@ -71,6 +93,7 @@ impl Term {
             Term::FineExcess => "in-path excess of a fine read",
             Term::Query => "ctime query",
             Term::Update => "inode update",
+            Term::AtimeUpdate => "atime update",
         }
     }
 
@@ -87,6 +110,7 @@ impl Term {
             ),
             Term::Query => ("a ctime query", " ns"),
             Term::Update => ("an inode update", " ns"),
+            Term::AtimeUpdate => ("an atime update", " ns"),
         }
     }
 
@@ -106,6 +130,7 @@ impl Term {
             Term::FineExcess => "fine reads",
             Term::Query => "queries",
             Term::Update => "updates",
+            Term::AtimeUpdate => "atime updates",
         }
     }
 
@@ -118,6 +143,10 @@ impl Term {
             Term::Update => {
                 "not measured, taken as 0: the live pair prices a Linux update, not this OS's; \
                  --set update_ns=… for a what-if"
+            }
+            Term::AtimeUpdate => {
+                "not measured, taken as 0: the live pair prices a Linux atime update, not this \
+                 OS's; --set atime_update_ns=… for a what-if"
             }
         }
     }
@@ -138,6 +167,10 @@ impl Term {
                  price then holds it"
             }
             Term::Update => "probe --dir DIR measures it with the write-stat pair",
+            Term::AtimeUpdate => {
+                "probe --dir DIR measures it with the write-read-stat pair; an atime update is \
+                 priced as a c/mtime update where the profile has no price of its own"
+            }
         }
     }
 
@@ -151,12 +184,18 @@ impl Term {
                  probe --dir"
             }
             Term::Update => "live pair, probe --dir",
+            Term::AtimeUpdate => "write-read-stat pair, probe --dir",
         }
     }
 
-    /// The term named `field` (`update_ns`, …).
-    pub fn from_field(field: &str) -> Option<Term> {
-        Term::ALL.into_iter().find(|t| t.field() == field)
+    /// The term whose price stands in for this one on a filesystem without a price of its
+    /// own: an atime update costs a c/mtime update's where only that was measured (the price
+    /// before the two were told apart).
+    pub fn stand_in(self) -> Option<Term> {
+        match self {
+            Term::AtimeUpdate => Some(Term::Update),
+            _ => None,
+        }
     }
 }
 

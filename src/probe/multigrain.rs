@@ -64,8 +64,8 @@ pub fn read() -> std::result::Result<BTreeMap<String, u64>, String> {
 }
 
 /// The counters a pair's two sides moved, per iteration of each task (`ctime_updates`,
-/// `ctime_swaps`, `fine_stamps`, `floor_swaps`), read around every measured block, less the
-/// rest of the machine's background over the block's time.
+/// `ctime_swaps`, `fine_stamps`, `floor_swaps`), read around every measured block, and the
+/// machine's background rate, which [`PairCounts::delta`] takes out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PairCounts {
     /// Where they come from: [`FILE`].
@@ -73,16 +73,30 @@ pub struct PairCounts {
     pub queried: BTreeMap<String, f64>,
     pub control: BTreeMap<String, f64>,
     /// The machine's own rate of each counter, per second, read over idle windows before and
-    /// after the blocks ([`BACKGROUND_WINDOW`] each) and taken out of both sides (absent in
-    /// files written before it was).
+    /// after the blocks ([`BACKGROUND_WINDOW`] each); absent in files written before it was.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub background_per_s: BTreeMap<String, f64>,
+    /// Seconds per iteration of each side's blocks: what the background adds to a side is its
+    /// rate times these (0 in files written before they were kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queried_s_per_iteration: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub control_s_per_iteration: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl PairCounts {
-    /// queried − control of one counter, per iteration.
+    /// queried − control of one counter, per iteration, less what the machine's background
+    /// adds to the longer side beyond the shorter (its rate times the sides' difference in
+    /// time per iteration: a side's own count is left as read, the background in it being
+    /// the same share of both wherever their times are).
     pub fn delta(&self, counter: &str) -> Option<f64> {
-        Some(self.queried.get(counter)? - self.control.get(counter)?)
+        let background = self.background_per_s.get(counter).copied().unwrap_or(0.0)
+            * (self.queried_s_per_iteration - self.control_s_per_iteration);
+        Some(self.queried.get(counter)? - self.control.get(counter)? - background)
     }
 }
 
@@ -192,10 +206,9 @@ impl Tally {
                 .iter()
                 .enumerate()
                 .map(|(k, c)| {
-                    let background = rate[k] * self.seconds[s];
                     (
                         c.to_string(),
-                        (self.sums[s][k] as f64 - background) / self.iterations[s] as f64,
+                        self.sums[s][k] as f64 / self.iterations[s] as f64,
                     )
                 })
                 .collect()
@@ -209,6 +222,8 @@ impl Tally {
                 .map(|c| c.to_string())
                 .zip(rate.iter().copied())
                 .collect(),
+            queried_s_per_iteration: self.seconds[0] / self.iterations[0] as f64,
+            control_s_per_iteration: self.seconds[1] / self.iterations[1] as f64,
         })
     }
 }
@@ -246,14 +261,19 @@ mod tests {
         assert_eq!(c.queried["fine_stamps"], 1.0);
         assert_eq!(c.control["ctime_updates"], 1.0);
         assert_eq!(c.delta("ctime_swaps"), Some(1.0 - 0.005));
-        // The rest of the machine moved ctime_updates 10 times a second while idle: 20 over
-        // the queried side's 2 s, 10 over the control's 1 s, taken out per iteration.
+        // The rest of the machine moved ctime_updates 10 times a second while idle: the
+        // queried side's iterations take 2 s / 100, the control's 1 s / 200, so the queried
+        // side's background is 10 × (0.02 − 0.005) more per iteration, taken out of Δ only.
         t.idle = ([20, 0, 0, 0], 2.0);
         let c = t.counts().unwrap();
         assert_eq!(c.background_per_s["ctime_updates"], 10.0);
-        assert_eq!(c.queried["ctime_updates"], (200.0 - 20.0) / 100.0);
-        assert_eq!(c.control["ctime_updates"], (200.0 - 10.0) / 200.0);
-        assert_eq!(c.queried["fine_stamps"], 1.0);
+        assert_eq!(c.queried["ctime_updates"], 2.0);
+        let d = c.delta("ctime_updates").unwrap();
+        assert!(
+            (d - (2.0 - 1.0 - 10.0 * (0.02 - 0.005))).abs() < 1e-12,
+            "{d}"
+        );
+        assert_eq!(c.delta("fine_stamps"), Some(1.0));
         t.iterations[1] = 0;
         assert!(t.counts().is_err());
     }

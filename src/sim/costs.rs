@@ -296,6 +296,31 @@ pub fn resolve_terms(
         prices[t as usize] = p;
         sources.0[t as usize] = src;
     }
+    // A term with a stand-in (an atime update, a c/mtime update's) takes the stand-in's price
+    // on every filesystem the profile did not price it on, and as its default where it priced
+    // none; `--set` of the term itself stands alone.
+    for t in Term::ALL {
+        let Some(s) = t.stand_in() else { continue };
+        if linux && set(t).is_none() {
+            let stand = prices[s as usize];
+            let own = &mut prices[t as usize];
+            let measured = own.by_fs.iter().any(Option::is_some);
+            for (mine, theirs) in own.by_fs.iter_mut().zip(stand.by_fs) {
+                if mine.is_none() {
+                    *mine = theirs;
+                }
+            }
+            if !measured {
+                own.default_ns = stand.default_ns;
+            }
+            let words = format!(
+                "; where not priced, at its {} price ({})",
+                s.label(),
+                sources.get(s)
+            );
+            sources.0[t as usize].push_str(&words);
+        }
+    }
     (prices, sources)
 }
 

@@ -290,6 +290,15 @@ impl<'a> Replay<'a> {
         self.op_cost += self.costs.on(Term::Update, fs);
     }
 
+    /// A Linux atime store (`touch_atime()` → `inode_update_time(S_ATIME)`): an update of its
+    /// own kind and price.
+    #[inline]
+    fn update_atime(&mut self, fs: FsKind) {
+        self.stats.updates += 1;
+        self.stats.atime_updates += 1;
+        self.op_cost += self.costs.on(Term::AtimeUpdate, fs);
+    }
+
     #[inline]
     fn record_mod(&mut self, id: InodeId, stamp: f64, true_ns: f64, clock: ClockFn) {
         let s = &mut self.stats;

@@ -47,7 +47,7 @@ impl Replay<'_> {
                     if relatime_ok && now_v != ino.atime {
                         let v = self.current_time(id, mg).0;
                         self.inodes[id as usize].atime = v;
-                        self.update(op.fs);
+                        self.update_atime(op.fs);
                     }
                 }
             }

@@ -11,8 +11,10 @@ pub struct Stats {
     pub iterations: u64,
     /// Reads per clock function, indexed by `ClockFn as usize`.
     pub reads: [u64; ClockFn::ALL.len()],
-    /// Timestamp stores (Linux: only when the time moved, each dirtying the inode).
+    /// Timestamp stores (Linux: only when the time moved, each dirtying the inode), every kind.
     pub updates: u64,
+    /// Of `updates`, Linux atime stores (`touch_atime()`), priced apart.
+    pub atime_updates: u64,
     /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
     /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`),
     /// each priced at [`Term::Query`](crate::price::Term::Query) on its filesystem.

@@ -35,7 +35,8 @@ pub fn counts_at(
             Term::FloorRead => s.floored_reads,
             Term::FineExcess => fine,
             Term::Query => s.queries,
-            Term::Update => s.updates,
+            Term::Update => s.updates - s.atime_updates,
+            Term::AtimeUpdate => s.atime_updates,
         } as f64
             / units;
     }

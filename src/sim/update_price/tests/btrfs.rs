@@ -69,9 +69,10 @@ fn btrfs_prices_the_query_on_the_write() {
 }
 
 #[test]
-fn btrfs_prices_its_update_through_the_reads_atime() {
-    // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so write-read-stat
-    // prices the update.
+fn btrfs_prices_the_atime_update_on_the_read_after_the_write() {
+    // `probe --dir` on a btrfs loop image: write-stat stores on both sides, so its c/mtime
+    // update is neither priced nor needed by the knob; the read after the write moves the
+    // atime on the queried side only, and write-read-stat prices that atime update.
     let profile: Profile = serde_json::from_str(include_str!(
         "../../../../tests/data/update-btrfs-read-amd.json"
     ))
@@ -85,32 +86,45 @@ fn btrfs_prices_its_update_through_the_reads_atime() {
         f.read_pair.as_ref().unwrap(),
     );
     assert_eq!(r.pattern, Pattern::WriteRead);
-    let pairs = [w, q, fl];
     // Without the read pair: no update price, and why.
-    let alone = price(&pairs, &profile);
+    let alone = price(&[w, q, fl], &profile);
     assert!(alone.price(Term::Update).is_none());
+    assert!(alone.price(Term::AtimeUpdate).is_none());
     assert!(
         alone.reason.contains("not needed by the knob"),
         "{}",
         alone.reason
     );
-    // With it: the read pair's Δ less its reads and query, over its one more update (the
-    // atime, moved on the queried side only).
+    // With it: the read pair's Δ less its reads and query, over its one more atime update.
     let with = price(&[w, q, fl, r], &profile);
-    let u = with.price(Term::Update).unwrap();
-    let (dr, du, dq) = (
-        with.reads_delta_ns.unwrap(),
-        with.updates_delta.unwrap(),
-        with.queries_delta.unwrap(),
-    );
-    assert!((du - 1.0).abs() < 0.01, "{du}");
-    assert!((dq - 1.0).abs() < 0.01, "{dq}");
-    // The query as write-stat priced it: the update is what the read pair adds beyond it.
+    assert!(with.price(Term::Update).is_none());
+    let a = with.price(Term::AtimeUpdate).unwrap();
+    let model = model_of(w);
+    let cfg = SimulateConfig::new(LoopSource::Scenario("write-stat".into()));
+    let (costs, _) = costs::resolve_as_measured(model, Some(&profile), &cfg).unwrap();
+    let fs = FsKind::Btrfs;
+    let costs = costs
+        .with_on(
+            Term::FloorRead,
+            fs,
+            with.price(Term::FloorRead).unwrap().point,
+        )
+        .with_on(Term::FineExcess, fs, 0.0);
+    let d = pair_delta(model, costs, r).unwrap();
+    assert!(d[Term::Update].abs() < 0.01, "{d:?}");
+    assert!((d[Term::AtimeUpdate] - 1.0).abs() < 0.01, "{d:?}");
+    assert!((d[Term::Query] - 1.0).abs() < 0.01, "{d:?}");
+    // The query as write-stat priced it: the atime update is what the read pair adds beyond.
     assert_eq!(with.query_pattern.as_deref(), Some("write-stat"));
     let qn = with.price(Term::Query).unwrap().point;
-    assert!(((r.delta_ns.point - dr - dq * qn) / du - u.point).abs() < 1e-9);
-    assert!(u.lower <= u.point && u.point <= u.upper);
-    assert!(with.reason.contains("write-read-stat"), "{}", with.reason);
+    let reads = d.reads_ns + d.terms_ns(&costs, fs, &[Term::FloorRead, Term::FineExcess]);
+    let by_hand = (r.delta_ns.point - reads - d[Term::Query] * qn) / d[Term::AtimeUpdate];
+    assert!((by_hand - a.point).abs() < 1e-6, "{by_hand} {a:?}");
+    assert!(a.lower <= a.point && a.point <= a.upper);
+    assert_eq!(
+        with.priced_by(Term::AtimeUpdate),
+        Some("write-read-stat pair")
+    );
     // The kernel's count: the read pair takes one fine stamp per queried iteration (the
     // write's), none without.
     let k = r.kernel_counts.as_ref().unwrap();
