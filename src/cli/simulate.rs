@@ -17,7 +17,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     pub run: Option<PathBuf>,
     /// A log of `strace -f -tt -T -y -o FILE CMD` (or `tscope record`): streamed through the
-    /// models with inode identity tracked through paths and fds.
+    /// models with inode identity tracked through paths and fds. Where the --profile priced
+    /// filesystems, the Linux model of its kernel also gets what multigrain timestamps cost one
+    /// pass of the program on each of them.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "run"])]
     pub strace: Option<PathBuf>,
     /// With --strace: a malformed line is an error (exit 2) naming its line number, instead of
@@ -25,7 +27,8 @@ pub struct SimulateArgs {
     #[arg(long, requires = "strace")]
     pub strict: bool,
     /// With --strace: every regular path is on this filesystem (tmpfs, ext4, xfs, btrfs, ufs,
-    /// other) instead of what this machine's /proc/self/mountinfo says.
+    /// other) instead of what this machine's /proc/self/mountinfo says; the per-filesystem
+    /// rows of a priced profile are then left out.
     #[arg(long, value_name = "KIND", requires = "strace")]
     pub fs: Option<String>,
     /// Kernel model (repeat for several): linux, freebsd, dragonfly, netbsd, netbsd-knob (the

@@ -3,6 +3,8 @@
 //! pair the back-solved cost and its reasoning; per validation predicted against measured.
 //! JSON is one object for one report and an array for several (docs/schema.md).
 
+mod csv;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -10,11 +12,12 @@ use serde::Serialize;
 use super::knob::{stamped, stamped_or_dash};
 use super::table::{Align, Table};
 use super::{Block, Render, Style, Tagged};
-use crate::fmt::{csv_num, duration_short, pct};
+use crate::fmt::{duration_short, pct};
 use crate::input::Kind;
 use crate::price::Term;
 use crate::sim::result::{
-    CostsOut, ImpliedReport, ModelReport, Output, ProfileNote, SweepReport, ValidationReport,
+    CostsOut, FsCost, ImpliedReport, ModelReport, Output, ProfileNote, SweepReport,
+    ValidationReport,
 };
 
 /// One report as an object, several as an array; each tagged `tscope-simulate`.
@@ -68,10 +71,10 @@ impl Render for Output {
 
     fn csv(&self) -> Table {
         match self {
-            Output::Models(v) => models_csv(v),
-            Output::Sweeps(v) => sweeps_csv(v),
-            Output::Implied(v) => implied_csv(v),
-            Output::Validation(v) => validation_csv(v),
+            Output::Models(v) => csv::models(v),
+            Output::Sweeps(v) => csv::sweeps(v),
+            Output::Implied(v) => csv::implied(v),
+            Output::Validation(v) => csv::validation(v),
         }
     }
 }
@@ -171,11 +174,68 @@ fn model(r: &ModelReport, style: Style) -> Vec<Block> {
         ]);
     }
     b.push(Block::Table(t));
+    if let Some(rows) = r.strace.as_ref().and_then(|s| s.by_filesystem.as_deref()) {
+        b.extend(by_filesystem(r, rows));
+    }
     for n in &r.notes {
         b.extend(md_gap(style));
         b.push(Block::Text(format!("note: {n}\n")));
     }
     b
+}
+
+/// `simulate --strace`'s per-filesystem rows: the multigrain cost of one pass of the program,
+/// the counts behind it, and the prices of the filesystem's own terms.
+fn by_filesystem(r: &ModelReport, rows: &[FsCost]) -> Vec<Block> {
+    let mut headers = vec![
+        ("fs", Align::Left),
+        ("priced on", Align::Left),
+        ("cost/pass", Align::Right),
+        ("share", Align::Right),
+        ("fine stamps", Align::Right),
+        ("fine reads", Align::Right),
+        ("floored", Align::Right),
+        ("queries", Align::Right),
+        ("updates", Align::Right),
+        ("of them atime", Align::Right),
+    ];
+    headers.extend(Term::LISTED.iter().map(|t| (t.what(), Align::Right)));
+    let mut t = Table::new(&headers);
+    for row in rows {
+        let c = &row.counts;
+        let mut cells = vec![
+            row.fs.clone(),
+            format!("{} ({})", row.dir, row.mount_options.join(",")),
+            duration_short(row.multigrain_ns_per_pass),
+            format!("{:.3}%", row.share_of_pass * 100.0),
+        ];
+        cells.extend(
+            [
+                c.fine_stamps,
+                c.fine_reads,
+                c.floored_reads,
+                c.queries,
+                c.updates,
+                c.atime_updates,
+            ]
+            .map(|n| n.to_string()),
+        );
+        cells.extend(Term::LISTED.iter().map(|t| {
+            row.prices_ns
+                .get(t.field())
+                .map_or_else(|| "-".into(), |&v| duration_short(v))
+        }));
+        t.row(cells);
+    }
+    vec![
+        Block::Blank,
+        Block::Heading(format!(
+            "multigrain cost per pass on each filesystem the profile priced (the whole log on \
+             it; {} less linux:coarse):",
+            r.stock_policy
+        )),
+        Block::Table(t),
+    ]
 }
 
 fn sweep(r: &SweepReport, style: Style) -> Vec<Block> {
@@ -317,143 +377,4 @@ fn validation(v: &ValidationReport, style: Style) -> Vec<Block> {
     b.extend(md_gap(style));
     b.push(Block::list("  ", lines));
     b
-}
-
-fn models_csv(v: &[ModelReport]) -> Table {
-    let mut t = Table::plain(&[
-        "scenario",
-        "model",
-        "policy",
-        "stock",
-        "ns_per_op",
-        "ops_per_sec",
-        "speedup",
-        "timestamp_share",
-        "coarse_reads_per_op",
-        "counter_reads_per_op",
-        "inode_updates_per_op",
-        "resolution_ns",
-        "equal_successive_share",
-        "cross_inode_equal_share",
-        "cross_inode_inverted_share",
-        "max_staleness_ns",
-        "modifications_per_op",
-    ]);
-    for r in v {
-        for e in &r.estimates {
-            let a = &e.accuracy;
-            t.row(vec![
-                r.scenario.clone(),
-                r.model.clone(),
-                e.policy.clone(),
-                e.stock.to_string(),
-                e.ns_per_op.to_string(),
-                e.ops_per_sec.to_string(),
-                e.speedup.to_string(),
-                e.timestamp_share.to_string(),
-                csv_num(e.reads_per_op.get("coarse").copied()),
-                csv_num(e.reads_per_op.get("counter").copied()),
-                e.inode_updates_per_op.to_string(),
-                a.resolution_ns.to_string(),
-                a.equal_successive_share.to_string(),
-                a.cross_inode_equal_share.to_string(),
-                a.cross_inode_inverted_share.to_string(),
-                a.max_staleness_ns.to_string(),
-                a.modifications_per_op.to_string(),
-            ]);
-        }
-    }
-    t
-}
-
-fn sweeps_csv(v: &[SweepReport]) -> Table {
-    let mut t = Table::plain(&[
-        "scenario",
-        "model",
-        "parameter",
-        "value",
-        "policy",
-        "ns_per_op",
-        "speedup",
-    ]);
-    for r in v {
-        for p in &r.points {
-            for e in &p.estimates {
-                t.row(vec![
-                    r.scenario.clone(),
-                    r.model.clone(),
-                    r.parameter.clone(),
-                    p.value.to_string(),
-                    e.policy.clone(),
-                    e.ns_per_op.to_string(),
-                    e.speedup.to_string(),
-                ]);
-            }
-        }
-    }
-    t
-}
-
-fn implied_csv(v: &[ImpliedReport]) -> Table {
-    let mut t = Table::plain(&[
-        "scenario",
-        "model",
-        "stock_policy",
-        "patched_policy",
-        "stock_ops_per_sec",
-        "patched_ops_per_sec",
-        "published_speedup",
-        "precise_read_ns",
-        "base_ns_per_op",
-        "verdict",
-    ]);
-    for r in v {
-        t.row(vec![
-            r.scenario.clone(),
-            r.model.clone(),
-            r.stock_policy.clone(),
-            r.patched_policy.clone(),
-            r.stock_ops_per_sec.to_string(),
-            r.patched_ops_per_sec.to_string(),
-            r.published_speedup.to_string(),
-            csv_num(r.precise_read_ns),
-            csv_num(r.base_ns_per_op),
-            r.verdict.clone(),
-        ]);
-    }
-    t
-}
-
-fn validation_csv(v: &ValidationReport) -> Table {
-    let mut t = Table::plain(&[
-        "validation",
-        "scenario",
-        "case",
-        "metric",
-        "predicted",
-        "measured",
-        "error_pct",
-        "abs_error",
-        "within_goal",
-        "detail",
-        "noise_pct",
-        "undecided",
-    ]);
-    for r in &v.rows {
-        t.row(vec![
-            v.validation.clone(),
-            v.scenario.clone(),
-            r.case.clone(),
-            r.metric.clone(),
-            r.predicted.to_string(),
-            r.measured.to_string(),
-            csv_num(r.error_pct),
-            r.abs_error.to_string(),
-            r.within_goal.to_string(),
-            r.detail.clone(),
-            csv_num(r.noise_pct),
-            r.undecided.to_string(),
-        ]);
-    }
-    t
 }

@@ -70,9 +70,69 @@ pub struct ModelReport {
     pub costs: CostsOut,
     pub estimates: Vec<PolicyEstimate>,
     pub notes: Vec<String>,
-    /// What the strace import saw (`simulate --strace` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strace: Option<ImportSummary>,
+    /// What only `simulate --strace` reports, its fields beside the others (`strace`,
+    /// `by_filesystem`); `None` for a scenario or a run record.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub strace: Option<StraceReport>,
+}
+
+/// The parts of a [`ModelReport`] that only a replayed strace log has. One optional group
+/// rather than a field each, so that a report of a scenario is built without naming them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StraceReport {
+    /// What the import saw.
+    pub strace: ImportSummary,
+    /// What Linux multigrain timestamps cost one pass of the program on each filesystem kind
+    /// the profile priced; absent where not computed (no priced filesystem, `--fs`, another
+    /// model's report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_filesystem: Option<Vec<FsCost>>,
+}
+
+/// The multigrain cost of one pass of a recorded program (the whole strace log) with every
+/// regular path on one filesystem kind the profile priced: the model's stock policy
+/// (`linux:multigrain`) less `linux:coarse`, the same log, the same base cost. What a user
+/// weighing the knob on that filesystem wants: the ns it adds, its share of the pass, and the
+/// counts and prices that make it up, so that the figure can be checked by hand.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FsCost {
+    /// The filesystem kind (`tmpfs`, `ext4`, `xfs`, `btrfs`, `other`).
+    pub fs: String,
+    /// The directory the profile priced it on, and that mount's options.
+    pub dir: String,
+    pub mount_options: Vec<String>,
+    /// Stock − coarse ns for the whole log (negative where multigrain saves work).
+    pub multigrain_ns_per_pass: f64,
+    /// The stock policy's pass: every call's base cost and its timestamp work.
+    pub pass_ns: f64,
+    /// `multigrain_ns_per_pass / pass_ns` (0 for an empty pass).
+    pub share_of_pass: f64,
+    /// Stock − coarse events in the pass.
+    pub counts: FsCounts,
+    /// The prices on this filesystem, by the `costs` field names (`precise_read_ns`,
+    /// `coarse_read_ns`, `update_ns`, `query_ns`, `floor_read_ns`, `fine_excess_ns`).
+    pub prices_ns: BTreeMap<String, f64>,
+}
+
+/// Events in one pass, the stock policy's less `linux:coarse`'s (which takes no fine stamp,
+/// floored read or query: those are the stock's own).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FsCounts {
+    /// ctimes stamped with the fine clock (`ktime_get_real_ts64_mg()`): a change after a stat
+    /// asked for the times, in the same tick.
+    pub fine_stamps: i64,
+    /// Fine clock reads of every kind (the fine stamps, and `current_time()`'s plain fine
+    /// read of a queried inode).
+    pub fine_reads: i64,
+    pub coarse_reads: i64,
+    /// Coarse reads that returned the multigrain floor, ahead of the tick.
+    pub floored_reads: i64,
+    /// Stats that marked a ctime queried.
+    pub queries: i64,
+    /// Timestamp stores of every kind (each a `mark_inode_dirty`).
+    pub updates: i64,
+    /// Of `updates`, atime stores (`touch_atime()`), priced at `atime_update_ns`.
+    pub atime_updates: i64,
 }
 
 /// One policy at one swept value.

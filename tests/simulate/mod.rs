@@ -1,9 +1,11 @@
 //! `tscope simulate`: hand-computed counts and costs for each model, accuracy metrics on tiny
 //! traces worked out by hand, sweeps, back-solves and run records. Output forms, determinism
-//! and snapshots: `simulate_output.rs`; bad input: `simulate_errors.rs`.
+//! and snapshots: `output.rs`; bad input: `errors.rs`; strace logs' per-filesystem multigrain
+//! costs: `strace.rs`.
 
 mod errors;
 mod output;
+mod strace;
 
 use crate::common::{est, json, write_tmp, FREEBSD_PIPE1, PROFILE};
 use serde_json::Value;
