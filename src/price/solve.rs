@@ -234,11 +234,10 @@ fn attempt<P: Pair>(
             term.label()
         ));
     }
-    let fs_costs = costs;
     if let Some(t) = recipe
         .apart
         .iter()
-        .find(|&&t| known(steps, &fs_costs, t, fs).is_none() && counts[t].abs() >= recipe.tolerance)
+        .find(|&&t| known(steps, &costs, t, fs).is_none() && counts[t].abs() >= recipe.tolerance)
     {
         return Err(format!(
             "{}: the {} moves too, so the pair does not isolate the {}",
@@ -250,7 +249,7 @@ fn attempt<P: Pair>(
     let known: Vec<(Term, f64, Estimate)> = Term::ALL
         .iter()
         .filter(|&&t| t != term && counts[t] != 0.0)
-        .filter_map(|&t| Some((t, counts[t], known(steps, &fs_costs, t, fs)?)))
+        .filter_map(|&t| Some((t, counts[t], known(steps, &costs, t, fs)?)))
         .filter(|(_, _, e)| *e != Estimate::exact(0.0))
         .collect();
     let rest = known.iter().fold(
