@@ -239,6 +239,14 @@ fn report_with_vm_adds_the_guest_matrix() {
     for g in guests {
         let current = g["clocksource"]["current"].as_str().unwrap_or("?");
         if ["acpi_pm", "hpet"].contains(&current) {
+            // A guest that failed says why, with its console's last lines.
+            assert_eq!(
+                g["status"],
+                "ok",
+                "{current} guest: {}\n{}",
+                g["error"],
+                g["console_tail"].as_str().unwrap_or("")
+            );
             falls_back_everywhere(&g["detect"]["verdicts"]);
             checked += 1;
         }

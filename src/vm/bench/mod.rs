@@ -367,28 +367,22 @@ pub struct Console {
 pub fn parse_console(console: &str) -> Result<Console> {
     let t = serial::parse(console).map_err(|e| crate::failure!("{e}"))?;
     let header = t
-        .get("bench")
-        .map(serde_json::from_str::<GuestHeader>)
+        .json::<GuestHeader>("bench")
         .transpose()
         .context("reading the guest's bench section")?;
     let mut slots = Vec::new();
     for n in 0.. {
-        let Some(body) = t.get(&format!("slot-{n}")) else {
+        let Some(slot) = t.json::<Slot>(&format!("slot-{n}")) else {
             break;
         };
-        slots.push(
-            serde_json::from_str::<Slot>(body)
-                .with_context(|| format!("reading the guest's slot-{n} section"))?,
-        );
+        slots.push(slot.with_context(|| format!("reading the guest's slot-{n} section"))?);
     }
     let reads = t
-        .get("reads")
-        .map(serde_json::from_str::<reads::GuestReads>)
+        .json::<reads::GuestReads>("reads")
         .transpose()
         .context("reading the guest's reads section")?;
     let pairs = t
-        .get("pairs")
-        .map(serde_json::from_str::<pairs::GuestPairs>)
+        .json::<pairs::GuestPairs>("pairs")
         .transpose()
         .context("reading the guest's pairs section")?;
     Ok(Console {

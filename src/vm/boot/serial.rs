@@ -55,6 +55,68 @@ impl Transcript {
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.sections.get(name).map(String::as_str)
     }
+
+    /// Section `name` read as JSON; `None` where the guest printed no such section. A kernel
+    /// message the console printed inside the section (a `[ seconds.micros] …` line that printk
+    /// wrote between two pieces of the guest's write, as a loaded host's soft-lockup warning
+    /// does at `KERN_EMERG`, which no `loglevel` silences) is taken out when the body does not
+    /// parse as printed; what remains must then parse whole.
+    pub(crate) fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Option<Result<T, serde_json::Error>> {
+        let body = self.get(name)?;
+        Some(
+            serde_json::from_str(body).or_else(|e| match without_kernel_messages(body) {
+                Some(clean) => serde_json::from_str(&clean).map_err(|_| e),
+                None => Err(e),
+            }),
+        )
+    }
+}
+
+/// `body` without the kernel messages printk wrote into it: each runs from its `[` timestamp
+/// prefix (`[    12.345678] `) to the end of its line, and the guest's text goes on after
+/// that line's end. `None` where there is none.
+fn without_kernel_messages(body: &str) -> Option<String> {
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    let mut found = false;
+    while let Some(at) = kernel_message_at(rest) {
+        found = true;
+        out.push_str(&rest[..at]);
+        rest = rest[at..].split_once('\n').map_or("", |(_, after)| after);
+    }
+    out.push_str(rest);
+    found.then_some(out)
+}
+
+/// Where the first printk timestamp prefix (`[`, spaces, digits, `.`, six digits, `]`) in `s`
+/// starts.
+fn kernel_message_at(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = s[from..].find('[').map(|i| i + from) {
+        let mut j = i + 1;
+        while bytes.get(j) == Some(&b' ') {
+            j += 1;
+        }
+        let digits = |j: &mut usize| {
+            let start = *j;
+            while bytes.get(*j).is_some_and(u8::is_ascii_digit) {
+                *j += 1;
+            }
+            *j - start
+        };
+        if digits(&mut j) > 0 && bytes.get(j) == Some(&b'.') {
+            j += 1;
+            if digits(&mut j) == 6 && bytes.get(j) == Some(&b']') {
+                return Some(i);
+            }
+        }
+        from = i + 1;
+    }
+    None
 }
 
 /// The marker name on `line`, if it carries the marker `prefix` (kernel messages can share a
@@ -102,6 +164,35 @@ pub(crate) fn parse(console: &str) -> Result<Transcript, SerialError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_message_inside_a_section_is_taken_out_of_its_json() {
+        // printk wrote a whole line between two pieces of the guest's write.
+        let console = format!(
+            "{}\n{{\"a\":[1,2],\"b\":\"x[   31.123456] watchdog: BUG: soft lockup - CPU#1 \
+             stuck for 22s! [init:1]\r\ny\"}}\n[   31.200000] Modules linked in:\n{}\n",
+            begin("probe"),
+            end("probe")
+        );
+        let t = parse(&console).unwrap();
+        let v: serde_json::Value = t.json("probe").unwrap().unwrap();
+        assert_eq!(v, serde_json::json!({"a": [1, 2], "b": "xy"}));
+        // A body that parses as printed is taken as printed, brackets and all.
+        let kept = format!("{}\n\"[ 1.000000] \"\n{}\n", begin("s"), end("s"));
+        let t = parse(&kept).unwrap();
+        assert_eq!(t.json::<String>("s").unwrap().unwrap(), "[ 1.000000] ");
+        // What still does not parse is an error, and a missing section is None.
+        let bad = format!("{}\n{{\"a\":\n{}\n", begin("s"), end("s"));
+        assert!(parse(&bad)
+            .unwrap()
+            .json::<serde_json::Value>("s")
+            .unwrap()
+            .is_err());
+        assert!(parse(&bad)
+            .unwrap()
+            .json::<serde_json::Value>("t")
+            .is_none());
+    }
 
     #[test]
     fn finds_sections_among_kernel_noise() {

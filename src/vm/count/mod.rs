@@ -303,13 +303,13 @@ fn count_one(
         serial::parse(&out.console)
             .map_err(|e| crate::failure!("{e}"))
             .and_then(|t| {
-                let body = t.get("count").ok_or_else(|| {
+                let count = t.json("count").ok_or_else(|| {
                     crate::failure!(
                         "the guest printed no count; qemu said: {}",
                         out.stderr.trim()
                     )
                 })?;
-                Ok(serde_json::from_str(body)?)
+                Ok(count?)
             })
     };
     match parsed {

@@ -85,6 +85,21 @@ fn tail(console: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// Section `name` of `t` as JSON; why it did not parse goes to `errors`.
+fn read<T: serde::de::DeserializeOwned>(
+    t: &serial::Transcript,
+    name: &str,
+    errors: &mut Vec<String>,
+) -> Option<T> {
+    match t.json(name)? {
+        Ok(v) => Some(v),
+        Err(e) => {
+            errors.push(format!("the guest's {name} JSON did not parse: {e}"));
+            None
+        }
+    }
+}
+
 /// Reads the results out of a finished boot: status, error, the column, the guest cmdline.
 pub(crate) fn harvest(
     requested: &str,
@@ -109,18 +124,20 @@ pub(crate) fn harvest(
         Ok(t) => t,
         Err(e) => return fail(GuestStatus::Failed, e.to_string()),
     };
-    let probe: Option<Profile> = t.get("probe").and_then(|s| serde_json::from_str(s).ok());
-    let detect: Option<Detection> = t.get("detect").and_then(|s| serde_json::from_str(s).ok());
     let mut errors: Vec<String> = t.get("error").map(str::to_string).into_iter().collect();
-    if probe.is_none() || detect.is_none() {
-        errors.push(match t.get("probe") {
-            None if out.console.trim().is_empty() => format!(
+    let probe: Option<Profile> = read(&t, "probe", &mut errors);
+    let detect: Option<Detection> = read(&t, "detect", &mut errors);
+    if t.get("probe").is_none() {
+        errors.push(if out.console.trim().is_empty() {
+            format!(
                 "the guest printed nothing; qemu said: {}",
                 out.stderr.trim()
-            ),
-            None => "the guest printed no probe result".into(),
-            Some(_) => "the guest's probe or detect JSON did not parse".into(),
+            )
+        } else {
+            "the guest printed no probe result".into()
         });
+    } else if t.get("detect").is_none() {
+        errors.push("the guest printed no detect result".into());
     }
     let mut col = Column::new(label, probe, detect);
     if let Some(cs) = t.get("clocksource") {
