@@ -12,3 +12,15 @@ debugfs_mount() {
 debugfs_restore() {
   [ -z "$debugfs_mounted_here" ] || umount /sys/kernel/debug 2>/dev/null || true
 }
+# The same for tracefs (/sys/kernel/tracing), where tscope counts journal commits in an
+# instance of its own: tracefs_mount, tracefs_restore.
+tracefs_mounted_here=
+tracefs_mount() {
+  if [ -d /sys/kernel/tracing ] && ! mountpoint -q /sys/kernel/tracing; then
+    mount -t tracefs none /sys/kernel/tracing 2>/dev/null && tracefs_mounted_here=1
+  fi
+  return 0
+}
+tracefs_restore() {
+  [ -z "$tracefs_mounted_here" ] || umount /sys/kernel/tracing 2>/dev/null || true
+}

@@ -195,6 +195,7 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
             | Syscall::Mmap
             | Syscall::Munmap
             | Syscall::Fsync
+            | Syscall::Fdatasync
             | Syscall::Other => r(&[], t("tmpfs_getattr, tmpfs_fsync (no timestamp)", "read")),
             Syscall::FifoRead | Syscall::FifoWrite => fifo(os, syscall),
         };
@@ -252,7 +253,11 @@ pub fn rule(os: Os, syscall: Syscall, fs: FsKind) -> Rule {
             d("setattr: flags, then tmpfs_update/ufs_itimes", "recalled"),
         ),
         // A BSD getattr fills every time whatever was asked (there is no statx mask).
-        Syscall::Stat | Syscall::StatNoTimes | Syscall::Close | Syscall::Fsync => r(
+        Syscall::Stat
+        | Syscall::StatNoTimes
+        | Syscall::Close
+        | Syscall::Fsync
+        | Syscall::Fdatasync => r(
             &[flush],
             d(
                 "getattr/close/fsync -> tmpfs_itimes/ufs_itimes: one vfs_timestamp if pending",

@@ -82,6 +82,9 @@ fn describe(e: Effect) -> Option<String> {
         }
         Effect::LinuxFlushOnClose => "btrfs flush on close: root times read if written".into(),
         Effect::LinuxWritten(_) => return None,
+        Effect::LinuxSyncCommit => {
+            "journal commit if the file's last store is not committed".into()
+        }
     })
 }
 
@@ -92,7 +95,8 @@ fn reads(e: Effect) -> (u32, u32) {
         | Effect::NewInode
         | Effect::Defer { .. }
         | Effect::LinuxCopyCtimeToDir
-        | Effect::LinuxWritten(_) => (0, 0),
+        | Effect::LinuxWritten(_)
+        | Effect::LinuxSyncCommit => (0, 0),
         Effect::LinuxRootTimes { reads } => (u32::from(reads), u32::from(reads)),
         Effect::LinuxFlushOnClose => (0, 1),
         Effect::LinuxQuery { .. } => (0, 0),

@@ -53,6 +53,30 @@ const fn src(file: &'static str, function: &'static str, at: &'static str, read:
 /// `fill_mg_cmtime`, which sets the queried flag, only for STATX_CTIME|STATX_MTIME).
 const STAT_NO_TIMES: Source = src("fs/stat.c", "generic_fillattr", AT_613, true);
 
+/// Where the fsync rules were read, and how the running kernel counted them.
+const SYNC_AT: &str = "v6.18 (read; counted on 6.18 by the jbd2_start_commit and \
+                       xlog_iclog_write tracepoints, scripts/fsync-commits)";
+
+/// A full fsync of a file whose last timestamp store is not committed yet forces the commit.
+const FSYNC_COMMITS: Source = src(
+    "fs/ext4/fsync.c, fs/xfs/xfs_file.c",
+    "ext4_sync_file -> ext4_fsync_journal (waits for i_sync_tid), \
+     xfs_file_fsync -> xfs_fsync_flush_log (forces the log to the inode's last commit)",
+    SYNC_AT,
+    true,
+);
+
+/// fdatasync skips a timestamp-only change: ext4 waits for `i_datasync_tid`, which only a
+/// change of what reading the data needs moves; xfs forces no log for `XFS_ILOG_TIMESTAMP`
+/// alone.
+const FDATASYNC_SKIPS: Source = src(
+    "fs/ext4/fsync.c, fs/ext4/inode.c, fs/xfs/xfs_file.c",
+    "ext4_fsync_journal (datasync: i_datasync_tid, ext4_update_inode_fsync_trans), \
+     xfs_file_fsync (datasync: no log force for XFS_ILOG_TIMESTAMP alone)",
+    SYNC_AT,
+    true,
+);
+
 /// The timestamp work of `syscall` on `fs` in Linux `version` (the policy decides coarse,
 /// multigrain or precise reads; multigrain only from 6.13, see [`super::ModelId::policies`]).
 pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
@@ -305,6 +329,10 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
             recalled("fs/stat.c", "generic_fillattr -> fill_mg_cmtime"),
         ),
         Syscall::StatNoTimes => r(&[], STAT_NO_TIMES),
+        Syscall::Fsync if matches!(fs, FsKind::Ext4 | FsKind::Xfs) => {
+            r(&[LinuxSyncCommit], FSYNC_COMMITS)
+        }
+        Syscall::Fdatasync => r(&[], FDATASYNC_SKIPS),
         Syscall::Open
         | Syscall::Close
         | Syscall::Lseek

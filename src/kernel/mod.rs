@@ -285,6 +285,12 @@ pub enum Effect {
     /// [`Effect::LinuxFlushOnClose`] look at, for syscalls whose timestamp effect does not say
     /// so itself (btrfs writes from 6.13, btrfs `O_TRUNC`).
     LinuxWritten(bool),
+    /// Linux full `fsync` on a journaling filesystem (ext4, xfs): the running transaction is
+    /// committed when it holds the file's last timestamp store (ext4 `ext4_fsync_journal()`
+    /// waits for the inode's `i_sync_tid`; xfs `xfs_file_fsync()` forces the log to the
+    /// inode's last commit). One commit carries every inode's stores, so the replay keeps one
+    /// transaction per filesystem, which a commit closes.
+    LinuxSyncCommit,
 }
 
 /// Up to four effects of one syscall, in kernel order.

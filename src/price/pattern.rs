@@ -33,12 +33,27 @@ pub enum Pattern {
     /// finds the atime equal to it. It prices the update where every write stores its time
     /// whatever the question (btrfs).
     WriteRead,
+    /// pwrite, statx, then `fsync`, on one file. With the times asked for, every write takes a
+    /// fine stamp and stores it, so every fsync finds a store its journal has not committed
+    /// and commits it; without, the write stores once per tick and most fsyncs find nothing
+    /// to commit. It prices the commit (ext4, xfs).
+    WriteFsync,
     /// The file syscalls of a program recorded with `tscope record`, replayed live as a loop
     /// of `ops` syscalls ([`crate::workload::replayed`]).
     Recorded { ops: u32 },
 }
 
 impl Pattern {
+    /// Iterations of a block of this pattern for `iterations` of a pattern that stays in the
+    /// page cache: an fsync that commits waits for the device, about a thousand times a write,
+    /// so its blocks are cut to keep a block's time alike (and at least 10 iterations).
+    pub fn block_iterations(self, iterations: u64) -> u64 {
+        match self {
+            Pattern::WriteFsync => (iterations / 200).max(10),
+            _ => iterations,
+        }
+    }
+
     /// A short name: `write-stat`, `write3-stat`, `create-write-stat-unlink`.
     pub fn name(self) -> String {
         match self {
@@ -49,6 +64,7 @@ impl Pattern {
             Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
             Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),
             Pattern::WriteRead => "write-read-stat".into(),
+            Pattern::WriteFsync => "write-stat-fsync".into(),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),
         }
     }

@@ -3,6 +3,7 @@
 
 use super::Pattern;
 use super::Term;
+use crate::trace::FsKind;
 
 /// write-stat: a write then a statx, asking for the times or for the size only.
 pub const WRITE: Pattern = Pattern::Write { writes: 1 };
@@ -19,6 +20,9 @@ pub const FINE: Pattern = Pattern::ChmodReadSame { reads: 16 };
 pub const FINE_BASE: Pattern = Pattern::ChmodReadSame { reads: 1 };
 /// write-read-stat: a read after the write, which moves the atime on the queried side only.
 pub const WRITE_READ: Pattern = Pattern::WriteRead;
+
+/// write-stat-fsync: an fsync after the write-stat pair's write and statx.
+pub const WRITE_FSYNC: Pattern = Pattern::WriteFsync;
 
 /// One calibration: `term = (Δpair − Δagainst − the priced terms the model counts) / units of
 /// term`, where every Δ is queried − control ns per iteration, measured, and every count is
@@ -46,11 +50,14 @@ pub struct Recipe {
     pub lazy: bool,
     /// Why the pair isolates the term, in words.
     pub why: &'static str,
+    /// The filesystems whose model counts units of the term (`None`: every one): elsewhere
+    /// the pair is not measured, as it could price nothing.
+    pub only_on: Option<&'static [FsKind]>,
 }
 
 /// Every recipe, each term's in the order they are tried: the first that isolates its term
 /// prices it; the others that can are said beside it as predictions.
-pub const RECIPES: [Recipe; 6] = [
+pub const RECIPES: [Recipe; 7] = [
     Recipe {
         term: Term::FloorRead,
         pair: FLOOR,
@@ -60,6 +67,7 @@ pub const RECIPES: [Recipe; 6] = [
         tolerance: 0.5,
         needs: &[],
         lazy: false,
+        only_on: None,
         why: "a coarse read that returns the floor beyond one that returns the tick: the reads \
               after the query's fine stamp, against the chmod-stat pair's",
     },
@@ -72,6 +80,7 @@ pub const RECIPES: [Recipe; 6] = [
         tolerance: 0.05,
         needs: &[Term::FloorRead],
         lazy: false,
+        only_on: None,
         why: "a fine read inside the op beyond the precise read's price: both pairs move the \
               atime once and query once, so between them lie only reads",
     },
@@ -84,6 +93,7 @@ pub const RECIPES: [Recipe; 6] = [
         tolerance: 0.5,
         needs: &[Term::FloorRead, Term::FineExcess],
         lazy: false,
+        only_on: None,
         why: "the question adding no update to the write (every write stores its time), \
               write-stat isolates what it adds to a write",
     },
@@ -96,6 +106,7 @@ pub const RECIPES: [Recipe; 6] = [
         tolerance: 0.5,
         needs: &[Term::FloorRead, Term::FineExcess],
         lazy: false,
+        only_on: None,
         why: "the inode stored on both sides",
     },
     Recipe {
@@ -107,6 +118,7 @@ pub const RECIPES: [Recipe; 6] = [
         tolerance: 0.5,
         needs: &[Term::FloorRead, Term::FineExcess, Term::Query],
         lazy: false,
+        only_on: None,
         why: "live pair: the queried write stores its time, the control's once per tick",
     },
     Recipe {
@@ -118,8 +130,23 @@ pub const RECIPES: [Recipe; 6] = [
         tolerance: 0.5,
         needs: &[Term::FloorRead, Term::FineExcess, Term::Query, Term::Update],
         lazy: false,
+        only_on: None,
         why: "the read after a fine-stamped write moves the atime only with the times asked \
               for (relatime: the atime is not later than the mtime)",
+    },
+    Recipe {
+        term: Term::SyncCommit,
+        pair: WRITE_FSYNC,
+        against: None,
+        min_units: 0.2,
+        apart: &[],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess, Term::Query, Term::Update],
+        lazy: false,
+        why: "the fsync after a fine-stamped write finds its store uncommitted and commits it; \
+              the control's write stores once per tick, and its fsync then commits that store \
+              only",
+        only_on: Some(&[FsKind::Ext4, FsKind::Xfs]),
     },
 ];
 
@@ -129,17 +156,22 @@ impl Recipe {
         RECIPES.iter().filter(move |r| r.term == term)
     }
 
+    /// Whether the model counts units of its term on `fs`.
+    pub fn applies_on(&self, fs: FsKind) -> bool {
+        self.only_on.is_none_or(|on| on.contains(&fs))
+    }
+
     /// The pairs it needs.
     pub fn patterns(&self) -> impl Iterator<Item = Pattern> {
         std::iter::once(self.pair).chain(self.against)
     }
 }
 
-/// Every pattern a filesystem's price is measured with up front (the lazy recipes' wait until
-/// an earlier recipe of their term fails), write-stat first.
-pub fn patterns_up_front() -> Vec<Pattern> {
+/// Every pattern `fs`'s price is measured with up front (the lazy recipes' wait until an
+/// earlier recipe of their term fails), write-stat first.
+pub fn patterns_up_front(fs: FsKind) -> Vec<Pattern> {
     let mut out = vec![WRITE];
-    for r in RECIPES.iter().filter(|r| !r.lazy) {
+    for r in RECIPES.iter().filter(|r| !r.lazy && r.applies_on(fs)) {
         for p in r.patterns() {
             if !out.contains(&p) {
                 out.push(p);

@@ -29,23 +29,32 @@ pub enum Term {
     /// a c/mtime change bumps `i_version` and is `I_DIRTY_SYNC` (journaled on ext4), and
     /// `xfs_vn_update_time()` leaves a lazytime atime to the VFS where it logs a c/mtime change.
     AtimeUpdate,
+    /// The journal commit a full `fsync` forces because the file's last timestamp store is not
+    /// committed yet: ext4's `ext4_fsync_journal()` waits for the inode's `i_sync_tid`, which
+    /// every journaled inode store moves (fdatasync waits for `i_datasync_tid`, which a
+    /// timestamp alone does not); xfs's `xfs_file_fsync()` forces the log up to the inode's
+    /// last commit (fdatasync skips a change of `XFS_ILOG_TIMESTAMP` alone). Where the
+    /// question stamps a write that the control would not, the question adds the commit.
+    SyncCommit,
 }
 
 impl Term {
     /// Every term, in the order the solver prices them (each after the terms its recipes
     /// need).
-    pub const ALL: [Term; 5] = [
+    pub const ALL: [Term; 6] = [
         Term::FloorRead,
         Term::FineExcess,
         Term::Query,
         Term::Update,
         Term::AtimeUpdate,
+        Term::SyncCommit,
     ];
     /// The order documents, tables and `--help` list them: the filesystem's own work (the
     /// update, the query) first, then the reads' parts.
-    pub const LISTED: [Term; 5] = [
+    pub const LISTED: [Term; 6] = [
         Term::Update,
         Term::AtimeUpdate,
+        Term::SyncCommit,
         Term::Query,
         Term::FloorRead,
         Term::FineExcess,
@@ -61,6 +70,7 @@ impl Term {
             Term::Query => "query",
             Term::Update => "update",
             Term::AtimeUpdate => "atime_update",
+            Term::SyncCommit => "sync_commit",
         }
     }
 
@@ -72,6 +82,7 @@ impl Term {
             Term::Query => "query_ns",
             Term::Update => "update_ns",
             Term::AtimeUpdate => "atime_update_ns",
+            Term::SyncCommit => "sync_commit_ns",
         }
     }
 
@@ -83,6 +94,7 @@ impl Term {
             Term::Query => "query",
             Term::Update => "update",
             Term::AtimeUpdate => "atime update",
+            Term::SyncCommit => "fsync commit",
         }
     }
 
@@ -94,6 +106,7 @@ impl Term {
             Term::Query => "ctime query",
             Term::Update => "inode update",
             Term::AtimeUpdate => "atime update",
+            Term::SyncCommit => "journal commit forced by fsync",
         }
     }
 
@@ -111,6 +124,7 @@ impl Term {
             Term::Query => ("a ctime query", " ns"),
             Term::Update => ("an inode update", " ns"),
             Term::AtimeUpdate => ("an atime update", " ns"),
+            Term::SyncCommit => ("a journal commit that an fsync forces", " ns"),
         }
     }
 
@@ -131,6 +145,7 @@ impl Term {
             Term::Query => "queries",
             Term::Update => "updates",
             Term::AtimeUpdate => "atime updates",
+            Term::SyncCommit => "fsync commits",
         }
     }
 
@@ -147,6 +162,10 @@ impl Term {
             Term::AtimeUpdate => {
                 "not measured, taken as 0: the live pair prices a Linux atime update, not this \
                  OS's; --set atime_update_ns=… for a what-if"
+            }
+            Term::SyncCommit => {
+                "not modelled: the models count a commit an fsync forces on Linux's ext4 and \
+                 xfs only"
             }
         }
     }
@@ -171,6 +190,10 @@ impl Term {
                 "probe --dir DIR measures it with the write-read-stat pair; an atime update is \
                  priced as a c/mtime update where the profile has no price of its own"
             }
+            Term::SyncCommit => {
+                "probe --dir DIR measures it with the write-stat-fsync pair; without it, the \
+                 commits an fsync forces are counted and priced at 0"
+            }
         }
     }
 
@@ -185,6 +208,7 @@ impl Term {
             }
             Term::Update => "live pair, probe --dir",
             Term::AtimeUpdate => "write-read-stat pair, probe --dir",
+            Term::SyncCommit => "write-stat-fsync pair, probe --dir",
         }
     }
 

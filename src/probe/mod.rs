@@ -16,6 +16,7 @@ pub mod coreclock;
 pub mod histogram;
 pub mod host_id;
 mod interleave;
+pub mod journal;
 pub mod machine;
 pub mod multigrain;
 pub mod placement;

@@ -82,6 +82,10 @@ pub struct PairCounts {
     pub queried_s_per_iteration: f64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub control_s_per_iteration: f64,
+    /// Why `journal_commits` is not among the counters (tracefs not mounted, no journal
+    /// tracepoint); absent where it is, and in files written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_absent: Option<String>,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -109,28 +113,50 @@ pub type Before = Option<(BTreeMap<String, u64>, std::time::Instant)>;
 
 /// Sums a pair's counter moves side by side while its blocks run, with each side's time, and
 /// the machine's background over idle windows; one failed read makes the whole tally absent,
-/// with the reason.
-#[derive(Debug, Clone)]
+/// with the reason. Beside the multigrain counters it counts journal commits
+/// ([`super::journal`]) where tracefs lets it.
+#[derive(Debug)]
 pub struct Tally {
-    sums: [[u64; 4]; 2],
+    /// The counters read: [`COUNTERS`], then [`super::journal::COUNTER`] where counted.
+    names: Vec<&'static str>,
+    sums: [Vec<u64>; 2],
     iterations: [u64; 2],
     /// Seconds each side's blocks took.
     seconds: [f64; 2],
     /// The counters moved over the idle windows, and their seconds.
-    idle: ([u64; 4], f64),
+    idle: (Vec<u64>, f64),
     absent: Option<String>,
+    journal: Option<super::journal::Journal>,
+    /// Why journal commits are not counted.
+    pub journal_absent: Option<String>,
 }
 
 impl Tally {
     /// A tally that reads the counters (after a first idle window), or one that says why it
     /// cannot.
     pub fn start() -> Tally {
+        let absent = read().err();
+        let (journal, journal_absent) = match absent {
+            Some(_) => (None, None),
+            None => match super::journal::Journal::open() {
+                Ok(j) => (Some(j), None),
+                Err(e) => (None, Some(e)),
+            },
+        };
+        let mut names = COUNTERS.to_vec();
+        if journal.is_some() {
+            names.push(super::journal::COUNTER);
+        }
+        let n = names.len();
         let mut t = Tally {
-            sums: [[0; 4]; 2],
+            names,
+            sums: [vec![0; n], vec![0; n]],
             iterations: [0; 2],
             seconds: [0.0; 2],
-            idle: ([0; 4], 0.0),
-            absent: read().err(),
+            idle: (vec![0; n], 0.0),
+            absent,
+            journal,
+            journal_absent,
         };
         t.idle_window();
         t
@@ -145,7 +171,7 @@ impl Tally {
         let Some(a) = self.now() else {
             return;
         };
-        for (k, c) in COUNTERS.iter().enumerate() {
+        for (k, c) in self.names.iter().enumerate() {
             self.idle.0[k] += a[*c].saturating_sub(b[*c]);
         }
         self.idle.1 += t0.elapsed().as_secs_f64();
@@ -162,7 +188,7 @@ impl Tally {
             return;
         };
         let side = usize::from(!queried);
-        for (k, c) in COUNTERS.iter().enumerate() {
+        for (k, c) in self.names.iter().enumerate() {
             self.sums[side][k] += a[*c].saturating_sub(b[*c]);
         }
         self.iterations[side] += iterations;
@@ -174,7 +200,12 @@ impl Tally {
         if self.absent.is_some() {
             return None;
         }
-        read().map_err(|e| self.absent = Some(e)).ok()
+        let mut now = read().map_err(|e| self.absent = Some(e)).ok()?;
+        if let Some(j) = &self.journal {
+            let commits = j.read().map_err(|e| self.absent = Some(e)).ok()?;
+            now.insert(super::journal::COUNTER.to_string(), commits);
+        }
+        Some(now)
     }
 
     /// The counts per iteration, less the background over each side's time (after a last
@@ -192,17 +223,15 @@ impl Tally {
         if self.iterations.contains(&0) {
             return Err("no block was counted on one side".into());
         }
-        let rate: Vec<f64> = (0..COUNTERS.len())
-            .map(|k| {
-                if self.idle.1 > 0.0 {
-                    self.idle.0[k] as f64 / self.idle.1
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let rate = |k: usize| {
+            if self.idle.1 > 0.0 {
+                self.idle.0[k] as f64 / self.idle.1
+            } else {
+                0.0
+            }
+        };
         let side = |s: usize| {
-            COUNTERS
+            self.names
                 .iter()
                 .enumerate()
                 .map(|(k, c)| {
@@ -217,13 +246,15 @@ impl Tally {
             source: FILE.into(),
             queried: side(0),
             control: side(1),
-            background_per_s: COUNTERS
+            background_per_s: self
+                .names
                 .iter()
-                .map(|c| c.to_string())
-                .zip(rate.iter().copied())
+                .enumerate()
+                .map(|(k, c)| (c.to_string(), rate(k)))
                 .collect(),
             queried_s_per_iteration: self.seconds[0] / self.iterations[0] as f64,
             control_s_per_iteration: self.seconds[1] / self.iterations[1] as f64,
+            journal_absent: self.journal_absent.clone(),
         })
     }
 }
@@ -246,16 +277,19 @@ mod tests {
     #[test]
     fn a_tally_divides_each_side_by_its_own_iterations() {
         let mut t = Tally {
-            sums: [[0; 4]; 2],
+            names: COUNTERS.to_vec(),
+            sums: [vec![0; 4], vec![0; 4]],
             iterations: [0; 2],
             seconds: [2.0, 1.0],
-            idle: ([0; 4], 0.0),
+            idle: (vec![0; 4], 0.0),
             absent: None,
+            journal: None,
+            journal_absent: None,
         };
         // What after() adds, without reading the machine's file.
-        t.sums[0] = [200, 100, 100, 100];
+        t.sums[0] = vec![200, 100, 100, 100];
         t.iterations[0] = 100;
-        t.sums[1] = [200, 1, 0, 0];
+        t.sums[1] = vec![200, 1, 0, 0];
         t.iterations[1] = 200;
         let c = t.counts().unwrap();
         assert_eq!(c.queried["fine_stamps"], 1.0);
@@ -264,7 +298,7 @@ mod tests {
         // The rest of the machine moved ctime_updates 10 times a second while idle: the
         // queried side's iterations take 2 s / 100, the control's 1 s / 200, so the queried
         // side's background is 10 × (0.02 − 0.005) more per iteration, taken out of Δ only.
-        t.idle = ([20, 0, 0, 0], 2.0);
+        t.idle = (vec![20, 0, 0, 0], 2.0);
         let c = t.counts().unwrap();
         assert_eq!(c.background_per_s["ctime_updates"], 10.0);
         assert_eq!(c.queried["ctime_updates"], 2.0);

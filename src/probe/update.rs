@@ -272,6 +272,10 @@ pub struct FsUpdate {
     /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pair: Option<PairResult>,
+    /// The write-stat-fsync pair that prices the journal commit a full fsync forces (ext4,
+    /// xfs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_pair: Option<PairResult>,
 }
 
 impl FsUpdate {
@@ -287,7 +291,7 @@ impl FsUpdate {
 
     /// Keeps `p` in the field its pattern fills (`pair`, `query_pair`, …).
     pub fn keep_pair(&mut self, p: &PairResult) {
-        use crate::price::recipe::{CHMOD, FINE, FINE_BASE, FLOOR, WRITE, WRITE_READ};
+        use crate::price::recipe::{CHMOD, FINE, FINE_BASE, FLOOR, WRITE, WRITE_FSYNC, WRITE_READ};
         let slot = match p.pattern {
             x if x == WRITE => &mut self.pair,
             x if x == CHMOD => &mut self.query_pair,
@@ -295,6 +299,7 @@ impl FsUpdate {
             x if x == FINE => &mut self.fine_pair,
             x if x == FINE_BASE => &mut self.fine_base_pair,
             x if x == WRITE_READ => &mut self.read_pair,
+            x if x == WRITE_FSYNC => &mut self.sync_pair,
             _ if self.pair.is_none() => &mut self.pair,
             _ => return,
         };
@@ -310,6 +315,7 @@ impl FsUpdate {
             &self.fine_pair,
             &self.fine_base_pair,
             &self.read_pair,
+            &self.sync_pair,
         ]
         .into_iter()
         .flatten()

@@ -12,7 +12,7 @@
 //! by the whole op afterwards. Memory is one small record per inode id, whatever the trace length.
 
 use crate::kernel::{table_index, Action, ClockFn, Effect, PolicyKind, Target};
-use crate::trace::{FsKind, InodeId, Op, NO_INODE};
+use crate::trace::{FsKind, InodeId, Op, FS_KINDS, NO_INODE};
 
 mod linux;
 mod stats;
@@ -35,6 +35,9 @@ struct Inode {
     pending_mod: bool,
     pending_access: bool,
     pending_since: f64,
+    /// The journal transaction (of its filesystem, [`Replay::transactions`]) that holds its
+    /// last timestamp store; 0: none.
+    stored_in: u64,
 }
 
 const FRESH: Inode = Inode {
@@ -48,7 +51,20 @@ const FRESH: Inode = Inode {
     pending_mod: false,
     pending_access: false,
     pending_since: 0.0,
+    stored_in: 0,
 };
+
+/// How long a journal transaction stays open before the filesystem commits it on its own:
+/// ext4's `commit=` default (`JBD2_DEFAULT_MAX_COMMIT_AGE`, 5 s, include/linux/jbd2.h), xfs's
+/// log worker (`xfs_syncd_centisecs`, 30 s, fs/xfs/xfs_globals.c); `None`: no journal the
+/// replay follows.
+fn commit_age_ns(fs: FsKind) -> Option<f64> {
+    match fs {
+        FsKind::Ext4 => Some(5e9),
+        FsKind::Xfs => Some(30e9),
+        _ => None,
+    }
+}
 
 /// One replay in progress.
 #[derive(Debug)]
@@ -81,6 +97,10 @@ pub struct Replay<'a> {
     floor: f64,
     last_mod: (InodeId, f64),
     op_cost: f64,
+    /// The open journal transaction of each filesystem kind (from 1), and when its first store
+    /// landed (NaN: nothing stored since the last commit).
+    transactions: [u64; FS_KINDS],
+    opened_at: [f64; FS_KINDS],
     stats: Stats,
 }
 
@@ -113,6 +133,8 @@ impl<'a> Replay<'a> {
             floor: f64::NEG_INFINITY,
             last_mod: (NO_INODE, 0.0),
             op_cost: 0.0,
+            transactions: [1; FS_KINDS],
+            opened_at: [f64::NAN; FS_KINDS],
             stats: Stats::default(),
         }
     }
@@ -285,18 +307,60 @@ impl<'a> Replay<'a> {
     }
 
     #[inline]
-    fn update(&mut self, fs: FsKind) {
+    fn update(&mut self, id: InodeId, fs: FsKind) {
         self.stats.updates += 1;
         self.op_cost += self.costs.on(Term::Update, fs);
+        self.journal_store(id, fs);
+    }
+
+    /// A store of `id`'s times lands in its filesystem's open transaction (after closing one
+    /// that the filesystem has committed on its own by now).
+    fn journal_store(&mut self, id: InodeId, fs: FsKind) {
+        let Some(age) = commit_age_ns(fs) else {
+            return;
+        };
+        self.commit_if_aged(fs, age);
+        let k = fs as usize;
+        if self.opened_at[k].is_nan() {
+            self.opened_at[k] = self.now;
+        }
+        self.inodes[id as usize].stored_in = self.transactions[k];
+    }
+
+    /// Closes `fs`'s open transaction where it has been open `age` ns: the filesystem's own
+    /// commit took it, and no fsync pays for it.
+    fn commit_if_aged(&mut self, fs: FsKind, age: f64) {
+        let k = fs as usize;
+        if self.now - self.opened_at[k] >= age {
+            self.transactions[k] += 1;
+            self.opened_at[k] = f64::NAN;
+        }
+    }
+
+    /// A full fsync of `id`: the commit of its filesystem's open transaction where that holds
+    /// `id`'s last timestamp store.
+    fn sync_commit(&mut self, id: InodeId, fs: FsKind) {
+        let Some(age) = commit_age_ns(fs) else {
+            return;
+        };
+        self.commit_if_aged(fs, age);
+        let k = fs as usize;
+        if self.inodes[id as usize].stored_in == self.transactions[k] {
+            self.stats.sync_commits += 1;
+            self.op_cost += self.costs.on(Term::SyncCommit, fs);
+            self.transactions[k] += 1;
+            self.opened_at[k] = f64::NAN;
+        }
     }
 
     /// A Linux atime store (`touch_atime()` → `inode_update_time(S_ATIME)`): an update of its
     /// own kind and price.
     #[inline]
-    fn update_atime(&mut self, fs: FsKind) {
+    fn update_atime(&mut self, id: InodeId, fs: FsKind) {
         self.stats.updates += 1;
         self.stats.atime_updates += 1;
         self.op_cost += self.costs.on(Term::AtimeUpdate, fs);
+        self.journal_store(id, fs);
     }
 
     #[inline]
@@ -385,7 +449,7 @@ impl<'a> Replay<'a> {
                     return;
                 }
                 let v = self.read(vfs_clock);
-                self.update(op.fs);
+                self.update(id, op.fs);
                 let ino = &mut self.inodes[id as usize];
                 ino.pending_access = false;
                 ino.atime = v;
@@ -408,7 +472,7 @@ impl<'a> Replay<'a> {
             return;
         }
         let v = self.read(clock);
-        self.update(fs);
+        self.update(id, fs);
         let ino = &mut self.inodes[id as usize];
         if modify {
             ino.mtime = v;

@@ -151,6 +151,14 @@ pub fn fchmod(fd: BorrowedFd<'_>, mode: libc::mode_t) -> io::Result<()> {
     Ok(())
 }
 
+/// `fsync(fd)`: the file's data and every metadata change, its timestamps included.
+#[inline(always)]
+pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: SYS_fsync takes (fd); `fd` is open for the borrow.
+    check(unsafe { libc::syscall(libc::SYS_fsync, fd.as_raw_fd()) })?;
+    Ok(())
+}
+
 /// `statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, mask)`: [`statx_mtime`] by path, as `lstat`
 /// asks (the replayed program's stats of files it has no descriptor for).
 #[inline(always)]

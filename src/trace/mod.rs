@@ -57,7 +57,11 @@ pub enum Syscall {
     Unlink,
     /// `truncate`/`ftruncate`.
     Truncate,
+    /// `fsync`/`syncfs`: data and every metadata change, a timestamp's included.
     Fsync,
+    /// `fdatasync`: data, and the metadata needed to read it back (size, allocation), not a
+    /// timestamp alone.
+    Fdatasync,
     /// `chmod`/`chown`/`fchmod`: ctime only.
     Setattr,
     /// `utimensat`/`futimens`: explicit times (ctime from the clock).
@@ -78,7 +82,7 @@ pub enum Syscall {
 
 impl Syscall {
     /// Every operation, in table order.
-    pub const ALL: [Syscall; 25] = [
+    pub const ALL: [Syscall; 26] = [
         Syscall::Read,
         Syscall::Write,
         Syscall::Create,
@@ -94,6 +98,7 @@ impl Syscall {
         Syscall::Unlink,
         Syscall::Truncate,
         Syscall::Fsync,
+        Syscall::Fdatasync,
         Syscall::Setattr,
         Syscall::Utimens,
         Syscall::Rename,
@@ -124,6 +129,7 @@ impl Syscall {
             Syscall::Unlink => "unlink",
             Syscall::Truncate => "truncate",
             Syscall::Fsync => "fsync",
+            Syscall::Fdatasync => "fdatasync",
             Syscall::Setattr => "setattr",
             Syscall::Utimens => "utimens",
             Syscall::Rename => "rename",
@@ -157,7 +163,7 @@ impl Syscall {
             "store" | "page_mkwrite" | "page_fault" => Syscall::MmapStore,
             "unlinkat" => Syscall::Unlink,
             "ftruncate" | "ftruncate64" | "truncate64" => Syscall::Truncate,
-            "fdatasync" | "syncfs" => Syscall::Fsync,
+            "syncfs" => Syscall::Fsync,
             "chmod" | "fchmod" | "fchmodat" | "chown" | "fchown" | "lchown" | "fchownat" => {
                 Syscall::Setattr
             }

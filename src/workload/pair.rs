@@ -79,6 +79,15 @@ fn block(
                 tally.push(sfs::statx_mtime(f, mask).context("statx in the pair's loop")?);
             }
         }
+        Pattern::WriteFsync => {
+            let fd = t.fd.as_ref().expect("a write pattern has its file open");
+            let f = fd.as_fd();
+            for _ in 0..n {
+                sfs::pwrite_byte(f, b'x', 0).context("pwrite in the pair's loop")?;
+                tally.push(sfs::statx_mtime(f, mask).context("statx in the pair's loop")?);
+                sfs::fsync(f).context("fsync in the pair's loop")?;
+            }
+        }
         Pattern::Chmod => {
             let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
             let f = fd.as_fd();
@@ -216,6 +225,7 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
     let fd = match pattern {
         Pattern::Write { .. }
         | Pattern::WriteRead
+        | Pattern::WriteFsync
         | Pattern::Chmod
         | Pattern::ChmodRead { .. }
         | Pattern::ChmodReadSame { .. } => {

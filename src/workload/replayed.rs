@@ -309,7 +309,7 @@ fn step(st: &mut State, op: LiveOp, dir: bool) -> bool {
     let reachable = st.present || st.open > 0;
     let ok = match op.syscall {
         Read | Write | Truncate => !dir && reachable,
-        Lseek | Fsync | Setattr | Utimens | Stat | StatNoTimes => reachable,
+        Lseek | Fsync | Fdatasync | Setattr | Utimens | Stat | StatNoTimes => reachable,
         Create => !dir && !st.present,
         Open => st.present,
         OpenTrunc => !dir && st.present,

@@ -35,7 +35,7 @@ impl Replay<'_> {
                             (now_v, now_clock)
                         };
                         self.inodes[id as usize].mtime = v;
-                        self.update(op.fs);
+                        self.update(id, op.fs);
                         self.record_mod(id, v, self.now, clock);
                     } else {
                         let clock = self.coarse_clock();
@@ -47,7 +47,7 @@ impl Replay<'_> {
                     if relatime_ok && now_v != ino.atime {
                         let v = self.current_time(id, mg).0;
                         self.inodes[id as usize].atime = v;
-                        self.update_atime(op.fs);
+                        self.update_atime(id, op.fs);
                     }
                 }
             }
@@ -68,7 +68,7 @@ impl Replay<'_> {
                 // I_CTIME_QUERIED flag goes with the old value (fs/inode.c).
                 dir.ctime = v;
                 dir.queried = false;
-                self.update(op.fs);
+                self.update(op.dir, op.fs);
                 let clock = self.coarse_clock();
                 self.record_mod(op.dir, v, self.now, clock);
             }
@@ -86,7 +86,7 @@ impl Replay<'_> {
                     // setattr_copy(): ia_ctime / ia_mtime as notify_change() read them.
                     self.store_ctime(id, v);
                     self.inodes[id as usize].mtime = v;
-                    self.update(op.fs);
+                    self.update(id, op.fs);
                     self.record_mod(id, v, self.now, clock);
                 }
             }
@@ -125,6 +125,7 @@ impl Replay<'_> {
             Effect::LinuxWritten(written) if op.inode != NO_INODE => {
                 self.inodes[op.inode as usize].nonempty = written;
             }
+            Effect::LinuxSyncCommit if op.inode != NO_INODE => self.sync_commit(op.inode, op.fs),
             _ => {}
         }
     }
@@ -139,7 +140,7 @@ impl Replay<'_> {
             // A new inode: simple_inode_init_ts() sets atime too.
             ino.atime = v;
         }
-        self.update(fs);
+        self.update(id, fs);
         self.record_mod(id, v, self.now, clock);
     }
 

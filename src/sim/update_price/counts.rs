@@ -37,6 +37,7 @@ pub fn counts_at(
             Term::Query => s.queries,
             Term::Update => s.updates - s.atime_updates,
             Term::AtimeUpdate => s.atime_updates,
+            Term::SyncCommit => s.sync_commits,
         } as f64
             / units;
     }

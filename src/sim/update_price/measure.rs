@@ -15,20 +15,25 @@ pub fn measure_and_price(
     cfg: &crate::workload::pair::PairConfig,
     profile: &Profile,
 ) -> crate::error::Result<FsUpdate> {
-    let measure = |pattern| {
+    let measure = |pattern: Pattern| {
         let mut q = cfg.clone();
         q.pattern = pattern;
+        q.iterations = pattern.block_iterations(cfg.iterations);
         crate::workload::pair::measure(&q)
     };
     let mut pairs = vec![crate::workload::pair::measure(cfg)?];
     if !pairs[0].multigrain_observed {
         return Ok(super::price(&[&pairs[0]], profile));
     }
-    for pattern in recipe::patterns_up_front().into_iter().skip(1) {
+    let fs = pairs[0].fs_kind();
+    for pattern in recipe::patterns_up_front(fs).into_iter().skip(1) {
         pairs.push(measure(pattern)?);
     }
     let mut priced = super::price(&pairs.iter().collect::<Vec<_>>(), profile);
-    for r in recipe::RECIPES.iter().filter(|r| r.lazy) {
+    for r in recipe::RECIPES
+        .iter()
+        .filter(|r| r.lazy && r.applies_on(fs))
+    {
         if priced.price(r.term).is_some() {
             continue;
         }

@@ -29,6 +29,7 @@ pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -
             .to_vec(),
         Pattern::Chmod => vec![("fchmod", false), (stat, false)],
         Pattern::WriteRead => vec![("write", false), ("read", false), (stat, false)],
+        Pattern::WriteFsync => vec![("write", false), (stat, false), ("fsync", false)],
         Pattern::ChmodReadSame { reads } => [("fchmod", false), (stat, false)]
             .into_iter()
             .chain(std::iter::repeat_n(("read", false), reads as usize))

@@ -28,6 +28,7 @@ pub(crate) fn unpriced(pairs: &[&PairResult]) -> FsUpdate {
         fine_pair: None,
         fine_base_pair: None,
         read_pair: None,
+        sync_pair: None,
     };
     for p in pairs {
         out.keep_pair(p);

@@ -407,3 +407,4 @@ fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
 
 mod btrfs;
 mod fine;
+mod sync;

@@ -207,8 +207,9 @@ fn slack_floor(p: &PairResult) -> f64 {
 }
 
 /// The kernel's own counts of `p` (queried − control, per iteration, less the machine's
-/// background) against the model's: fine stamps (`fine_stamps_delta`) and ctimes moved
-/// (`ctime_moves_delta`); none where the counters could not be read.
+/// background) against the model's: fine stamps (`fine_stamps_delta`), ctimes moved
+/// (`ctime_moves_delta`) and, where tracefs counts them, journal commits
+/// (`journal_commits_delta`); none where the counters could not be read.
 pub fn kernel_rows(p: &PairResult, d: Counts) -> Vec<Row> {
     let Some(k) = p.kernel_counts.as_ref() else {
         return Vec::new();
@@ -243,6 +244,13 @@ pub fn kernel_rows(p: &PairResult, d: Counts) -> Vec<Row> {
             d.ctime_moves,
             "ctimes moved, against the model's inode_set_ctime_current() calls that store a \
              new ctime (every kind: the write path, setattr, a parent directory, eviction)",
+        ),
+        (
+            "journal_commits_delta",
+            crate::probe::journal::COUNTER,
+            d[crate::price::Term::SyncCommit],
+            "journal commits (jbd2_start_commit, xlog_iclog_write), against the model's full \
+             fsyncs that find the file's last timestamp store uncommitted",
         ),
     ]
     .into_iter()
@@ -344,6 +352,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             (&priced.fine_pair, false),
             (&priced.fine_base_pair, false),
             (&priced.read_pair, true),
+            (&priced.sync_pair, true),
         ] {
             if let Some(q) = q {
                 rows.extend(rows_of(q, counts(q), &prices, calibrates));
@@ -418,6 +427,7 @@ mod tests {
             background_per_s: Default::default(),
             queried_s_per_iteration: 0.0,
             control_s_per_iteration: 0.0,
+            journal_absent: None,
         }
     }
 

@@ -396,6 +396,7 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Kind) -> Out {
         Kind::Mkdir => ctx.mkdir(pid, c),
         Kind::Truncate => ctx.on_path(pid, c, S::Truncate, 0, false),
         Kind::Ftruncate => ctx.on_fd(pid, c, S::Truncate),
+        Kind::Fsync if c.name == "fdatasync" => ctx.on_fd(pid, c, S::Fdatasync),
         Kind::Fsync => ctx.on_fd(pid, c, S::Fsync),
         Kind::Chmod => ctx.on_path(pid, c, S::Setattr, 0, false),
         Kind::Fchmod => ctx.on_fd(pid, c, S::Setattr),
