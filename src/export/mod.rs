@@ -118,20 +118,31 @@ impl Block {
         Block::List { text_bullet, items }
     }
 
+    /// Writes the block; each line escaped ([`safe`]) and cut past
+    /// [`table::MAX_LINE_CHARS`] with a marker, so no string from a file makes a line that
+    /// cannot be read.
     fn write(&self, style: Style, out: &mut String) {
         let md = style.is_markdown();
+        let line = |s: &str| table::cut_to(&safe::cell(s), table::MAX_LINE_CHARS);
         match self {
-            Block::Heading(t) if md => *out += &format!("### {}\n\n", safe::cell(t)),
-            Block::Heading(t) => *out += &format!("{}\n", safe::cell(t)),
+            Block::Heading(t) if md => *out += &format!("### {}\n\n", line(t)),
+            Block::Heading(t) => *out += &format!("{}\n", line(t)),
             Block::Table(t) if md => *out += &t.markdown(),
             Block::Table(t) => *out += &t.text(),
             Block::List { text_bullet, items } => {
                 let bullet = if md { "- " } else { text_bullet };
                 for i in items {
-                    *out += &format!("{bullet}{}\n", safe::cell(i));
+                    *out += &format!("{bullet}{}\n", line(i));
                 }
             }
-            Block::Text(s) => *out += &safe::text(s),
+            Block::Text(s) => {
+                let text = safe::text(s);
+                for l in text.split_inclusive('\n') {
+                    let (body, end) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+                    *out += &table::cut_to(body, table::MAX_LINE_CHARS);
+                    *out += end;
+                }
+            }
             Block::Blank => out.push('\n'),
         }
     }
