@@ -170,6 +170,11 @@ pub struct CompareArgs {
     /// it, the inputs' own `probe --repeat` runs give the noise where they carry them.
     #[arg(long, value_name = "FILE", value_delimiter = ',')]
     pub noise: Vec<PathBuf>,
+    /// Take `--noise` profiles of other machines than the compared ones (by `host_id`, else
+    /// the CPU facts). Without it they are refused: another machine's spread is not this
+    /// one's noise between runs.
+    #[arg(long, requires = "noise")]
+    pub noise_from_other_hosts: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
