@@ -54,6 +54,26 @@ pub(crate) mod skip;
 use cli::{Cli, Command};
 use commands::drive;
 
+/// Prints what clap stopped the parse with and returns the exit code. `--help` and
+/// `--version` go to stdout through [`export::stdout`], so output that is lost (a full device,
+/// a closed stdout, a pipe nobody reads) is an error (exit 2), never a silent 0; a bad command
+/// line goes to stderr with clap's code (2).
+pub fn clap_exit(e: clap::Error) -> anyhow::Result<i32> {
+    use std::io::IsTerminal;
+    if e.use_stderr() {
+        // Nothing more can be said if stderr fails too.
+        let _ = e.print();
+        return Ok(e.exit_code());
+    }
+    let text = if std::io::stdout().is_terminal() {
+        e.render().ansi().to_string()
+    } else {
+        e.render().to_string()
+    };
+    export::stdout(text.as_bytes())?;
+    Ok(e.exit_code())
+}
+
 /// Runs one parsed command line and returns the process exit code (0 success, 1 a condition
 /// the user asked to fail on held, 130 interrupted; errors are returned and exit with 2).
 pub fn run(cli: Cli) -> anyhow::Result<i32> {

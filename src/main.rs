@@ -1,7 +1,12 @@
 //! The `tscope` binary: parse, run, map the outcome to an exit code. Nothing else.
 
 fn main() {
-    match tscope::run(tscope::cli::Cli::from_env()) {
+    let outcome = match tscope::cli::Cli::from_env() {
+        Ok(cli) => tscope::run(cli),
+        // A bad command line, or the text of --help or --version.
+        Err(e) => tscope::clap_exit(e),
+    };
+    match outcome {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             // A file name in the message drives no terminal; ASCII under a non-UTF-8 locale.

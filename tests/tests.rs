@@ -11,6 +11,7 @@ mod export;
 mod fidelity;
 mod fleet;
 mod hostile_input;
+mod hostile_read;
 mod hostile_text;
 mod interrupt;
 mod man;

@@ -27,13 +27,14 @@ pub struct Cli {
 
 impl Cli {
     /// This process's command line, or `vm guest-init` when tscope runs as `/init` of a
-    /// `tscope vm guest` guest (PID 1, started by the kernel as "/init"). Exits with clap's
-    /// message on a bad command line.
-    pub fn from_env() -> Cli {
+    /// `tscope vm guest` guest (PID 1, started by the kernel as "/init"). `Err` is clap's
+    /// message: a bad command line, or the text `--help` and `--version` print
+    /// ([`crate::clap_exit`] prints it).
+    pub fn from_env() -> Result<Cli, clap::Error> {
         if std::process::id() == 1 && std::env::args().next().as_deref() == Some("/init") {
-            Cli::parse_from(["tscope", "vm", "guest-init"])
+            Cli::try_parse_from(["tscope", "vm", "guest-init"])
         } else {
-            Cli::parse()
+            Cli::try_parse()
         }
     }
 }
@@ -170,6 +171,11 @@ pub struct CompareArgs {
     /// it, the inputs' own `probe --repeat` runs give the noise where they carry them.
     #[arg(long, value_name = "FILE", value_delimiter = ',')]
     pub noise: Vec<PathBuf>,
+    /// Take `--noise` profiles of other machines than the compared ones (by `host_id`, else
+    /// the CPU facts). Without it they are refused: another machine's spread is not this
+    /// one's noise between runs.
+    #[arg(long, requires = "noise")]
+    pub noise_from_other_hosts: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

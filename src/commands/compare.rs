@@ -1,5 +1,7 @@
 //! `tscope compare`: profiles side by side with ratios against the first.
 
+use sha2::{Digest, Sha256};
+
 use super::{Destination, Global};
 use crate::cli::{CompareArgs, CompareUnit};
 use crate::compare;
@@ -65,8 +67,19 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
     }
     let mut noise = Vec::with_capacity(args.noise.len());
     for path in &args.noise {
-        noise.push(compare::Input::load(path)?.profile);
+        let bytes = crate::input::read_document(path, "noise profile")?;
+        let profile = compare::Input::parse_bytes(&bytes, path)
+            .map_err(crate::error::Error::from)?
+            .profile;
+        noise.push(compare::noise::NoiseInput {
+            path: path.clone(),
+            sha256: Sha256::digest(&bytes).into(),
+            profile,
+        });
     }
+    compare::noise::check_noise(&inputs, &noise, args.noise_from_other_hosts)
+        .map_err(crate::error::ConfigError::Invalid)?;
+    let noise = noise.into_iter().map(|n| n.profile).collect();
     Ok(CompareJob {
         inputs,
         output,

@@ -179,6 +179,13 @@ fn add_config(db: PathBuf, a: &FleetAddArgs) -> Result<FleetJob, ConfigError> {
             "`-` (stdin) is named more than once".into(),
         ));
     }
+    if stdin_count == 1 && crate::sys::stdio::stdin_closed_at_start() {
+        return Err(ConfigError::Invalid(
+            "`-` reads standard input, which is closed (<&-): pipe NDJSON into it \
+             (`… | tscope fleet add -`) or name the files"
+                .into(),
+        ));
+    }
     Ok(FleetJob::Add {
         db,
         inputs: a.inputs.clone(),

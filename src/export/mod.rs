@@ -118,20 +118,31 @@ impl Block {
         Block::List { text_bullet, items }
     }
 
+    /// Writes the block; each line escaped ([`safe`]) and cut past
+    /// [`table::MAX_LINE_CHARS`] with a marker, so no string from a file makes a line that
+    /// cannot be read.
     fn write(&self, style: Style, out: &mut String) {
         let md = style.is_markdown();
+        let line = |s: &str| table::cut_to(&safe::cell(s), table::MAX_LINE_CHARS);
         match self {
-            Block::Heading(t) if md => *out += &format!("### {}\n\n", safe::cell(t)),
-            Block::Heading(t) => *out += &format!("{}\n", safe::cell(t)),
+            Block::Heading(t) if md => *out += &format!("### {}\n\n", line(t)),
+            Block::Heading(t) => *out += &format!("{}\n", line(t)),
             Block::Table(t) if md => *out += &t.markdown(),
             Block::Table(t) => *out += &t.text(),
             Block::List { text_bullet, items } => {
                 let bullet = if md { "- " } else { text_bullet };
                 for i in items {
-                    *out += &format!("{bullet}{}\n", safe::cell(i));
+                    *out += &format!("{bullet}{}\n", line(i));
                 }
             }
-            Block::Text(s) => *out += &safe::text(s),
+            Block::Text(s) => {
+                let text = safe::text(s);
+                for l in text.split_inclusive('\n') {
+                    let (body, end) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+                    *out += &table::cut_to(body, table::MAX_LINE_CHARS);
+                    *out += end;
+                }
+            }
             Block::Blank => out.push('\n'),
         }
     }
@@ -228,24 +239,54 @@ pub const NO_OPENMETRICS: &str = "only probe, detect and report results have an 
 pub const STDOUT_CLOSED: &str = "standard output is closed (>&-), so the output would be \
     lost; redirect it (> FILE, or > /dev/null to discard it) or write to a file with -o";
 
+/// Why output written to a pipe whose reader had gone before it took a byte (`… | true`) is
+/// refused (exit 2).
+pub const STDOUT_UNREAD: &str = "standard output is a pipe nobody reads (its reader exited \
+    before taking a byte), so the output is lost; pipe into a command that reads it, or write \
+    to a file with -o";
+
 /// Writes `bytes` to `out` ([`file::write`]: whole or not at all for a regular file, in place
-/// for a device or FIFO, never replacing what is not a plain file) or to stdout. A closed
-/// stdout is not an error for `tscope probe | head` (a broken pipe); a stdout closed at start
-/// (`>&-`, which Rust's runtime hides behind /dev/null; [`crate::sys::stdio`] sees it) is.
+/// for a device or FIFO, never replacing what is not a plain file) or to stdout ([`stdout`]).
 pub fn emit(bytes: &[u8], out: Option<&Path>) -> crate::error::Result<()> {
     match out {
         Some(path) => file::write(path, bytes),
-        None => {
-            if crate::sys::stdio::stdout_closed_at_start() {
-                crate::fail!("{STDOUT_CLOSED}");
+        None => stdout(bytes),
+    }
+}
+
+/// Writes `bytes` to stdout, unbuffered, so each failure is seen where it happens:
+/// - a reader that goes away after taking some of the output (`tscope probe | head`) is not
+///   an error: it took what it wanted;
+/// - a pipe whose reader went away before taking a byte (`… | true`), a full device
+///   (`> /dev/full`) and a stdout closed at start (`>&-`, which Rust's runtime hides behind
+///   /dev/null; [`crate::sys::stdio`] sees it) are: the output is lost (exit 2).
+pub fn stdout(bytes: &[u8]) -> crate::error::Result<()> {
+    use std::os::fd::AsFd;
+    if crate::sys::stdio::stdout_closed_at_start() {
+        crate::fail!("{STDOUT_CLOSED}");
+    }
+    // Whatever the runtime buffered goes first; then the bytes go straight to descriptor 1 (a
+    // duplicate of it), whose writes return what the pipe or device accepted.
+    let mut buffered = std::io::stdout().lock();
+    let mut fd = buffered
+        .flush()
+        .and_then(|()| buffered.as_fd().try_clone_to_owned())
+        .map(std::fs::File::from)
+        .context("writing to stdout")?;
+    let mut written = 0;
+    while written < bytes.len() {
+        match fd.write(&bytes[written..]) {
+            Ok(0) => crate::fail!("writing to stdout: it accepts no more bytes"),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && written == 0 => {
+                crate::fail!("{STDOUT_UNREAD}")
             }
-            let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                r => r.context("writing to stdout"),
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(e).context("writing to stdout"),
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,4 +1,34 @@
 //! A minimal table: aligned plain text, Markdown or CSV from the same rows.
+//!
+//! The human forms (text, Markdown) cut a cell past [`MAX_CELL_CHARS`] and say so in the cell
+//! (`… (+N characters)`): a profile's 1 MB `cpu_model` or a 70,000-character label would
+//! otherwise make every row of its column that wide (the other lines of a human form are cut
+//! past [`MAX_LINE_CHARS`] the same way). CSV keeps every character (it is data).
+
+/// The most characters a cell of a human form shows (after escaping); the rest is replaced by
+/// a marker that counts it. Above any cell tscope fills from the machine (a kernel command
+/// line is at most 2,048 bytes on x86-64).
+pub const MAX_CELL_CHARS: usize = 4096;
+
+/// The most characters a line of a human form outside a table shows (a heading, a list item,
+/// a line of preformatted text): far above any note tscope writes.
+pub const MAX_LINE_CHARS: usize = 8192;
+
+/// `s` cut to [`MAX_CELL_CHARS`] characters, with a marker counting what was cut.
+fn cut(s: &str) -> String {
+    cut_to(s, MAX_CELL_CHARS)
+}
+
+/// `s` cut to `max` characters, with a marker counting what was cut: `… (+N characters)`.
+pub(crate) fn cut_to(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((at, _)) => {
+            let rest = s[at..].chars().count();
+            format!("{}… (+{rest} characters)", &s[..at])
+        }
+    }
+}
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,13 +68,11 @@ impl Table {
     }
 
     /// The headers and rows as the human forms print them: control and bidi characters
-    /// escaped ([`super::safe::cell`]), so no cell can split a row or drive the terminal.
+    /// escaped ([`super::safe::cell`]), so no cell can split a row or drive the terminal, and
+    /// each cell cut to [`MAX_CELL_CHARS`].
     fn human(&self) -> (Vec<String>, Vec<Vec<String>>) {
         let safe = |cells: &[String]| -> Vec<String> {
-            cells
-                .iter()
-                .map(|c| super::safe::cell(c).into_owned())
-                .collect()
+            cells.iter().map(|c| cut(&super::safe::cell(c))).collect()
         };
         (
             safe(&self.headers),
@@ -62,10 +90,13 @@ impl Table {
         w
     }
 
+    /// `text` padded to `width` characters. Padded by hand: a formatting width is at most
+    /// 65,535, and a width past it panics.
     fn cell(&self, text: &str, i: usize, width: usize) -> String {
+        let pad = " ".repeat(width.saturating_sub(text.chars().count()));
         match self.align[i] {
-            Align::Left => format!("{text:<width$}"),
-            Align::Right => format!("{text:>width$}"),
+            Align::Left => format!("{text}{pad}"),
+            Align::Right => format!("{pad}{text}"),
         }
     }
 
@@ -161,6 +192,24 @@ mod tests {
         );
         assert!(t.markdown().contains("| a\\|b | 245.0 |"));
         assert!(t.markdown().contains("| --- | ---: |"));
+    }
+
+    #[test]
+    fn a_cell_past_the_limit_is_cut_with_a_marker_and_never_panics() {
+        let mut t = Table::new(&[("id", Align::Left), ("model", Align::Right)]);
+        // 70,000 characters: past the 65,535 a formatting width may be.
+        t.row(vec!["x".into(), "m".repeat(70_000)]);
+        // Each ESC becomes four characters once escaped.
+        t.row(vec!["\u{1b}".repeat(16_400), "1".into()]);
+        for out in [t.text(), t.markdown()] {
+            assert!(out.contains("… (+65904 characters)"), "{}", &out[..600]);
+            assert!(out.contains("… (+61504 characters)"));
+            assert!(out
+                .lines()
+                .all(|l| l.chars().count() < 2 * MAX_CELL_CHARS + 100));
+        }
+        // CSV is data: every character kept.
+        assert!(t.csv().contains(&"m".repeat(70_000)));
     }
 }
 

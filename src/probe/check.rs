@@ -3,7 +3,7 @@
 //! or "NaN×". Each failure names the field, so the user knows what to fix.
 
 use crate::fmt::num;
-use crate::probe::Profile;
+use crate::probe::{between, Profile};
 use crate::stats::Estimate;
 
 /// The largest cost a timestamp read or syscall can plausibly have: one second.
@@ -12,6 +12,9 @@ pub const MAX_COST_NS: f64 = 1e9;
 pub const MAX_TSC_HZ: f64 = 1e11;
 /// The largest clock period (update period, resolution) accepted: one hour.
 pub const MAX_PERIOD_NS: f64 = 3.6e12;
+/// The largest noise between two runs accepted, in percent: two runs 11× apart. Beyond it the
+/// runs say nothing of the source, and such a noise would excuse any change.
+pub const MAX_NOISE_PCT: f64 = 1000.0;
 
 /// Checks an interval: `0 < point ≤ max`, `lower ≤ point ≤ upper ≤ max`, all finite. The
 /// lower bound may dip below 0: a bootstrap interval of a sub-nanosecond source does.
@@ -62,6 +65,50 @@ fn check_value(field: &str, v: Option<f64>, max: f64) -> Result<(), String> {
     }
 }
 
+/// Checks a source's `between_runs`: every point a cost ([`MAX_COST_NS`]), no more points
+/// than the profile's runs, and a `noise_pct` in `[0, MAX_NOISE_PCT]` that is what those points
+/// give ([`between::noise_pct`]): a noise the runs do not show would let a slower profile pass
+/// as "no change".
+fn check_source_runs(
+    field: &str,
+    b: &between::SourceRuns,
+    runs: Option<&between::BetweenRuns>,
+) -> Result<(), String> {
+    let n = b.points_ns.len();
+    let most = runs.map_or(between::MAX_RUNS, |r| r.runs) as usize;
+    if !(3..=most).contains(&n) {
+        return Err(format!(
+            "{field}.points_ns must hold 3 to {most} points (one per run), got {n}"
+        ));
+    }
+    for (i, x) in b.points_ns.iter().enumerate() {
+        let ok = x.is_finite() && *x > 0.0 && *x <= MAX_COST_NS;
+        if !ok {
+            return Err(format!(
+                "{field}.points_ns[{i}] must be a finite number in (0, {MAX_COST_NS:e}], got {}",
+                num(*x)
+            ));
+        }
+    }
+    let x = b.noise_pct;
+    if !(x.is_finite() && (0.0..=MAX_NOISE_PCT).contains(&x)) {
+        return Err(format!(
+            "{field}.noise_pct must be a finite number in [0, {MAX_NOISE_PCT}], got {}",
+            num(x)
+        ));
+    }
+    let given = between::noise_pct(&b.points_ns).unwrap_or(0.0);
+    if (x - given).abs() > 1e-6 * given.max(1.0) {
+        return Err(format!(
+            "{field}.noise_pct is {}, but its points_ns give {}: the noise must be what the \
+             runs show (regenerate the profile with `tscope probe --repeat`)",
+            num(x),
+            num(given)
+        ));
+    }
+    Ok(())
+}
+
 /// Every number of `p` the simulator and `compare` use, in range; `Err` names the field.
 pub fn check_profile(p: &Profile) -> Result<(), String> {
     for s in &p.sources {
@@ -79,6 +126,18 @@ pub fn check_profile(p: &Profile) -> Result<(), String> {
         check_value(&f("max_backwards_ns"), s.max_backwards_ns, MAX_PERIOD_NS)?;
         for (i, r) in s.round_points_ns.iter().enumerate() {
             check_value(&f(&format!("round_points_ns[{i}]")), Some(*r), MAX_COST_NS)?;
+        }
+        if let Some(b) = &s.between_runs {
+            check_source_runs(&f("between_runs"), b, p.between_runs.as_ref())?;
+        }
+    }
+    if let Some(b) = &p.between_runs {
+        if !(2..=between::MAX_RUNS).contains(&b.runs) {
+            return Err(format!(
+                "between_runs.runs must be a whole number from 2 to {}, got {}",
+                between::MAX_RUNS,
+                b.runs
+            ));
         }
     }
     let d = &p.derived;
