@@ -12,6 +12,7 @@ mod fidelity;
 mod fleet;
 mod hostile_input;
 mod hostile_text;
+mod hostile_write;
 mod interrupt;
 mod man;
 mod noise;
