@@ -12,8 +12,8 @@
 //!   (replay under those models), [`vm`] (guests and the micro-VM), [`compare`], and
 //!   [`report`] (everything `tscope report` measures).
 //! - Output: [`export`] (every format, every chart).
-//! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`cpuid`], [`sys`] (the one module allowed
-//!   `unsafe_code`), and the ground floor that imports no feature module: [`error`],
+//! - Shared: [`measure`] (the sampler), [`stats`], [`fmt`], [`cpuid`], [`dirfd`] (files under directories tscope does not
+//!   own), [`sys`] (the one module allowed `unsafe_code`), and the ground floor that imports no feature module: [`error`],
 //!   [`warnings`], [`progress`].
 //!
 //! These docs are for the people who work on tscope: a room's insides are `pub(crate)` and
@@ -26,6 +26,7 @@ pub mod commands;
 pub mod compare;
 pub mod cpuid;
 pub mod detect;
+pub mod dirfd;
 pub mod error;
 pub mod export;
 pub mod fleet;

@@ -13,6 +13,7 @@ mod fleet;
 mod hostile_input;
 mod hostile_read;
 mod hostile_text;
+mod hostile_write;
 mod interrupt;
 mod man;
 mod noise;

@@ -50,9 +50,12 @@ pub enum FleetCommand {
 
 #[derive(Debug, Clone, Args)]
 pub struct FleetCheckArgs {
-    /// Write every readable document to DIR as ID.json.
+    /// Write every readable document to DIR as ID.json (a new or empty directory).
     #[arg(long, value_name = "DIR")]
     pub salvage: Option<std::path::PathBuf>,
+    /// With --salvage: DIR may hold files already; its ID.json files are replaced.
+    #[arg(long, requires = "salvage")]
+    pub overwrite: bool,
 }
 
 #[derive(Debug, Clone, Args)]

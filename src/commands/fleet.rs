@@ -44,6 +44,7 @@ pub enum FleetJob {
     Check {
         db: PathBuf,
         salvage: Option<PathBuf>,
+        overwrite: bool,
     },
 }
 
@@ -69,6 +70,7 @@ impl super::Command for Fleet {
             FleetCommand::Check(a) => FleetJob::Check {
                 db,
                 salvage: a.salvage.clone(),
+                overwrite: a.overwrite,
             },
         })
     }
@@ -96,7 +98,11 @@ impl super::Command for Fleet {
             } => report(&db, &output, svg.as_deref(), &cfg),
             FleetJob::List { db, output } => list(&db, &output),
             FleetJob::Rm { db, selectors } => remove(&db, &selectors),
-            FleetJob::Check { db, salvage } => check(&db, salvage.as_deref()),
+            FleetJob::Check {
+                db,
+                salvage,
+                overwrite,
+            } => check(&db, salvage.as_deref(), overwrite),
         }
     }
 }
@@ -108,9 +114,12 @@ fn on_signal(args: &FleetArgs) -> super::OnSignal {
     }
 }
 
-/// `fleet check`: the full check, and `--salvage DIR`.
-fn check(db: &Path, salvage: Option<&Path>) -> anyhow::Result<i32> {
+/// `fleet check`: the full check, and `--salvage DIR` (checked before the store is read).
+fn check(db: &Path, salvage: Option<&Path>, overwrite: bool) -> anyhow::Result<i32> {
     use std::fmt::Write as _;
+    let into = salvage
+        .map(|dir| fleet::integrity::salvage_dir(dir, overwrite))
+        .transpose()?;
     let store = existing(db)?;
     let problems = store.check();
     let mut text = String::new();
@@ -124,8 +133,8 @@ fn check(db: &Path, salvage: Option<&Path>) -> anyhow::Result<i32> {
     }
     // What the check found is out before the salvage starts (it may fail on its own).
     crate::export::emit(text.as_bytes(), None)?;
-    if let Some(dir) = salvage {
-        let s = store.salvage(dir)?;
+    if let (Some(dir), Some(into)) = (salvage, &into) {
+        let s = store.salvage(into, overwrite)?;
         let line = format!(
             "salvaged {} document(s) to {} ({} could not be read); `tscope fleet --db NEW.db add \
              {}` builds a new store from them\n",
@@ -152,8 +161,26 @@ fn warn_damaged(store: &Store) -> i32 {
     1
 }
 
-/// Opens a store that must already exist (every subcommand but `add`).
+/// Opens a store that must already exist, for reading (`ls`, `report`, `export`, `check`):
+/// read-only, unless its schema is older than this build's, which the writing open migrates.
 fn existing(db: &Path) -> anyhow::Result<Store> {
+    exists(db)?;
+    let store = Store::open_read(db)?;
+    if store.damaged.is_empty() && store.version()? != fleet::schema::VERSION {
+        drop(store);
+        return Ok(Store::open(db)?);
+    }
+    Ok(store)
+}
+
+/// Opens a store that must already exist, for writing (`rm`).
+fn existing_for_write(db: &Path) -> anyhow::Result<Store> {
+    exists(db)?;
+    Ok(Store::open(db)?)
+}
+
+/// `Err` when there is no store at `db`.
+fn exists(db: &Path) -> anyhow::Result<()> {
     if !db.exists() {
         return Err(ConfigError::Invalid(format!(
             "no fleet store at '{}': add documents with `tscope fleet add`, or name the store \
@@ -162,7 +189,7 @@ fn existing(db: &Path) -> anyhow::Result<Store> {
         ))
         .into());
     }
-    Ok(Store::open(db)?)
+    Ok(())
 }
 
 fn add_config(db: PathBuf, a: &FleetAddArgs) -> Result<FleetJob, ConfigError> {
@@ -336,7 +363,7 @@ fn rm_config(db: PathBuf, a: &FleetRmArgs) -> Result<FleetJob, ConfigError> {
 }
 
 fn remove(db: &Path, selectors: &[Selector]) -> anyhow::Result<i32> {
-    let mut store = existing(db)?;
+    let mut store = existing_for_write(db)?;
     let counts = store.remove(selectors)?;
     let total: usize = counts.iter().sum();
     let line = format!("removed {total} document(s) from {}\n", db.display());

@@ -175,15 +175,30 @@ fn profile(job: ProfileJob, stop: &super::Stop) -> anyhow::Result<i32> {
         }
         profile.attach_runs(&others);
     }
-    profile.filesystems = match price_filesystems(&profile, &pairs) {
+    let (priced, failed) = match price_filesystems(&profile, &pairs) {
         Ok(f) => f,
         Err(e) => return stop.nothing_written().ok_or(e),
     };
+    profile.filesystems = priced;
     if let Some(code) = stop.nothing_written() {
         return Ok(code);
     }
+    // A directory that failed is named, on stderr and in the profile; the others' prices and
+    // the sources stay, and the exit code is 1.
+    for (dir, e) in &failed {
+        let message = format!(
+            "--dir '{}' could not be priced: {}",
+            crate::fmt::safe::cell(&dir.display().to_string()),
+            crate::fmt::safe::cell(&format!("{e:#}"))
+        );
+        eprintln!("tscope: {}", crate::fmt::for_locale(&message));
+        profile.warnings.push(probe::Notice {
+            code: "dir_failed".into(),
+            message,
+        });
+    }
     output.export(&profile)?;
-    Ok(0)
+    Ok(if failed.is_empty() { 0 } else { 1 })
 }
 
 /// The sources an update price needs: its reads are priced as every estimate prices them.
@@ -222,12 +237,18 @@ pub fn pair_configs(args: &ProbeArgs, cfg: &ProbeConfig) -> Result<Vec<PairConfi
     Ok(out)
 }
 
-/// The live pair on each directory, priced against `profile`'s reads.
+/// Each `--dir` that could not be priced, with why.
+pub type Unpriced = Vec<(std::path::PathBuf, crate::error::Error)>;
+
+/// The live pair on each directory, priced against `profile`'s reads: the prices of the
+/// directories that could be priced, and each one that could not with why. `Err` only for a
+/// stop signal.
 pub fn price_filesystems(
     profile: &crate::probe::Profile,
     pairs: &[PairConfig],
-) -> anyhow::Result<Vec<FsUpdate>> {
+) -> anyhow::Result<(Vec<FsUpdate>, Unpriced)> {
     let mut out = Vec::new();
+    let mut failed = Vec::new();
     for p in pairs {
         let progress = super::StderrProgress::new(format!(
             "pricing an inode update, a ctime query and a floored read on {} (live pairs)",
@@ -235,7 +256,11 @@ pub fn price_filesystems(
         ));
         let priced = update_price::measure_and_price(p, profile);
         drop(progress);
-        out.push(priced?);
+        match priced {
+            Ok(f) => out.push(f),
+            Err(e) if e.is_interrupted() => return Err(e.into()),
+            Err(e) => failed.push((p.dir.clone(), e)),
+        }
     }
-    Ok(out)
+    Ok((out, failed))
 }

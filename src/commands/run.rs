@@ -176,9 +176,21 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         p
     };
 
-    let dir = a.dir.clone().unwrap_or_else(|| defaults.dir.clone());
-    if w.uses_dir() && !dir.is_dir() {
-        return Err(crate::workload::config::bad_dir(&dir, a.dir.is_some()));
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
+        None if w.uses_dir() => crate::workload::config::default_dir()?,
+        None => defaults.dir.clone(),
+    };
+    if w.uses_dir() {
+        if !dir.is_dir() {
+            return Err(crate::workload::config::bad_dir(&dir, a.dir.is_some()));
+        }
+        crate::workload::scratch::check_parent(&dir).map_err(|e| {
+            ConfigError::Invalid(match a.dir {
+                Some(_) => format!("--dir {e}"),
+                None => format!("the scratch directory defaults to TMPDIR: {e}"),
+            })
+        })?;
     }
 
     let available = mem_available();

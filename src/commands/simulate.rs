@@ -42,6 +42,10 @@ fn mode(a: &SimulateArgs) -> Result<Mode, ConfigError> {
     if !a.validate && !a.validate_dir.is_empty() {
         return bad("--validate-dir applies to --validate only".into());
     }
+    for dir in &a.validate_dir {
+        crate::workload::scratch::check_parent(dir)
+            .or_else(|e| bad(format!("--validate-dir {e}")))?;
+    }
     if let Some(path) = &a.strace {
         if a.sweep.is_some() || a.implied.is_some() || a.iterations.is_some() {
             return bad(

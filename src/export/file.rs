@@ -6,7 +6,7 @@
 //! (`/dev/null`, a terminal) or a FIFO with a reader is written in place; a symbolic link or a
 //! regular file with other hard links is truncated and written in place, so the link and the
 //! other names keep pointing at the new contents; a block device, socket, directory, dangling
-//! link or a FIFO nobody reads is refused before anything is written.
+//! link, another user's link ([`crate::dirfd`]) or a FIFO nobody reads is refused unwritten.
 //!
 //! A stop signal that ends the process (the watchers of `commands::signals`) first calls
 //! [`abandon_temporaries`]: every temporary this process made and has not yet renamed into
@@ -73,6 +73,9 @@ pub enum Target {
 
 /// What `path` names and how it would be written; `Err` says why it must not be.
 pub fn target(path: &Path) -> Result<Target, String> {
+    if let Ok(Some(why)) = crate::dirfd::foreign_link(path) {
+        return Err(why);
+    }
     let link = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::New),
@@ -194,8 +197,12 @@ fn is_report_file(name: &str) -> bool {
 /// (`dir`, or a symbolic link's target directory). A new path needs its nearest existing
 /// ancestor to be a directory tscope may create entries in; an existing directory must be
 /// empty or hold only report files (tscope never deletes anything else); a symbolic link to
-/// anything but such a directory, or a path that is not a directory, is refused.
+/// anything but such a directory, another user's link, or a path that is not a directory, is
+/// refused.
 pub fn check_dir(dir: &Path) -> Result<PathBuf, String> {
+    if let Ok(Some(why)) = crate::dirfd::foreign_link(dir) {
+        return Err(why);
+    }
     let resolved = match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => dir.to_path_buf(),
         Err(e) => return Err(format!("cannot inspect it: {e}")),

@@ -1,9 +1,11 @@
 //! A store that knows when it is damaged. Every open runs SQLite's `PRAGMA quick_check` (the
 //! pages, the records and their order, without the index cross-checks; a few ms per MB); a
 //! store that fails it is read with a warning and never written. `fleet check` runs the full
-//! `PRAGMA integrity_check`, and `--salvage DIR` writes every document that can still be read
-//! to DIR as JSON, from which `fleet add DIR` builds a new store. Before a migration changes
-//! the schema, the store is copied whole (`VACUUM INTO`, consistent under WAL) to
+//! `PRAGMA integrity_check` and compares the file's length with its header, and `--salvage
+//! DIR` writes every document that can still be read to DIR as JSON (a new or empty DIR,
+//! each file created never through a link, see [`crate::dirfd`]), from which `fleet add DIR`
+//! builds a new store. Before a migration changes the schema, the store is copied whole
+//! (`VACUUM INTO`, consistent under WAL, into a file created empty never through a link) to
 //! `STORE.vN.bak`.
 
 use std::path::{Path, PathBuf};
@@ -94,6 +96,12 @@ pub fn backup(conn: &Connection, path: &Path, from: u32) -> crate::error::Result
         std::fs::remove_file(&to)
             .map_err(|e| crate::failure!("replacing the backup '{}': {e}", to.display()))?;
     }
+    crate::dirfd::create_new_file(&to, 0o644).map_err(|e| {
+        crate::failure!(
+            "creating the backup '{}' before migrating: {e}",
+            to.display()
+        )
+    })?;
     let target = to
         .to_str()
         .ok_or_else(|| crate::failure!("the backup path '{}' is not UTF-8", to.display()))?;
@@ -114,10 +122,48 @@ pub struct Salvage {
     pub lost: usize,
 }
 
-/// Writes every readable document to `dir/ID.json`.
-pub fn salvage(conn: &Connection, dir: &Path) -> crate::error::Result<Salvage> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| crate::failure!("--salvage: creating '{}': {e}", dir.display()))?;
+/// Opens (creating it where the name is free) the directory `fleet check --salvage` writes
+/// into, before anything is read: a directory that holds anything is refused unless
+/// `overwrite`, and a symbolic link to a directory only where the link is this user's.
+pub fn salvage_dir(dir: &Path, overwrite: bool) -> crate::error::Result<crate::dirfd::Dir> {
+    let fail = |e: &dyn std::fmt::Display| crate::failure!("--salvage '{}': {e}", dir.display());
+    if std::fs::symlink_metadata(dir).is_err() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
+        }
+        let (parent, name) = crate::dirfd::Dir::parent_of(dir).map_err(|e| fail(&e))?;
+        match parent.mkdir(&name, 0o755) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(fail(&e)),
+        }
+    }
+    let d = crate::dirfd::Dir::open(dir).map_err(|e| fail(&e))?;
+    if !overwrite {
+        let names = d.entries().map_err(|e| fail(&e))?;
+        if let Some(first) = names.first() {
+            return Err(fail(&format!(
+                "the directory already holds {} entr{} ('{}'…); tscope writes a salvage only \
+                 into a new or empty directory: name another one, or add --overwrite to \
+                 replace the ID.json files in it",
+                names.len(),
+                if names.len() == 1 { "y" } else { "ies" },
+                crate::fmt::safe::cell(&first.to_string_lossy())
+            )));
+        }
+    }
+    Ok(d)
+}
+
+/// Writes every readable document into `dir` as `ID.json`, each a new file (`O_EXCL |
+/// O_NOFOLLOW` in the open directory: a name someone made meanwhile, a link included, is an
+/// error, never written through); with `overwrite`, a file already there is replaced by a
+/// rename (a link is replaced, never followed).
+pub fn salvage(
+    conn: &Connection,
+    dir: &crate::dirfd::Dir,
+    overwrite: bool,
+) -> crate::error::Result<Salvage> {
     let ids: Vec<i64> = {
         let mut stmt = conn
             .prepare("SELECT id FROM profile ORDER BY id")
@@ -147,9 +193,22 @@ pub fn salvage(conn: &Connection, dir: &Path) -> crate::error::Result<Salvage> {
         });
         match text {
             Some(t) => {
-                let f = dir.join(format!("{id}.json"));
-                std::fs::write(&f, t)
-                    .map_err(|e| crate::failure!("--salvage: writing '{}': {e}", f.display()))?;
+                let name = std::ffi::OsString::from(format!("{id}.json"));
+                let written = if overwrite {
+                    dir.replace(&name, &t, 0o666)
+                } else {
+                    dir.write_new(&name, &t, 0o666)
+                };
+                written.map_err(|e| {
+                    let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                        "something else has this name (made while the salvage ran; a link is \
+                         never written through)"
+                            .to_string()
+                    } else {
+                        e.to_string()
+                    };
+                    crate::failure!("--salvage: writing '{}': {why}", dir.join(&name).display())
+                })?;
                 out.written += 1;
             }
             None => out.lost += 1,

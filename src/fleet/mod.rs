@@ -7,6 +7,8 @@
 //! - [`codec`]: the stored document, canonical and deflated with a preset dictionary;
 //! - [`columns`]: the store's fact columns and the facts they hold;
 //! - [`schema`]: the store's versioned schema and its forward migrations;
+//! - [`file`](mod@file): the store's file: created never through a link, read-only opens, its length
+//!   against its header;
 //! - [`store`]: the store itself (WAL, a busy timeout, transactions);
 //! - [`replay`]: each machine's speedups through `sim`'s replay, memoised by rounded costs;
 //! - [`decisions`]: the groups and their spreads ([`decisions::FleetReport`]).
@@ -16,6 +18,7 @@
 pub mod codec;
 pub mod columns;
 pub mod decisions;
+pub mod file;
 pub mod ingest;
 pub mod integrity;
 pub mod normalise;

@@ -182,16 +182,9 @@ impl Store {
 
     /// [`Store::open`] at schema version `version` (the migration tests make old stores).
     pub fn open_at(path: &Path, version: u32) -> crate::error::Result<Store> {
-        if let Ok(meta) = std::fs::metadata(path) {
-            crate::ensure!(
-                meta.is_file(),
-                "fleet store '{}' exists and is not a regular file (a directory, FIFO, device \
-                 or socket): give --db a file path",
-                path.display()
-            );
-        }
+        regular_file(path)?;
         let e = sql(path);
-        let mut conn = Connection::open(path).map_err(&e)?;
+        let mut conn = super::file::open_write(path, &e)?;
         conn.busy_handler(Some(wait_for_lock)).map_err(&e)?;
         // Two adds opening one new store at once: the switch to WAL needs the file to itself,
         // and SQLite answers SQLITE_BUSY there without calling the busy handler; wait and
@@ -218,7 +211,8 @@ impl Store {
         );
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(&e)?;
-        let damaged = super::integrity::problems(&conn, "quick_check", 10);
+        let mut damaged = super::integrity::problems(&conn, "quick_check", 10);
+        damaged.extend(super::file::header_problems(path));
         if damaged.is_empty() {
             let at = schema::version(&conn).map_err(&e)?;
             if at > 0 && at < version {
@@ -227,6 +221,23 @@ impl Store {
             schema::migrate_to(&mut conn, version, refill)
                 .map_err(|x| crate::failure!("fleet store '{}': {x}", path.display()))?;
         }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            damaged,
+        })
+    }
+
+    /// Opens an existing store for reading only (`SQLITE_OPEN_READONLY`; `immutable` where
+    /// the file system is read-only or this user cannot make its `-shm`): no migration, no
+    /// write. The caller opens it with [`Store::open`] when [`Store::version`] is not this
+    /// build's.
+    pub fn open_read(path: &Path) -> crate::error::Result<Store> {
+        regular_file(path)?;
+        let e = sql(path);
+        let conn = super::file::open_read(path, &e)?;
+        let mut damaged = super::integrity::problems(&conn, "quick_check", 10);
+        damaged.extend(super::file::header_problems(path));
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -244,14 +255,21 @@ impl Store {
         Ok(())
     }
 
-    /// The full `PRAGMA integrity_check` (at most 100 problems; empty: sound).
+    /// The full `PRAGMA integrity_check` (at most 100 problems; empty: sound)
+    /// and the file's length against its header.
     pub fn check(&self) -> Vec<String> {
-        super::integrity::problems(&self.conn, "integrity_check", 100)
+        let mut found = super::integrity::problems(&self.conn, "integrity_check", 100);
+        found.extend(super::file::header_problems(&self.path));
+        found
     }
 
-    /// Writes every readable document to `dir` ([`super::integrity::salvage`]).
-    pub fn salvage(&self, dir: &Path) -> crate::error::Result<super::integrity::Salvage> {
-        super::integrity::salvage(&self.conn, dir)
+    /// Writes every readable document into `dir` ([`super::integrity::salvage`]).
+    pub fn salvage(
+        &self,
+        dir: &crate::dirfd::Dir,
+        overwrite: bool,
+    ) -> crate::error::Result<super::integrity::Salvage> {
+        super::integrity::salvage(&self.conn, dir, overwrite)
     }
 
     /// The store's schema version.
@@ -414,6 +432,19 @@ impl Store {
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
             .map_err(sql(&self.path))
     }
+}
+
+/// A store path that exists must be a regular file (or a link to one), never replaced.
+fn regular_file(path: &Path) -> crate::error::Result<()> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        crate::ensure!(
+            meta.is_file(),
+            "fleet store '{}' exists and is not a regular file (a directory, FIFO, device or \
+             socket): give --db a file path",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Documents of 2 to 4 KB pack ten to a 32 KiB page (a 4 KiB page holds one and wastes the

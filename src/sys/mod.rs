@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod child;
 pub mod clock;
 pub mod cpu;
+pub mod dir;
 pub mod fs;
 pub mod guest;
 pub mod klog;

@@ -118,6 +118,33 @@ pub fn default_dir_origin(dir: &Path) -> String {
     }
 }
 
+/// The default scratch parent: `TMPDIR`, or `/tmp` where it is unset. A `TMPDIR` that is set
+/// but empty, or relative, is refused with its own message: either would put scratch in
+/// whatever the current directory is (tscope never does), and neither is "not set".
+pub fn default_dir() -> Result<PathBuf, ConfigError> {
+    let Some(v) = std::env::var_os("TMPDIR") else {
+        return Ok(PathBuf::from("/tmp"));
+    };
+    let dir = PathBuf::from(&v);
+    if v.is_empty() {
+        return Err(ConfigError::Invalid(
+            "TMPDIR is set but empty; tscope puts its scratch directory in TMPDIR, never in \
+             the current directory: set TMPDIR to an absolute directory (or unset it for /tmp), \
+             or pass --dir"
+                .into(),
+        ));
+    }
+    if dir.is_relative() {
+        return Err(ConfigError::Invalid(format!(
+            "TMPDIR '{}' is a relative path, which would put the scratch directory under the \
+             current directory; tscope takes only an absolute TMPDIR: set it to an absolute \
+             directory (or unset it for /tmp), or pass --dir",
+            crate::fmt::safe::cell(&dir.to_string_lossy())
+        )));
+    }
+    Ok(dir)
+}
+
 /// Parses `16g`, `1k`, `512M`, `4096`, `2GiB` (suffixes are powers of 1024).
 pub fn parse_size(name: &'static str, s: &str) -> Result<u64, ConfigError> {
     let bad = || ConfigError::BadSize {

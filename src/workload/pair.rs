@@ -375,11 +375,8 @@ fn sample(
     ))
 }
 
-/// The directory a path names, checked: it exists, is a directory, and is writable.
+/// The directory a path names, checked: an existing directory on storage (not a kernel
+/// interface file system such as cgroup, proc, sysfs or debugfs).
 pub fn check_dir(dir: &Path) -> Result<(), String> {
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("'{}' is not a directory", dir.display())),
-        Err(e) => Err(format!("'{}': {e}", dir.display())),
-    }
+    super::scratch::check_parent(dir)
 }

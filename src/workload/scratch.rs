@@ -1,48 +1,116 @@
 //! The private scratch directory file workloads work in, removed on every exit path (drop),
 //! and the name of the file system it is on.
+//!
+//! A scratch directory is made in a parent tscope does not own (`/tmp`, `--dir`), through
+//! [`crate::dirfd`]: made under a hidden name, locked (`flock` on the open directory, held for
+//! the run's life), and only then renamed to `tscope-run.<pid>.<n>`. A killed run's directory
+//! is swept by the next one in the same parent, and only when that proves it dead: its lock is
+//! free (a live run's is held, whatever PID namespace or host it runs in), its PID is no live
+//! process here (a run of a tscope without the lock), it is this user's, and it is on the
+//! parent's mount. The sweep unlinks names, never follows a link, and never crosses a mount.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use crate::dirfd::Dir;
 use crate::error::Context;
 
-/// `<parent>/tscope-run.<pid>.<n>`, mode 0700, removed with everything in it on drop.
+/// `<parent>/tscope-run.<pid>.<n>`, mode 0700, locked while it lives, removed with everything
+/// in it on drop.
 #[derive(Debug)]
 pub struct ScratchDir {
     path: PathBuf,
+    parent: Dir,
+    name: OsString,
+    /// The directory itself, open, its `flock` held: what tells a sweep it is alive.
+    lock: Dir,
 }
 
 impl ScratchDir {
     pub fn create(parent: &Path) -> crate::error::Result<ScratchDir> {
-        use std::os::unix::fs::DirBuilderExt;
+        let hint = || {
+            if parent == std::env::temp_dir() {
+                format!(
+                    "it is the default, {}: set TMPDIR to a writable directory or pass --dir",
+                    super::config::default_dir_origin(parent)
+                )
+            } else {
+                "pick a writable --dir".to_string()
+            }
+        };
+        if parent == std::env::temp_dir() {
+            super::config::default_dir()?;
+        }
+        let dir = Dir::open(parent).with_context(|| {
+            format!(
+                "opening '{}' for a scratch directory; {}",
+                parent.display(),
+                hint()
+            )
+        })?;
+        refuse_kernel_fs(&dir).map_err(|why| crate::failure!("{why}"))?;
+        sweep_stale_in(&dir);
         let pid = std::process::id();
-        sweep_stale(parent);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
+        let creating = |e: std::io::Error| {
+            crate::error::Error::context(
+                format!(
+                    "creating a scratch directory in '{}'; {}",
+                    parent.display(),
+                    hint()
+                ),
+                e,
+            )
+        };
+        // Made and locked under a name the sweep never looks at, so no sweep ever sees it
+        // unlocked.
+        let mut hidden = None;
         for n in 0..100u32 {
-            let path = parent.join(format!("tscope-run.{pid}.{}", nanos.wrapping_add(n)));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(ScratchDir { path }),
+            let name = OsString::from(format!(".tscope-new.{pid}.{}", nanos.wrapping_add(n)));
+            match dir.mkdir(&name, 0o700) {
+                Ok(()) => {
+                    hidden = Some(name);
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(creating(e)),
+            }
+        }
+        let Some(hidden) = hidden else {
+            crate::fail!("no free scratch directory name in '{}'", parent.display())
+        };
+        let locked = dir.open_dir(&hidden).and_then(|d| match d.try_lock()? {
+            true => Ok(d),
+            false => Err(std::io::Error::other("its lock is held by another process")),
+        });
+        let lock = match locked {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = dir.remove_tree(&hidden);
+                return Err(creating(e));
+            }
+        };
+        for n in 0..100u32 {
+            let name = OsString::from(format!("tscope-run.{pid}.{}", nanos.wrapping_add(n)));
+            match dir.rename_new(&hidden, &name) {
+                Ok(()) => {
+                    return Ok(ScratchDir {
+                        path: parent.join(&name),
+                        parent: dir,
+                        name,
+                        lock,
+                    })
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    let hint = if parent == std::env::temp_dir() {
-                        format!(
-                            "it is the default, {}: set TMPDIR to a writable directory or \
-                             pass --dir",
-                            super::config::default_dir_origin(parent)
-                        )
-                    } else {
-                        "pick a writable --dir".to_string()
-                    };
-                    return Err(e).with_context(|| {
-                        format!(
-                            "creating a scratch directory in '{}'; {hint}",
-                            parent.display()
-                        )
-                    });
+                    let _ = dir.remove_tree(&hidden);
+                    return Err(creating(e));
                 }
             }
         }
+        let _ = dir.remove_tree(&hidden);
         crate::fail!("no free scratch directory name in '{}'", parent.display())
     }
 
@@ -51,38 +119,106 @@ impl ScratchDir {
     }
 }
 
-/// Removes the scratch directories a killed tscope (SIGKILL, a crash) left in `parent`:
-/// `tscope-run.<pid>.<n>` whose process is gone and that belong to this user.
+/// `tscope-run.<pid>.<n>`'s PID.
+fn scratch_pid(name: &OsStr) -> Option<u32> {
+    name.to_str()
+        .and_then(|n| n.strip_prefix("tscope-run."))
+        .and_then(|rest| rest.split_once('.'))
+        .and_then(|(pid, n)| n.parse::<u32>().ok().and(pid.parse::<u32>().ok()))
+}
+
+/// Removes the scratch directories a killed tscope (SIGKILL, a crash) left in `parent`.
 pub fn sweep_stale(parent: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(me) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+    if let Ok(dir) = Dir::open(parent) {
+        sweep_stale_in(&dir);
+    }
+}
+
+/// [`sweep_stale`] in an open parent: only a `tscope-run.<pid>.<n>` directory of this user,
+/// on the parent's mount, whose PID is no live process here and whose lock is free.
+fn sweep_stale_in(parent: &Dir) {
+    let (Ok(here), Ok(names)) = (parent.stat_self(), parent.entries()) else {
         return;
     };
-    let Ok(dir) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in dir.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("tscope-run."))
-            .and_then(|rest| rest.split_once('.'))
-            .and_then(|(pid, n)| n.parse::<u32>().ok().and(pid.parse::<u32>().ok()))
-        else {
+    let me = crate::sys::dir::euid();
+    for name in names {
+        let Some(pid) = scratch_pid(&name) else {
             continue;
         };
-        let ours = e
-            .metadata()
-            .is_ok_and(|m| m.is_dir() && m.uid() == me && !e.path().is_symlink());
-        if ours && pid != std::process::id() && !crate::sys::signal::alive(pid) {
-            let _ = std::fs::remove_dir_all(e.path());
+        let Ok(st) = parent.stat(&name) else {
+            continue;
+        };
+        let ours = st.is_dir() && st.uid == me;
+        let same_mount = st.dev == here.dev && st.mnt_id == here.mnt_id;
+        if !ours || !same_mount || pid == std::process::id() || crate::sys::signal::alive(pid) {
+            continue;
+        }
+        let Ok(d) = parent.open_dir(&name) else {
+            continue;
+        };
+        // Held while the tree goes, so two sweeps never remove the same one at once.
+        if d.try_lock().unwrap_or(false) {
+            let _ = parent.remove_tree(&name);
         }
     }
 }
 
+/// The kernel's interface file systems (`include/uapi/linux/magic.h`): not storage, and a
+/// `mkdir` there may make a cgroup, a trace instance or nothing tscope can remove.
+pub fn kernel_fs_from_magic(magic: i64) -> Option<&'static str> {
+    Some(match magic as u64 & 0xffff_ffff {
+        0x9fa0 => "proc",
+        0x6265_6572 => "sysfs",
+        0x0027_e0eb => "cgroup",
+        0x6367_7270 => "cgroup2",
+        0x6462_6720 => "debugfs",
+        0x7472_6163 => "tracefs",
+        0x7363_6673 => "securityfs",
+        0xcafe_4a11 => "bpf",
+        0x6265_6570 => "configfs",
+        0x6165_676c => "pstore",
+        0xde5e_81e4 => "efivarfs",
+        0x1cd1 => "devpts",
+        0xf97c_ff8c => "selinuxfs",
+        0x6573_5543 => "fusectl",
+        0x4249_4e4d => "binfmt_misc",
+        0x6e73_6673 => "nsfs",
+        _ => return None,
+    })
+}
+
+/// `Err` naming the file system when `dir` is on a kernel interface file system.
+fn refuse_kernel_fs(dir: &Dir) -> Result<(), String> {
+    let (magic, _) = dir
+        .fs_magic()
+        .map_err(|e| format!("'{}': statfs: {e}", dir.path().display()))?;
+    match kernel_fs_from_magic(magic) {
+        Some(name) => Err(format!(
+            "'{}' is on {name} (statfs magic {magic:#x}), a kernel interface, not storage: \
+             tscope makes no scratch there; name a directory on a disk or tmpfs",
+            dir.path().display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks a scratch parent before anything runs: an existing directory (a link to one only
+/// where the link is this user's), on storage, not a kernel interface file system.
+pub fn check_parent(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(format!("'{}' is not a directory", dir.display())),
+        Err(e) => return Err(format!("'{}': {e}", dir.display())),
+    }
+    let d = Dir::open(dir).map_err(|e| format!("'{}': {e}", dir.display()))?;
+    refuse_kernel_fs(&d)
+}
+
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        // Removed while still locked; the lock goes with `self.lock` after this.
+        let _ = self.parent.remove_tree(&self.name);
+        let _ = &self.lock;
     }
 }
 
@@ -181,6 +317,16 @@ mod tests {
         let disc = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict\n";
         let o = fs_from_mountinfo(disc, Path::new("/x")).unwrap().options;
         assert_eq!(o, ["rw", "relatime", "discard", "resv_strict"]);
+    }
+
+    #[test]
+    fn kernel_interfaces_are_known_by_their_magic() {
+        assert_eq!(kernel_fs_from_magic(0x6367_7270), Some("cgroup2"));
+        assert_eq!(kernel_fs_from_magic(0x9fa0), Some("proc"));
+        assert_eq!(kernel_fs_from_magic(0x0102_1994), None, "tmpfs is storage");
+        let proc = Dir::open(Path::new("/proc")).unwrap();
+        assert!(refuse_kernel_fs(&proc).unwrap_err().contains("is on proc"));
+        assert!(check_parent(&std::env::temp_dir()).is_ok());
     }
 
     #[test]
