@@ -256,6 +256,14 @@ pub fn kernel_rows(p: &PairResult, d: Counts) -> Vec<Row> {
     .into_iter()
     .filter_map(|(metric, counter, model, what)| {
         let measured = k.delta(counter)?;
+        // No commit on either side: a filesystem without a journal (ext4 `^has_journal`
+        // writes the inode itself at fsync), or no tracepoint of its kind; nothing to judge.
+        let quiet = |side: &std::collections::BTreeMap<String, f64>| {
+            side.get(counter).is_none_or(|v| v.abs() < 0.01)
+        };
+        if counter == crate::probe::journal::COUNTER && quiet(&k.queried) && quiet(&k.control) {
+            return None;
+        }
         let slack = count_slack(p, model);
         let mut r = Row::new(
             format!("{} on {} ({})", p.pattern_name, p.fs_type, p.dir),
