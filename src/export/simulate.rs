@@ -198,6 +198,7 @@ fn by_filesystem(r: &ModelReport, rows: &[FsCost]) -> Vec<Block> {
         ("queries", Align::Right),
         ("updates", Align::Right),
         ("of them atime", Align::Right),
+        ("fsync commits", Align::Right),
     ];
     headers.extend(Term::LISTED.iter().map(|t| (t.what(), Align::Right)));
     let mut t = Table::new(&headers);
@@ -217,6 +218,7 @@ fn by_filesystem(r: &ModelReport, rows: &[FsCost]) -> Vec<Block> {
                 c.queries,
                 c.updates,
                 c.atime_updates,
+                c.sync_commits,
             ]
             .map(|n| n.to_string()),
         );

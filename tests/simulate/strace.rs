@@ -61,7 +61,8 @@ fn one_row_per_priced_filesystem_with_its_cost_share_counts_and_prices() {
             + f(&c["floored_reads"]) * f(&p["floor_read_ns"])
             + f(&c["queries"]) * f(&p["query_ns"])
             + (f(&c["updates"]) - f(&c["atime_updates"])) * f(&p["update_ns"])
-            + f(&c["atime_updates"]) * f(&p["atime_update_ns"]);
+            + f(&c["atime_updates"]) * f(&p["atime_update_ns"])
+            + f(&c["sync_commits"]) * f(&p["sync_commit_ns"]);
         assert!((made - cost).abs() <= 1e-6 * cost, "{made} != {cost}: {r}");
     }
     assert_eq!(row(&v, "ext4")["dir"], "mnt/ext4");
