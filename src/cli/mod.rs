@@ -146,6 +146,11 @@ pub struct ReportArgs {
     /// them) to FILE, replaced whole; see docs/fleet.md.
     #[arg(long, value_name = "FILE")]
     pub export_openmetrics: Option<PathBuf>,
+    /// A program recorded with `tscope record` (repeatable): what multigrain timestamps cost
+    /// one pass of it on each filesystem the report priced, in the report and its commit
+    /// message (as `simulate --strace FILE --profile` gives it).
+    #[arg(long, value_name = "FILE")]
+    pub strace: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -29,6 +29,25 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
             });
         }
     }
+    // A recording that cannot be read fails before anything is measured.
+    for path in &args.strace {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() || std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()) => {}
+            Ok(_) => {
+                return Err(ConfigError::Invalid(format!(
+                    "--strace '{}' is not a file: it takes a log written by `tscope record -o \
+                     FILE -- CMD`",
+                    path.display()
+                )))
+            }
+            Err(e) => {
+                return Err(ConfigError::Invalid(format!(
+                    "--strace '{}': {e}",
+                    path.display()
+                )))
+            }
+        }
+    }
     // The command as it was given: what a reader reruns.
     let command = super::invocation();
     Ok(ReportConfig {
@@ -41,6 +60,7 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
         guest_bin: args.guest_bin.clone(),
         command,
         update_dirs: update_dirs(&args.out),
+        straces: args.strace.clone(),
     })
 }
 

@@ -59,6 +59,7 @@ pub fn paragraph(r: &Report) -> String {
         .map_or("?".into(), |e| estimate(&e));
     let knob = super::knob::sentence(r);
     let updates = update_sentence(r);
+    let programs = super::programs::sentence(r);
     let trap = match (trapped, p.emulate_trap) {
         (true, true) => format!("trapped ({})", crate::report::EMULATED_TRAP),
         (true, false) => "trapped".to_string(),
@@ -84,7 +85,7 @@ pub fn paragraph(r: &Report) -> String {
         "{what_if}On {} ({hv}, Linux {}, clocksource {}{clock}), a precise kernel timestamp costs \
          {precise} ns (syscall:realtime − syscall:realtime_coarse), a coarse one {} ns \
          (vdso:realtime_coarse). clock_gettime(CLOCK_MONOTONIC) costs {} ns through the vDSO \
-         and {} ns as a raw syscall; rdtsc costs {} ns{rdtsc_cycles} and is {trap}.{knob}{updates} Figures are \
+         and {} ns as a raw syscall; rdtsc costs {} ns{rdtsc_cycles} and is {trap}.{knob}{updates}{programs} Figures are \
          medians with 95% bootstrap intervals from \"{}\" ({} at {}, seed {}).",
         m.cpu_model.as_deref().unwrap_or("this CPU"),
         m.kernel_release.as_deref().unwrap_or("?"),

@@ -279,6 +279,7 @@ impl ReportDocument<'_> {
         out += &super::knob::summary(r);
         out += &super::knob::price_note(r);
         out += &super::knob::sections(r);
+        out += &super::programs::section(r);
         out += "\n## For a commit message\n\nPlain text at 72 columns, also in \
                 `commit-message.txt`:\n\n```text\n";
         out += &super::commit::message(r);

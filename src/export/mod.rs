@@ -42,6 +42,7 @@ pub mod openmetrics;
 mod pair;
 mod palette;
 mod probe;
+mod programs;
 mod record;
 mod run;
 pub use crate::fmt::safe;

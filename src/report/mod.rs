@@ -53,6 +53,21 @@ pub struct ReportConfig {
     /// Directories whose filesystem's inode update is priced (the live pair), one per
     /// filesystem: /dev/shm and the report's own directory.
     pub update_dirs: Vec<std::path::PathBuf>,
+    /// Programs recorded with `tscope record` (`--strace`): what multigrain costs each on
+    /// every filesystem the report priced.
+    pub straces: Vec<std::path::PathBuf>,
+}
+
+/// What multigrain timestamps cost one pass of a recorded program on each filesystem the
+/// report priced (`simulate --strace FILE --profile`'s `by_filesystem`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProgramCost {
+    /// The recording, as given.
+    pub strace: String,
+    /// Calls in one pass.
+    pub calls: u64,
+    /// One row per filesystem kind priced.
+    pub by_filesystem: Vec<crate::sim::result::FsCost>,
 }
 
 /// The detect part of a report: facts and verdicts (the timings are the report's profile).
@@ -89,6 +104,9 @@ pub struct Report {
     /// one guest ([`crate::vm::bench::BenchConfig::for_report`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm_bench: Option<crate::vm::bench::BenchReport>,
+    /// Recorded programs (`--strace`) on each filesystem the report priced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramCost>,
     /// Parts that could not be produced, and why.
     pub skipped: Vec<String>,
 }
@@ -151,6 +169,17 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
             Vec::new()
         }
     };
+    let programs = cfg
+        .straces
+        .iter()
+        .filter_map(|path| match program_cost(path, &profile) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                skipped.push(format!("--strace {}: {e:#}", path.display()));
+                None
+            }
+        })
+        .collect();
     let vm = if cfg.vm {
         progress.step("booting a guest per clocksource");
         match guest_matrix(cfg.guest_bin.clone(), progress) {
@@ -181,8 +210,53 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         workloads,
         vm,
         vm_bench,
+        programs,
         skipped,
     }
+}
+
+/// `simulate --strace PATH` under this kernel's Linux model, priced from `profile`: its
+/// per-filesystem rows.
+fn program_cost(path: &std::path::Path, profile: &Profile) -> crate::error::Result<ProgramCost> {
+    crate::ensure!(
+        profile.filesystems.iter().any(|f| f.pair.is_some()),
+        "no filesystem was priced (the live pairs run with the workloads: drop --no-workloads)"
+    );
+    let mut cfg = SimulateConfig::of(sim::config::Mode::Strace(sim::config::StraceLog {
+        path: path.to_path_buf(),
+        strict: false,
+        fs: None,
+    }));
+    cfg.profile_data = Some(profile.clone());
+    cfg.models = vec![crate::kernel::ModelSpec {
+        family: crate::kernel::Family::Linux,
+        version: None,
+        alias: false,
+    }];
+    let Output::Models(reports) = sim::simulate(&cfg)? else {
+        crate::fail!("simulate --strace gave no model report");
+    };
+    let (calls, rows) = reports
+        .iter()
+        .find_map(|m| {
+            let s = m.strace.as_ref()?;
+            Some((s.strace.calls, s.by_filesystem.clone()?))
+        })
+        .ok_or_else(|| {
+            crate::failure!(
+                "no per-filesystem rows: {}",
+                reports
+                    .iter()
+                    .flat_map(|m| m.notes.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        })?;
+    Ok(ProgramCost {
+        strace: path.display().to_string(),
+        calls,
+        by_filesystem: rows,
+    })
 }
 
 /// `tscope vm bench` as [`crate::vm::bench::BenchConfig::for_report`] sets it; what failed

@@ -30,6 +30,7 @@ fn quick_report_writes_parseable_files() {
         .arg(&out)
         .arg("--export-openmetrics")
         .arg(&metrics)
+        .args(["--strace", "scenarios/traces/make-cc.strace"])
         .assert()
         .success();
     // The metrics are the report's: what `show report.json --openmetrics` prints.
@@ -52,7 +53,8 @@ fn quick_report_writes_parseable_files() {
     }
     assert!(
         md.contains(&format!(
-            "tscope report --quick --sync-ms 20 --out {} --export-openmetrics {}",
+            "tscope report --quick --sync-ms 20 --out {} --export-openmetrics {} --strace \
+             scenarios/traces/make-cc.strace",
             out.display(),
             metrics.display()
         )),
@@ -87,6 +89,27 @@ fn quick_report_writes_parseable_files() {
         assert!(md.contains("not above 0"), "report.md must say why");
         return;
     }
+    // The recorded program on each filesystem the report priced (/dev/shm and the one it is
+    // written on), in the JSON, the document and the commit message.
+    let programs = v["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 1, "{}", v["skipped"]);
+    assert_eq!(programs[0]["strace"], "scenarios/traces/make-cc.strace");
+    let rows = programs[0]["by_filesystem"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["fs"] == "tmpfs"), "{rows:?}");
+    for r in rows {
+        assert!(r["multigrain_ns_per_pass"].is_number(), "{r}");
+    }
+    assert!(
+        md.contains("## Recorded programs on each filesystem"),
+        "{md}"
+    );
+    assert!(md.contains("### scenarios/traces/make-cc.strace ("), "{md}");
+    let commit = std::fs::read_to_string(out.join("commit-message.txt")).unwrap();
+    let flat = commit.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("to one pass of the recorded make-cc.strace"),
+        "{commit}"
+    );
     let sim = v["simulation"].as_array().unwrap();
     let has = |sc: &str, model: &str| {
         sim.iter()
@@ -207,6 +230,19 @@ fn quick_report_writes_parseable_files() {
             assert!(non_blank_png(&png_path), "{name}.png is blank");
         }
     }
+}
+
+#[test]
+fn a_missing_recording_fails_before_measuring() {
+    tscope()
+        .args(["report", "--quick", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("r"))
+        .args(["--strace", "/nonexistent/x.strace"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--strace '/nonexistent/x.strace': No such file",
+        ));
 }
 
 #[test]
