@@ -4,6 +4,7 @@ mod architecture;
 mod bad_input;
 mod common;
 mod compare;
+mod compare_lkp;
 mod compare_noise;
 mod corpus;
 mod detect;

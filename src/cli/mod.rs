@@ -181,6 +181,11 @@ pub struct CompareArgs {
     /// one's noise between runs.
     #[arg(long, requires = "noise")]
     pub noise_from_other_hosts: bool,
+    /// Print the 0-day test robot's (LKP's) table, `base ±%stddev %change new ±%stddev
+    /// metric`, with LKP's decision on each source's runs (`probe --repeat`) beside tscope's,
+    /// and why they differ.
+    #[arg(long)]
+    pub lkp: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

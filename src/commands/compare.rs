@@ -18,6 +18,8 @@ pub struct CompareJob {
     pub unit: compare::Unit,
     /// `--noise`: profiles whose spread is the noise between runs.
     pub noise: Vec<crate::probe::Profile>,
+    /// `--lkp`: LKP's decision beside tscope's, in LKP's layout.
+    pub lkp: bool,
 }
 
 /// Validates `args`: one label per file (when labels are given), the output, then each file
@@ -86,6 +88,7 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         fail_on_slower: args.fail_on.is_some(),
         unit,
         noise,
+        lkp: args.lkp,
     })
 }
 
@@ -116,7 +119,10 @@ impl super::Command for Compare {
 }
 
 fn run(job: CompareJob) -> anyhow::Result<i32> {
-    let cmp = compare::compare_with_noise(&job.inputs, job.unit, &job.noise);
+    let mut cmp = compare::compare_with_noise(&job.inputs, job.unit, &job.noise);
+    if job.lkp {
+        compare::lkp::apply(&mut cmp, &job.inputs);
+    }
     job.output.export(&cmp)?;
     let slower = cmp.slower();
     if job.fail_on_slower && !slower.is_empty() {

@@ -6,6 +6,7 @@
 //! `detect`).
 
 mod input;
+pub mod lkp;
 pub mod noise;
 pub mod ratio;
 
@@ -66,6 +67,10 @@ pub struct SourceRow {
     /// machine (the shift) or within the noise.
     #[serde(default)]
     pub with_machine: Vec<bool>,
+    /// Under `--lkp`, per input after the first: the 0-day test robot's decision on the runs
+    /// ([`lkp`]); `None` where a side does not price the source. Empty without `--lkp`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lkp: Vec<Option<lkp::LkpRow>>,
 }
 
 /// One verdict across inputs.
@@ -278,6 +283,7 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
                 noise_pct: Vec::new(),
                 judged_interval: Vec::new(),
                 with_machine: Vec::new(),
+                lkp: Vec::new(),
             }
         })
         .collect();

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::compare::lkp::Decision;
 use crate::compare::{ratio, Change, Comparison, SourceRow, Unit};
 use crate::fmt::{csv_num, estimate, ns, opt};
 use crate::stats::Estimate;
@@ -18,7 +19,7 @@ impl Render for Comparison {
         self
     }
 
-    fn blocks(&self, _: Style) -> Vec<Block> {
+    fn blocks(&self, style: Style) -> Vec<Block> {
         let mut b = Vec::new();
         if let Some(note) = machine_note(self) {
             b.extend([Block::Text(note), Block::Blank]);
@@ -27,11 +28,12 @@ impl Render for Comparison {
             b.extend([Block::Text(note), Block::Blank]);
         }
         b.extend([Block::Text(noise_note(self)), Block::Blank]);
-        b.extend([
-            Block::Table(machines(self)),
-            Block::Blank,
-            Block::Table(sources(self)),
-        ]);
+        b.extend([Block::Table(machines(self)), Block::Blank]);
+        if self.sources.iter().any(|r| !r.lkp.is_empty()) {
+            b.extend(lkp_blocks(self, style));
+        } else {
+            b.push(Block::Table(sources(self)));
+        }
         if !self.verdicts.is_empty() {
             b.extend([Block::Blank, Block::Table(verdicts(self))]);
         }
@@ -41,6 +43,7 @@ impl Render for Comparison {
     fn csv(&self) -> Table {
         let mut head = vec!["source".to_string()];
         let unit = self.unit.as_str();
+        let lkp = self.sources.iter().any(|r| !r.lkp.is_empty());
         for (i, c) in self.columns.iter().enumerate() {
             head.push(format!("{}_{unit}", c.label));
             head.push(format!("{}_lower_{unit}", c.label));
@@ -54,6 +57,12 @@ impl Render for Comparison {
                 head.push(format!("{}_noise_pct", c.label));
                 head.push(format!("{}_judged_lower", c.label));
                 head.push(format!("{}_judged_upper", c.label));
+                if lkp {
+                    head.push(format!("{}_lkp_base_mean_ns", c.label));
+                    head.push(format!("{}_lkp_mean_ns", c.label));
+                    head.push(format!("{}_lkp_change_pct", c.label));
+                    head.push(format!("{}_lkp", c.label));
+                }
             }
         }
         let head: Vec<&str> = head.iter().map(String::as_str).collect();
@@ -75,6 +84,13 @@ impl Render for Comparison {
                     let judged = r.judged_interval.get(i - 1).copied().flatten();
                     cells.push(csv_num(judged.map(|e| e.lower)));
                     cells.push(csv_num(judged.map(|e| e.upper)));
+                    if lkp {
+                        let l = r.lkp.get(i - 1).and_then(Option::as_ref);
+                        cells.push(csv_num(l.map(|l| l.base.mean)));
+                        cells.push(csv_num(l.map(|l| l.new.mean)));
+                        cells.push(csv_num(l.and_then(|l| l.change_pct)));
+                        cells.push(l.map_or(String::new(), |l| decision_str(l.decision).into()));
+                    }
                 }
             }
             t.row(cells);
@@ -250,4 +266,72 @@ fn verdicts(cmp: &Comparison) -> Table {
         t.row(cells);
     }
     t
+}
+
+/// The JSON name of LKP's decision, as the CSV writes it.
+fn decision_str(d: Decision) -> &'static str {
+    match d {
+        Decision::Increase => "increase",
+        Decision::Decrease => "decrease",
+        Decision::RangesOverlap => "ranges_overlap",
+        Decision::WithinThreshold => "within_threshold",
+        Decision::TooFewSamples => "too_few_samples",
+    }
+}
+
+/// Under `--lkp`: a line on the rule and the samples, then per input after the first LKP's
+/// table ([`super::lkp`]) with LKP's word, tscope's, and why they differ.
+fn lkp_blocks(cmp: &Comparison, style: Style) -> Vec<Block> {
+    let one_run = cmp
+        .sources
+        .iter()
+        .flat_map(|r| r.lkp.iter().flatten())
+        .all(|l| l.decision == Decision::TooFewSamples);
+    let mut intro = String::from(
+        "LKP's rule on each source's runs: sorted, n>>5 dropped at each end (at most 3); a \
+         change\nwhen the new minimum is above the old median and the new median above the old \
+         maximum\n(or the reverse), and the ratio of the means is over 1.01. tscope's word is \
+         compare's own, judged\nagainst the noise (the Noise: line).\n",
+    );
+    if one_run {
+        intro += "These profiles hold one run each: LKP's rule needs repeated runs (record \
+                  them with\n`tscope probe --repeat N`).\n";
+    }
+    let mut b = vec![Block::Text(intro)];
+    let base = cmp.columns.first().map_or("", |c| c.label.as_str());
+    for (k, col) in cmp.columns.iter().enumerate().skip(1) {
+        let lines: Vec<super::lkp::Line> = cmp
+            .sources
+            .iter()
+            .filter_map(|r| {
+                let l = r.lkp.get(k - 1)?.as_ref()?;
+                let tscope = r.change.get(k - 1).copied().flatten();
+                Some(super::lkp::Line {
+                    base: Some(l.base.clone()),
+                    new: Some(l.new.clone()),
+                    change_pct: l.change_pct,
+                    metric: format!("{}.cost_ns", r.id),
+                    beside: vec![
+                        l.decision.as_str().into(),
+                        tscope.map_or("-", Change::as_str).into(),
+                        l.note.clone().unwrap_or_default(),
+                    ],
+                })
+            })
+            .collect();
+        let tscope = format!("tscope ({})", cmp.unit.as_str());
+        let text = super::lkp::layout(
+            base,
+            &col.label,
+            &["LKP", &tscope, "why they differ"],
+            &lines,
+        );
+        b.push(Block::Blank);
+        b.push(Block::Text(if style.is_markdown() {
+            format!("```text\n{text}```\n")
+        } else {
+            text
+        }));
+    }
+    b
 }

@@ -38,6 +38,7 @@ pub mod file;
 pub mod fleet;
 mod histogram;
 mod knob;
+pub mod lkp;
 pub mod openmetrics;
 mod pair;
 mod palette;
