@@ -82,8 +82,11 @@ fn describe(e: Effect) -> Option<String> {
         }
         Effect::LinuxFlushOnClose => "btrfs flush on close: root times read if written".into(),
         Effect::LinuxWritten(_) => return None,
-        Effect::LinuxSyncCommit => {
-            "journal commit if the file's last store is not committed".into()
+        Effect::LinuxSync { full: true } => {
+            "journal commit if the file's last store or first data is not committed".into()
+        }
+        Effect::LinuxSync { full: false } => {
+            "journal commit if the file's first data is not committed".into()
         }
     })
 }
@@ -96,7 +99,7 @@ fn reads(e: Effect) -> (u32, u32) {
         | Effect::Defer { .. }
         | Effect::LinuxCopyCtimeToDir
         | Effect::LinuxWritten(_)
-        | Effect::LinuxSyncCommit => (0, 0),
+        | Effect::LinuxSync { .. } => (0, 0),
         Effect::LinuxRootTimes { reads } => (u32::from(reads), u32::from(reads)),
         Effect::LinuxFlushOnClose => (0, 1),
         Effect::LinuxQuery { .. } => (0, 0),

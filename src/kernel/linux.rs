@@ -67,8 +67,8 @@ const FSYNC_COMMITS: Source = src(
 );
 
 /// fdatasync skips a timestamp-only change: ext4 waits for `i_datasync_tid`, which only a
-/// change of what reading the data needs moves; xfs forces no log for `XFS_ILOG_TIMESTAMP`
-/// alone.
+/// change of what reading the data needs moves (a new file's first blocks and size, which
+/// its writeback allocates); xfs forces no log for `XFS_ILOG_TIMESTAMP` alone.
 const FDATASYNC_SKIPS: Source = src(
     "fs/ext4/fsync.c, fs/ext4/inode.c, fs/xfs/xfs_file.c",
     "ext4_fsync_journal (datasync: i_datasync_tid, ext4_update_inode_fsync_trans), \
@@ -330,7 +330,10 @@ pub fn rule(version: Version, syscall: Syscall, fs: FsKind) -> Rule {
         ),
         Syscall::StatNoTimes => r(&[], STAT_NO_TIMES),
         Syscall::Fsync if matches!(fs, FsKind::Ext4 | FsKind::Xfs) => {
-            r(&[LinuxSyncCommit], FSYNC_COMMITS)
+            r(&[LinuxSync { full: true }], FSYNC_COMMITS)
+        }
+        Syscall::Fdatasync if matches!(fs, FsKind::Ext4 | FsKind::Xfs) => {
+            r(&[LinuxSync { full: false }], FDATASYNC_SKIPS)
         }
         Syscall::Fdatasync => r(&[], FDATASYNC_SKIPS),
         Syscall::Open

@@ -285,12 +285,15 @@ pub enum Effect {
     /// [`Effect::LinuxFlushOnClose`] look at, for syscalls whose timestamp effect does not say
     /// so itself (btrfs writes from 6.13, btrfs `O_TRUNC`).
     LinuxWritten(bool),
-    /// Linux full `fsync` on a journaling filesystem (ext4, xfs): the running transaction is
-    /// committed when it holds the file's last timestamp store (ext4 `ext4_fsync_journal()`
-    /// waits for the inode's `i_sync_tid`; xfs `xfs_file_fsync()` forces the log to the
-    /// inode's last commit). One commit carries every inode's stores, so the replay keeps one
-    /// transaction per filesystem, which a commit closes.
-    LinuxSyncCommit,
+    /// Linux `fsync` (`full`) or `fdatasync` on a journaling filesystem (ext4, xfs): the
+    /// running transaction is committed when it holds what the sync must make durable. A full
+    /// fsync waits for the file's last timestamp store (ext4 `ext4_fsync_journal()` and the
+    /// inode's `i_sync_tid`; xfs `xfs_file_fsync()` forcing the log to the inode's last
+    /// commit); both wait for the blocks and size of a file's first data since it was created
+    /// or truncated, which the writeback the sync starts allocates in the running transaction
+    /// (delayed allocation), whatever the times. One commit carries every inode's stores, so
+    /// the replay keeps one transaction per filesystem, which a commit closes.
+    LinuxSync { full: bool },
 }
 
 /// Up to four effects of one syscall, in kernel order.

@@ -38,6 +38,9 @@ struct Inode {
     /// The journal transaction (of its filesystem, [`Replay::transactions`]) that holds its
     /// last timestamp store; 0: none.
     stored_in: u64,
+    /// Its first data since created or truncated is not yet written back: the next sync
+    /// allocates its blocks and size in the running transaction and commits it.
+    allocating: bool,
 }
 
 const FRESH: Inode = Inode {
@@ -52,6 +55,7 @@ const FRESH: Inode = Inode {
     pending_access: false,
     pending_since: 0.0,
     stored_in: 0,
+    allocating: false,
 };
 
 /// How long a journal transaction stays open before the filesystem commits it on its own:
@@ -337,15 +341,17 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// A full fsync of `id`: the commit of its filesystem's open transaction where that holds
-    /// `id`'s last timestamp store.
-    fn sync_commit(&mut self, id: InodeId, fs: FsKind) {
+    /// An fsync (`full`) or fdatasync of `id`: the commit of its filesystem's open
+    /// transaction where that holds `id`'s last timestamp store (a full fsync only), or where
+    /// the sync's writeback allocates `id`'s first data (both).
+    fn sync(&mut self, id: InodeId, fs: FsKind, full: bool) {
         let Some(age) = commit_age_ns(fs) else {
             return;
         };
         self.commit_if_aged(fs, age);
         let k = fs as usize;
-        if self.inodes[id as usize].stored_in == self.transactions[k] {
+        let allocating = std::mem::take(&mut self.inodes[id as usize].allocating);
+        if allocating || (full && self.inodes[id as usize].stored_in == self.transactions[k]) {
             self.stats.sync_commits += 1;
             self.op_cost += self.costs.on(Term::SyncCommit, fs);
             self.transactions[k] += 1;

@@ -133,8 +133,9 @@ pub struct FsCounts {
     pub updates: i64,
     /// Of `updates`, atime stores (`touch_atime()`), priced at `atime_update_ns`.
     pub atime_updates: i64,
-    /// Full fsyncs that committed a timestamp store (ext4, xfs), priced at `sync_commit_ns`
-    /// (0 in documents written before it was counted).
+    /// Syncs that committed the journal (ext4, xfs: a full fsync after a timestamp store, any
+    /// sync of a file's first data), priced at `sync_commit_ns` (0 in documents written
+    /// before it was counted).
     #[serde(default)]
     pub sync_commits: i64,
 }

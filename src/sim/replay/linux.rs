@@ -25,7 +25,11 @@ impl Replay<'_> {
                 let (now_v, now_clock) = self.current_time(id, mg);
                 let ino = self.inodes[id as usize];
                 if modify {
-                    self.inodes[id as usize].nonempty = true;
+                    // A file's first data since created or truncated: blocks and size to
+                    // allocate at writeback, a journaled change whatever the times.
+                    if !std::mem::replace(&mut self.inodes[id as usize].nonempty, true) {
+                        self.inodes[id as usize].allocating = true;
+                    }
                     if now_v != ino.mtime || now_v != ino.ctime {
                         let (v, clock) = if reread {
                             self.set_ctime_current(id, mg)
@@ -125,7 +129,7 @@ impl Replay<'_> {
             Effect::LinuxWritten(written) if op.inode != NO_INODE => {
                 self.inodes[op.inode as usize].nonempty = written;
             }
-            Effect::LinuxSyncCommit if op.inode != NO_INODE => self.sync_commit(op.inode, op.fs),
+            Effect::LinuxSync { full } if op.inode != NO_INODE => self.sync(op.inode, op.fs, full),
             _ => {}
         }
     }

@@ -27,9 +27,10 @@ pub struct Stats {
     /// its stored ctime (a new time, or the queried flag to clear): what the kernel's
     /// `ctime_swaps` counter counts ([`crate::probe::multigrain`]).
     pub ctime_swaps: u64,
-    /// Linux ext4 and xfs: full fsyncs that found the file's last timestamp store not yet
-    /// committed, and so forced the journal's commit (each priced at
-    /// [`Term::SyncCommit`](crate::price::Term::SyncCommit) on its filesystem).
+    /// Linux ext4 and xfs: syncs that forced the journal's commit, a full fsync finding the
+    /// file's last timestamp store not yet committed, or any sync whose writeback allocates a
+    /// file's first data (each priced at [`Term::SyncCommit`](crate::price::Term::SyncCommit)
+    /// on its filesystem).
     pub sync_commits: u64,
     pub total_ns: f64,
     pub timestamp_ns: f64,
