@@ -43,6 +43,17 @@ pub fn cache_home() -> std::path::PathBuf {
 }
 
 /// Runs `tscope ARGS` expecting success and parses stdout as JSON.
+/// The row of source `id` in a `compare --json` document.
+pub fn source_row(v: &serde_json::Value, id: &str) -> serde_json::Value {
+    v["sources"]
+        .as_array()
+        .expect("a compare document has sources")
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no source {id}"))
+        .clone()
+}
+
 pub fn json(args: &[&str]) -> serde_json::Value {
     let out = tscope().args(args).output().expect("run tscope");
     assert!(

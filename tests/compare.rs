@@ -114,15 +114,7 @@ fn completions_and_man_page() {
 #[test]
 fn ratios_carry_an_interval_and_a_judgement() {
     let v = crate::common::json(&["compare", HOST, TRAPPED, "--json"]);
-    let row = |id: &str| {
-        v["sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let row = |id: &str| crate::common::source_row(&v, id);
     // A trapped rdtsc is three orders of magnitude slower: its intervals cannot overlap.
     let rdtsc = row("rdtsc");
     assert_eq!(rdtsc["change"][0], "slower");

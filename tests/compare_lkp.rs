@@ -107,15 +107,7 @@ fn the_json_carries_lkps_decision_per_source() {
         dearer(v, "vdso:realtime", 1.15)
     });
     let c = crate::common::json(&["compare", BASE, &after, "--lkp", "--json"]);
-    let row = |id: &str| {
-        c["sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let row = |id: &str| crate::common::source_row(&c, id);
     let r = row("vdso:realtime");
     // Every existing field stays.
     assert_eq!(r["change"][0], "slower");
