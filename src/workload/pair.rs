@@ -12,7 +12,7 @@
 //! Each iteration is `writes` × `pwrite(fd, 1 byte, offset 0)` then that `statx`
 //! ([`Pattern::Write`]), a whole file's life, create → write → statx → close → unlink
 //! ([`Pattern::Create`]), or `fchmod` to the same mode then that `statx` ([`Pattern::Chmod`]:
-//! the inode is stored on both sides, so only the reads and the query's own work differ). Blocks of `iterations` iterations alternate ABBA (queried, control,
+//! the inode is stored on both sides, so only the reads and the query's own work differ). Blocks of about 4 ms (the iterations set from a warm-up block's speed) alternate ABBA (queried, control,
 //! control, queried) `repetitions` times on one pinned CPU, so a drift of the machine falls on
 //! both sides alike; a repetition's Δ is its two queried blocks less its two control blocks.
 //! Intervals are percentile bootstraps of the median over repetitions (seeded).
@@ -33,8 +33,8 @@ use super::write::EqualTally;
 use crate::error::Context;
 use crate::probe::multigrain;
 pub use crate::probe::update::{
-    equal_sides_check, median_interval, multigrain_expected, summarize, PairConfig, PairResult,
-    Pattern, CONTROL_MASK, MULTIGRAIN_SINCE, QUERIED_MASK,
+    decided, equal_sides_check, median_interval, multigrain_expected, summarize, PairConfig,
+    PairResult, Pattern, CONTROL_MASK, LOOK_EVERY, MULTIGRAIN_SINCE, QUERIED_MASK,
 };
 use crate::sys;
 use crate::sys::fs as sfs;
@@ -173,7 +173,7 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
     if let (Some(_), Some(all)) = (cpus.first().copied().flatten(), restore) {
         let _ = sys::cpu::set_affinity(&all);
     }
-    let (queried, control, tq, tc, counted) = result?;
+    let (queried, control, iterations, tq, tc, counted) = result?;
     let (kernel_counts, kernel_counts_absent) = match counted.finish() {
         Ok(c) => (Some(c), None),
         Err(e) => (None, Some(e)),
@@ -197,8 +197,8 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
         pattern: cfg.pattern,
         pattern_name,
         tasks: cfg.tasks,
-        iterations_per_block: cfg.iterations,
-        repetitions: cfg.repetitions,
+        iterations_per_block: iterations,
+        repetitions: (queried.len() / 2) as u32,
         pinned_cpu: cpus.first().copied().flatten(),
         queried_ns,
         control_ns,
@@ -322,6 +322,7 @@ fn blocks(
 type Sampled = (
     Vec<f64>,
     Vec<f64>,
+    u64,
     EqualTally,
     EqualTally,
     multigrain::Tally,
@@ -337,14 +338,24 @@ fn sample(
         vec![EqualTally::default(); k],
         vec![EqualTally::default(); k],
     );
-    // Warm-up: one block of each side, not kept (the file's blocks, the caches, the journal).
-    let warm = cfg.iterations.min(5_000);
+    // Warm-up: one block of each side, not kept (the file's blocks, the caches, the journal);
+    // with a block duration, a first short one times an iteration.
     let mut scrap = vec![EqualTally::default(); k];
+    let n = match cfg.block {
+        Some(block) => {
+            let probe = cfg.iterations.min(16);
+            blocks(targets, cpus, cfg.pattern, QUERIED_MASK, probe, &mut scrap)?;
+            let one = blocks(targets, cpus, cfg.pattern, CONTROL_MASK, probe, &mut scrap)?;
+            ((block.as_nanos() as f64 / one.max(1.0)) as u64).clamp(1, cfg.iterations)
+        }
+        None => cfg.iterations,
+    };
+    let warm = n.min(5_000);
     blocks(targets, cpus, cfg.pattern, QUERIED_MASK, warm, &mut scrap)?;
     blocks(targets, cpus, cfg.pattern, CONTROL_MASK, warm, &mut scrap)?;
     let (mut queried, mut control) = (Vec::new(), Vec::new());
     let mut counted = multigrain::Tally::start();
-    for _ in 0..cfg.repetitions {
+    for rep in 1..=cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
@@ -360,15 +371,25 @@ fn sample(
                 cpus,
                 cfg.pattern,
                 mask,
-                cfg.iterations,
+                n,
                 tallies,
             )?);
-            counted.after(before, q, cfg.iterations * k as u64);
+            counted.after(before, q, n * k as u64);
+        }
+        if rep >= cfg.min_repetitions
+            && rep < cfg.repetitions
+            && (rep - cfg.min_repetitions) % LOOK_EVERY == 0
+        {
+            let (_, c, d, _, _) = summarize(&queried, &control, cfg.seed, cfg.confidence_level);
+            if decided(d, c.point) {
+                break;
+            }
         }
     }
     Ok((
         queried,
         control,
+        n,
         EqualTally::sum(&tq),
         EqualTally::sum(&tc),
         counted,

@@ -40,7 +40,9 @@ pub(crate) fn run_in_guest(
         for pattern in PATTERNS {
             let mut cfg = PairConfig::new(PathBuf::from(dir), pattern);
             cfg.iterations = iterations;
+            cfg.block = None;
             cfg.repetitions = REPETITIONS;
+            cfg.min_repetitions = REPETITIONS;
             match pair::measure(&cfg) {
                 Ok(p) => out.pairs.push(p),
                 Err(e) => out
