@@ -85,8 +85,8 @@ fn replay_of<'t>(
         .with_coarse_lag(scenario.coarse_lag_ns.unwrap_or(0.0))
 }
 
-/// What each op of the loop did in [`replay`], per iteration: its reads of `clock` and its
-/// updates, by position in the loop.
+/// What each op of the loop did in [`replay`], per iteration: its reads of `clock`, its
+/// updates and, of those, its atime stores, by position in the loop.
 pub fn replay_by_position(
     table: &[crate::kernel::Action],
     policy: &Policy,
@@ -95,21 +95,23 @@ pub fn replay_by_position(
     base_ns_per_iteration: f64,
     iterations: u64,
     clock: ClockFn,
-) -> Vec<(f64, f64)> {
+) -> Vec<(f64, f64, f64)> {
     let n = scenario.ops.len();
     let mut r = replay_of(table, policy, costs, scenario, base_ns_per_iteration);
-    let mut by = vec![(0.0, 0.0); n];
+    let mut by = vec![(0.0, 0.0, 0.0); n];
     for (k, op) in scenario.stream(iterations).enumerate() {
-        let (reads, updates) = (r.stats().reads[clock as usize], r.stats().updates);
+        let s = r.stats();
+        let (reads, updates, atime) = (s.reads[clock as usize], s.updates, s.atime_updates);
         r.step(op);
         let s = r.stats();
         let at = &mut by[k % n.max(1)];
         at.0 += (s.reads[clock as usize] - reads) as f64;
         at.1 += (s.updates - updates) as f64;
+        at.2 += (s.atime_updates - atime) as f64;
     }
     let iterations = iterations.max(1) as f64;
     by.into_iter()
-        .map(|(a, b)| (a / iterations, b / iterations))
+        .map(|(a, b, c)| (a / iterations, b / iterations, c / iterations))
         .collect()
 }
 

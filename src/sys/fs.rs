@@ -128,6 +128,42 @@ fn statx_at(
     Ok((time(st.stx_mtime), time(st.stx_ctime)))
 }
 
+/// `statx(dirfd, path, flags, STATX_ATIME)`: the access time alone. Asking for neither the
+/// mtime nor the ctime never marks the ctime queried (`generic_fillattr` calls
+/// `fill_mg_cmtime` only for `STATX_CTIME`/`STATX_MTIME`), so reading it changes no later
+/// timestamp.
+fn statx_atime_at(dirfd: libc::c_int, path: &CStr, flags: libc::c_int) -> io::Result<Mtime> {
+    // SAFETY: all-zero is a valid `statx`.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `dirfd` is AT_FDCWD or a
+    // descriptor the caller holds open across the call, `path` is NUL-terminated and lives
+    // across it, and `st` is a valid, writable `statx`.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            libc::STATX_ATIME,
+            &mut st as *mut libc::statx,
+        )
+    })?;
+    Ok(Mtime {
+        sec: st.stx_atime.tv_sec,
+        nsec: i64::from(st.stx_atime.tv_nsec),
+    })
+}
+
+/// The access time of an open file, asking for nothing else ([`statx_atime_at`]).
+pub fn statx_atime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
+    statx_atime_at(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+}
+
+/// The access time of `path` (not following a last symlink), asking for nothing else.
+pub fn statx_path_atime(path: &CStr) -> io::Result<Mtime> {
+    statx_atime_at(libc::AT_FDCWD, path, libc::AT_SYMLINK_NOFOLLOW)
+}
+
 /// `statx(fd, "", AT_EMPTY_PATH, mask)`, returning the modification time the kernel filled
 /// (statx fills every basic field it has whatever the mask; the mask decides only what the
 /// kernel is asked, and on a multigrain filesystem asking for `STATX_MTIME`/`STATX_CTIME`

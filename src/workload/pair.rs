@@ -366,14 +366,7 @@ fn sample(
                 (CONTROL_MASK, &mut tc, &mut control)
             };
             let before = counted.before();
-            out.push(blocks(
-                targets,
-                cpus,
-                cfg.pattern,
-                mask,
-                n,
-                tallies,
-            )?);
+            out.push(blocks(targets, cpus, cfg.pattern, mask, n, tallies)?);
             counted.after(before, q, n * k as u64);
         }
         if rep >= cfg.min_repetitions

@@ -33,7 +33,7 @@ use crate::trace::{CompiledScenario, FsKind, Op, Syscall, NO_INODE};
 
 pub mod exec;
 
-pub use exec::{count_calls, measure, CallCounts, ReplayConfig};
+pub use exec::{count_calls, measure, CallCounts, ReplayConfig, ATIME_MOVES};
 
 /// The most calls a loop may keep (a longer recording is refused: record a shorter run).
 pub const MAX_OPS: usize = 200_000;

@@ -405,6 +405,37 @@ fn the_replay_by_position_puts_each_fine_stamp_on_its_call() {
     assert!((total - all.reads[ClockFn::LinuxFineMg as usize] as f64 / 10_000.0).abs() < 1e-9);
 }
 
+#[test]
+fn the_replay_by_position_puts_each_atime_store_on_its_read() {
+    let profile = floored();
+    let w = profile.filesystems[0].pair.as_ref().unwrap();
+    let model = model_of(w);
+    let stock = &model.policies()[0];
+    let costs = Costs::reads(20.0, 5.0, 4e6);
+    let by = |queried: bool| {
+        let sc = pattern_scenario(Pattern::WriteRead, FsKind::Tmpfs, queried)
+            .unwrap()
+            .compile();
+        estimate::replay_by_position(
+            &model.table(),
+            stock,
+            costs,
+            &sc,
+            1000.0,
+            10_000,
+            ClockFn::LinuxFineMg,
+        )
+    };
+    let (q, c) = (by(true), by(false));
+    // write, read, stat: relatime moves the atime at the read that follows a fine-stamped
+    // write (the atime is not later than the mtime), and only there; the control's write
+    // keeps the tick, which the atime already holds.
+    let at = |v: &[(f64, f64, f64)]| v.iter().map(|b| b.2).collect::<Vec<_>>();
+    assert!((q[1].2 - 1.0).abs() < 0.01, "{:?}", at(&q));
+    assert!(q[0].2.abs() < 0.01 && q[2].2.abs() < 0.01, "{:?}", at(&q));
+    assert!(c.iter().map(|b| b.2).sum::<f64>() < 0.05, "{:?}", at(&c));
+}
+
 mod btrfs;
 mod fine;
 mod sync;

@@ -19,9 +19,9 @@ const SLACK: f64 = 0.25;
 /// The most calls a note names.
 const NAMED: usize = 12;
 
-/// The model's fine stamps and updates per pass at each call of `live`, queried − control,
-/// each side replayed at its measured speed in `p`.
-pub fn model_by_call(p: &PairResult, costs: Costs, live: &LiveLoop) -> Vec<(f64, f64)> {
+/// The model's fine stamps, updates and atime stores per pass at each call of `live`,
+/// queried − control, each side replayed at its measured speed in `p`.
+pub fn model_by_call(p: &PairResult, costs: Costs, live: &LiveLoop) -> Vec<(f64, f64, f64)> {
     let model = model_of(p);
     let stock = &model.policies()[0];
     let table = model.table();
@@ -38,7 +38,7 @@ pub fn model_by_call(p: &PairResult, costs: Costs, live: &LiveLoop) -> Vec<(f64,
     );
     q.iter()
         .zip(&c)
-        .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
+        .map(|(a, b)| (a.0 - b.0, a.1 - b.1, a.2 - b.2))
         .collect()
 }
 
@@ -63,31 +63,48 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
         c.queried.get(name).copied().unwrap_or(0.0) - c.control.get(name).copied().unwrap_or(0.0)
     };
     let (mut kernel_total, mut model_total) = (0.0, 0.0);
+    let (mut kernel_atime, mut model_atime) = (0.0, 0.0);
     let mut differ = Vec::new();
-    for (k, (op, (kc, &(m_stamps, m_updates)))) in
+    for (k, (op, (kc, &(m_stamps, m_updates, m_atime)))) in
         live.ops.iter().zip(kernel.iter().zip(&model)).enumerate()
     {
         let stamps = delta(kc, "fine_stamps");
+        let atime = delta(kc, replayed::ATIME_MOVES);
         kernel_total += stamps;
         model_total += m_stamps;
-        if (stamps - m_stamps).abs() > SLACK {
-            let on = if op.node == ROOT {
+        kernel_atime += atime;
+        model_atime += m_atime;
+        let on = || {
+            if op.node == ROOT {
                 "the directory".to_string()
             } else {
                 format!("node {}", op.node)
-            };
+            }
+        };
+        if (stamps - m_stamps).abs() > SLACK {
             differ.push(format!(
-                "call {k} {} on {on}: kernel {stamps:+.2} fine stamps ({:+.2} ctime moves), \
+                "call {k} {} on {}: kernel {stamps:+.2} fine stamps ({:+.2} ctime moves), \
                  model {m_stamps:+.2} ({m_updates:+.2} updates)",
                 op.syscall.name(),
+                on(),
                 delta(kc, "ctime_swaps")
+            ));
+        }
+        if (atime - m_atime).abs() > SLACK {
+            differ.push(format!(
+                "call {k} {} on {}: kernel {atime:+.2} atime moves, model {m_atime:+.2} atime \
+                 stores",
+                op.syscall.name(),
+                on()
             ));
         }
     }
     let listed = differ.len().min(NAMED);
     Some(format!(
-        "{head}: fine stamps per pass, queried − control, kernel {kernel_total:+.2} against \
-         model {model_total:+.2}; {} of {} calls differ by more than {SLACK}{}{}",
+        "{head}: per pass, queried − control, fine stamps kernel {kernel_total:+.2} against \
+         model {model_total:+.2}, atime moves (statx STATX_ATIME around each read) kernel \
+         {kernel_atime:+.2} against model {model_atime:+.2}; {} of {} calls differ by more \
+         than {SLACK}{}{}",
         differ.len(),
         live.ops.len(),
         if listed > 0 { ": " } else { "" },

@@ -267,6 +267,21 @@ impl Tree {
         }
     }
 
+    /// The access time of the node `op` reads, where `op` is a call that may move it (a read
+    /// or a directory read) and the node has a name or a descriptor; else `None`.
+    fn atime_of(&self, op: LiveOp) -> crate::error::Result<Option<sfs::Mtime>> {
+        if !matches!(op.syscall, Syscall::Read | Syscall::Readdir) {
+            return Ok(None);
+        }
+        let node = &self.nodes[op.node as usize];
+        let t = match (node.fds.last(), node.names.first()) {
+            (Some(f), _) => sfs::statx_atime(f.as_fd()),
+            (None, Some(name)) => sfs::statx_path_atime(name),
+            (None, None) => return Ok(None),
+        };
+        Ok(Some(t.context("reading a replayed file's access time")?))
+    }
+
     /// `passes` whole passes with the stats' `mask`; ns per pass.
     fn block(&mut self, live: &LiveLoop, mask: u32, passes: u64) -> crate::error::Result<f64> {
         let started = Instant::now();
@@ -403,8 +418,14 @@ fn sample(cfg: &ReplayConfig, live: &LiveLoop, tree: &mut Tree) -> crate::error:
     Ok((queried, control, passes, counted, stopped))
 }
 
+/// The key of [`CallCounts`] that counts the calls after which the file's access time had
+/// moved (`touch_atime` stored it): read back with `statx(STATX_ATIME)`, which marks nothing
+/// queried, around every read and directory read. No debugfs counter counts atime stores.
+pub const ATIME_MOVES: &str = "atime_moves";
+
 /// The kernel's multigrain counters (debugfs `multigrain_timestamps`) of one call of the loop,
-/// per pass: with the stats asking for the times, and for the size only.
+/// per pass: with the stats asking for the times, and for the size only; and, for reads and
+/// directory reads, whether the access time moved ([`ATIME_MOVES`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallCounts {
     pub queried: std::collections::BTreeMap<String, f64>,
@@ -438,14 +459,20 @@ pub fn count_calls(
             // next.
             let mut before = read()?;
             for (k, &op) in live.ops.iter().enumerate() {
+                let atime_before = tree.atime_of(op)?;
                 tree.issue(op, live.dirs[op.node as usize], mask)
                     .with_context(|| format!("the counted loop's call {k}"))?;
+                let atime_after = tree.atime_of(op)?;
                 let after = read()?;
                 let side = if queried {
                     &mut sums[k].queried
                 } else {
                     &mut sums[k].control
                 };
+                if let (Some(a), Some(b)) = (atime_before, atime_after) {
+                    *side.entry(ATIME_MOVES.to_string()).or_default() +=
+                        f64::from(u8::from(a != b));
+                }
                 for (name, v) in &after {
                     let d = v.saturating_sub(before.get(name).copied().unwrap_or(*v));
                     *side.entry(name.clone()).or_default() += d as f64;
