@@ -9,6 +9,7 @@ mod input;
 pub mod lkp;
 pub mod noise;
 pub mod path;
+pub mod paths;
 pub mod ratio;
 
 pub use input::{Input, InputError};

@@ -88,12 +88,12 @@ impl Default for NoiseSource {
 }
 
 /// The votes for a shift of `ys` (source index, log ratio, tolerance): one per source, except
-/// that the sources of one [`super::path`] vote once, with their medians. A path moves all its
+/// that the sources of one [`super::paths`] path vote once, with their medians. A path moves all its
 /// sources alike (a clocksource switch moves every vDSO clock read): that is one change of
 /// one path, not a machine-wide shift.
 fn votes(ys: &[(usize, f64, f64)], ids: &[&str]) -> Vec<(f64, f64)> {
     let path_of = |i: usize| {
-        super::path::PATHS
+        super::paths::PATHS
             .iter()
             .position(|p| p.sources.contains(&ids[i]))
     };
@@ -102,7 +102,7 @@ fn votes(ys: &[(usize, f64, f64)], ids: &[&str]) -> Vec<(f64, f64)> {
         .filter(|(i, _, _)| path_of(*i).is_none())
         .map(|(_, x, t)| (*x, *t))
         .collect();
-    for p in 0..super::path::PATHS.len() {
+    for p in 0..super::paths::PATHS.len() {
         let on: Vec<&(usize, f64, f64)> = ys.iter().filter(|y| path_of(y.0) == Some(p)).collect();
         let xs: Vec<f64> = on.iter().map(|y| y.1).collect();
         let ts: Vec<f64> = on.iter().map(|y| y.2).collect();
