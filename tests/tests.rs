@@ -6,6 +6,7 @@ mod common;
 mod compare;
 mod compare_lkp;
 mod compare_noise;
+mod compare_plain;
 mod corpus;
 mod detect;
 mod export;

@@ -151,6 +151,11 @@ pub struct ReportArgs {
     /// message (as `simulate --strace FILE --profile` gives it).
     #[arg(long, value_name = "FILE")]
     pub strace: Vec<PathBuf>,
+    /// An earlier report.json (or a probe profile) to judge this report against, as `compare`
+    /// does: a "since the baseline" section with the shift and the changed sources only, and
+    /// a line of it in the commit message.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

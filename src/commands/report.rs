@@ -48,6 +48,13 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
             }
         }
     }
+    // A baseline that cannot be read fails before anything is measured.
+    let baseline = match &args.baseline {
+        Some(path) => Some(crate::compare::Input::load(path).map_err(|e| {
+            ConfigError::Invalid(format!("--baseline '{}': {e:#}", path.display()))
+        })?),
+        None => None,
+    };
     // The command as it was given: what a reader reruns.
     let command = super::invocation();
     Ok(ReportConfig {
@@ -61,6 +68,7 @@ pub fn config(args: &ReportArgs, global: &Global) -> Result<ReportConfig, Config
         command,
         update_dirs: update_dirs(&args.out),
         straces: args.strace.clone(),
+        baseline,
     })
 }
 

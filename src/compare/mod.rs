@@ -8,6 +8,8 @@
 mod input;
 pub mod lkp;
 pub mod noise;
+pub mod path;
+pub mod paths;
 pub mod ratio;
 
 pub use input::{Input, InputError};
@@ -56,9 +58,15 @@ pub struct SourceRow {
     /// The ratio's 95% within-run interval (see [`ratio`]). `None` where a cost is missing or
     /// an interval reaches 0.
     pub ratio_interval: Vec<Option<Estimate>>,
-    /// The noise between two runs of this source, in percent ([`noise`]); `None` where unknown.
+    /// The noise between two runs of this source the word is judged with, in percent
+    /// ([`noise`]): measured, floored at the prior under five runs, or the prior alone.
     #[serde(default)]
     pub noise_pct: Vec<Option<f64>>,
+    /// The noise between runs measured for this source (percent; `--noise` profiles or the
+    /// inputs' `--repeat` runs, disturbed runs set aside) before the prior's floor; `None`
+    /// where no runs were repeated.
+    #[serde(default)]
+    pub measured_noise_pct: Vec<Option<f64>>,
     /// The interval `change` comes from: `ratio_interval` divided by the machine's shift (when
     /// one is named) and widened by the noise.
     #[serde(default)]
@@ -67,6 +75,10 @@ pub struct SourceRow {
     /// machine (the shift) or within the noise.
     #[serde(default)]
     pub with_machine: Vec<bool>,
+    /// Per input after the first: the word is its path's ([`path`]), said once for the
+    /// sources on that path.
+    #[serde(default)]
+    pub path_word: Vec<bool>,
     /// Under `--lkp`, per input after the first: the 0-day test robot's decision on the runs
     /// ([`lkp`]); `None` where a side does not price the source. Empty without `--lkp`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -126,6 +138,12 @@ pub struct Comparison {
     /// Per input after the first, when most sources moved together: that shift, named once.
     #[serde(default)]
     pub shifts: Vec<noise::Shift>,
+    /// Runs set aside as disturbed as a whole (another job shared the machine), by input.
+    #[serde(default)]
+    pub disturbed: Vec<noise::Disturbed>,
+    /// Per input after the first, each path whose sources moved together, with its one word.
+    #[serde(default)]
+    pub paths: Vec<path::PathWord>,
 }
 
 impl Comparison {
@@ -184,6 +202,16 @@ pub fn without_cycles(inputs: &[Input]) -> Vec<String> {
 pub const CLOCK_AGREEMENT: f64 = 0.02;
 
 impl Comparison {
+    /// The inputs differ in their clocksource alone (same CPU, kernel and hypervisor): one
+    /// machine, its clocksource switched.
+    pub fn clocksource_only(&self) -> bool {
+        !self.machine_differences.is_empty()
+            && self
+                .machine_differences
+                .iter()
+                .all(|d| d.field == "clocksource")
+    }
+
     /// The core clocks of the inputs (first, then the one furthest from it), when they differ
     /// by more than [`CLOCK_AGREEMENT`]: the ns ratios then carry the clock's change.
     pub fn clock_apart(&self) -> Option<(f64, f64)> {
@@ -198,11 +226,25 @@ impl Comparison {
 }
 
 /// Compares inputs in `unit` with the noise between runs from `noise` profiles (three or
-/// more; else the inputs' own `--repeat` runs) and a machine-wide shift named
-/// ([`noise::apply`]).
+/// more; else the inputs' own `--repeat` runs, else the prior), a machine-wide shift named
+/// ([`noise::apply`]) and one word per path ([`path::apply`]). An input whose own point is a
+/// run set aside as disturbed is judged on the median of its other runs.
 pub fn compare_with_noise(inputs: &[Input], unit: Unit, noise: &[Profile]) -> Comparison {
-    let mut c = compare(inputs, unit);
-    noise::apply(&mut c, inputs, noise);
+    let runs: Vec<Option<noise::Runs>> = inputs
+        .iter()
+        .map(|i| noise::Runs::of_profile(&i.profile))
+        .collect();
+    let inputs: Vec<Input> = inputs
+        .iter()
+        .zip(&runs)
+        .map(|(i, r)| {
+            r.as_ref()
+                .map_or_else(|| i.clone(), |r| noise::runs::recentre(i, r))
+        })
+        .collect();
+    let mut c = compare(&inputs, unit);
+    noise::apply(&mut c, &inputs, &runs, noise);
+    path::apply(&mut c);
     c
 }
 
@@ -281,6 +323,8 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
                 change,
                 ratio_interval,
                 noise_pct: Vec::new(),
+                measured_noise_pct: Vec::new(),
+                path_word: Vec::new(),
                 judged_interval: Vec::new(),
                 with_machine: Vec::new(),
                 lkp: Vec::new(),
@@ -330,5 +374,10 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
         verdicts,
         noise: noise::NoiseSource::default(),
         shifts: Vec::new(),
+        disturbed: Vec::new(),
+        paths: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;

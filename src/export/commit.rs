@@ -8,9 +8,15 @@ use crate::report::Report;
 /// The commit-message columns.
 pub const WIDTH: usize = 72;
 
-/// The paragraph wrapped at [`WIDTH`] columns, with a trailing newline: `commit-message.txt`.
+/// The paragraph wrapped at [`WIDTH`] columns, with a trailing newline: `commit-message.txt`;
+/// under `--baseline` a second paragraph says what changed since it.
 pub fn message(r: &Report) -> String {
-    wrap(&paragraph(r), WIDTH)
+    let since = super::baseline::sentence(r);
+    if since.is_empty() {
+        wrap(&paragraph(r), WIDTH)
+    } else {
+        wrap(&paragraph(r), WIDTH) + "\n" + &wrap(&since, WIDTH)
+    }
 }
 
 /// `text` with its words refilled into lines of at most `width` columns (a word longer than

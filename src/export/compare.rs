@@ -142,7 +142,7 @@ fn sources(cmp: &Comparison) -> Table {
         for (i, c) in costs(cmp, r).iter().enumerate() {
             cells.push(opt(c.as_ref(), |e| ns(e.point)));
             if i > 0 {
-                cells.push(ratio_cell(r, i - 1));
+                cells.push(ratio_cell(cmp, r, i - 1));
             }
         }
         t.row(cells);
@@ -151,12 +151,27 @@ fn sources(cmp: &Comparison) -> Table {
 }
 
 /// `1.03 ± 0.02× slower`: the ratio, its 95% interval and the word that interval decides,
-/// hyperfine-style; `x.xx× no change (unbounded)` where an interval reaches 0.
-fn ratio_cell(r: &crate::compare::SourceRow, k: usize) -> String {
+/// hyperfine-style; `x.xx× no change (unbounded)` where an interval reaches 0. A row whose
+/// word is its path's shows the path's interval, marked `(path)`.
+fn ratio_cell(cmp: &Comparison, r: &SourceRow, k: usize) -> String {
     let Some(x) = r.ratio_to_first[k] else {
         return "-".into();
     };
     let change = r.change[k].unwrap_or(Change::NoChange);
+    if r.path_word.get(k).copied().unwrap_or(false) {
+        let label = cmp.columns.get(k + 1).map_or("", |c| c.label.as_str());
+        if let Some(p) = cmp
+            .paths
+            .iter()
+            .find(|p| p.label == label && p.members.contains(&r.id))
+        {
+            return format!(
+                "{} {} (path)",
+                ratio::format(&p.interval, change),
+                change.as_str()
+            );
+        }
+    }
     let judged = r.judged_interval.get(k).copied().flatten();
     let shifted = judged
         .zip(r.ratio_interval[k])
@@ -177,10 +192,19 @@ fn ratio_cell(r: &crate::compare::SourceRow, k: usize) -> String {
     }
 }
 
-/// Where the noise between runs came from, and each machine-wide shift, in one line each.
+/// Where the noise between runs came from, each run set aside, each machine-wide shift and
+/// each path's one word, in one line each.
 fn noise_note(cmp: &Comparison) -> String {
     let mut lines = vec![format!("Noise: {}.", cmp.noise.detail)];
+    lines.extend(cmp.disturbed.iter().map(|d| {
+        format!(
+            "Disturbed: {} run {} moved {:+.1}% (median over {} sources) against its other \
+             runs: set aside, the machine was shared.",
+            d.label, d.run, d.percent, d.sources
+        )
+    }));
     lines.extend(cmp.shifts.iter().map(|s| format!("Shift: {}.", s.summary)));
+    lines.extend(cmp.paths.iter().map(|p| format!("Path: {}.", p.summary)));
     if cmp
         .sources
         .iter()
@@ -222,7 +246,8 @@ fn clock_note(cmp: &Comparison) -> Option<String> {
     }
 }
 
-/// The notice above the tables when the inputs come from different machines.
+/// The notice above the tables when the inputs come from different machines, or from one
+/// machine under different clocksources (the change a patch author compares: judged as one).
 fn machine_note(cmp: &Comparison) -> Option<String> {
     if cmp.machine_differences.is_empty() {
         return None;
@@ -239,6 +264,13 @@ fn machine_note(cmp: &Comparison) -> Option<String> {
             format!("{} {}", d.field, values.join(" vs "))
         })
         .collect();
+    if cmp.clocksource_only() {
+        return Some(format!(
+            "One machine, another clocksource ({}): the ratios are what the clocksource \
+             changes.\n",
+            what.join("; ")
+        ));
+    }
     Some(format!(
         "Different machines ({}): the ratios compare machines, not a change on one machine.\n",
         what.join("; ")

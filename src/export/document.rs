@@ -253,6 +253,7 @@ impl ReportDocument<'_> {
         out += &self.other_table();
         out += "\n## Verdicts\n\n";
         out += &self.verdicts();
+        out += &super::baseline::section(r);
         if !r.workloads.is_empty() {
             out += "\n## Workloads on this kernel\n\nwill-it-scale semantics (`tscope run`, \
                     docs/workloads.md): tasks pinned, one sample per interval after a warm-up.\n";

@@ -29,6 +29,7 @@
 //! files, not one format, so it has its own writer; it embeds other results through [`export`].
 
 mod bars;
+mod baseline;
 pub mod commit;
 mod compare;
 mod detect;

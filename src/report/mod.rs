@@ -14,6 +14,7 @@ use crate::probe::{self, ProbeConfig, Profile};
 use crate::progress::Progress;
 pub use environment::{Environment, EMULATED_TRAP};
 
+pub mod baseline;
 pub mod environment;
 use crate::sim::result::{ModelReport, Output, SweepReport};
 use crate::sim::{self, SimulateConfig};
@@ -56,6 +57,8 @@ pub struct ReportConfig {
     /// Programs recorded with `tscope record` (`--strace`): what multigrain costs each on
     /// every filesystem the report priced.
     pub straces: Vec<std::path::PathBuf>,
+    /// `--baseline FILE`, loaded: an earlier report.json (or profile) to compare against.
+    pub baseline: Option<crate::compare::Input>,
 }
 
 /// What multigrain timestamps cost one pass of a recorded program on each filesystem the
@@ -107,6 +110,10 @@ pub struct Report {
     /// Recorded programs (`--strace`) on each filesystem the report priced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<ProgramCost>,
+    /// `--baseline FILE`: what changed since an earlier report (or profile), as `compare`
+    /// judges it; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_baseline: Option<baseline::SinceBaseline>,
     /// Parts that could not be produced, and why.
     pub skipped: Vec<String>,
 }
@@ -198,6 +205,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
     } else {
         None
     };
+    let since_baseline = cfg.baseline.as_ref().map(|b| baseline::since(b, &profile));
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -211,6 +219,7 @@ pub fn run(cfg: &ReportConfig, progress: &dyn Progress) -> Report {
         vm,
         vm_bench,
         programs,
+        since_baseline,
         skipped,
     }
 }

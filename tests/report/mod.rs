@@ -274,3 +274,46 @@ fn a_report_can_be_compared() {
         "verdicts came from the report"
     );
 }
+
+#[test]
+fn a_report_against_a_baseline_says_what_changed_since() {
+    let _cpu = crate::common::cpu_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let baseline = "tests/data/compare/clocksource/kvm-clock-plain-1.json";
+    tscope()
+        .args(["report", "--quick", "--no-workloads", "--sync-ms", "20"])
+        .args(["--baseline", baseline, "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Since the baseline"), "{md}");
+    assert!(md.contains(&format!("against `{baseline}`")), "{md}");
+    assert!(md.contains("- Noise: "), "{md}");
+    let commit = std::fs::read_to_string(out.join("commit-message.txt")).unwrap();
+    assert!(commit.contains("\n\nSince the baseline"), "{commit}");
+    assert!(commit.lines().all(|l| l.chars().count() <= 72), "{commit}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let s = &v["since_baseline"];
+    assert_eq!(s["path"], baseline);
+    assert!(s["of"].as_u64().unwrap() > 0, "{s}");
+    // Every listed source changed; the rest are left out.
+    for c in s["changed"].as_array().unwrap() {
+        assert_ne!(c["change"], "no_change", "{c}");
+    }
+}
+
+#[test]
+fn an_unreadable_baseline_fails_before_measuring() {
+    tscope()
+        .args(["report", "--quick", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("r"))
+        .args(["--baseline", "/nonexistent/old.json"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--baseline '/nonexistent/old.json'",
+        ));
+}

@@ -145,6 +145,8 @@ mod tests {
             change: vec![Some(change)],
             ratio_interval: vec![Some(interval)],
             noise_pct: vec![noise],
+            measured_noise_pct: vec![noise],
+            path_word: vec![false],
             judged_interval: vec![Some(super::super::noise::adjust(&interval, 0.0, noise))],
             with_machine: vec![false],
             lkp: vec![],

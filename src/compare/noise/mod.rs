@@ -5,13 +5,16 @@
 //!   unchanged machine differ by more ([`crate::probe::between`]). Per source, the noise is the
 //!   95% half-width of the log ratio of two single runs: from `--noise` profiles (three or more
 //!   runs of the same machine, unchanged), else the larger of the two inputs' own
-//!   (`probe --repeat`). It is added in quadrature to the ratio's within-run log half-width
-//!   (both are 95% half-widths of independent terms).
+//!   (`probe --repeat`), a run disturbed as a whole set aside and named ([`runs`]); under
+//!   [`MEASURED_RUNS`] runs it is floored at the [`prior`], and with no runs repeated the prior
+//!   is the noise. It is added in quadrature to the ratio's within-run log half-width (both
+//!   are 95% half-widths of independent terms).
 //! - **A machine-wide shift.** When most sources moved together — two thirds or more of them
 //!   within their tolerance of the median log ratio — that median is the machine's shift
 //!   (the core clock, another tenant), named once; each source is then judged on its ratio
-//!   divided by the shift. A source's tolerance is its noise and its within-run half-width in
-//!   quadrature, and at least [`MIN_TOLERANCE`].
+//!   divided by the shift. A source's tolerance is its measured noise (never the prior, which
+//!   is no evidence) and its within-run half-width in quadrature, and at least
+//!   [`MIN_TOLERANCE`].
 //!
 //! The word follows from the adjusted, widened interval as before ([`super::Change::of_interval`]),
 //! provided the source's own widened ratio (without the shift) says the same: a shift only
@@ -19,8 +22,14 @@
 
 use serde::{Deserialize, Serialize};
 
+mod check;
+pub mod prior;
+pub mod runs;
+
+pub use check::{check_noise, NoiseInput};
+pub use runs::{Disturbed, Runs};
+
 use super::{Change, Comparison, Input};
-use crate::probe::between;
 use crate::probe::Profile;
 use crate::stats::Estimate;
 
@@ -61,7 +70,8 @@ pub struct Shift {
 /// Where the noise came from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NoiseSource {
-    /// `noise_profiles`, `repeat` or `none`.
+    /// `noise_profiles`, `repeat`, `prior` (one run per input), or `none` (files written
+    /// before the prior existed).
     pub kind: String,
     /// In words, with the number of runs.
     pub detail: String,
@@ -77,134 +87,30 @@ impl Default for NoiseSource {
     }
 }
 
-/// One `--noise` profile as read: where from, the SHA-256 of its bytes, and the profile.
-#[derive(Debug, Clone)]
-pub struct NoiseInput {
-    pub path: std::path::PathBuf,
-    pub sha256: [u8; 32],
-    pub profile: Profile,
-}
-
-/// The machine a profile names: its `host_id` where it carries one, else its CPU facts.
-fn same_machine(a: &Profile, b: &Profile) -> bool {
-    let (x, y) = (&a.machine, &b.machine);
-    match (&x.host_id, &y.host_id) {
-        (Some(p), Some(q)) => p == q,
-        _ => machine_facts(a) == machine_facts(b),
-    }
-}
-
-/// The CPU facts a profile carries without a `host_id`.
-fn machine_facts(p: &Profile) -> (Option<&str>, Option<&str>, Option<u32>, Option<u32>, usize) {
-    let m = &p.machine;
-    (
-        m.cpu_vendor.as_deref(),
-        m.cpu_model.as_deref(),
-        m.cpu_family,
-        m.cpu_model_number,
-        m.cpus_online,
-    )
-}
-
-/// The machine of `p`, in words.
-fn machine_words(p: &Profile) -> String {
-    let m = &p.machine;
-    match &m.host_id {
-        Some(id) => format!("host_id {id}"),
-        None => format!(
-            "no host_id; CPU '{}', {} CPUs",
-            m.cpu_model.as_deref().unwrap_or("unknown"),
-            m.cpus_online
-        ),
-    }
-}
-
-/// Refuses `--noise` profiles that are not separate runs of the machine compared, naming the
-/// file and why: the same file twice (the same SHA-256), the same run twice (one machine, one
-/// `created_unix_s`), and, unless `other_hosts`, a profile of a machine none of `inputs` was
-/// measured on, or of another machine than the first noise profile. Each would pass for noise
-/// it is not: copies have no spread, and other machines' spread is not this machine's.
-pub fn check_noise(
-    inputs: &[Input],
-    noise: &[NoiseInput],
-    other_hosts: bool,
-) -> Result<(), String> {
-    for (k, n) in noise.iter().enumerate() {
-        let path = n.path.display();
-        for earlier in &noise[..k] {
-            let first = earlier.path.display();
-            if earlier.sha256 == n.sha256 {
-                return Err(format!(
-                    "--noise '{path}' has the same content as '{first}' (the same SHA-256): \
-                     each noise profile must be a run of its own"
-                ));
-            }
-            if same_machine(&earlier.profile, &n.profile)
-                && earlier.profile.created_unix_s == n.profile.created_unix_s
-            {
-                return Err(format!(
-                    "--noise '{path}' is the same run as '{first}' ({}, created_unix_s {}): \
-                     each noise profile must be a run of its own",
-                    machine_words(&n.profile),
-                    n.profile.created_unix_s
-                ));
-            }
-        }
-        if other_hosts {
-            continue;
-        }
-        let unlike = |what: &str, p: &Profile| {
-            format!(
-                "--noise '{path}' was measured on another machine ({}) than {what} ({}): its \
-                 spread is not that machine's noise between runs; give profiles of the machine \
-                 compared, or pass --noise-from-other-hosts to use it anyway",
-                machine_words(&n.profile),
-                machine_words(p)
-            )
-        };
-        match noise.first() {
-            Some(first) if k > 0 => {
-                if !same_machine(&first.profile, &n.profile) {
-                    return Err(unlike(
-                        &format!("the first noise profile '{}'", first.path.display()),
-                        &first.profile,
-                    ));
-                }
-            }
-            _ => {
-                if !inputs.iter().any(|i| same_machine(&i.profile, &n.profile)) {
-                    if let Some(i) = inputs.first() {
-                        return Err(unlike("the compared profiles", &i.profile));
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Per-source noise (percent) from `noise` profiles: every source's points across them.
-fn from_profiles(id: &str, noise: &[Profile]) -> Option<f64> {
-    let points: Vec<f64> = noise
-        .iter()
-        .filter_map(|p| p.cost_ns(id).map(|e| e.point))
-        .collect();
-    between::noise_pct(&points)
-}
-
-/// Per-source noise (percent) from the inputs' own `--repeat` runs: the larger of the first
-/// input's and `k`'s.
-fn from_repeats(id: &str, first: &Input, other: &Input) -> Option<f64> {
-    let get = |i: &Input| {
-        i.profile
-            .source(id)
-            .and_then(|s| s.between_runs.as_ref())
-            .map(|b| b.noise_pct)
+/// The votes for a shift of `ys` (source index, log ratio, tolerance): one per source, except
+/// that the sources of one [`super::paths`] path vote once, with their medians. A path moves all its
+/// sources alike (a clocksource switch moves every vDSO clock read): that is one change of
+/// one path, not a machine-wide shift.
+fn votes(ys: &[(usize, f64, f64)], ids: &[&str]) -> Vec<(f64, f64)> {
+    let path_of = |i: usize| {
+        super::paths::PATHS
+            .iter()
+            .position(|p| p.sources.contains(&ids[i]))
     };
-    match (get(first), get(other)) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
+    let mut out: Vec<(f64, f64)> = ys
+        .iter()
+        .filter(|(i, _, _)| path_of(*i).is_none())
+        .map(|(_, x, t)| (*x, *t))
+        .collect();
+    for p in 0..super::paths::PATHS.len() {
+        let on: Vec<&(usize, f64, f64)> = ys.iter().filter(|y| path_of(y.0) == Some(p)).collect();
+        let xs: Vec<f64> = on.iter().map(|y| y.1).collect();
+        let ts: Vec<f64> = on.iter().map(|y| y.2).collect();
+        if let (Some(x), Some(t)) = (crate::stats::median(&xs), crate::stats::median(&ts)) {
+            out.push((x, t));
+        }
     }
+    out
 }
 
 /// The log half-width of a ratio interval (the larger side).
@@ -246,66 +152,122 @@ pub fn adjust(r: &Estimate, shift: f64, noise_pct: Option<f64>) -> Estimate {
     }
 }
 
-/// Applies the noise and the shift to `cmp` (built from `inputs`), `noise` being `--noise`
-/// profiles.
-pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
-    let Some(first) = inputs.first() else {
-        return;
-    };
-    let n_noise = noise.len();
-    cmp.noise = if n_noise >= 3 {
-        NoiseSource {
-            kind: "noise_profiles".into(),
-            detail: format!("between-run noise from {n_noise} --noise profiles of this machine"),
+/// Runs of a source measured from this many on stand for its noise alone; under it, the
+/// measured noise is floored at the [`prior`].
+pub const MEASURED_RUNS: usize = 5;
+
+/// Where the noise comes from, in words, for the `Noise:` line.
+fn source_of(inputs: &[Input], runs: &[Option<Runs>], noise: Option<&Runs>) -> NoiseSource {
+    let floor = |fewest: usize| {
+        if fewest < MEASURED_RUNS {
+            format!(
+                "; under {MEASURED_RUNS} runs kept it is floored at {}",
+                prior::words()
+            )
+        } else {
+            String::new()
         }
-    } else if inputs.iter().any(|i| i.profile.between_runs.is_some()) {
-        let runs: Vec<String> = inputs
+    };
+    if let Some(n) = noise {
+        let kept = n.runs - n.dropped.len();
+        return NoiseSource {
+            kind: "noise_profiles".into(),
+            detail: format!(
+                "between-run noise from {kept} --noise profiles of this machine{}",
+                floor(kept)
+            ),
+        };
+    }
+    if runs.iter().any(Option::is_some) {
+        let per: Vec<String> = inputs
             .iter()
-            .map(|i| {
-                i.profile
-                    .between_runs
-                    .as_ref()
-                    .map_or(1, |b| b.runs)
+            .zip(runs)
+            .map(|(_, r)| {
+                r.as_ref()
+                    .map_or(1, |r| r.runs - r.dropped.len())
                     .to_string()
             })
             .collect();
-        NoiseSource {
+        let fewest = runs
+            .iter()
+            .flatten()
+            .map(|r| r.runs - r.dropped.len())
+            .min()
+            .unwrap_or(0);
+        return NoiseSource {
             kind: "repeat".into(),
             detail: format!(
-                "between-run noise from the inputs' own runs (probe --repeat; runs per input: {})",
-                runs.join(", ")
+                "between-run noise from the inputs' own runs (probe --repeat; runs kept per \
+                 input: {}){}",
+                per.join(", "),
+                floor(fewest)
             ),
-        }
-    } else {
-        NoiseSource {
-            kind: "none".into(),
-            detail: "no between-run noise known: within-run intervals only, and runs differ by \
-                     more than that; measure it with `probe --repeat 5` or give `--noise` \
-                     profiles"
-                .into(),
-        }
+        };
+    }
+    NoiseSource {
+        kind: "prior".into(),
+        detail: format!(
+            "one run per input: {}; measure this machine's own with `probe --repeat 5` or \
+             `--noise`",
+            prior::words()
+        ),
+    }
+}
+
+/// Per source (in `cmp`'s order) the measured noise of column `k` against the first input:
+/// from the `--noise` runs, else the larger of the two inputs' own, with the runs it is over
+/// (the fewer of the two).
+fn measured(
+    cmp: &Comparison,
+    runs: &[Option<Runs>],
+    noise: Option<&Runs>,
+    k: usize,
+) -> Vec<Option<(f64, usize)>> {
+    cmp.sources
+        .iter()
+        .map(|r| {
+            if let Some(n) = noise {
+                return n.noise(&r.id);
+            }
+            let get = |i: usize| runs.get(i).and_then(Option::as_ref)?.noise(&r.id);
+            match (get(0), get(k)) {
+                (Some(a), Some(b)) => Some((a.0.max(b.0), a.1.min(b.1))),
+                (a, b) => a.or(b),
+            }
+        })
+        .collect()
+}
+
+/// Applies the noise and the shift to `cmp` (built from `inputs`), `noise` being `--noise`
+/// profiles; `runs` are the inputs' own (`--repeat`), disturbed runs found.
+pub fn apply(cmp: &mut Comparison, inputs: &[Input], runs: &[Option<Runs>], noise: &[Profile]) {
+    let Some(first) = inputs.first() else {
+        return;
     };
-    for (k, other) in inputs.iter().enumerate().skip(1) {
-        let col = k - 1;
-        // Each source's noise, then its log ratio and tolerance where it has a ratio interval.
-        let noises: Vec<Option<f64>> = cmp
-            .sources
-            .iter()
-            .map(|r| {
-                if n_noise >= 3 {
-                    from_profiles(&r.id, noise)
-                } else {
-                    from_repeats(&r.id, first, other)
+    let noise_runs = (noise.len() >= 3).then(|| Runs::of_profiles(noise));
+    cmp.noise = source_of(inputs, runs, noise_runs.as_ref());
+    match &noise_runs {
+        Some(n) => cmp.disturbed.extend(n.named("--noise")),
+        None => {
+            for (i, r) in inputs.iter().zip(runs) {
+                if let Some(r) = r {
+                    cmp.disturbed.extend(r.named(&i.label));
                 }
-            })
-            .collect();
+            }
+        }
+    }
+    for k in 1..inputs.len() {
+        let col = k - 1;
+        let measured = measured(cmp, runs, noise_runs.as_ref(), k);
+        // Each source's log ratio and tolerance where it has a ratio interval: the within-run
+        // half-width and the measured noise (the prior is no evidence of a shift).
         let xs: Vec<Option<(f64, f64)>> = cmp
             .sources
             .iter()
-            .zip(&noises)
-            .map(|(r, noise_pct)| {
+            .zip(&measured)
+            .map(|(r, m)| {
                 let ri = r.ratio_interval.get(col).copied().flatten()?;
-                let n = noise_pct.map_or(0.0, |n| (1.0 + n / 100.0).ln());
+                let n = m.map_or(0.0, |(n, _)| (1.0 + n / 100.0).ln());
                 Some((ri.point.ln(), log_half(&ri).hypot(n).max(MIN_TOLERANCE)))
             })
             .collect();
@@ -332,12 +294,13 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
                 groups.push((Some(name.clone()), members));
             }
         }
+        let ids: Vec<&str> = cmp.sources.iter().map(|r| r.id.as_str()).collect();
         for (kind, members) in groups {
-            let ys: Vec<(f64, f64)> = members
+            let ys: Vec<(usize, f64, f64)> = members
                 .iter()
-                .filter_map(|i| xs[*i].map(|(x, t)| (x - shift_of[*i], t)))
+                .filter_map(|i| xs[*i].map(|(x, t)| (*i, x - shift_of[*i], t)))
                 .collect();
-            let Some((m, moved, of)) = shift(&ys) else {
+            let Some((m, moved, of)) = shift(&votes(&ys, &ids)) else {
                 continue;
             };
             for i in &members {
@@ -347,19 +310,20 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
         }
         let named: Vec<bool> = shift_of.iter().map(|m| *m != 0.0).collect();
         for (i, r) in cmp.sources.iter_mut().enumerate() {
-            let noise_pct = noises[i];
-            r.noise_pct.push(noise_pct);
+            let noise_pct = prior::effective(measured[i], prior::prior_pct(&r.id));
+            r.noise_pct.push(Some(noise_pct));
+            r.measured_noise_pct.push(measured[i].map(|m| m.0));
             let Some(ri) = r.ratio_interval.get(col).copied().flatten() else {
                 r.judged_interval.push(None);
                 r.with_machine.push(false);
                 continue;
             };
             let within_run = Change::of_interval(&ri);
-            let judged = adjust(&ri, shift_of[i], noise_pct);
+            let judged = adjust(&ri, shift_of[i], Some(noise_pct));
             // A shift only takes a change away: the source must have moved in that direction
             // beyond the noise on its own ratio too (a source that stood still while the
             // machine moved is not called a change).
-            let unshifted = Change::of_interval(&adjust(&ri, 0.0, noise_pct));
+            let unshifted = Change::of_interval(&adjust(&ri, 0.0, Some(noise_pct)));
             let change = match Change::of_interval(&judged) {
                 c if c == unshifted => c,
                 _ => Change::NoChange,
@@ -368,7 +332,7 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], noise: &[Profile]) {
                 *c = Some(change);
             }
             r.with_machine.push(
-                (named[i] || noise_pct.is_some())
+                (named[i] || noise_pct > 0.0)
                     && within_run != Change::NoChange
                     && change == Change::NoChange,
             );
