@@ -9,11 +9,18 @@ use crate::sim::estimate;
 use crate::trace::{CompiledScenario, FsKind};
 use crate::workload::pair::{PairResult, Pattern};
 
-/// Iterations each side is replayed for (many ticks of the coarse clock).
+/// Iterations each side is replayed for at most.
 const ITERATIONS: u64 = 200_000;
 
+/// Iterations each side is replayed for at least.
+const MIN_ITERATIONS: u64 = 10_000;
+
+/// The span of the loop's own time each side is replayed for: 50 ticks of a 250 Hz coarse
+/// clock (20 of a 100 Hz one), so that what happens once per tick is counted many times over.
+const SPAN_NS: f64 = 200e6;
+
 /// What the model counts for the loop `compiled` at `measured_ns` per iteration, replayed for
-/// many ticks of the coarse clock (fewer loops of a long one,
+/// [`SPAN_NS`] of its time (10,000 to 200,000 iterations; fewer loops of a long one,
 /// [`crate::trace::scenario::bounded_iterations`]), with the reads at `costs`' prices and no
 /// term priced.
 pub fn counts_at(
@@ -22,7 +29,15 @@ pub fn counts_at(
     compiled: &CompiledScenario,
     measured_ns: f64,
 ) -> Counts {
-    let iterations = crate::trace::scenario::bounded_iterations(ITERATIONS, compiled.ops.len());
+    let by_span = if measured_ns > 0.0 {
+        (SPAN_NS / measured_ns) as u64
+    } else {
+        ITERATIONS
+    };
+    let iterations = crate::trace::scenario::bounded_iterations(
+        by_span.clamp(MIN_ITERATIONS, ITERATIONS),
+        compiled.ops.len(),
+    );
     let stock = &model.policies()[0];
     let costs = costs.reads_only();
     let base = estimate::base_from_measured(model, stock, costs, compiled, measured_ns, iterations);

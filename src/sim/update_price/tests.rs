@@ -187,22 +187,35 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
             continue;
         }
         assert_eq!(again.query_pattern.as_deref(), Some("chmod-stat"));
-        assert_eq!(Some(q), f.price(Term::Query), "{}", f.dir);
+        // The same price as when the profile was probed, up to the replay's span (the model
+        // now replays each loop for a span of its time, not a fixed count of iterations).
+        let was = f.price(Term::Query).unwrap();
+        for (a, b) in [
+            (q.point, was.point),
+            (q.lower, was.lower),
+            (q.upper, was.upper),
+        ] {
+            assert!((a - b).abs() < 0.05, "{}: {q:?} against {was:?}", f.dir);
+        }
         // The same point as when the profile was probed; the interval now adds the query's
         // and the write pair's errors in quadrature, inside the worst case the profile holds.
         let (u0, u1) = (
             f.price(Term::Update).unwrap(),
             again.price(Term::Update).unwrap(),
         );
-        assert_eq!(u0.point, u1.point, "{}", f.dir);
         assert!(
-            u0.lower <= u1.lower && u1.upper <= u0.upper,
+            (u0.point - u1.point).abs() < 0.05,
+            "{}: {u0:?} {u1:?}",
+            f.dir
+        );
+        assert!(
+            u0.lower <= u1.lower + 0.05 && u1.upper <= u0.upper + 0.05,
             "{u0:?} {u1:?}"
         );
         let u = f.price(Term::Update).unwrap();
         let (dr, dq) = (f.reads_delta_ns.unwrap(), f.queries_delta.unwrap());
         let du = f.updates_delta.unwrap();
-        assert!((u.point - (w.delta_ns.point - dr - dq * q.point) / du).abs() < 1e-6);
+        assert!((u.point - (w.delta_ns.point - dr - dq * was.point) / du).abs() < 1e-6);
         // The query's interval widens the update's.
         assert!(u.upper - u.lower >= w.delta_ns.upper - w.delta_ns.lower - 1e-9);
         assert!(f.reason.contains("chmod-stat"), "{}", f.reason);
@@ -213,7 +226,7 @@ fn the_query_is_priced_apart_and_the_update_is_what_remains() {
     assert!(alone.price(Term::Query).is_none());
     let diff = alone.price(Term::Update).unwrap().point - ext4.price(Term::Update).unwrap().point;
     let dq = ext4.queries_delta.unwrap() / ext4.updates_delta.unwrap();
-    assert!((diff - dq * ext4.price(Term::Query).unwrap().point).abs() < 1e-6);
+    assert!((diff - dq * ext4.price(Term::Query).unwrap().point).abs() < 0.05);
     assert!(
         alone.reason.contains("no chmod-stat pair"),
         "{}",
