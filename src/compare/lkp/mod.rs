@@ -118,6 +118,11 @@ fn tscope_reason(r: &SourceRow, col: usize) -> String {
         (false, false) => "the interval of the ratio",
     };
     let bounds = |e: crate::stats::Estimate| format!("[{:.3}, {:.3}]", e.lower, e.upper);
+    let which = if r.judged_unit.get(col) == Some(&super::Unit::Cycles) {
+        which.replacen("the ratio", "the ratio in core cycles", 1)
+    } else {
+        which.to_string()
+    };
     match (r.change.get(col).copied().flatten(), interval) {
         (None, _) => "no ratio (a cost is missing)".into(),
         (Some(Change::NoChange), None) => "the ratio is unbounded (an interval reaches 0)".into(),
@@ -140,6 +145,8 @@ mod tests {
             id: "vdso:realtime".into(),
             cost_ns: vec![],
             cost_cycles: vec![],
+            judged_unit: vec![],
+            ns_ratio_interval: vec![],
             ratio_to_first: vec![Some(interval.point)],
             ratio_plus_minus: vec![None],
             change: vec![Some(change)],

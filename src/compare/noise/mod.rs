@@ -283,14 +283,25 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], runs: &[Option<Runs>], nois
             .collect();
         // The whole machine first, then each kind of source (counter, vdso, syscall, …) on
         // what remains: a change of the kernel's entry moves every syscall source alike.
+        // A row compare judges in cycles while the others are in ns is clear of the core
+        // clock, the commonest cause of a shift: it neither votes for the shift nor is judged
+        // net of it.
+        let unit = cmp.unit;
+        let in_unit: Vec<bool> = cmp
+            .sources
+            .iter()
+            .map(|r| r.unit_at(col, unit) == unit)
+            .collect();
         let mut shift_of = vec![0.0; xs.len()];
-        let all: Vec<usize> = (0..xs.len()).collect();
+        let all: Vec<usize> = (0..xs.len()).filter(|i| in_unit[*i]).collect();
         let mut groups: Vec<(Option<String>, Vec<usize>)> = vec![(None, all)];
         let mut seen: Vec<&String> = Vec::new();
         for name in &kinds {
             if !name.is_empty() && !seen.contains(&name) {
                 seen.push(name);
-                let members = (0..xs.len()).filter(|i| &kinds[*i] == name).collect();
+                let members = (0..xs.len())
+                    .filter(|i| in_unit[*i] && &kinds[*i] == name)
+                    .collect();
                 groups.push((Some(name.clone()), members));
             }
         }
