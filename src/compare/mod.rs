@@ -32,9 +32,9 @@ pub struct SourceRow {
     pub cost_cycles: Vec<Option<Estimate>>,
     /// `cost / cost of the first input` in the row's `judged_unit`, for inputs after the first.
     pub ratio_to_first: Vec<Option<f64>>,
-    /// Per input after the first, the unit its ratio and word are in ([`unit`]): `cycles` for a
-    /// cycle-bound source when the core clock moved, else `ns`; `--unit` fixes it. Empty in
-    /// files written before compare chose: every ratio is then in [`Comparison::unit`].
+    /// Per input after the first, the unit its ratio and word are in ([`mod@unit`]): `cycles`
+    /// for a cycle-bound source when the core clock moved, else `ns`; `--unit` fixes it. Empty
+    /// in files written before compare chose: every ratio is then in [`Comparison::unit`].
     #[serde(default)]
     pub judged_unit: Vec<Unit>,
     /// Per input after the first, where the row is judged in cycles: its ratio's within-run
@@ -126,7 +126,7 @@ pub struct Comparison {
     /// The unit of the costs shown, and of every ratio and word but those a row's
     /// `judged_unit` puts in cycles: `ns`, or the unit `--unit` fixed.
     pub unit: Unit,
-    /// `auto`: compare chose each row's unit ([`unit`]); `fixed`: `--unit` gave one for all
+    /// `auto`: compare chose each row's unit ([`mod@unit`]); `fixed`: `--unit` gave one for all
     /// (and files written before compare chose).
     #[serde(default)]
     pub unit_choice: UnitChoice,
@@ -233,8 +233,8 @@ impl Comparison {
 /// Compares inputs with the noise between runs from `noise` profiles (three or more; else the
 /// inputs' own `--repeat` runs, else the prior), a machine-wide shift named
 /// ([`noise::apply`]) and one word per path ([`path::apply`]); `unit` fixes the unit of every
-/// ratio (`--unit`), `None` lets compare choose it per source ([`unit`]). An input whose own
-/// point is a run set aside as disturbed is judged on the median of its other runs.
+/// ratio (`--unit`), `None` lets compare choose it per source ([`mod@unit`]). An input whose
+/// own point is a run set aside as disturbed is judged on the median of its other runs.
 pub fn compare_with_noise(inputs: &[Input], unit: Option<Unit>, noise: &[Profile]) -> Comparison {
     let runs: Vec<Option<noise::Runs>> = inputs
         .iter()
