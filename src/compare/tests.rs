@@ -241,3 +241,20 @@ fn a_clock_moved_beyond_a_shift_leaves_the_counters_standing() {
     }
     assert_eq!(row(&c, "syscall:getppid").change[0], Some(Change::Faster));
 }
+
+#[test]
+fn the_counters_vote_for_the_clocks_shift_in_ns_between_two_real_runs() {
+    // The next recorded probe, its clock 10% faster and rdtsc 10% dearer in cycles, against
+    // the first: the run-to-run spread of two real probes on top.
+    let next: Profile =
+        serde_json::from_str(include_str!("../../tests/data/compare/plain/plain-2.json")).unwrap();
+    let after = clocked(&next, 1.10, |id| if id == "rdtsc" { 1.10 } else { 1.0 });
+    let inputs = [input("a", recorded()), input("b", after)];
+    let c = compare_with_noise(&inputs, None, &[]);
+    let machine: Vec<&noise::Shift> = c.shifts.iter().filter(|s| s.kind.is_none()).collect();
+    assert_eq!(machine.len(), 1, "{:?}", c.shifts);
+    assert!((machine[0].percent + 9.1).abs() < 0.5, "{machine:?}");
+    assert_eq!(words(&c), vec![("rdtsc".to_string(), Change::Slower)]);
+    let ns = compare_with_noise(&inputs, Some(Unit::Ns), &[]);
+    assert!(words(&ns).is_empty(), "{:?}", words(&ns));
+}
