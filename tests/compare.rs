@@ -395,8 +395,8 @@ fn fail_on_slower_exits_1_only_on_a_decided_slowdown() {
 
 /// `--unit cycles` compares what a change of the core clock does not move. A real probe, and
 /// the same probe as a clock a third slower would have read it (every ns × 1.5, the clock
-/// ÷ 1.5, the cycles unchanged): in ns sources are decided slower and the note names the clocks;
-/// in cycles nothing changed. A profile without `core_clock` cannot be compared in cycles.
+/// ÷ 1.5, the cycles unchanged): in ns sources are decided slower and the note names the clocks,
+/// by default the counter read is judged in cycles, and under `--unit cycles` nothing changed. A profile without `core_clock` cannot be compared in cycles.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn unit_cycles_sees_through_a_clock_change() {
@@ -441,9 +441,24 @@ fn unit_cycles_sees_through_a_clock_change() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("Core clock") && text.contains("--unit cycles"),
+        text.contains("Core clock") && text.contains("judged in core cycles"),
         "{text}"
     );
+    // By default compare judges the counter read in cycles (its ns beside) and the others in ns.
+    let out = tscope()
+        .arg("compare")
+        .args([&a, &b])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cmp["unit_choice"], "auto");
+    let rdtsc = crate::common::source_row(&cmp, "rdtsc");
+    assert_eq!(rdtsc["judged_unit"][0], "cycles", "{rdtsc}");
+    assert_eq!(rdtsc["change"][0], "no_change", "{rdtsc}");
+    assert!(rdtsc["ns_ratio_interval"][0]["point"].as_f64().unwrap() > 1.4);
+    let getppid = crate::common::source_row(&cmp, "syscall:getppid");
+    assert_eq!(getppid["judged_unit"][0], "ns", "{getppid}");
 
     let out = tscope()
         .arg("compare")

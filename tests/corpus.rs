@@ -35,7 +35,11 @@ fn profile_corpus_through_parse_and_compare() {
             if let Ok(input) = tscope::compare::Input::parse(text, Path::new("corpus.json")) {
                 parsed += 1;
                 let pair = [input.clone(), input];
-                for unit in [tscope::compare::Unit::Ns, tscope::compare::Unit::Cycles] {
+                for unit in [
+                    None,
+                    Some(tscope::compare::Unit::Ns),
+                    Some(tscope::compare::Unit::Cycles),
+                ] {
                     let _ = tscope::compare::compare(&pair, unit);
                 }
             }

@@ -38,6 +38,7 @@ const CAPABILITIES: &[(&str, Detect)] = &[
     ("multigrain", multigrain),
     ("multigrain-counters", multigrain_counters),
     ("vdso-clocksource", vdso_clocksource),
+    ("kvm-clocksource-switch", kvm_clocksource_switch),
     ("root", root),
     ("setpriv", || runs("setpriv", "--version")),
 ];
@@ -210,4 +211,22 @@ fn vdso_clocksource() -> Result<(), String> {
             "clocksource '{other}' is not read by the vDSO (tsc, kvm-clock)"
         )),
     }
+}
+
+/// Root on a KVM guest that offers both `tsc` and `kvm-clock`: a test may switch the
+/// clocksource between them within one boot (and puts the original back).
+fn kvm_clocksource_switch() -> Result<(), String> {
+    root()?;
+    let path = "/sys/devices/system/clocksource/clocksource0/available_clocksource";
+    let available = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
+    let names: Vec<&str> = available.split_whitespace().collect();
+    for want in ["tsc", "kvm-clock"] {
+        if !names.contains(&want) {
+            return Err(format!(
+                "clocksource '{want}' is not available ({}): not a KVM guest with a usable TSC",
+                available.trim()
+            ));
+        }
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bad_input;
+mod clocksource_switch;
 mod common;
 mod compare;
 mod compare_lkp;

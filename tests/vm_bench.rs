@@ -178,3 +178,35 @@ fn bench_count_puts_the_kprobe_counts_beside_the_rows() {
     assert_eq!(row["kind"], "clocksource");
     assert_eq!(row["counted_from"]["precise_per_op"], c["precise_per_op"]);
 }
+
+/// The recorded kernel A/B, written before kernel rows carried LKP's decision: `show` prints
+/// them in LKP's layout from the boots the file holds, and the JSON carries the decisions.
+#[test]
+fn show_prints_the_recorded_kernel_ab_in_lkps_layout() {
+    const AB: &str = "docs/figures/vm-bench-ab.json";
+    let out = tscope().args(["show", AB]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kernel A/B in LKP's layout"), "{text}");
+    assert!(
+        text.contains("6.12.117+deb13-c 7.2.13+deb14-cloud-amd64\n---------------- ---------------------------\n"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("  pipe1.tmpfs.tsc.ns_per_op  "))
+        .unwrap();
+    assert!(line.ends_with("decrease   faster"), "{line}");
+    let v = crate::common::json(&["show", AB, "--json"]);
+    let kernel_rows: Vec<&serde_json::Value> = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "kernel")
+        .collect();
+    assert_eq!(kernel_rows.len(), 12);
+    for c in kernel_rows {
+        assert_eq!(c["lkp"]["base"]["samples"], 3, "{c}");
+        assert!(c["lkp"]["decision"].is_string(), "{c}");
+    }
+}

@@ -7,7 +7,11 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(input) = tscope::compare::Input::parse(text, std::path::Path::new("fuzz.json")) {
             let pair = [input.clone(), input];
-            for unit in [tscope::compare::Unit::Ns, tscope::compare::Unit::Cycles] {
+            for unit in [
+                None,
+                Some(tscope::compare::Unit::Ns),
+                Some(tscope::compare::Unit::Cycles),
+            ] {
                 let _ = tscope::compare::compare(&pair, unit);
             }
         }

@@ -171,11 +171,13 @@ pub struct CompareArgs {
     /// lies above 1): a regression check for CI.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<CompareFailOn>,
-    /// The unit the ratios (and `--fail-on`) compare: `ns` as measured, or `cycles`, the cost
-    /// in core cycles (`cost_cycles`), which a change of the core clock between the runs does
-    /// not move. Every file must then carry `core_clock`.
-    #[arg(long, value_enum, default_value = "ns", value_name = "UNIT")]
-    pub unit: CompareUnit,
+    /// Fix the unit of every ratio (and of `--fail-on`): `ns` as measured, or `cycles`, the
+    /// cost in core cycles (`cost_cycles`), which a change of the core clock between the runs
+    /// does not move (every file must then carry `core_clock`). Without it compare chooses per
+    /// source: cycles for a counter read (rdtsc, rdtscp, lfence_rdtsc, rdpid, quanta) when the
+    /// core clock moved between the files, with ns beside it; ns otherwise.
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub unit: Option<CompareUnit>,
     /// Profiles of this machine, unchanged (three or more, repeatable or comma-separated):
     /// their spread is the noise between runs, and a change is called only beyond it. Without
     /// it, the inputs' own `probe --repeat` runs give the noise where they carry them.

@@ -14,8 +14,8 @@ pub struct CompareJob {
     pub output: Destination,
     /// `--fail-on slower`: exit 1 when any source is decided slower than the first input.
     pub fail_on_slower: bool,
-    /// `--unit`: the unit of the ratios.
-    pub unit: compare::Unit,
+    /// `--unit`: the unit of every ratio; `None`: compare chooses per source.
+    pub unit: Option<compare::Unit>,
     /// `--noise`: profiles whose spread is the noise between runs.
     pub noise: Vec<crate::probe::Profile>,
     /// `--lkp`: LKP's decision beside tscope's, in LKP's layout.
@@ -46,12 +46,12 @@ pub fn config(args: &CompareArgs, _global: &Global) -> anyhow::Result<CompareJob
         }
         inputs.push(input);
     }
-    let unit = match args.unit {
+    let unit = args.unit.map(|u| match u {
         CompareUnit::Ns => compare::Unit::Ns,
         CompareUnit::Cycles => compare::Unit::Cycles,
-    };
+    });
     let missing = compare::without_cycles(&inputs);
-    if unit == compare::Unit::Cycles && !missing.is_empty() {
+    if unit == Some(compare::Unit::Cycles) && !missing.is_empty() {
         return Err(crate::error::ConfigError::range(
             "unit",
             "cycles needs every file to carry core_clock (a probe by this version, on x86-64)",

@@ -11,33 +11,16 @@ pub mod noise;
 pub mod path;
 pub mod paths;
 pub mod ratio;
+pub mod unit;
 
 pub use input::{Input, InputError};
 pub use ratio::Change;
+pub use unit::{Unit, UnitChoice};
 
 use serde::{Deserialize, Serialize};
 
 use crate::probe::Profile;
 use crate::stats::Estimate;
-
-/// The unit a comparison's ratios are taken in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Nanoseconds, as measured (`cost_ns`).
-    Ns,
-    /// Core cycles (`cost_cycles`): each batch's nanoseconds times the core clock beside it.
-    Cycles,
-}
-
-impl Unit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::Ns => "ns",
-            Unit::Cycles => "cycles",
-        }
-    }
-}
 
 /// One source across inputs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -47,8 +30,17 @@ pub struct SourceRow {
     /// The cost in core cycles per input; absent when no input carries it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cost_cycles: Vec<Option<Estimate>>,
-    /// `cost / cost of the first input` in [`Comparison::unit`], for inputs after the first.
+    /// `cost / cost of the first input` in the row's `judged_unit`, for inputs after the first.
     pub ratio_to_first: Vec<Option<f64>>,
+    /// Per input after the first, the unit its ratio and word are in ([`mod@unit`]): `cycles`
+    /// for a cycle-bound source when the core clock moved, else `ns`; `--unit` fixes it. Empty
+    /// in files written before compare chose: every ratio is then in [`Comparison::unit`].
+    #[serde(default)]
+    pub judged_unit: Vec<Unit>,
+    /// Per input after the first, where the row is judged in cycles: its ratio's within-run
+    /// interval in ns, beside it (`None` elsewhere). Empty when no input is judged in cycles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ns_ratio_interval: Vec<Option<Estimate>>,
     /// The ratio's larger side (`max(upper − ratio, ratio − lower)` of `ratio_interval`):
     /// `ratio ± this` holds the whole interval.
     pub ratio_plus_minus: Vec<Option<f64>>,
@@ -83,6 +75,14 @@ pub struct SourceRow {
     /// ([`lkp`]); `None` where a side does not price the source. Empty without `--lkp`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lkp: Vec<Option<lkp::LkpRow>>,
+}
+
+impl SourceRow {
+    /// The unit of the row's ratio against column `col` (input `col + 1`): its `judged_unit`,
+    /// else `default` (the comparison's, in files written before compare chose).
+    pub fn unit_at(&self, col: usize, default: Unit) -> Unit {
+        self.judged_unit.get(col).copied().unwrap_or(default)
+    }
 }
 
 /// One verdict across inputs.
@@ -123,8 +123,13 @@ pub struct MachineDifference {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub schema_version: u32,
-    /// The unit of the ratios and the change words: `ns` or `cycles`.
+    /// The unit of the costs shown, and of every ratio and word but those a row's
+    /// `judged_unit` puts in cycles: `ns`, or the unit `--unit` fixed.
     pub unit: Unit,
+    /// `auto`: compare chose each row's unit ([`mod@unit`]); `fixed`: `--unit` gave one for all
+    /// (and files written before compare chose).
+    #[serde(default)]
+    pub unit_choice: UnitChoice,
     pub columns: Vec<MachineSummary>,
     pub sources: Vec<SourceRow>,
     pub verdicts: Vec<VerdictRow>,
@@ -225,11 +230,12 @@ impl Comparison {
     }
 }
 
-/// Compares inputs in `unit` with the noise between runs from `noise` profiles (three or
-/// more; else the inputs' own `--repeat` runs, else the prior), a machine-wide shift named
-/// ([`noise::apply`]) and one word per path ([`path::apply`]). An input whose own point is a
-/// run set aside as disturbed is judged on the median of its other runs.
-pub fn compare_with_noise(inputs: &[Input], unit: Unit, noise: &[Profile]) -> Comparison {
+/// Compares inputs with the noise between runs from `noise` profiles (three or more; else the
+/// inputs' own `--repeat` runs, else the prior), a machine-wide shift named
+/// ([`noise::apply`]) and one word per path ([`path::apply`]); `unit` fixes the unit of every
+/// ratio (`--unit`), `None` lets compare choose it per source ([`mod@unit`]). An input whose
+/// own point is a run set aside as disturbed is judged on the median of its other runs.
+pub fn compare_with_noise(inputs: &[Input], unit: Option<Unit>, noise: &[Profile]) -> Comparison {
     let runs: Vec<Option<noise::Runs>> = inputs
         .iter()
         .map(|i| noise::Runs::of_profile(&i.profile))
@@ -248,9 +254,31 @@ pub fn compare_with_noise(inputs: &[Input], unit: Unit, noise: &[Profile]) -> Co
     c
 }
 
-/// Compares inputs in `unit` on their within-run intervals alone; the first is the baseline
-/// of the ratios. Sources and verdicts appear in the order of their first appearance.
-pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
+/// One source's ratio against the first input in `unit`: the ratio, its within-run interval
+/// and the word that interval decides (`None` where a cost is missing).
+fn ratio_of(base: Option<Estimate>, cost: Option<Estimate>) -> RatioOf {
+    let ratio = match (cost, base) {
+        (Some(c), Some(b)) if b.point > 0.0 => Some(c.point / b.point),
+        _ => None,
+    };
+    let interval = cost
+        .zip(base)
+        .and_then(|(c, b)| ratio::ratio_interval(&b, &c));
+    let change = cost.zip(base).map(|_| {
+        interval
+            .as_ref()
+            .map_or(Change::NoChange, Change::of_interval)
+    });
+    (ratio, interval, change)
+}
+
+type RatioOf = (Option<f64>, Option<Estimate>, Option<Change>);
+
+/// Compares inputs on their within-run intervals alone; the first is the baseline of the
+/// ratios, each taken in `unit` (`--unit`) or, for `None`, in the unit compare chooses per
+/// source ([`unit::judged_unit`]). Sources and verdicts appear in the order of their first
+/// appearance.
+pub fn compare(inputs: &[Input], unit: Option<Unit>) -> Comparison {
     let mut ids: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for i in inputs {
@@ -265,6 +293,10 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
             }
         }
     }
+    let ghz: Vec<Option<f64>> = inputs
+        .iter()
+        .map(|i| i.profile.core_clock.as_ref().map(|c| c.ghz))
+        .collect();
     let sources = ids
         .into_iter()
         .map(|id| {
@@ -274,43 +306,39 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
                 .iter()
                 .map(|i| i.profile.source(&id).and_then(|s| s.cost_cycles))
                 .collect();
-            let cost = match unit {
-                Unit::Ns => &cost_ns,
-                Unit::Cycles => &cycles,
+            let pick = |u: Unit, k: usize| match u {
+                Unit::Ns => cost_ns[k],
+                Unit::Cycles => cycles[k],
             };
-            let first = cost.first().copied().flatten();
-            let base = first.map(|e| e.point);
-            let ratio_to_first = cost
-                .iter()
-                .skip(1)
-                .map(|c| match (c, base) {
-                    (Some(c), Some(b)) if b > 0.0 => Some(c.point / b),
-                    _ => None,
+            let judged_unit: Vec<Unit> = (1..inputs.len())
+                .map(|k| {
+                    let has = cycles[0].is_some() && cycles[k].is_some();
+                    unit::judged_unit(unit, &id, ghz[0], ghz[k], has)
                 })
                 .collect();
-            let ratio_interval: Vec<Option<Estimate>> = cost
-                .iter()
-                .skip(1)
-                .map(|c| {
-                    c.zip(first)
-                        .and_then(|(c, b)| ratio::ratio_interval(&b, &c))
-                })
-                .collect();
+            let mut ratio_to_first = Vec::new();
+            let mut ratio_interval = Vec::new();
+            let mut change = Vec::new();
+            let mut ns_ratio_interval = Vec::new();
+            for (k, u) in (1..inputs.len()).zip(&judged_unit) {
+                let (r, i, c) = ratio_of(pick(*u, 0), pick(*u, k));
+                ratio_to_first.push(r);
+                ratio_interval.push(i);
+                change.push(c);
+                let beside = (unit.is_none() && *u == Unit::Cycles)
+                    .then(|| ratio_of(cost_ns[0], cost_ns[k]).1)
+                    .flatten();
+                ns_ratio_interval.push(beside);
+            }
+            if ns_ratio_interval.iter().all(Option::is_none) {
+                ns_ratio_interval.clear();
+            }
             let ratio_plus_minus = ratio_interval
                 .iter()
                 .map(|r| r.as_ref().map(ratio::plus_minus))
                 .collect();
-            let change = cost
-                .iter()
-                .skip(1)
-                .zip(&ratio_interval)
-                .map(|(c, r)| {
-                    c.zip(first)
-                        .map(|_| r.as_ref().map_or(Change::NoChange, Change::of_interval))
-                })
-                .collect();
             let cost_cycles = if cycles.iter().any(Option::is_some) {
-                cycles
+                cycles.clone()
             } else {
                 Vec::new()
             };
@@ -319,6 +347,8 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
                 cost_ns,
                 cost_cycles,
                 ratio_to_first,
+                judged_unit,
+                ns_ratio_interval,
                 ratio_plus_minus,
                 change,
                 ratio_interval,
@@ -367,7 +397,12 @@ pub fn compare(inputs: &[Input], unit: Unit) -> Comparison {
     let columns: Vec<MachineSummary> = columns;
     Comparison {
         schema_version: 1,
-        unit,
+        unit: unit.unwrap_or(Unit::Ns),
+        unit_choice: if unit.is_some() {
+            UnitChoice::Fixed
+        } else {
+            UnitChoice::Auto
+        },
         machine_differences: machine_differences(&columns),
         columns,
         sources,

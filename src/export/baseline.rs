@@ -2,7 +2,7 @@
 //! paths that moved and the changed sources only, as a Markdown section and as a line of the
 //! commit message.
 
-use crate::compare::{ratio, Change};
+use crate::compare::{ratio, Change, Unit};
 use crate::fmt::ns;
 use crate::report::Report;
 
@@ -37,13 +37,18 @@ pub fn section(r: &Report) -> String {
     out += "\n| source | baseline ns | now ns | ratio | change |\n| --- | ---: | ---: | ---: | --- |\n";
     for c in &s.changed {
         out += &format!(
-            "| {} | {} | {} | {} | {}{} |\n",
+            "| {} | {} | {} | {} | {}{}{} |\n",
             c.id,
             ns(c.before_ns),
             ns(c.after_ns),
             ratio::format(&c.ratio, c.change),
             c.change.as_str(),
-            if c.path_word { " (path)" } else { "" }
+            if c.path_word { " (path)" } else { "" },
+            if c.unit == Unit::Cycles {
+                " (in core cycles)"
+            } else {
+                ""
+            }
         );
     }
     out += &format!(

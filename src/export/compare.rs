@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
 use crate::compare::lkp::Decision;
-use crate::compare::{ratio, Change, Comparison, SourceRow, Unit};
+use crate::compare::{ratio, Change, Comparison, SourceRow, Unit, UnitChoice};
 use crate::fmt::{csv_num, estimate, ns, opt};
 use crate::stats::Estimate;
 
@@ -57,6 +57,7 @@ impl Render for Comparison {
                 head.push(format!("{}_noise_pct", c.label));
                 head.push(format!("{}_judged_lower", c.label));
                 head.push(format!("{}_judged_upper", c.label));
+                head.push(format!("{}_judged_unit", c.label));
                 if lkp {
                     head.push(format!("{}_lkp_base_mean_ns", c.label));
                     head.push(format!("{}_lkp_mean_ns", c.label));
@@ -84,6 +85,7 @@ impl Render for Comparison {
                     let judged = r.judged_interval.get(i - 1).copied().flatten();
                     cells.push(csv_num(judged.map(|e| e.lower)));
                     cells.push(csv_num(judged.map(|e| e.upper)));
+                    cells.push(r.unit_at(i - 1, self.unit).as_str().into());
                     if lkp {
                         let l = r.lkp.get(i - 1).and_then(Option::as_ref);
                         cells.push(csv_num(l.map(|l| l.base.mean)));
@@ -150,10 +152,24 @@ fn sources(cmp: &Comparison) -> Table {
     t
 }
 
+/// [`judged_cell`], and where compare judged the row in core cycles, `(cycles; ns r×)`: the
+/// ratio in ns beside it.
+fn ratio_cell(cmp: &Comparison, r: &SourceRow, k: usize) -> String {
+    let cell = judged_cell(cmp, r, k);
+    if r.unit_at(k, cmp.unit) == cmp.unit {
+        return cell;
+    }
+    let beside = r.ns_ratio_interval.get(k).copied().flatten().map_or_else(
+        || "-".to_string(),
+        |e| ratio::format(&e, Change::of_interval(&e)),
+    );
+    format!("{cell} (cycles; ns {beside})")
+}
+
 /// `1.03 ± 0.02× slower`: the ratio, its 95% interval and the word that interval decides,
 /// hyperfine-style; `x.xx× no change (unbounded)` where an interval reaches 0. A row whose
 /// word is its path's shows the path's interval, marked `(path)`.
-fn ratio_cell(cmp: &Comparison, r: &SourceRow, k: usize) -> String {
+fn judged_cell(cmp: &Comparison, r: &SourceRow, k: usize) -> String {
     let Some(x) = r.ratio_to_first[k] else {
         return "-".into();
     };
@@ -229,8 +245,31 @@ fn costs(cmp: &Comparison, r: &SourceRow) -> Vec<Option<Estimate>> {
 }
 
 /// The notice above the tables when the ratios are in cycles, or when they are in ns and the
-/// inputs' core clocks differ (the ns ratios then carry the clock).
+/// inputs' core clocks differ (the ns ratios then carry the clock; compare judges the counter
+/// reads in cycles unless `--unit` fixed ns).
 fn clock_note(cmp: &Comparison) -> Option<String> {
+    if let (UnitChoice::Auto, Some((a, b))) = (cmp.unit_choice, cmp.clock_apart()) {
+        let cycles: Vec<&str> = cmp
+            .sources
+            .iter()
+            .filter(|r| r.judged_unit.contains(&Unit::Cycles))
+            .map(|r| r.id.as_str())
+            .collect();
+        let judged = if cycles.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the counter reads ({}) are judged in core cycles, which it does not move, \
+                 their ns ratio beside",
+                cycles.join(", ")
+            )
+        };
+        return Some(format!(
+            "Core clock {a:.2} vs {b:.2} GHz while probing: the ns ratios carry that change \
+             ({:+.1}%){judged}.\n",
+            (a / b - 1.0) * 100.0
+        ));
+    }
     match (cmp.unit, cmp.clock_apart()) {
         (Unit::Cycles, _) => Some(
             "Ratios in core cycles (cost_cycles): a change of the core clock between the runs \
@@ -338,6 +377,7 @@ fn lkp_blocks(cmp: &Comparison, style: Style) -> Vec<Block> {
             .filter_map(|r| {
                 let l = r.lkp.get(k - 1)?.as_ref()?;
                 let tscope = r.change.get(k - 1).copied().flatten();
+                let in_cycles = r.unit_at(k - 1, cmp.unit) != cmp.unit;
                 Some(super::lkp::Line {
                     base: Some(l.base.clone()),
                     new: Some(l.new.clone()),
@@ -345,7 +385,10 @@ fn lkp_blocks(cmp: &Comparison, style: Style) -> Vec<Block> {
                     metric: format!("{}.cost_ns", r.id),
                     beside: vec![
                         l.decision.as_str().into(),
-                        tscope.map_or("-", Change::as_str).into(),
+                        match (tscope, in_cycles) {
+                            (Some(c), true) => format!("{} (cycles)", c.as_str()),
+                            (c, _) => c.map_or("-", Change::as_str).into(),
+                        },
                         l.note.clone().unwrap_or_default(),
                     ],
                 })

@@ -17,6 +17,10 @@ pub struct ChangedSource {
     /// `after / before`, net of any shift named: the interval the word comes from.
     pub ratio: crate::stats::Estimate,
     pub change: Change,
+    /// The unit `ratio` and `change` are in: `cycles` for a counter read when the core clock
+    /// moved since the baseline, else `ns` (as `compare` chooses).
+    #[serde(default)]
+    pub unit: Unit,
     /// The word is its path's (said once in `paths`).
     pub path_word: bool,
 }
@@ -48,7 +52,7 @@ pub fn since(baseline: &Input, profile: &Profile) -> SinceBaseline {
         profile: profile.clone(),
         verdicts: Vec::new(),
     };
-    let cmp = compare::compare_with_noise(&[baseline.clone(), now], Unit::Ns, &[]);
+    let cmp = compare::compare_with_noise(&[baseline.clone(), now], None, &[]);
     let mut changed = Vec::new();
     let mut of = 0;
     for r in &cmp.sources {
@@ -76,6 +80,7 @@ pub fn since(baseline: &Input, profile: &Profile) -> SinceBaseline {
             after_ns: a.point,
             ratio,
             change,
+            unit: r.unit_at(0, cmp.unit),
             path_word,
         });
     }

@@ -5,7 +5,8 @@
 //! one point: a plain probe is one run, so the rule cannot decide and says so rather than
 //! inventing samples from the rounds of one run (they share one process and one placement of
 //! the code, which is what runs differ by). Every source is a cost in ns, a performance metric.
-//! Where the two decisions differ, a note says why, from each side's own evidence.
+//! Where the two decisions differ, a note says why, from each side's own evidence. `vm bench`'s
+//! kernel A/B takes the same rule through [`judge`].
 
 pub mod rule;
 
@@ -67,11 +68,26 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input]) {
 
 /// One source's LKP row against column `col` (input `col + 1`).
 fn row(r: &SourceRow, col: usize, base: &[f64], new: &[f64]) -> Option<LkpRow> {
-    let metric = Metric::Performance;
-    let o = decide(base, new, metric);
     let change = r.change.get(col).copied().flatten();
+    judge(base, new, Metric::Performance, change, || {
+        tscope_reason(r, col)
+    })
+}
+
+/// LKP's rule on `base` and `new` samples of a `metric`, set beside tscope's word `tscope`
+/// on the same change; `why` gives tscope's reason in words, asked for only where the two
+/// differ. `None` where a side has no sample. `compare --lkp` and `vm bench`'s kernel A/B
+/// both go through it.
+pub fn judge(
+    base: &[f64],
+    new: &[f64],
+    metric: Metric,
+    tscope: Option<Change>,
+    why: impl FnOnce() -> String,
+) -> Option<LkpRow> {
+    let o = decide(base, new, metric);
     let agrees = matches!(
-        (o.decision, change),
+        (o.decision, tscope),
         (Decision::Increase, Some(Change::Slower))
             | (Decision::Decrease, Some(Change::Faster))
             | (
@@ -81,11 +97,7 @@ fn row(r: &SourceRow, col: usize, base: &[f64], new: &[f64]) -> Option<LkpRow> {
     );
     let note = (!agrees).then(|| match o.decision {
         Decision::TooFewSamples => format!("LKP: {}", o.decision.reason(o.ratio, metric)),
-        d => format!(
-            "LKP: {}; tscope: {}",
-            d.reason(o.ratio, metric),
-            tscope_reason(r, col)
-        ),
+        d => format!("LKP: {}; tscope: {}", d.reason(o.ratio, metric), why()),
     });
     Some(LkpRow {
         base: o.base?,
@@ -118,6 +130,11 @@ fn tscope_reason(r: &SourceRow, col: usize) -> String {
         (false, false) => "the interval of the ratio",
     };
     let bounds = |e: crate::stats::Estimate| format!("[{:.3}, {:.3}]", e.lower, e.upper);
+    let which = if r.judged_unit.get(col) == Some(&super::Unit::Cycles) {
+        which.replacen("the ratio", "the ratio in core cycles", 1)
+    } else {
+        which.to_string()
+    };
     match (r.change.get(col).copied().flatten(), interval) {
         (None, _) => "no ratio (a cost is missing)".into(),
         (Some(Change::NoChange), None) => "the ratio is unbounded (an interval reaches 0)".into(),
@@ -140,6 +157,8 @@ mod tests {
             id: "vdso:realtime".into(),
             cost_ns: vec![],
             cost_cycles: vec![],
+            judged_unit: vec![],
+            ns_ratio_interval: vec![],
             ratio_to_first: vec![Some(interval.point)],
             ratio_plus_minus: vec![None],
             change: vec![Some(change)],

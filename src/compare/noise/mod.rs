@@ -259,14 +259,29 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], runs: &[Option<Runs>], nois
     for k in 1..inputs.len() {
         let col = k - 1;
         let measured = measured(cmp, runs, noise_runs.as_ref(), k);
+        // A row compare judges in cycles while the others are in ns is clear of the core
+        // clock, the commonest cause of a shift: it votes for the machine's shift with its ns
+        // ratio (its ns moved with the clock), but is not judged net of it, and takes no part
+        // in a kind's shift.
+        let unit = cmp.unit;
+        let in_unit: Vec<bool> = cmp
+            .sources
+            .iter()
+            .map(|r| r.unit_at(col, unit) == unit)
+            .collect();
         // Each source's log ratio and tolerance where it has a ratio interval: the within-run
         // half-width and the measured noise (the prior is no evidence of a shift).
         let xs: Vec<Option<(f64, f64)>> = cmp
             .sources
             .iter()
             .zip(&measured)
-            .map(|(r, m)| {
-                let ri = r.ratio_interval.get(col).copied().flatten()?;
+            .zip(&in_unit)
+            .map(|((r, m), own)| {
+                let ri = if *own {
+                    r.ratio_interval.get(col).copied().flatten()?
+                } else {
+                    r.ns_ratio_interval.get(col).copied().flatten()?
+                };
                 let n = m.map_or(0.0, |(n, _)| (1.0 + n / 100.0).ln());
                 Some((ri.point.ln(), log_half(&ri).hypot(n).max(MIN_TOLERANCE)))
             })
@@ -290,7 +305,9 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], runs: &[Option<Runs>], nois
         for name in &kinds {
             if !name.is_empty() && !seen.contains(&name) {
                 seen.push(name);
-                let members = (0..xs.len()).filter(|i| &kinds[*i] == name).collect();
+                let members = (0..xs.len())
+                    .filter(|i| in_unit[*i] && &kinds[*i] == name)
+                    .collect();
                 groups.push((Some(name.clone()), members));
             }
         }
@@ -303,7 +320,7 @@ pub fn apply(cmp: &mut Comparison, inputs: &[Input], runs: &[Option<Runs>], nois
             let Some((m, moved, of)) = shift(&votes(&ys, &ids)) else {
                 continue;
             };
-            for i in &members {
+            for i in members.iter().filter(|i| in_unit[**i]) {
                 shift_of[*i] += m;
             }
             cmp.shifts.push(describe(cmp, k, col, kind, m, moved, of));

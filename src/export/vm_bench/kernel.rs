@@ -1,8 +1,12 @@
 //! The kernel A/B table of `vm bench`: each kernel row's change, the models' reads and
-//! updates per op, the measured against the predicted Δ.
+//! updates per op, the measured against the predicted Δ; and the same rows in the 0-day test
+//! robot's (LKP's) layout, LKP's decision on the boots beside the row's word.
 
+use super::super::lkp::{layout, Line};
 use super::super::table::{Align, Table};
+use super::super::{Block, Style};
 use super::{any_counted, counted_cell, kernel_label, percent, signed, verdict_cell};
+use crate::compare::Change;
 use crate::fmt::ns;
 use crate::vm::bench::BenchComparison;
 
@@ -78,4 +82,52 @@ pub(super) fn kernel_table(rows: &[&BenchComparison]) -> Table {
         t.row(cells);
     }
     t
+}
+
+/// Per pair of kernels, LKP's table ([`crate::export::lkp`]) of the kernel rows that carry
+/// LKP's decision: one metric per file system, workload and clocksource
+/// (`pipe1.tmpfs.tsc.ns_per_op`), the row's word beside LKP's and why they differ. Empty
+/// when no row carries it.
+pub(super) fn lkp_blocks(rows: &[&BenchComparison], style: Style) -> Vec<Block> {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for c in rows.iter().filter(|c| c.lkp.is_some()) {
+        if !pairs.contains(&(c.from.as_str(), c.to.as_str())) {
+            pairs.push((&c.from, &c.to));
+        }
+    }
+    let mut b = Vec::new();
+    for (from, to) in pairs {
+        let lines: Vec<Line> = rows
+            .iter()
+            .filter(|c| c.from == from && c.to == to)
+            .filter_map(|c| {
+                let l = c.lkp.as_ref()?;
+                let word = crate::vm::bench::lkp::word(c);
+                Some(Line {
+                    base: Some(l.base.clone()),
+                    new: Some(l.new.clone()),
+                    change_pct: l.change_pct,
+                    metric: format!(
+                        "{}.{}.{}.ns_per_op",
+                        c.workload,
+                        c.fs,
+                        c.clocksource.as_deref().unwrap_or("")
+                    ),
+                    beside: vec![
+                        l.decision.as_str().into(),
+                        word.map_or("-", Change::as_str).into(),
+                        l.note.clone().unwrap_or_default(),
+                    ],
+                })
+            })
+            .collect();
+        let text = layout(from, to, &["LKP", "tscope", "why they differ"], &lines);
+        b.push(Block::Text(if style.is_markdown() {
+            format!("```text\n{text}```\n")
+        } else {
+            text
+        }));
+        b.push(Block::Blank);
+    }
+    b
 }

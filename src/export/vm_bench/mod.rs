@@ -31,7 +31,7 @@ impl Render for BenchReport {
         self
     }
 
-    fn blocks(&self, _: Style) -> Vec<Block> {
+    fn blocks(&self, style: Style) -> Vec<Block> {
         let mut blocks = Vec::new();
         let cs: Vec<&BenchComparison> = self
             .comparisons
@@ -57,6 +57,17 @@ impl Render for BenchReport {
             )));
             blocks.push(Block::Table(kernel::kernel_table(&ks)));
             blocks.push(Block::Blank);
+            let lkp = kernel::lkp_blocks(&ks, style);
+            if !lkp.is_empty() {
+                blocks.push(Block::Heading(
+                    "kernel A/B in LKP's layout: each boot's median ns/op is one run; LKP's rule \
+                     (sorted, n>>5 trimmed at each end, at most 3; the new minimum above the old \
+                     median and the new median above the old maximum, or the reverse; the means \
+                     more than 1.01 apart) beside the row's word"
+                        .into(),
+                ));
+                blocks.extend(lkp);
+            }
         }
         if !self.knob.is_empty() {
             blocks.push(Block::Heading(

@@ -218,3 +218,121 @@ fn the_live_knob_rows_stand_in_the_table_the_report_and_the_paragraph() {
     assert!(msg.contains("inode updates 0.00"), "{msg}");
     assert!(msg.lines().all(|l| l.chars().count() <= 72), "{msg}");
 }
+
+/// The recorded kernel A/B (docs/figures/vm-bench-ab.json: 6.12 against 7.2, three boots
+/// each, tsc and hpet, six workloads on tmpfs), its kernel rows' LKP decisions dropped and
+/// filled again from its boots, as `vm bench` and `show` fill them.
+fn recorded_ab() -> BenchReport {
+    let text = include_str!("../../../docs/figures/vm-bench-ab.json");
+    let mut r: BenchReport = serde_json::from_str(text).unwrap();
+    for c in &mut r.comparisons {
+        c.lkp = None;
+    }
+    crate::vm::bench::lkp::apply(&mut r);
+    r
+}
+
+#[test]
+fn the_kernel_ab_takes_lkps_rule_on_the_boots() {
+    use crate::compare::lkp::Decision;
+    let r = recorded_ab();
+    let row = |w: &str, cs: &str| {
+        r.comparisons
+            .iter()
+            .find(|c| {
+                c.kind == crate::vm::bench::ComparisonKind::Kernel
+                    && c.workload == w
+                    && c.clocksource.as_deref() == Some(cs)
+            })
+            .unwrap()
+    };
+    for c in r.comparisons.iter().filter(|c| c.kernels.is_some()) {
+        let l = c.lkp.as_ref().unwrap();
+        assert_eq!((l.base.samples, l.new.samples, l.base.trimmed), (3, 3, 0));
+    }
+    // fifo1 on tsc, by hand from the boots' medians of ns per op: 6.12 at 2919.27, 2942.37,
+    // 3023.04; 7.2 at 3084.51, 3133.55, 3161.66. The new minimum is above the old median and
+    // the new median above the old maximum, the means 1.0557 apart: LKP's increase. The row,
+    // divided by the null syscall, holds 0: no change, and the note says why on both sides.
+    let l = row("fifo1", "tsc").lkp.as_ref().unwrap();
+    assert_eq!(l.decision, Decision::Increase);
+    assert!((l.base.median - 2942.37).abs() < 0.01, "{l:?}");
+    assert!((l.new.min - 3084.51).abs() < 0.01, "{l:?}");
+    assert!((l.ratio.unwrap() - 1.0557).abs() < 1e-4, "{l:?}");
+    assert!(!l.agrees);
+    let note = l.note.as_deref().unwrap();
+    assert!(
+        note.starts_with(
+            "LKP: the sample ranges lie apart and the ratio 1.056 is over 1.01; tscope: the \
+             change divided by the syscall:getppid timed before each loop, +7.3%"
+        ),
+        "{note}"
+    );
+    assert!(note.ends_with("that holds 0"), "{note}");
+    // pipe1 on tsc: 2803.05–2997.77 against 2618.89–2653.58, a decrease both sides call.
+    let p = row("pipe1", "tsc");
+    let l = p.lkp.as_ref().unwrap();
+    assert_eq!(l.decision, Decision::Decrease);
+    assert!(l.agrees && l.note.is_none(), "{l:?}");
+    assert_eq!(
+        crate::vm::bench::lkp::word(p),
+        Some(crate::compare::Change::Faster)
+    );
+    // The whole-file round trip keeps it.
+    let back: BenchReport = serde_json::from_slice(&export(&r, Format::Json).unwrap()).unwrap();
+    let decisions = |r: &BenchReport| -> Vec<Option<Decision>> {
+        r.comparisons
+            .iter()
+            .map(|c| c.lkp.as_ref().map(|l| l.decision))
+            .collect()
+    };
+    assert_eq!(decisions(&back), decisions(&r));
+}
+
+#[test]
+fn the_kernel_ab_prints_lkps_layout() {
+    let r = recorded_ab();
+    let text = String::from_utf8(export(&r, Format::Table).unwrap()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "---------------- ---------------------------")
+        .unwrap_or_else(|| panic!("no LKP table in\n{text}"));
+    assert_eq!(lines[at - 1], "6.12.117+deb13-c 7.2.13+deb14-cloud-amd64");
+    assert!(
+        lines[at + 1].starts_with("         %stddev     %change         %stddev  "),
+        "{}",
+        lines[at + 1]
+    );
+    assert!(
+        lines[at + 1].ends_with("LKP        tscope     why they differ"),
+        "{}",
+        lines[at + 1]
+    );
+    let line = |metric: &str| {
+        *lines
+            .iter()
+            .find(|l| l.contains(&format!("  {metric}  ")))
+            .unwrap_or_else(|| panic!("no {metric} in\n{text}"))
+    };
+    // The base mean in ten columns, `± N%` over 2%, `%change` ending at 27, the new mean at 38.
+    let l = line("pipe1.tmpfs.tsc.ns_per_op");
+    let cols = |a: usize, b: usize| l.chars().skip(a).take(b - a).collect::<String>();
+    assert_eq!(cols(0, 16), "   2891.04 ±  3%", "{l}");
+    assert_eq!(cols(16, 27), "      -8.8%", "{l}");
+    assert_eq!(cols(27, 38), "    2637.07", "{l}");
+    assert!(l.ends_with("decrease   faster"), "{l}");
+    let l = line("write-stat.tmpfs.hpet.ns_per_op");
+    assert!(l.ends_with("increase   slower"), "{l}");
+    let l = line("fifo1.tmpfs.tsc.ns_per_op");
+    assert!(
+        l.contains("increase   no change  LKP: the sample ranges lie apart"),
+        "{l}"
+    );
+    // Markdown keeps the layout in a fence.
+    let md = String::from_utf8(export(&r, Format::Markdown).unwrap()).unwrap();
+    assert!(
+        md.contains("```text\n6.12.117+deb13-c 7.2.13+deb14-cloud-amd64\n"),
+        "{md}"
+    );
+}

@@ -98,6 +98,7 @@ pub(super) fn kernel_row(
         update_price_ns: price.as_ref().map(|(u, _)| *u),
         update_priced_on: price.map(|(_, k)| k),
         predicted_update_delta_ns: update_delta,
+        lkp: None,
         pairs: a.len().min(b.len()),
         noise_ns: compare::noise(&measured),
         verdict: compare::verdict(&measured, predicted, zero, false),

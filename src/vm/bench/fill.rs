@@ -98,4 +98,5 @@ pub(crate) fn fill(r: &mut BenchReport) {
     r.refused = refused.into_iter().collect();
     r.disturbed = disturbed;
     r.knob = knob;
+    super::lkp::apply(r);
 }

@@ -24,6 +24,7 @@ mod fixtures;
 pub(crate) mod guest;
 mod host;
 pub(crate) mod knob;
+pub(crate) mod lkp;
 pub(crate) mod loops;
 pub(crate) mod pairs;
 pub(crate) mod predict;

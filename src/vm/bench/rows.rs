@@ -175,6 +175,11 @@ pub struct BenchComparison {
     /// ([`compare::equivalence`]); a row shown equivalent to 0 agrees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equivalence: Option<compare::Equivalence>,
+    /// Kernel rows: the 0-day test robot's (LKP's) decision on the boots' medians of ns per
+    /// op beside the row's own word ([`crate::vm::bench::lkp`]); absent on clocksource rows
+    /// and in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lkp: Option<crate::compare::lkp::LkpRow>,
     /// Pairs (clocksource rows) or slots of each side (kernel rows: the smaller).
     pub pairs: usize,
     /// Half the measured interval's width, ns.
@@ -474,6 +479,7 @@ pub(super) fn clocksource_row(
         update_price_ns: None,
         update_priced_on: None,
         predicted_update_delta_ns: None,
+        lkp: None,
         pairs: pairs.iter().map(Vec::len).sum(),
         noise_ns: compare::noise(&measured),
         verdict,

@@ -1,0 +1,127 @@
+//! The clocksource switched live, tsc → kvm-clock within one boot, and compare's words on two
+//! plain probes: every vDSO clock read over the TSC, and `std:instant`/`std:systemtime` over
+//! them, "slower" with one word for their path; `rdtsc`, `rdtscp` and `syscall:getppid` "no
+//! change". Root on a KVM guest only (`kvm-clocksource-switch`); the original clocksource is
+//! put back whatever happens, a panic included.
+
+use std::path::Path;
+
+use crate::common::tscope;
+use crate::skip;
+use serde_json::Value;
+
+const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+fn current() -> String {
+    std::fs::read_to_string(CURRENT)
+        .unwrap_or_else(|e| panic!("reading {CURRENT}: {e}"))
+        .trim()
+        .to_string()
+}
+
+/// Switches to `name` and checks that the kernel took it.
+fn switch(name: &str) {
+    std::fs::write(CURRENT, name).unwrap_or_else(|e| panic!("writing {name} to {CURRENT}: {e}"));
+    assert_eq!(
+        current(),
+        name,
+        "the kernel did not take clocksource {name}"
+    );
+    // Let the timekeeping core and the vDSO data settle on it.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+}
+
+/// Puts the clocksource found at creation back when dropped: at the end, and on a panic.
+struct Restore(String);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::write(CURRENT, &self.0) {
+            eprintln!(
+                "could not put clocksource {} back in {CURRENT}: {e}",
+                self.0
+            );
+        }
+    }
+}
+
+fn probe(out: &Path) {
+    tscope()
+        .args(["probe", "--json", "-o"])
+        .arg(out)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+}
+
+const TSC_READS: [&str; 8] = [
+    "vdso:realtime",
+    "vdso:monotonic",
+    "vdso:monotonic_raw",
+    "vdso:boottime",
+    "vdso:tai",
+    "vdso:gettimeofday",
+    "std:instant",
+    "std:systemtime",
+];
+
+#[test]
+fn a_live_switch_to_kvm_clock_is_slower_on_the_tsc_reads_with_one_word() {
+    let _cpu = crate::common::cpu_lock();
+    if skip::without("kvm-clocksource-switch") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = (
+        dir.path().join("tsc.json"),
+        dir.path().join("kvm-clock.json"),
+    );
+    {
+        let _restore = Restore(current());
+        switch("tsc");
+        probe(&before);
+        switch("kvm-clock");
+        probe(&after);
+    }
+    let c = crate::common::json(&[
+        "compare",
+        before.to_str().unwrap(),
+        after.to_str().unwrap(),
+        "--json",
+    ]);
+    let row = |id: &str| crate::common::source_row(&c, id).clone();
+    for id in TSC_READS {
+        let r = row(id);
+        assert_eq!(r["change"][0], "slower", "{id}: {r}");
+        assert_eq!(r["path_word"][0], true, "{id}: {r}");
+    }
+    for id in ["rdtsc", "rdtscp", "syscall:getppid"] {
+        let r = row(id);
+        assert_eq!(r["change"][0], "no_change", "{id}: {r}");
+    }
+    let vdso: Vec<&Value> = c["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m == "vdso:realtime")
+        })
+        .collect();
+    assert_eq!(vdso.len(), 1, "{}", c["paths"]);
+    assert_eq!(vdso[0]["change"], "slower");
+    assert_eq!(
+        vdso[0]["members"].as_array().unwrap().len(),
+        8,
+        "{}",
+        vdso[0]
+    );
+    assert!(c["machine_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["field"] == "clocksource"));
+}
