@@ -338,11 +338,11 @@ fn update_validation_holds_several_tasks_and_a_recorded_program() {
         let num = |after: &str| -> f64 {
             let rest = note.split(after).nth(1).unwrap_or_else(|| panic!("{note}"));
             let n = rest.split_whitespace().next().unwrap();
-            n.trim_matches(|c| c == '+' || c == ';')
+            n.trim_matches(|c| c == '+' || c == ';' || c == ',')
                 .parse()
                 .unwrap_or_else(|e| panic!("{e}: '{n}' in {note}"))
         };
-        let (kernel, model) = (num("queried − control, kernel "), num(" against model "));
+        let (kernel, model) = (num("fine stamps kernel "), num(" against model "));
         assert!(kernel > 100.0 && model > 100.0, "{note}");
         assert!((kernel - model).abs() < 0.2 * model, "{note}");
     }
