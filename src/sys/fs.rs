@@ -97,15 +97,15 @@ pub fn fstat_mtime(fd: BorrowedFd<'_>) -> io::Result<Mtime> {
     })
 }
 
-/// `statx(dirfd, path, flags, mask)`, returning the modification and change times the kernel
-/// filled.
+/// `statx(dirfd, path, flags, mask)`, returning the modification, change and access times the
+/// kernel filled.
 #[inline(always)]
 fn statx_at(
     dirfd: libc::c_int,
     path: &CStr,
     flags: libc::c_int,
     mask: u32,
-) -> io::Result<(Mtime, Mtime)> {
+) -> io::Result<(Mtime, Mtime, Mtime)> {
     // SAFETY: all-zero is a valid `statx`.
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `dirfd` is AT_FDCWD or a
@@ -125,7 +125,7 @@ fn statx_at(
         sec: t.tv_sec,
         nsec: i64::from(t.tv_nsec),
     };
-    Ok((time(st.stx_mtime), time(st.stx_ctime)))
+    Ok((time(st.stx_mtime), time(st.stx_ctime), time(st.stx_atime)))
 }
 
 /// `statx(dirfd, path, flags, STATX_ATIME)`: the access time alone. Asking for neither the
@@ -133,25 +133,7 @@ fn statx_at(
 /// `fill_mg_cmtime` only for `STATX_CTIME`/`STATX_MTIME`), so reading it changes no later
 /// timestamp.
 fn statx_atime_at(dirfd: libc::c_int, path: &CStr, flags: libc::c_int) -> io::Result<Mtime> {
-    // SAFETY: all-zero is a valid `statx`.
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: SYS_statx takes (dirfd, path, flags, mask, buffer); `dirfd` is AT_FDCWD or a
-    // descriptor the caller holds open across the call, `path` is NUL-terminated and lives
-    // across it, and `st` is a valid, writable `statx`.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            dirfd,
-            path.as_ptr(),
-            flags,
-            libc::STATX_ATIME,
-            &mut st as *mut libc::statx,
-        )
-    })?;
-    Ok(Mtime {
-        sec: st.stx_atime.tv_sec,
-        nsec: i64::from(st.stx_atime.tv_nsec),
-    })
+    Ok(statx_at(dirfd, path, flags, libc::STATX_ATIME)?.2)
 }
 
 /// The access time of an open file, asking for nothing else ([`statx_atime_at`]).
