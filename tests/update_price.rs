@@ -325,6 +325,17 @@ fn update_validation_holds_several_tasks_and_a_recorded_program() {
         notes.contains("sh.strace: ") && notes.contains("file calls per pass"),
         "{notes}"
     );
+    // The Δ split by kind of call: every kind the loop issues, live beside the model.
+    let kinds = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("sh.strace on tmpfs, Δ by kind of call"))
+        .unwrap_or_else(|| panic!("no by-kind note in {notes}"));
+    for kind in ["write ×", "stat ×", "sums "] {
+        assert!(kinds.contains(kind), "{kind} in {kinds}");
+    }
     // Counted call by call with the kernel's counters: about one fine stamp per round, in the
     // kernel as in the model (the counters are the machine's, so the bound is loose).
     if !crate::skip::without("multigrain-counters") {

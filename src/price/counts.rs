@@ -62,6 +62,13 @@ impl std::ops::Div<f64> for Counts {
     }
 }
 
+impl std::ops::Add for Counts {
+    type Output = Counts;
+    fn add(self, o: Counts) -> Counts {
+        self.map2(o, |a, b| a + b)
+    }
+}
+
 impl std::ops::Sub for Counts {
     type Output = Counts;
     fn sub(self, o: Counts) -> Counts {

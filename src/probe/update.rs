@@ -144,6 +144,23 @@ pub struct PairResult {
     /// pattern's pair, which runs its repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// A replayed program's Δ by kind of call: each call timed where it is issued (one clock
+    /// read between two calls, the same on both sides), summed per pass and kind; empty for a
+    /// pattern's pair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_call: Vec<CallDelta>,
+}
+
+/// One kind of call's share of a replayed program's Δ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallDelta {
+    /// The call's name in scenario files (`write`, `setattr`, `create`, …).
+    pub syscall: String,
+    /// Calls of this kind per pass.
+    pub calls_per_pass: u32,
+    /// The time spent in them per pass, queried − control (ns): the median of the ABBA
+    /// repetitions' differences, with its bootstrap interval.
+    pub delta_ns: Estimate,
 }
 
 fn one_task() -> u32 {

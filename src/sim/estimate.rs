@@ -85,6 +85,27 @@ fn replay_of<'t>(
         .with_coarse_lag(scenario.coarse_lag_ns.unwrap_or(0.0))
 }
 
+/// [`replay`], with `f(position, before, after)` called around each op: the totals before
+/// and after it, its position in the loop.
+pub fn replay_each(
+    table: &[crate::kernel::Action],
+    policy: &Policy,
+    costs: Costs,
+    scenario: &CompiledScenario,
+    base_ns_per_iteration: f64,
+    iterations: u64,
+    mut f: impl FnMut(usize, &Stats, &Stats),
+) -> Stats {
+    let n = scenario.ops.len().max(1);
+    let mut r = replay_of(table, policy, costs, scenario, base_ns_per_iteration);
+    for (k, op) in scenario.stream(iterations).enumerate() {
+        let before = r.stats().clone();
+        r.step(op);
+        f(k % n, &before, r.stats());
+    }
+    r.stats().clone()
+}
+
 /// What each op of the loop did in [`replay`], per iteration: its reads of `clock`, its
 /// updates and, of those, its atime stores, by position in the loop.
 pub fn replay_by_position(
@@ -96,19 +117,22 @@ pub fn replay_by_position(
     iterations: u64,
     clock: ClockFn,
 ) -> Vec<(f64, f64, f64)> {
-    let n = scenario.ops.len();
-    let mut r = replay_of(table, policy, costs, scenario, base_ns_per_iteration);
-    let mut by = vec![(0.0, 0.0, 0.0); n];
-    for (k, op) in scenario.stream(iterations).enumerate() {
-        let s = r.stats();
-        let (reads, updates, atime) = (s.reads[clock as usize], s.updates, s.atime_updates);
-        r.step(op);
-        let s = r.stats();
-        let at = &mut by[k % n.max(1)];
-        at.0 += (s.reads[clock as usize] - reads) as f64;
-        at.1 += (s.updates - updates) as f64;
-        at.2 += (s.atime_updates - atime) as f64;
-    }
+    let mut by = vec![(0.0, 0.0, 0.0); scenario.ops.len()];
+    let each = |k: usize, b: &Stats, a: &Stats| {
+        let at = &mut by[k];
+        at.0 += (a.reads[clock as usize] - b.reads[clock as usize]) as f64;
+        at.1 += (a.updates - b.updates) as f64;
+        at.2 += (a.atime_updates - b.atime_updates) as f64;
+    };
+    replay_each(
+        table,
+        policy,
+        costs,
+        scenario,
+        base_ns_per_iteration,
+        iterations,
+        each,
+    );
     let iterations = iterations.max(1) as f64;
     by.into_iter()
         .map(|(a, b, c)| (a / iterations, b / iterations, c / iterations))

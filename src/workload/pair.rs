@@ -217,6 +217,7 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
         kernel_counts,
         kernel_counts_absent,
         stopped: None,
+        by_call: Vec::new(),
     })
 }
 

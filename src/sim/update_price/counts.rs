@@ -3,10 +3,11 @@
 //! ([`crate::price::Counts`]).
 
 use super::tasks_scenario;
-use crate::kernel::{ClockFn, Family, ModelId, ModelSpec};
+use crate::kernel::{ClockFn, Family, ModelId, ModelSpec, Policy};
 use crate::price::{Costs, Counts, Term};
 use crate::sim::estimate;
-use crate::trace::{CompiledScenario, FsKind};
+use crate::sim::replay::Stats;
+use crate::trace::{CompiledScenario, FsKind, Syscall};
 use crate::workload::pair::{PairResult, Pattern};
 
 /// Iterations each side is replayed for at most.
@@ -29,6 +30,19 @@ pub fn counts_at(
     compiled: &CompiledScenario,
     measured_ns: f64,
 ) -> Counts {
+    let (stock, costs, base, iterations) = replay_setup(model, costs, compiled, measured_ns);
+    let s = estimate::replay(&model.table(), &stock, costs, compiled, base, iterations);
+    counts_of(&s) / s.units().max(1) as f64
+}
+
+/// What [`counts_at`] replays: the stock policy, the costs with the reads only priced, the
+/// base ns per iteration at the measured speed, and the iterations.
+fn replay_setup(
+    model: ModelId,
+    costs: Costs,
+    compiled: &CompiledScenario,
+    measured_ns: f64,
+) -> (Policy, Costs, f64, u64) {
     let by_span = if measured_ns > 0.0 {
         (SPAN_NS / measured_ns) as u64
     } else {
@@ -38,11 +52,15 @@ pub fn counts_at(
         by_span.clamp(MIN_ITERATIONS, ITERATIONS),
         compiled.ops.len(),
     );
-    let stock = &model.policies()[0];
+    let stock = model.policies().swap_remove(0);
     let costs = costs.reads_only();
-    let base = estimate::base_from_measured(model, stock, costs, compiled, measured_ns, iterations);
-    let s = estimate::replay(&model.table(), stock, costs, compiled, base, iterations);
-    let units = s.units().max(1) as f64;
+    let base =
+        estimate::base_from_measured(model, &stock, costs, compiled, measured_ns, iterations);
+    (stock, costs, base, iterations)
+}
+
+/// A replay's totals as the units of each term (not yet per iteration).
+fn counts_of(s: &Stats) -> Counts {
     let fine = s.reads[ClockFn::LinuxFine as usize] + s.reads[ClockFn::LinuxFineMg as usize];
     let mut terms = [0.0; Term::COUNT];
     for t in Term::ALL {
@@ -53,15 +71,46 @@ pub fn counts_at(
             Term::Update => s.updates - s.atime_updates,
             Term::AtimeUpdate => s.atime_updates,
             Term::SyncCommit => s.sync_commits,
-        } as f64
-            / units;
+        } as f64;
     }
     Counts {
-        reads_ns: s.timestamp_ns / units,
+        reads_ns: s.timestamp_ns,
         terms,
-        fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64 / units,
-        ctime_moves: s.ctime_swaps as f64 / units,
+        fine_stamps: s.reads[ClockFn::LinuxFineMg as usize] as f64,
+        ctime_moves: s.ctime_swaps as f64,
     }
+}
+
+/// [`counts_at`] by kind of call: what the model counts in each kind of call the loop
+/// issues, per iteration, in the order of [`Syscall::ALL`].
+pub fn counts_by_call(
+    model: ModelId,
+    costs: Costs,
+    compiled: &CompiledScenario,
+    measured_ns: f64,
+) -> Vec<(Syscall, Counts)> {
+    let (stock, costs, base, iterations) = replay_setup(model, costs, compiled, measured_ns);
+    let kinds: Vec<Syscall> = compiled.ops.iter().map(|o| o.syscall).collect();
+    let mut by = vec![Counts::default(); Syscall::ALL.len()];
+    let each = |k: usize, b: &Stats, a: &Stats| {
+        let s = kinds[k] as usize;
+        by[s] = by[s] + (counts_of(a) - counts_of(b));
+    };
+    let s = estimate::replay_each(
+        &model.table(),
+        &stock,
+        costs,
+        compiled,
+        base,
+        iterations,
+        each,
+    );
+    let units = s.units().max(1) as f64;
+    Syscall::ALL
+        .iter()
+        .filter(|&&c| kinds.contains(&c))
+        .map(|&c| (c, by[c as usize] / units))
+        .collect()
 }
 
 /// What the model counts for one side of `pattern` run by `tasks` tasks at once

@@ -452,3 +452,36 @@ fn the_replay_by_position_puts_each_atime_store_on_its_read() {
 mod btrfs;
 mod fine;
 mod sync;
+
+#[test]
+fn the_counts_by_call_add_up_to_the_loops_and_sit_on_their_calls() {
+    let profile = floored();
+    let w = profile.filesystems[0].pair.as_ref().unwrap();
+    let model = model_of(w);
+    let costs = Costs::reads(20.0, 5.0, 4e6);
+    // write, write, stat on tmpfs with the times asked for: the first write takes the fine
+    // stamp and stores it; the stat marks the ctime queried.
+    let sc = pattern_scenario(Pattern::Write { writes: 2 }, FsKind::Tmpfs, true)
+        .unwrap()
+        .compile();
+    let by = counts_by_call(model, costs, &sc, 1000.0);
+    let kinds: Vec<_> = by.iter().map(|(s, _)| s.name()).collect();
+    assert_eq!(kinds, ["write", "stat"]);
+    let all = counts_at(model, costs, &sc, 1000.0);
+    let sum = by
+        .iter()
+        .fold(crate::price::Counts::default(), |a, (_, c)| a + *c);
+    for t in Term::ALL {
+        assert!(
+            (sum[t] - all[t]).abs() < 1e-9,
+            "{t:?}: {sum:?} against {all:?}"
+        );
+    }
+    assert!((sum.reads_ns - all.reads_ns).abs() < 1e-6);
+    assert!((sum.fine_stamps - all.fine_stamps).abs() < 1e-9);
+    let (write, stat) = (by[0].1, by[1].1);
+    assert!((write.fine_stamps - 1.0).abs() < 0.01, "{write:?}");
+    assert!((write[Term::Update] - 1.0).abs() < 0.01, "{write:?}");
+    assert!((stat[Term::Query] - 1.0).abs() < 0.01, "{stat:?}");
+    assert_eq!(stat.fine_stamps, 0.0);
+}

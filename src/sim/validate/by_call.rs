@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use crate::kernel::ClockFn;
-use crate::sim::update_price::model_of;
+use crate::price::Counts;
+use crate::sim::update_price::{counts_by_call, model_of};
 use crate::sim::{estimate, Costs};
+use crate::trace::Syscall;
 use crate::workload::pair::PairResult;
 use crate::workload::replayed::{self, LiveLoop, ROOT};
 
@@ -109,5 +111,57 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
         live.ops.len(),
         if listed > 0 { ": " } else { "" },
         differ[..listed].join("; ") + if differ.len() > listed { "; …" } else { "" }
+    ))
+}
+
+/// The note splitting `p`'s Δ by kind of call: the live replay's time in each kind per pass,
+/// queried − control (each call timed where it is issued), against the model's Δ in the same
+/// kind at `prices` (its counts at `costs`' reads, each side at its measured speed). `None`
+/// where the pair was not timed by call.
+pub fn kind_note(
+    p: &PairResult,
+    costs: Costs,
+    prices: &super::update::Prices,
+    live: &LiveLoop,
+) -> Option<String> {
+    if p.by_call.is_empty() {
+        return None;
+    }
+    let model = model_of(p);
+    let fs = p.fs_kind();
+    let side =
+        |queried: bool, ns: f64| counts_by_call(model, costs, &live.scenario(fs, queried), ns);
+    let (q, c) = (
+        side(true, p.queried_ns.point),
+        side(false, p.control_ns.point),
+    );
+    let model_of_kind = |name: &str| {
+        let priced = |v: &[(Syscall, Counts)]| {
+            v.iter()
+                .find(|(s, _)| s.name() == name)
+                .map_or(0.0, |(_, n)| n.priced_ns(&prices.costs, prices.fs))
+        };
+        priced(&q) - priced(&c)
+    };
+    let (mut live_sum, mut model_sum) = (0.0, 0.0);
+    let kinds: Vec<String> = p
+        .by_call
+        .iter()
+        .map(|k| {
+            let m = model_of_kind(&k.syscall);
+            live_sum += k.delta_ns.point;
+            model_sum += m;
+            format!(
+                "{} ×{} {:+.0} [{:.0}, {:.0}] / {m:+.0}",
+                k.syscall, k.calls_per_pass, k.delta_ns.point, k.delta_ns.lower, k.delta_ns.upper
+            )
+        })
+        .collect();
+    Some(format!(
+        "{} on {}, Δ by kind of call (ns per pass, queried − control, live [95%] / model; \
+         each call timed where the replay issues it): {}; sums {live_sum:+.0} / {model_sum:+.0}",
+        live.source,
+        p.fs_type,
+        kinds.join(", ")
     ))
 }

@@ -23,8 +23,8 @@ use super::{LiveLoop, LiveOp, ROOT};
 use crate::error::Context;
 use crate::probe::multigrain;
 use crate::probe::update::{
-    equal_sides_check, multigrain_expected, summarize, PairResult, Pattern, CONTROL_MASK,
-    QUERIED_MASK,
+    equal_sides_check, multigrain_expected, summarize, CallDelta, PairResult, Pattern,
+    CONTROL_MASK, QUERIED_MASK,
 };
 use crate::sys;
 use crate::sys::fs as sfs;
@@ -282,9 +282,17 @@ impl Tree {
         Ok(Some(t.context("reading a replayed file's access time")?))
     }
 
-    /// `passes` whole passes with the stats' `mask`; ns per pass.
-    fn block(&mut self, live: &LiveLoop, mask: u32, passes: u64) -> crate::error::Result<f64> {
+    /// `passes` whole passes with the stats' `mask`; ns per pass, and the time of each kind
+    /// of call per pass (indexed by `Syscall as usize`): one clock read between two calls.
+    fn block(
+        &mut self,
+        live: &LiveLoop,
+        mask: u32,
+        passes: u64,
+    ) -> crate::error::Result<(f64, ByCall)> {
+        let mut by_call = [0u64; Syscall::ALL.len()];
         let started = Instant::now();
+        let mut last = started;
         for _ in 0..passes {
             for (k, &op) in live.ops.iter().enumerate() {
                 self.issue(op, live.dirs[op.node as usize], mask)
@@ -299,10 +307,58 @@ impl Tree {
                             }
                         )
                     })?;
+                let now = Instant::now();
+                by_call[op.syscall as usize] += (now - last).as_nanos() as u64;
+                last = now;
             }
         }
-        Ok(started.elapsed().as_nanos() as f64 / passes as f64)
+        let n = passes as f64;
+        Ok((
+            started.elapsed().as_nanos() as f64 / n,
+            by_call.map(|ns| ns as f64 / n),
+        ))
     }
+}
+
+/// ns per pass spent in each kind of call, indexed by `Syscall as usize`.
+type ByCall = [f64; Syscall::ALL.len()];
+
+/// Each kind of call's Δ per pass: the ABBA repetitions' queried − control medians, with
+/// their bootstrap intervals, for the kinds the loop issues.
+fn by_call_deltas(
+    cfg: &ReplayConfig,
+    live: &LiveLoop,
+    queried: &[ByCall],
+    control: &[ByCall],
+) -> Vec<CallDelta> {
+    let reps = queried.len().min(control.len()) / 2;
+    Syscall::ALL
+        .iter()
+        .filter_map(|&s| {
+            let k = s as usize;
+            let calls = live.ops.iter().filter(|o| o.syscall == s).count() as u32;
+            if calls == 0 {
+                return None;
+            }
+            let deltas: Vec<f64> = (0..reps)
+                .map(|r| {
+                    (queried[2 * r][k] + queried[2 * r + 1][k]
+                        - control[2 * r][k]
+                        - control[2 * r + 1][k])
+                        / 2.0
+                })
+                .collect();
+            Some(CallDelta {
+                syscall: s.name().to_string(),
+                calls_per_pass: calls,
+                delta_ns: crate::probe::update::median_interval(
+                    &deltas,
+                    cfg.seed,
+                    cfg.confidence_level,
+                ),
+            })
+        })
+        .collect()
 }
 
 /// Measures the recorded loop's pair on `cfg.dir`'s filesystem. Stops between blocks on
@@ -325,7 +381,16 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
     if let (Some(_), Some(cpus)) = (pinned, restore) {
         let _ = sys::cpu::set_affinity(&cpus);
     }
-    let (queried, control, passes, counted, stopped) = result?;
+    let Sampled {
+        queried,
+        control,
+        queried_by,
+        control_by,
+        passes,
+        counted,
+        stopped,
+    } = result?;
+    let by_call = by_call_deltas(cfg, live, &queried_by, &control_by);
     let (kernel_counts, kernel_counts_absent) = match counted.finish() {
         Ok(c) => (Some(c), None),
         Err(e) => (None, Some(e)),
@@ -369,20 +434,31 @@ pub fn measure(cfg: &ReplayConfig, live: &LiveLoop) -> crate::error::Result<Pair
         kernel_counts,
         kernel_counts_absent,
         stopped: Some(stopped.to_string()),
+        by_call,
     })
 }
 
 /// Repetitions added between two looks at the Δ's interval.
 const LOOK_EVERY: usize = 50;
 
-type Sampled = (Vec<f64>, Vec<f64>, u64, multigrain::Tally, &'static str);
+/// The blocks of both sides (ns per pass, and per kind of call), in the order measured.
+struct Sampled {
+    queried: Vec<f64>,
+    control: Vec<f64>,
+    queried_by: Vec<ByCall>,
+    control_by: Vec<ByCall>,
+    passes: u64,
+    counted: multigrain::Tally,
+    stopped: &'static str,
+}
 
 fn sample(cfg: &ReplayConfig, live: &LiveLoop, tree: &mut Tree) -> crate::error::Result<Sampled> {
     // Warm-up and calibration: one pass of each side, then as many as fill a block.
     tree.block(live, QUERIED_MASK, 1)?;
-    let one = tree.block(live, CONTROL_MASK, 1)?.max(1.0);
+    let one = tree.block(live, CONTROL_MASK, 1)?.0.max(1.0);
     let passes = ((cfg.block.as_nanos() as f64 / one) as u64).clamp(1, 1_000_000);
     let (mut queried, mut control) = (Vec::new(), Vec::new());
+    let (mut queried_by, mut control_by) = (Vec::new(), Vec::new());
     let mut counted = multigrain::Tally::start();
     let started = Instant::now();
     let mut deltas = Vec::new();
@@ -392,10 +468,13 @@ fn sample(cfg: &ReplayConfig, live: &LiveLoop, tree: &mut Tree) -> crate::error:
                 return Err(crate::error::Error::Interrupted);
             }
             let before = counted.before();
+            let (ns, by) = tree.block(live, if q { QUERIED_MASK } else { CONTROL_MASK }, passes)?;
             if q {
-                queried.push(tree.block(live, QUERIED_MASK, passes)?);
+                queried.push(ns);
+                queried_by.push(by);
             } else {
-                control.push(tree.block(live, CONTROL_MASK, passes)?);
+                control.push(ns);
+                control_by.push(by);
             }
             counted.after(before, q, passes);
         }
@@ -415,7 +494,15 @@ fn sample(cfg: &ReplayConfig, live: &LiveLoop, tree: &mut Tree) -> crate::error:
             break "budget";
         }
     };
-    Ok((queried, control, passes, counted, stopped))
+    Ok(Sampled {
+        queried,
+        control,
+        queried_by,
+        control_by,
+        passes,
+        counted,
+        stopped,
+    })
 }
 
 /// The key of [`CallCounts`] that counts the calls after which the file's access time had
