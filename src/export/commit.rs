@@ -133,6 +133,7 @@ pub fn update_sentence(r: &Report) -> String {
         let terms: String = [
             Term::FloorRead,
             Term::FineExcess,
+            Term::CtimeSwap,
             Term::Query,
             Term::AtimeUpdate,
         ]

@@ -103,6 +103,7 @@ pub fn prices(fs: &[FsUpdate]) -> Table {
         Term::Query,
         Term::FloorRead,
         Term::FineExcess,
+        Term::CtimeSwap,
         Term::Update,
         Term::AtimeUpdate,
     ];

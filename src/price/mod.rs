@@ -13,11 +13,12 @@
 //! and the units of each term. So every pair reads
 //!
 //! ```text
-//! Δ = Δreads + ΔF·F + ΔX·X + ΔQ·Q + ΔU·U + ΔA·A
+//! Δ = Δreads + ΔF·F + ΔX·X + ΔS·S + ΔQ·Q + ΔU·U + ΔA·A
 //! ```
 //!
-//! with F the floored read, X a fine read's in-path excess, Q the query, U the c/mtime update
-//! of the write path, A the atime update, and each ΔF … ΔA the model's units between the
+//! with F the floored read, X a fine read's in-path excess, S the ctime swap (a ctime that
+//! moves beyond one that stays), Q the query, U the c/mtime update of the write path, A the
+//! atime update, and each ΔF … ΔA the model's units between the
 //! sides. Each recipe picks a pair (or the difference of two) in which its term moves and the
 //! terms not yet priced do not, and solves for it; the solver walks the terms in this order,
 //! each with the first recipe that isolates it:
@@ -25,11 +26,18 @@
 //! ```text
 //! F = (Δ[chmod-stat-read16] − Δ[chmod-stat] − Δreads) / ΔF
 //! X = (Δ[chmod-stat-read16-same] − Δ[chmod-stat-read1-same] − Δreads − ΔF·F) / ΔX
-//! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X) / ΔQ        where write-stat adds no update (ΔU = 0)
-//! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X) / ΔQ        else (the inode stored on both sides)
-//! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q) / ΔU
-//! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔQ·Q − ΔU·U) / ΔA
+//! S = (Δ[chmod-stat-chmod16-others] − Δ[chmod-stat-read16] − Δreads − ΔF·F − ΔX·X) / ΔS
+//! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   where write-stat adds no update (ΔU = 0)
+//! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   else (the inode stored on both sides)
+//! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
+//! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q − ΔU·U) / ΔA
 //! ```
+//!
+//! In every pattern pair a query is followed by exactly one swap (ΔQ = ΔS = 1 in chmod-stat),
+//! so without S the query's price holds the swap's. A program is not like that: once a fine
+//! stamp has put the floor ahead of the tick, every inode changed in the rest of the tick moves
+//! its ctime, queried or not, so its swaps outnumber its queries many times (`tar -x`: about
+//! 32 a pass against 5). S is priced apart so that each is counted by its own units.
 //!
 //! Where write-stat adds no update (btrfs stores every write's time), U is not priced and not
 //! needed by the knob, and write-read-stat's ΔU is 0 too. An atime update without a price of

@@ -27,6 +27,14 @@ pub enum Pattern {
     /// read moves the atime (relatime), the others find it later than the ctime. Against
     /// [`Pattern::ChmodRead`] it prices a fine read inside the read path.
     ChmodReadSame { reads: u32 },
+    /// [`Pattern::Chmod`], then one `fchmod` of each of `files` other files on the same
+    /// filesystem. Each of those reads the coarse clock twice (`notify_change` →
+    /// `current_time()`, `setattr_copy_mgtime` → `inode_set_ctime_current()`), and with the
+    /// times asked for both return the floor, which differs from the ctime the file took in
+    /// the iteration before (the floor then was an earlier fine stamp): its ctime moves. Without,
+    /// both return the tick, equal to the stored ctime but once per tick. Against
+    /// [`Pattern::ChmodRead`] with as many reads it prices the ctime swap.
+    ChmodOthers { files: u32 },
     /// pwrite, then `pread` of 1 byte of the same file, then statx. With the times asked
     /// for, the write's fine stamp puts the mtime after the atime, so the read moves the
     /// atime (relatime, `touch_atime`); without, the write keeps the tick's time and the read
@@ -63,6 +71,7 @@ impl Pattern {
             Pattern::Chmod => "chmod-stat".into(),
             Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
             Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),
+            Pattern::ChmodOthers { files } => format!("chmod-stat-chmod{files}-others"),
             Pattern::WriteRead => "write-read-stat".into(),
             Pattern::WriteFsync => "write-stat-fsync".into(),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),

@@ -18,6 +18,9 @@ pub const FINE: Pattern = Pattern::ChmodReadSame { reads: 16 };
 /// chmod-stat-read1-same: [`FINE`] with one read: the same atime update and query, 15 fine
 /// reads fewer.
 pub const FINE_BASE: Pattern = Pattern::ChmodReadSame { reads: 1 };
+/// chmod-stat-chmod16-others: 16 other files chmodded after chmod-stat, each ctime moving
+/// to the floor on the queried side.
+pub const SWAP: Pattern = Pattern::ChmodOthers { files: 16 };
 /// write-read-stat: a read after the write, which moves the atime on the queried side only.
 pub const WRITE_READ: Pattern = Pattern::WriteRead;
 
@@ -57,7 +60,7 @@ pub struct Recipe {
 
 /// Every recipe, each term's in the order they are tried: the first that isolates its term
 /// prices it; the others that can are said beside it as predictions.
-pub const RECIPES: [Recipe; 7] = [
+pub const RECIPES: [Recipe; 8] = [
     Recipe {
         term: Term::FloorRead,
         pair: FLOOR,
@@ -85,13 +88,27 @@ pub const RECIPES: [Recipe; 7] = [
               atime once and query once, so between them lie only reads",
     },
     Recipe {
+        term: Term::CtimeSwap,
+        pair: SWAP,
+        against: Some(FLOOR),
+        min_units: 4.0,
+        apart: &[Term::Query, Term::Update, Term::AtimeUpdate],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess],
+        lazy: false,
+        only_on: None,
+        why: "a ctime that moves beyond one that stays: the other files' ctimes move to the \
+              floor on the queried side and stay at the tick on the control, and both pairs \
+              query once after the same chmod, so between them lie floored reads and swaps",
+    },
+    Recipe {
         term: Term::Query,
         pair: WRITE,
         against: None,
         min_units: 0.5,
         apart: &[Term::Update],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess],
+        needs: &[Term::FloorRead, Term::FineExcess, Term::CtimeSwap],
         lazy: false,
         only_on: None,
         why: "the question adding no update to the write (every write stores its time), \
@@ -104,7 +121,7 @@ pub const RECIPES: [Recipe; 7] = [
         min_units: 0.5,
         apart: &[Term::Update],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess],
+        needs: &[Term::FloorRead, Term::FineExcess, Term::CtimeSwap],
         lazy: false,
         only_on: None,
         why: "the inode stored on both sides",
@@ -116,7 +133,12 @@ pub const RECIPES: [Recipe; 7] = [
         min_units: 0.5,
         apart: &[],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess, Term::Query],
+        needs: &[
+            Term::FloorRead,
+            Term::FineExcess,
+            Term::CtimeSwap,
+            Term::Query,
+        ],
         lazy: false,
         only_on: None,
         why: "live pair: the queried write stores its time, the control's once per tick",
@@ -128,7 +150,13 @@ pub const RECIPES: [Recipe; 7] = [
         min_units: 0.5,
         apart: &[],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess, Term::Query, Term::Update],
+        needs: &[
+            Term::FloorRead,
+            Term::FineExcess,
+            Term::CtimeSwap,
+            Term::Query,
+            Term::Update,
+        ],
         lazy: false,
         only_on: None,
         why: "the read after a fine-stamped write moves the atime only with the times asked \
@@ -141,7 +169,13 @@ pub const RECIPES: [Recipe; 7] = [
         min_units: 0.2,
         apart: &[],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess, Term::Query, Term::Update],
+        needs: &[
+            Term::FloorRead,
+            Term::FineExcess,
+            Term::CtimeSwap,
+            Term::Query,
+            Term::Update,
+        ],
         lazy: false,
         why: "the fsync after a fine-stamped write finds its store uncommitted and commits it; \
               the control's write stores once per tick, and its fsync then commits that store \

@@ -15,6 +15,13 @@ pub enum Term {
     /// `clock_gettime` with the least work before the read): `read_tsc()` is
     /// `rdtsc_ordered()`, which waits for the work before it.
     FineExcess,
+    /// What `inode_set_ctime_current()` costs when it stores a new ctime beyond finding the
+    /// stored one equal to the time it read (fs/inode.c: the `try_cmpxchg` of `i_ctime_nsec`
+    /// and the store of `i_ctime_sec`, which also clears `I_CTIME_QUERIED`, against the early
+    /// return of `ctime_xchg_skip`): the kernel's `ctime_swaps` counter counts them. A
+    /// multigrain floor ahead of the tick moves the ctime of every inode changed in the rest
+    /// of the tick, queried or not, so a program takes many more of them than queries.
+    CtimeSwap,
     /// What a multigrain ctime query brings beyond the reads and the update the model counts
     /// (`fill_mg_cmtime`'s `fetch_or` of `I_CTIME_QUERIED`, and the fine stamp's floor and
     /// ctime compare-exchanges).
@@ -41,9 +48,10 @@ pub enum Term {
 impl Term {
     /// Every term, in the order the solver prices them (each after the terms its recipes
     /// need).
-    pub const ALL: [Term; 6] = [
+    pub const ALL: [Term; 7] = [
         Term::FloorRead,
         Term::FineExcess,
+        Term::CtimeSwap,
         Term::Query,
         Term::Update,
         Term::AtimeUpdate,
@@ -51,11 +59,12 @@ impl Term {
     ];
     /// The order documents, tables and `--help` list them: the filesystem's own work (the
     /// update, the query) first, then the reads' parts.
-    pub const LISTED: [Term; 6] = [
+    pub const LISTED: [Term; 7] = [
         Term::Update,
         Term::AtimeUpdate,
         Term::SyncCommit,
         Term::Query,
+        Term::CtimeSwap,
         Term::FloorRead,
         Term::FineExcess,
     ];
@@ -67,6 +76,7 @@ impl Term {
         match self {
             Term::FloorRead => "floor_read",
             Term::FineExcess => "fine_excess",
+            Term::CtimeSwap => "ctime_swap",
             Term::Query => "query",
             Term::Update => "update",
             Term::AtimeUpdate => "atime_update",
@@ -79,6 +89,7 @@ impl Term {
         match self {
             Term::FloorRead => "floor_read_ns",
             Term::FineExcess => "fine_excess_ns",
+            Term::CtimeSwap => "ctime_swap_ns",
             Term::Query => "query_ns",
             Term::Update => "update_ns",
             Term::AtimeUpdate => "atime_update_ns",
@@ -91,6 +102,7 @@ impl Term {
         match self {
             Term::FloorRead => "floored read",
             Term::FineExcess => "fine read in path +",
+            Term::CtimeSwap => "ctime swap",
             Term::Query => "query",
             Term::Update => "update",
             Term::AtimeUpdate => "atime update",
@@ -103,6 +115,7 @@ impl Term {
         match self {
             Term::FloorRead => "floored read",
             Term::FineExcess => "in-path excess of a fine read",
+            Term::CtimeSwap => "ctime swap",
             Term::Query => "ctime query",
             Term::Update => "inode update",
             Term::AtimeUpdate => "atime update",
@@ -121,6 +134,7 @@ impl Term {
                 "a fine read",
                 " ns more inside the op than the syscall pair's",
             ),
+            Term::CtimeSwap => ("a ctime that moves", " ns more than one that stays"),
             Term::Query => ("a ctime query", " ns"),
             Term::Update => ("an inode update", " ns"),
             Term::AtimeUpdate => ("an atime update", " ns"),
@@ -142,6 +156,7 @@ impl Term {
         match self {
             Term::FloorRead => "floored reads",
             Term::FineExcess => "fine reads",
+            Term::CtimeSwap => "ctime swaps",
             Term::Query => "queries",
             Term::Update => "updates",
             Term::AtimeUpdate => "atime updates",
@@ -154,6 +169,7 @@ impl Term {
         match self {
             Term::FloorRead => "none: only Linux's multigrain coarse reads return a floor",
             Term::FineExcess => "none: priced for Linux's in-kernel fine reads only",
+            Term::CtimeSwap => "none: only Linux's multigrain ctime is swapped in place",
             Term::Query => "none: only Linux's multigrain timestamps are queried",
             Term::Update => {
                 "not measured, taken as 0: the live pair prices a Linux update, not this OS's; \
@@ -181,6 +197,10 @@ impl Term {
                 "a fine read inside the kernel costs the syscall pair's price; probe --dir DIR \
                  measures the excess, and the query and update prices then leave it out"
             }
+            Term::CtimeSwap => {
+                "probe --dir DIR measures it with chmods of 16 other files after chmod-stat; \
+                 without it, the query's and the update's prices hold the swap their pairs take"
+            }
             Term::Query => {
                 "probe --dir DIR measures it with the chmod-stat pair; a filesystem's update \
                  price then holds it"
@@ -202,6 +222,9 @@ impl Term {
         match self {
             Term::FloorRead => "chmod-stat pair with reads after it, probe --dir",
             Term::FineExcess => "chmod-stat with 16 reads of the same file against 1, probe --dir",
+            Term::CtimeSwap => {
+                "chmod-stat with chmods of 16 other files against 16 reads of one, probe --dir"
+            }
             Term::Query => {
                 "chmod-stat pair, or write-stat where the question adds no update to the write; \
                  probe --dir"

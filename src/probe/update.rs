@@ -312,6 +312,10 @@ pub struct FsUpdate {
     /// The chmod-stat pair with 1 read of the same file: `fine_pair`'s base.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_base_pair: Option<PairResult>,
+    /// The chmod-stat pair with chmods of 16 other files after it that prices the ctime swap
+    /// with `floor_pair`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_pair: Option<PairResult>,
     /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pair: Option<PairResult>,
@@ -334,13 +338,16 @@ impl FsUpdate {
 
     /// Keeps `p` in the field its pattern fills (`pair`, `query_pair`, …).
     pub fn keep_pair(&mut self, p: &PairResult) {
-        use crate::price::recipe::{CHMOD, FINE, FINE_BASE, FLOOR, WRITE, WRITE_FSYNC, WRITE_READ};
+        use crate::price::recipe::{
+            CHMOD, FINE, FINE_BASE, FLOOR, SWAP, WRITE, WRITE_FSYNC, WRITE_READ,
+        };
         let slot = match p.pattern {
             x if x == WRITE => &mut self.pair,
             x if x == CHMOD => &mut self.query_pair,
             x if x == FLOOR => &mut self.floor_pair,
             x if x == FINE => &mut self.fine_pair,
             x if x == FINE_BASE => &mut self.fine_base_pair,
+            x if x == SWAP => &mut self.swap_pair,
             x if x == WRITE_READ => &mut self.read_pair,
             x if x == WRITE_FSYNC => &mut self.sync_pair,
             _ if self.pair.is_none() => &mut self.pair,
@@ -357,6 +364,7 @@ impl FsUpdate {
             &self.floor_pair,
             &self.fine_pair,
             &self.fine_base_pair,
+            &self.swap_pair,
             &self.read_pair,
             &self.sync_pair,
         ]

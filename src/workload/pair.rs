@@ -52,6 +52,8 @@ struct Target {
     fd: Option<std::os::fd::OwnedFd>,
     /// The second file that [`Pattern::ChmodRead`] reads (one byte long).
     read: Option<std::os::fd::OwnedFd>,
+    /// The other files that [`Pattern::ChmodOthers`] chmods.
+    others: Vec<std::os::fd::OwnedFd>,
 }
 
 /// One block of `n` iterations with `mask`; ns per iteration.
@@ -116,6 +118,17 @@ fn block(
                 }
             }
         }
+        Pattern::ChmodOthers { .. } => {
+            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
+            let f = fd.as_fd();
+            for _ in 0..n {
+                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                for o in &t.others {
+                    sfs::fchmod(o.as_fd(), 0o600).context("fchmod in the pair's loop")?;
+                }
+            }
+        }
         Pattern::ChmodReadSame { reads } => {
             let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
             let f = fd.as_fd();
@@ -165,6 +178,9 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
     }
     if let Pattern::ChmodRead { reads } | Pattern::ChmodReadSame { reads } = cfg.pattern {
         crate::ensure!((1..=64).contains(&reads), "reads per query must be 1 to 64");
+    }
+    if let Pattern::ChmodOthers { files } = cfg.pattern {
+        crate::ensure!((1..=64).contains(&files), "other files must be 1 to 64");
     }
     let scratch = ScratchDir::create(&cfg.dir)?;
     let fs = scratch::fs_info(scratch.path());
@@ -233,7 +249,8 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
         | Pattern::WriteFsync
         | Pattern::Chmod
         | Pattern::ChmodRead { .. }
-        | Pattern::ChmodReadSame { .. } => {
+        | Pattern::ChmodReadSame { .. }
+        | Pattern::ChmodOthers { .. } => {
             Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
         }
         Pattern::Create => None,
@@ -254,7 +271,23 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
         }
         _ => None,
     };
-    Ok(Target { path, fd, read })
+    let others = match pattern {
+        Pattern::ChmodOthers { files } => (1..=files)
+            .map(|k| {
+                let mut p = path.as_bytes().to_vec();
+                p.extend_from_slice(format!("-other{k}").as_bytes());
+                let op = CString::new(p).context("a scratch path with a NUL byte")?;
+                sfs::open(&op, flags, 0o600).context("creating one of the pair's other files")
+            })
+            .collect::<crate::error::Result<Vec<_>>>()?,
+        _ => Vec::new(),
+    };
+    Ok(Target {
+        path,
+        fd,
+        read,
+        others,
+    })
 }
 
 /// The CPU of each task: one task stays on the CPU it runs on; several spread over the

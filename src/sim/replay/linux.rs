@@ -250,6 +250,7 @@ impl Replay<'_> {
             // fs/inode.c inode_set_ctime_current(): "No need to cmpxchg if it's exactly the
             // same" — a stored time with I_CTIME_QUERIED set never is.
             self.stats.ctime_swaps += 1;
+            self.op_cost += self.costs.on(Term::CtimeSwap, self.op_fs);
         }
         self.store_ctime(id, v);
         (v, clock)

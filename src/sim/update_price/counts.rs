@@ -67,6 +67,7 @@ fn counts_of(s: &Stats) -> Counts {
         terms[t as usize] = match t {
             Term::FloorRead => s.floored_reads,
             Term::FineExcess => fine,
+            Term::CtimeSwap => s.ctime_swaps,
             Term::Query => s.queries,
             Term::Update => s.updates - s.atime_updates,
             Term::AtimeUpdate => s.atime_updates,

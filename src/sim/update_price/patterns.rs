@@ -19,24 +19,28 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<S
 /// floored coarse time is not later than the ctime).
 pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -> Option<Scenario> {
     let stat = if queried { "stat" } else { "stat_no_times" };
-    // (syscall, on the second file): the floor pattern's reads are of another file.
-    let names: Vec<(&str, bool)> = match pattern {
-        Pattern::Write { writes } => std::iter::repeat_n(("write", false), writes as usize)
-            .chain(std::iter::once((stat, false)))
+    // (syscall, on which file: 0 the pattern's, k > 0 its k-th other file).
+    let names: Vec<(&str, u32)> = match pattern {
+        Pattern::Write { writes } => std::iter::repeat_n(("write", 0), writes as usize)
+            .chain(std::iter::once((stat, 0)))
             .collect(),
         Pattern::Create => ["create", "write", stat, "close", "unlink"]
-            .map(|s| (s, false))
+            .map(|s| (s, 0))
             .to_vec(),
-        Pattern::Chmod => vec![("fchmod", false), (stat, false)],
-        Pattern::WriteRead => vec![("write", false), ("read", false), (stat, false)],
-        Pattern::WriteFsync => vec![("write", false), (stat, false), ("fsync", false)],
-        Pattern::ChmodReadSame { reads } => [("fchmod", false), (stat, false)]
+        Pattern::Chmod => vec![("fchmod", 0), (stat, 0)],
+        Pattern::WriteRead => vec![("write", 0), ("read", 0), (stat, 0)],
+        Pattern::WriteFsync => vec![("write", 0), (stat, 0), ("fsync", 0)],
+        Pattern::ChmodReadSame { reads } => [("fchmod", 0), (stat, 0)]
             .into_iter()
-            .chain(std::iter::repeat_n(("read", false), reads as usize))
+            .chain(std::iter::repeat_n(("read", 0), reads as usize))
             .collect(),
-        Pattern::ChmodRead { reads } => [("fchmod", false), (stat, false)]
+        Pattern::ChmodRead { reads } => [("fchmod", 0), (stat, 0)]
             .into_iter()
-            .chain(std::iter::repeat_n(("read", true), reads as usize))
+            .chain(std::iter::repeat_n(("read", 1), reads as usize))
+            .collect(),
+        Pattern::ChmodOthers { files } => [("fchmod", 0), (stat, 0)]
+            .into_iter()
+            .chain((1..=files).map(|k| ("fchmod", k)))
             .collect(),
         Pattern::Recorded { .. } => return None,
     };
@@ -50,10 +54,10 @@ pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -
             names
                 .iter()
                 .map(move |&(s, other)| {
-                    let inode = if other {
-                        format!("{inode}-read")
-                    } else {
-                        inode.clone()
+                    let inode = match other {
+                        0 => inode.clone(),
+                        1 => format!("{inode}-read"),
+                        k => format!("{inode}-other{k}"),
                     };
                     serde_json::json!({ "syscall": s, "inode": inode, "fs": fs.name() })
                 })

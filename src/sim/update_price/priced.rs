@@ -27,6 +27,7 @@ pub(crate) fn unpriced(pairs: &[&PairResult]) -> FsUpdate {
         floor_pair: None,
         fine_pair: None,
         fine_base_pair: None,
+        swap_pair: None,
         read_pair: None,
         sync_pair: None,
     };

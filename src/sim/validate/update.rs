@@ -359,6 +359,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             // to the atime update's price.
             (&priced.fine_pair, false),
             (&priced.fine_base_pair, false),
+            (&priced.swap_pair, true),
             (&priced.read_pair, true),
             (&priced.sync_pair, true),
         ] {
