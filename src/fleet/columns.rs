@@ -108,7 +108,7 @@ pub fn fact_values(kind: Kind, version: u64, f: &Facts, label: Option<&str>) -> 
         opt_real(f.coarse_read_ns),
         opt_real(f.tick_ns),
         opt_text(&verdicts),
-        Sql::Text(kind.name().into()),
+        Sql::Text(kind.short().into()),
         Sql::Integer(version as i64),
         label.map_or(Sql::Null, |l| Sql::Text(l.into())),
     ]

@@ -101,7 +101,6 @@ pub fn machines(rows: &[Row]) -> Vec<Machine<'_>> {
         let m = &mut seen[at];
         pick(&mut m.any, r);
         match r.kind {
-            Kind::Probe => pick(&mut m.probe_or_report, r),
             Kind::Detect => {
                 pick(&mut m.detect, r);
                 pick(&mut m.detect_or_report, r);
@@ -110,6 +109,8 @@ pub fn machines(rows: &[Row]) -> Vec<Machine<'_>> {
                 pick(&mut m.probe_or_report, r);
                 pick(&mut m.detect_or_report, r);
             }
+            // A probe: the store holds probes, detections and reports only.
+            _ => pick(&mut m.probe_or_report, r),
         }
         m.documents += 1;
     }

@@ -15,33 +15,9 @@ pub const NEWEST_DOCUMENT_VERSION: u64 = 1;
 /// The source whose cost is the coarse read (`sim::costs::COARSE_SOURCE`).
 const COARSE: &str = "vdso:realtime_coarse";
 
-/// What a stored document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Probe,
-    Detect,
-    Report,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Probe => "probe",
-            Kind::Detect => "detect",
-            Kind::Report => "report",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Kind> {
-        match s {
-            "probe" => Some(Kind::Probe),
-            "detect" => Some(Kind::Detect),
-            "report" => Some(Kind::Report),
-            _ => None,
-        }
-    }
-}
+/// What a stored document is: a probe, a detection or a report (the document's own kind,
+/// stored as its [`Kind::short`] word).
+pub use crate::input::Kind;
 
 /// The normalised facts of one document (the store's columns; null where absent).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -148,10 +124,8 @@ fn kind_of(v: &Value) -> Result<Kind, String> {
     };
     let has = |k: &str| o.contains_key(k);
     let tag = o.get("kind").and_then(Value::as_str);
-    match tag.and_then(crate::input::Kind::from_tag) {
-        Some(crate::input::Kind::Report) => return Ok(Kind::Report),
-        Some(crate::input::Kind::Detect) => return Ok(Kind::Detect),
-        Some(crate::input::Kind::Probe) => return Ok(Kind::Probe),
+    match tag.and_then(Kind::from_tag) {
+        Some(k @ (Kind::Report | Kind::Detect | Kind::Probe)) => return Ok(k),
         Some(other) => {
             return Err(format!(
                 "is {}, not a probe, detect or report document",
@@ -224,7 +198,6 @@ pub fn normalise(v: &Value) -> Result<Normalised, String> {
     let kind = kind_of(v)?;
     let schema_version = version_of(v, "the document")?;
     let (p, facts, env, verdicts) = match kind {
-        Kind::Probe => (v, None, None, None),
         Kind::Detect => (&v["profile"], v.get("facts"), None, v.get("verdicts")),
         Kind::Report => (
             &v["profile"],
@@ -232,6 +205,8 @@ pub fn normalise(v: &Value) -> Result<Normalised, String> {
             v.get("environment"),
             v.pointer("/detect/verdicts"),
         ),
+        // A probe (`kind_of` gives no other kind).
+        _ => (v, None, None, None),
     };
     if kind != Kind::Probe {
         version_of(p, "its profile")?;

@@ -84,6 +84,7 @@ pub struct Row {
     pub id: i64,
     /// The SHA-256 of the document's canonical JSON, hex.
     pub hash: String,
+    #[serde(serialize_with = "kind_word")]
     pub kind: Kind,
     pub schema_version: u64,
     pub label: Option<String>,
@@ -361,7 +362,7 @@ impl Store {
                 Ok(Row {
                     id: r.get(0)?,
                     hash: hash.iter().map(|b| format!("{b:02x}")).collect(),
-                    kind: Kind::parse(&kind).unwrap_or(Kind::Probe),
+                    kind: Kind::from_short(&kind).unwrap_or(Kind::Probe),
                     schema_version: r.get::<_, i64>(origin + 1)?.max(0) as u64,
                     label: r.get(origin + 2)?,
                     source: r.get(2)?,
@@ -453,4 +454,9 @@ fn regular_file(path: &Path) -> crate::error::Result<()> {
 fn set_wal(conn: &Connection) -> rusqlite::Result<String> {
     conn.execute_batch("PRAGMA page_size = 32768")?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+}
+
+/// A row's kind as the store keeps it: its [`Kind::short`] word (`probe`, `detect`, `report`).
+fn kind_word<S: serde::Serializer>(k: &Kind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.short())
 }

@@ -67,6 +67,17 @@ impl Kind {
         }
     }
 
+    /// The tag without its `tscope-` prefix (`probe`, `detect`, `report`, …): the word the
+    /// fleet store keeps in its `kind` column and prints.
+    pub fn short(self) -> &'static str {
+        self.tag().trim_start_matches("tscope-")
+    }
+
+    /// The kind a [`Kind::short`] word names.
+    pub fn from_short(word: &str) -> Option<Kind> {
+        Kind::TAGGED.into_iter().find(|k| k.short() == word)
+    }
+
     /// The kind a `kind` tag names.
     pub fn from_tag(tag: &str) -> Option<Kind> {
         Kind::TAGGED.into_iter().find(|k| k.tag() == tag)

@@ -30,7 +30,7 @@ pub mod update;
 use std::time::{Duration, Instant};
 
 pub use profile::{Derived, Notice, Profile, SourceResult, Timer, PROFILE_SCHEMA_VERSION};
-pub use source::{Clock, Kind, Source};
+pub use source::{Clock, Source, SourceKind};
 
 use crate::measure::{self, PairedConfig, SamplerConfig};
 use crate::stats::Estimate;

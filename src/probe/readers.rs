@@ -39,7 +39,7 @@ impl Context {
 /// Why a source cannot be measured here, or `None` if it can.
 fn unsupported_reason(src: Source, ctx: &Context) -> Option<String> {
     if !cfg!(target_arch = "x86_64")
-        && (matches!(src.kind(), super::Kind::Counter) || src == Source::Cpuid)
+        && (matches!(src.kind(), super::SourceKind::Counter) || src == Source::Cpuid)
     {
         return Some("x86_64 only".into());
     }

@@ -98,7 +98,7 @@ pub enum Source {
 /// What kind of thing a source is, for grouping in reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum SourceKind {
     /// A CPU instruction reading a counter.
     Counter,
     /// A clock read through libc / the vDSO.
@@ -136,15 +136,17 @@ impl Source {
         v
     }
 
-    pub fn kind(self) -> Kind {
+    pub fn kind(self) -> SourceKind {
         match self {
-            Source::Rdtsc | Source::LfenceRdtsc | Source::Rdtscp | Source::Rdpid => Kind::Counter,
-            Source::Vdso(_) | Source::VdsoGettimeofday | Source::VdsoTime => Kind::Vdso,
-            Source::Syscall(_) | Source::SyscallGettimeofday => Kind::Syscall,
-            Source::StdInstant | Source::StdSystemTime | Source::QuantaNow | Source::QuantaRaw => {
-                Kind::Library
+            Source::Rdtsc | Source::LfenceRdtsc | Source::Rdtscp | Source::Rdpid => {
+                SourceKind::Counter
             }
-            Source::Cpuid | Source::SyscallGetppid => Kind::Reference,
+            Source::Vdso(_) | Source::VdsoGettimeofday | Source::VdsoTime => SourceKind::Vdso,
+            Source::Syscall(_) | Source::SyscallGettimeofday => SourceKind::Syscall,
+            Source::StdInstant | Source::StdSystemTime | Source::QuantaNow | Source::QuantaRaw => {
+                SourceKind::Library
+            }
+            Source::Cpuid | Source::SyscallGetppid => SourceKind::Reference,
         }
     }
 

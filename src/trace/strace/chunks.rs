@@ -112,7 +112,7 @@ enum LineAt {
 
 impl LineAt {
     /// `None` when a part of `line` does not lie in `base` (then the line is parsed again
-    /// where it is used: [`Kind::Raw`]).
+    /// where it is used: [`LineKind::Raw`]).
     fn of(base: &str, line: &Line) -> Option<LineAt> {
         Some(match line {
             Line::Call(c) => LineAt::Call(CallAt::of(base, c)?),
@@ -173,7 +173,7 @@ impl LineAt {
 
 /// What one line of the log is.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
+enum LineKind {
     /// Blank, or one of strace's own notes (`strace: …`).
     Skip,
     /// Longer than [`MAX_LINE_BYTES`]: never held, never parsed.
@@ -191,7 +191,7 @@ enum Kind {
 struct Pre {
     bytes: u64,
     text: Span,
-    kind: Kind,
+    kind: LineKind,
 }
 
 /// A line handed to the importer.
@@ -216,11 +216,11 @@ impl Parsed {
     pub fn items(&self) -> impl Iterator<Item = (u64, Item<'_>)> {
         self.lines.iter().map(|p| {
             let item = match p.kind {
-                Kind::Skip => Item::Skip,
-                Kind::Cut => Item::Cut(p.bytes),
-                Kind::Bad(why) => Item::Line(p.text.get(&self.text), Err(LineError(why))),
-                Kind::Parsed(at) => Item::Line(p.text.get(&self.text), Ok(at.get(&self.text))),
-                Kind::Raw => {
+                LineKind::Skip => Item::Skip,
+                LineKind::Cut => Item::Cut(p.bytes),
+                LineKind::Bad(why) => Item::Line(p.text.get(&self.text), Err(LineError(why))),
+                LineKind::Parsed(at) => Item::Line(p.text.get(&self.text), Ok(at.get(&self.text))),
+                LineKind::Raw => {
                     let text = p.text.get(&self.text);
                     Item::Line(text, parse::parse_line(text))
                 }
@@ -281,7 +281,7 @@ impl<R: Read> Chunker<R> {
                 out.lines.push(Pre {
                     bytes,
                     text: Span::default(),
-                    kind: Kind::Cut,
+                    kind: LineKind::Cut,
                 });
                 buf.clear();
                 out.text = String::from_utf8(buf).unwrap_or_default();
@@ -361,13 +361,13 @@ fn pre(base: &str, line: &str, bytes: u64) -> Pre {
     let trimmed = parse::trim_end(line);
     let text = Span::of(base, trimmed).unwrap_or_default();
     let kind = if bytes > MAX_LINE_BYTES as u64 {
-        Kind::Cut
+        LineKind::Cut
     } else if trimmed.is_empty() || trimmed.starts_with("strace: ") {
-        Kind::Skip
+        LineKind::Skip
     } else {
         match parse::parse_line(trimmed) {
-            Ok(l) => LineAt::of(base, &l).map_or(Kind::Raw, Kind::Parsed),
-            Err(e) => Kind::Bad(e.0),
+            Ok(l) => LineAt::of(base, &l).map_or(LineKind::Raw, LineKind::Parsed),
+            Err(e) => LineKind::Bad(e.0),
         }
     };
     Pre { bytes, text, kind }

@@ -9,7 +9,7 @@ use crate::trace::strace::parse::{fd_arg, string_arg, Args};
 use crate::trace::strace::Call;
 use crate::trace::{InodeId, Syscall, NO_INODE};
 
-pub(super) use super::kinds::{kind, Kind};
+pub(super) use super::kinds::{handler, Handler};
 
 /// What a handler needs.
 pub(super) struct Ctx<'s> {
@@ -350,19 +350,19 @@ fn ok(c: &Call) -> bool {
 }
 
 /// Handles one complete call of task `pid`, whose name is of kind `k` ([`kind`]).
-pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Kind) -> Out {
+pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Handler) -> Out {
     use Syscall as S;
     match k {
-        Kind::Read => ctx.on_fd(pid, c, S::Read),
-        Kind::Write => ctx.on_fd(pid, c, S::Write),
-        Kind::Close => {
+        Handler::Read => ctx.on_fd(pid, c, S::Read),
+        Handler::Write => ctx.on_fd(pid, c, S::Write),
+        Handler::Close => {
             let out = ctx.on_fd(pid, c, S::Close);
             if let Some((fd, _)) = Args::new(c.args).next().and_then(fd_arg) {
                 ctx.fds.close(pid, fd);
             }
             out
         }
-        Kind::CloseRange => {
+        Handler::CloseRange => {
             let mut a = Args::new(c.args);
             let first = a.next().and_then(|f| f.parse::<i32>().ok());
             let last = a.next().map(|l| l.parse::<i64>().unwrap_or(i64::MAX));
@@ -372,10 +372,10 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Kind) -> Out {
             }
             OTHER
         }
-        Kind::Fstat => ctx.on_fd(pid, c, S::Stat),
-        Kind::Stat => ctx.on_path(pid, c, S::Stat, 0, false),
-        Kind::StatAt => ctx.on_path(pid, c, S::Stat, 1, true),
-        Kind::Statx => {
+        Handler::Fstat => ctx.on_fd(pid, c, S::Stat),
+        Handler::Stat => ctx.on_path(pid, c, S::Stat, 0, false),
+        Handler::StatAt => ctx.on_path(pid, c, S::Stat, 1, true),
+        Handler::Statx => {
             let mask = Args::new(c.args).nth(3);
             let s = if mask.is_some_and(super::kinds::statx_mask_has_no_time) {
                 S::StatNoTimes
@@ -384,42 +384,42 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Kind) -> Out {
             };
             ctx.on_path(pid, c, s, 1, true)
         }
-        Kind::Open => ctx.open(pid, c),
-        Kind::Lseek => ctx.on_fd(pid, c, S::Lseek),
-        Kind::Mmap => match Args::new(c.args).nth(4).and_then(|a| ctx.fd_inode(pid, a)) {
+        Handler::Open => ctx.open(pid, c),
+        Handler::Lseek => ctx.on_fd(pid, c, S::Lseek),
+        Handler::Mmap => match Args::new(c.args).nth(4).and_then(|a| ctx.fd_inode(pid, a)) {
             Some(i) if ok(c) => (S::Mmap, i, NO_INODE),
             _ => OTHER,
         },
-        Kind::Munmap => (S::Munmap, NO_INODE, NO_INODE),
-        Kind::Unlink => ctx.unlink(pid, c),
-        Kind::TwoPaths => ctx.rename_or_link(pid, c),
-        Kind::Mkdir => ctx.mkdir(pid, c),
-        Kind::Truncate => ctx.on_path(pid, c, S::Truncate, 0, false),
-        Kind::Ftruncate => ctx.on_fd(pid, c, S::Truncate),
-        Kind::Fsync if c.name == "fdatasync" => ctx.on_fd(pid, c, S::Fdatasync),
-        Kind::Fsync => ctx.on_fd(pid, c, S::Fsync),
-        Kind::Chmod => ctx.on_path(pid, c, S::Setattr, 0, false),
-        Kind::Fchmod => ctx.on_fd(pid, c, S::Setattr),
-        Kind::ChmodAt => ctx.on_path(pid, c, S::Setattr, 1, true),
-        Kind::UtimensAt => ctx.on_path(pid, c, S::Utimens, 1, true),
-        Kind::Utimes => ctx.on_path(pid, c, S::Utimens, 0, false),
-        Kind::Getdents => ctx.on_fd(pid, c, S::Readdir),
-        Kind::Pipe => ctx.pipe(pid, c),
-        Kind::Dup => ctx.dup(pid, c),
-        Kind::Fork => {
+        Handler::Munmap => (S::Munmap, NO_INODE, NO_INODE),
+        Handler::Unlink => ctx.unlink(pid, c),
+        Handler::TwoPaths => ctx.rename_or_link(pid, c),
+        Handler::Mkdir => ctx.mkdir(pid, c),
+        Handler::Truncate => ctx.on_path(pid, c, S::Truncate, 0, false),
+        Handler::Ftruncate => ctx.on_fd(pid, c, S::Truncate),
+        Handler::Fsync if c.name == "fdatasync" => ctx.on_fd(pid, c, S::Fdatasync),
+        Handler::Fsync => ctx.on_fd(pid, c, S::Fsync),
+        Handler::Chmod => ctx.on_path(pid, c, S::Setattr, 0, false),
+        Handler::Fchmod => ctx.on_fd(pid, c, S::Setattr),
+        Handler::ChmodAt => ctx.on_path(pid, c, S::Setattr, 1, true),
+        Handler::UtimensAt => ctx.on_path(pid, c, S::Utimens, 1, true),
+        Handler::Utimes => ctx.on_path(pid, c, S::Utimens, 0, false),
+        Handler::Getdents => ctx.on_fd(pid, c, S::Readdir),
+        Handler::Pipe => ctx.pipe(pid, c),
+        Handler::Dup => ctx.dup(pid, c),
+        Handler::Fork => {
             if let Some(child) = c.ret.value.filter(|&v| v > 0) {
                 let share = c.name.starts_with("clone") && has_flag(c.args, "CLONE_FILES");
                 ctx.fds.fork(pid, child as u32, share);
             }
             OTHER
         }
-        Kind::Exec => {
+        Handler::Exec => {
             if c.ret.value == Some(0) {
                 ctx.fds.exec(pid);
             }
             OTHER
         }
-        Kind::Chdir => {
+        Handler::Chdir => {
             let a = Args::new(c.args).next().unwrap_or("");
             let dir = if c.name == "chdir" {
                 ctx.path(pid, None, a).map(Cow::into_owned)
@@ -437,8 +437,8 @@ pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Kind) -> Out {
             }
             OTHER
         }
-        Kind::NoTimestamp | Kind::Unknown => {
-            if k == Kind::Unknown {
+        Handler::NoTimestamp | Handler::Unknown => {
+            if k == Handler::Unknown {
                 match ctx.unknown.get_mut(c.name) {
                     Some(n) => *n += 1,
                     None => {

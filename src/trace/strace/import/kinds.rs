@@ -23,7 +23,7 @@ const NO_TIMESTAMP: &str = "\
 /// Which handler a syscall takes (its name, looked up once per call: a `match` on the name
 /// would compare it with every name before its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(super) enum Handler {
     Read,
     Write,
     Close,
@@ -62,44 +62,44 @@ pub(super) enum Kind {
 }
 
 /// The names of each handler.
-const HANDLED: &[(Kind, &str)] = &[
-    (Kind::Read, "read pread64 readv preadv preadv2"),
-    (Kind::Write, "write pwrite64 writev pwritev pwritev2"),
-    (Kind::Close, "close"),
-    (Kind::CloseRange, "close_range"),
-    (Kind::Fstat, "fstat fstat64"),
-    (Kind::Stat, "stat lstat stat64 lstat64"),
-    (Kind::StatAt, "newfstatat fstatat64"),
-    (Kind::Statx, "statx"),
-    (Kind::Open, "open openat openat2 creat"),
-    (Kind::Lseek, "lseek _llseek"),
-    (Kind::Mmap, "mmap mmap2"),
-    (Kind::Munmap, "munmap"),
-    (Kind::Unlink, "unlink unlinkat rmdir"),
+const HANDLED: &[(Handler, &str)] = &[
+    (Handler::Read, "read pread64 readv preadv preadv2"),
+    (Handler::Write, "write pwrite64 writev pwritev pwritev2"),
+    (Handler::Close, "close"),
+    (Handler::CloseRange, "close_range"),
+    (Handler::Fstat, "fstat fstat64"),
+    (Handler::Stat, "stat lstat stat64 lstat64"),
+    (Handler::StatAt, "newfstatat fstatat64"),
+    (Handler::Statx, "statx"),
+    (Handler::Open, "open openat openat2 creat"),
+    (Handler::Lseek, "lseek _llseek"),
+    (Handler::Mmap, "mmap mmap2"),
+    (Handler::Munmap, "munmap"),
+    (Handler::Unlink, "unlink unlinkat rmdir"),
     (
-        Kind::TwoPaths,
+        Handler::TwoPaths,
         "rename renameat renameat2 link linkat symlink symlinkat",
     ),
-    (Kind::Mkdir, "mkdir mkdirat"),
-    (Kind::Truncate, "truncate truncate64"),
-    (Kind::Ftruncate, "ftruncate ftruncate64"),
-    (Kind::Fsync, "fsync fdatasync syncfs"),
-    (Kind::Chmod, "chmod chown lchown"),
-    (Kind::Fchmod, "fchmod fchown"),
-    (Kind::ChmodAt, "fchmodat fchownat fchmodat2"),
-    (Kind::UtimensAt, "utimensat futimesat"),
-    (Kind::Utimes, "utimes utime"),
-    (Kind::Getdents, "getdents getdents64"),
-    (Kind::Pipe, "pipe pipe2"),
-    (Kind::Dup, "dup dup2 dup3 fcntl fcntl64"),
-    (Kind::Fork, "clone clone3 fork vfork"),
-    (Kind::Exec, "execve execveat"),
-    (Kind::Chdir, "chdir fchdir"),
+    (Handler::Mkdir, "mkdir mkdirat"),
+    (Handler::Truncate, "truncate truncate64"),
+    (Handler::Ftruncate, "ftruncate ftruncate64"),
+    (Handler::Fsync, "fsync fdatasync syncfs"),
+    (Handler::Chmod, "chmod chown lchown"),
+    (Handler::Fchmod, "fchmod fchown"),
+    (Handler::ChmodAt, "fchmodat fchownat fchmodat2"),
+    (Handler::UtimensAt, "utimensat futimesat"),
+    (Handler::Utimes, "utimes utime"),
+    (Handler::Getdents, "getdents getdents64"),
+    (Handler::Pipe, "pipe pipe2"),
+    (Handler::Dup, "dup dup2 dup3 fcntl fcntl64"),
+    (Handler::Fork, "clone clone3 fork vfork"),
+    (Handler::Exec, "execve execveat"),
+    (Handler::Chdir, "chdir fchdir"),
 ];
 
 /// The handler of the syscall `name`.
 #[inline]
-pub(super) fn kind(name: &str) -> Kind {
+pub(super) fn handler(name: &str) -> Handler {
     static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
     TABLE.get_or_init(Table::new).get(name)
 }
@@ -108,7 +108,7 @@ pub(super) fn kind(name: &str) -> Kind {
 /// words) and its length: a lookup hashes two words and compares them, where a hash map of
 /// strings hashed every byte and called `memcmp` (a twentieth of the import's time).
 struct Table {
-    slots: Vec<Option<(Key, &'static str, Kind)>>,
+    slots: Vec<Option<(Key, &'static str, Handler)>>,
 }
 
 /// The first 16 bytes of a name, zero-padded, and its length.
@@ -145,7 +145,7 @@ impl Table {
         };
         let quiet = NO_TIMESTAMP
             .split_whitespace()
-            .map(|n| (n, Kind::NoTimestamp));
+            .map(|n| (n, Handler::NoTimestamp));
         // A handled name wins over the list of quiet ones (inserted later, it replaces).
         let handled = HANDLED
             .iter()
@@ -171,7 +171,7 @@ impl Table {
     }
 
     #[inline]
-    fn get(&self, name: &str) -> Kind {
+    fn get(&self, name: &str) -> Handler {
         let key = Key::of(name);
         let mut i = key.slot();
         while let Some((k, n, v)) = &self.slots[i] {
@@ -181,7 +181,7 @@ impl Table {
             }
             i = (i + 1) & ((1 << Self::BITS) - 1);
         }
-        Kind::Unknown
+        Handler::Unknown
     }
 }
 
@@ -193,14 +193,14 @@ mod tests {
     fn every_name_finds_its_handler_and_others_none() {
         for &(k, names) in HANDLED {
             for n in names.split_whitespace() {
-                assert_eq!(kind(n), k, "{n}");
+                assert_eq!(handler(n), k, "{n}");
             }
         }
         for n in NO_TIMESTAMP.split_whitespace() {
             let handled = HANDLED
                 .iter()
                 .any(|(_, names)| names.split_whitespace().any(|h| h == n));
-            assert_eq!(kind(n) == Kind::NoTimestamp, !handled, "{n}");
+            assert_eq!(handler(n) == Handler::NoTimestamp, !handled, "{n}");
         }
         // Prefixes, extensions, the same first 16 bytes, empty and odd bytes: unknown.
         for n in [
@@ -215,10 +215,10 @@ mod tests {
             "\u{0}",
             "é",
         ] {
-            assert_eq!(kind(n), Kind::Unknown, "{n:?}");
+            assert_eq!(handler(n), Handler::Unknown, "{n:?}");
         }
-        assert_eq!(kind("sched_getaffinity"), Kind::NoTimestamp);
-        assert_eq!(kind("sched_setaffinity"), Kind::NoTimestamp);
+        assert_eq!(handler("sched_getaffinity"), Handler::NoTimestamp);
+        assert_eq!(handler("sched_setaffinity"), Handler::NoTimestamp);
     }
 }
 

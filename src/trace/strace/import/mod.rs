@@ -23,7 +23,7 @@ use crate::trace::strace::fxhash::FxHashSet;
 use crate::trace::strace::parse::{Line, LineError};
 use crate::trace::strace::{Event, Joiner};
 use crate::trace::{FsKind, Op, Syscall, NO_INODE};
-use mounts::{Kind, Mounts};
+use mounts::{InodeClass, Mounts};
 use state::{FdTables, Inodes};
 use tally::{Clock, Histogram};
 
@@ -317,9 +317,9 @@ impl State {
         let mut by_fs = BTreeMap::new();
         for id in 0..self.inodes.len() {
             let name = match self.inodes.info(id as u32).kind {
-                Kind::File(fs) => fs.name(),
-                Kind::Pipe => FsKind::Pipefs.name(),
-                Kind::Special => "special",
+                InodeClass::File(fs) => fs.name(),
+                InodeClass::Pipe => FsKind::Pipefs.name(),
+                InodeClass::Special => "special",
             };
             *by_fs.entry(name.to_string()).or_insert(0) += 1;
         }
@@ -352,7 +352,7 @@ impl State {
                         self.fds.fork(parent, pid, false);
                     }
                 }
-                if calls::kind(name) == calls::Kind::Fork {
+                if calls::handler(name) == calls::Handler::Fork {
                     self.forking.push(pid);
                 }
                 return Ok(());
@@ -378,8 +378,8 @@ impl State {
                 self.fds.fork(parent, pid, false);
             }
         }
-        let kind = calls::kind(call.name);
-        if kind == calls::Kind::Fork {
+        let kind = calls::handler(call.name);
+        if kind == calls::Handler::Fork {
             if let Some(i) = self.forking.iter().rposition(|&p| p == pid) {
                 self.forking.remove(i);
             }
@@ -401,9 +401,9 @@ impl State {
             FsKind::Other
         } else {
             match self.inodes.info(inode).kind {
-                Kind::File(fs) => fs,
-                Kind::Pipe => FsKind::Pipefs,
-                Kind::Special => {
+                InodeClass::File(fs) => fs,
+                InodeClass::Pipe => FsKind::Pipefs,
+                InodeClass::Special => {
                     syscall = Syscall::Other;
                     FsKind::Other
                 }

@@ -5,7 +5,7 @@ use crate::trace::FsKind;
 
 /// What the importer does with an inode, by filesystem type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum InodeClass {
     /// A file or directory whose timestamps the models follow.
     File(FsKind),
     /// A pipe (`pipe:[N]`).
@@ -41,19 +41,19 @@ const PSEUDO: &[&str] = &[
 /// Mount points and their kinds, longest first.
 #[derive(Debug, Clone, Default)]
 pub struct Mounts {
-    points: Vec<(String, Kind)>,
+    points: Vec<(String, InodeClass)>,
     /// `--fs`: every regular path is on this filesystem.
     force: Option<FsKind>,
 }
 
-fn kind_of(fs_type: &str) -> Kind {
+fn kind_of(fs_type: &str) -> InodeClass {
     if PSEUDO.contains(&fs_type) {
-        return Kind::Special;
+        return InodeClass::Special;
     }
     match fs_type {
-        "ext2" | "ext3" => Kind::File(FsKind::Other),
-        "pipefs" => Kind::Pipe,
-        t => Kind::File(FsKind::parse(t).unwrap_or(FsKind::Other)),
+        "ext2" | "ext3" => InodeClass::File(FsKind::Other),
+        "pipefs" => InodeClass::Pipe,
+        t => InodeClass::File(FsKind::parse(t).unwrap_or(FsKind::Other)),
     }
 }
 
@@ -82,7 +82,7 @@ impl Mounts {
     /// Parses `/proc/self/mountinfo` text (malformed lines are skipped); the later of two
     /// mounts on one point wins, as it hides the earlier.
     pub fn parse(text: &str, force: Option<FsKind>) -> Mounts {
-        let mut points: Vec<(String, Kind)> = Vec::new();
+        let mut points: Vec<(String, InodeClass)> = Vec::new();
         for line in text.lines() {
             let Some((left, right)) = line.split_once(" - ") else {
                 continue;
@@ -112,16 +112,16 @@ impl Mounts {
     }
 
     /// The kind of an inode named `name`: a path, `pipe:[N]`, `socket:[N]`, `anon_inode:…`.
-    pub fn kind(&self, name: &str) -> Kind {
+    pub fn kind(&self, name: &str) -> InodeClass {
         if name.starts_with("pipe:") {
-            return Kind::Pipe;
+            return InodeClass::Pipe;
         }
         if !name.starts_with('/') {
             // socket:[N], anon_inode:[eventfd], memfd:…; a relative path we could not resolve
             // is taken to be on the root filesystem.
             if name.contains(":[") || name.starts_with("anon_inode:") || name.starts_with("memfd:")
             {
-                return Kind::Special;
+                return InodeClass::Special;
             }
             return self.kind("/");
         }
@@ -134,10 +134,10 @@ impl Mounts {
             })
             .map(|(_, k)| *k);
         match (mounted, self.force) {
-            (Some(Kind::Special), _) => Kind::Special,
-            (_, Some(fs)) => Kind::File(fs),
+            (Some(InodeClass::Special), _) => InodeClass::Special,
+            (_, Some(fs)) => InodeClass::File(fs),
             (Some(k), None) => k,
-            (None, None) => Kind::File(FsKind::Other),
+            (None, None) => InodeClass::File(FsKind::Other),
         }
     }
 }
@@ -158,17 +158,20 @@ bogus line
     #[test]
     fn longest_prefix_wins() {
         let m = Mounts::parse(INFO, None);
-        assert_eq!(m.kind("/dev/shm/x"), Kind::File(FsKind::Tmpfs));
-        assert_eq!(m.kind("/dev/shmx"), Kind::Special);
-        assert_eq!(m.kind("/dev/null"), Kind::Special);
-        assert_eq!(m.kind("/var/tmp/a"), Kind::File(FsKind::Ext4));
-        assert_eq!(m.kind("/my dir/f"), Kind::File(FsKind::Xfs));
-        assert_eq!(m.kind("pipe:[12]"), Kind::Pipe);
-        assert_eq!(m.kind("socket:[12]"), Kind::Special);
-        assert_eq!(m.kind("rel/path"), Kind::File(FsKind::Ext4));
+        assert_eq!(m.kind("/dev/shm/x"), InodeClass::File(FsKind::Tmpfs));
+        assert_eq!(m.kind("/dev/shmx"), InodeClass::Special);
+        assert_eq!(m.kind("/dev/null"), InodeClass::Special);
+        assert_eq!(m.kind("/var/tmp/a"), InodeClass::File(FsKind::Ext4));
+        assert_eq!(m.kind("/my dir/f"), InodeClass::File(FsKind::Xfs));
+        assert_eq!(m.kind("pipe:[12]"), InodeClass::Pipe);
+        assert_eq!(m.kind("socket:[12]"), InodeClass::Special);
+        assert_eq!(m.kind("rel/path"), InodeClass::File(FsKind::Ext4));
         let f = Mounts::parse(INFO, Some(FsKind::Btrfs));
-        assert_eq!(f.kind("/var/tmp/a"), Kind::File(FsKind::Btrfs));
-        assert_eq!(f.kind("/dev/null"), Kind::Special);
-        assert_eq!(Mounts::default().kind("/x"), Kind::File(FsKind::Other));
+        assert_eq!(f.kind("/var/tmp/a"), InodeClass::File(FsKind::Btrfs));
+        assert_eq!(f.kind("/dev/null"), InodeClass::Special);
+        assert_eq!(
+            Mounts::default().kind("/x"),
+            InodeClass::File(FsKind::Other)
+        );
     }
 }

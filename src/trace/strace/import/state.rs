@@ -5,13 +5,13 @@
 
 use crate::trace::strace::fxhash::FxHashMap as HashMap;
 
-use super::mounts::{Kind, Mounts};
+use super::mounts::{InodeClass, Mounts};
 use crate::trace::InodeId;
 
 /// What an inode id stands for.
 #[derive(Debug, Clone)]
 pub struct InodeInfo {
-    pub kind: Kind,
+    pub kind: InodeClass,
     /// Its current name (path, `pipe:[N]`, …).
     pub name: Box<str>,
 }
