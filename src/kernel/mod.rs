@@ -2,14 +2,17 @@
 //! does — how many reads, of which clock function (a coarse tick copy or a counter read), and
 //! when a changed timestamp dirties the inode. Policies are the knob settings of a model.
 //!
-//! The tables are data ([`Effect`]s); [`crate::sim`] gives them meaning. Every entry cites its
-//! source in `docs/kernel-models.md`; the module doc of [`linux`] and [`bsd`] names the
-//! functions too.
+//! The tables are static rows of cited facts ([`table::Row`]): what a row matches (kernel
+//! versions, syscalls, filesystems), its timestamp work ([`Effect`]s) and its source. A small
+//! walk finds the first row that holds; [`crate::sim`] gives the effects meaning. The rows are
+//! what `tscope simulate --explain` prints and `docs/kernel-models.md` embeds; the module doc
+//! of [`linux`] and [`bsd`] names the functions too.
 
 pub mod bsd;
 pub mod explain;
 pub mod linux;
 pub mod model;
+pub mod table;
 
 use serde::Serialize;
 

@@ -116,3 +116,45 @@ fn fifos_keep_their_timestamps_on_every_version_and_file_system() {
     let old = rule(Version::new(6, 14), Syscall::FifoRead, FsKind::Tmpfs).source;
     assert_eq!(old.function, "pipe_read -> file_accessed");
 }
+
+/// The versions where some row starts or ends, and one before them all: every range of
+/// versions the table tells apart has one of them.
+fn probe_versions() -> Vec<Version> {
+    let mut v: Vec<Version> = rows().flat_map(|r| r.kernels.bounds()).collect();
+    v.push(Version::new(0, 0));
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn the_table_answers_every_call_and_every_row_is_reached() {
+    let mut reached = vec![false; rows().count()];
+    for v in probe_versions() {
+        for s in Syscall::ALL {
+            for fs in FsKind::ALL {
+                let first = rows()
+                    .position(|r| r.kernels.contains(v) && r.matches(s, fs))
+                    .unwrap_or_else(|| panic!("no row for {v} {s:?} {fs:?}"));
+                reached[first] = true;
+            }
+        }
+    }
+    for (row, reached) in rows().zip(reached) {
+        assert!(reached, "shadowed by the rows before it: {row:?}");
+    }
+}
+
+#[test]
+fn every_row_fits_an_action_and_says_how_it_was_checked() {
+    for r in rows() {
+        assert!(r.effects.len() <= 4, "{r:?}");
+        assert!(!r.syscalls.is_empty() && !r.filesystems.is_empty(), "{r:?}");
+        assert!(
+            ["read", "recalled"].contains(&r.source.status),
+            "{:?}",
+            r.source
+        );
+        assert_eq!(r.source.repo, "torvalds/linux");
+    }
+}
