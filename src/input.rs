@@ -11,9 +11,11 @@
 
 mod kind;
 mod shape;
+mod version;
 pub use kind::{expect as expect_kind, Kind};
 
 pub use shape::Shape;
+pub use version::{schema_version, VersionError};
 
 use std::fs::File;
 use std::io::Read;

@@ -64,20 +64,20 @@ impl From<InputError> for crate::error::Error {
 }
 
 fn check_version(path: &Path, found: Option<&Value>) -> Result<(), InputError> {
-    if let Some(x) = found.filter(|x| x.as_u64().is_none()) {
-        return Err(InputError::Number {
+    use crate::input::VersionError;
+    let supported = u64::from(PROFILE_SCHEMA_VERSION);
+    match crate::input::schema_version(found, supported, supported) {
+        Ok(_) => Ok(()),
+        Err(VersionError::NotANumber(x)) => Err(InputError::Number {
             path: path.into(),
             message: format!("schema_version must be a whole number >= 1, got {x}"),
-        });
-    }
-    match found.and_then(Value::as_u64) {
-        None => Err(InputError::NoVersion { path: path.into() }),
-        Some(found) if found != u64::from(PROFILE_SCHEMA_VERSION) => Err(InputError::Version {
+        }),
+        Err(VersionError::Missing) => Err(InputError::NoVersion { path: path.into() }),
+        Err(VersionError::Unsupported(found)) => Err(InputError::Version {
             path: path.into(),
             found,
             supported: PROFILE_SCHEMA_VERSION,
         }),
-        Some(_) => Ok(()),
     }
 }
 

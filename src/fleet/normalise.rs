@@ -148,20 +148,22 @@ fn kind_of(v: &Value) -> Result<Kind, String> {
 }
 
 fn version_of(v: &Value, what: &str) -> Result<u64, String> {
-    match v.get("schema_version") {
-        None => Err(format!(
+    use crate::input::VersionError;
+    match crate::input::schema_version(v.get("schema_version"), 1, NEWEST_DOCUMENT_VERSION) {
+        Ok(n) => Ok(n),
+        Err(VersionError::Missing) => Err(format!(
             "{what} has no schema_version: is it a file tscope wrote?"
         )),
-        Some(x) => match x.as_u64() {
-            Some(n) if (1..=NEWEST_DOCUMENT_VERSION).contains(&n) => Ok(n),
-            Some(n) if n > NEWEST_DOCUMENT_VERSION => Err(format!(
-                "{what} has schema_version {n}, newer than this tscope reads \
-                 ({NEWEST_DOCUMENT_VERSION}): upgrade tscope"
-            )),
-            _ => Err(format!(
-                "{what} has schema_version {x}, not a whole number >= 1"
-            )),
-        },
+        Err(VersionError::Unsupported(n)) if n > NEWEST_DOCUMENT_VERSION => Err(format!(
+            "{what} has schema_version {n}, newer than this tscope reads \
+             ({NEWEST_DOCUMENT_VERSION}): upgrade tscope"
+        )),
+        Err(VersionError::Unsupported(n)) => Err(format!(
+            "{what} has schema_version {n}, not a whole number >= 1"
+        )),
+        Err(VersionError::NotANumber(x)) => Err(format!(
+            "{what} has schema_version {x}, not a whole number >= 1"
+        )),
     }
 }
 

@@ -162,20 +162,22 @@ pub(crate) fn check_version(
         path: path.to_string(),
         cause: e,
     })?;
-    match v.schema_version {
-        None => Err(TraceError::Invalid {
+    use crate::input::VersionError;
+    let supported_u64 = u64::from(supported);
+    match crate::input::schema_version(v.schema_version.as_ref(), supported_u64, supported_u64) {
+        Ok(_) => Ok(()),
+        Err(VersionError::Missing) => Err(TraceError::Invalid {
             what,
             path: path.to_string(),
             message: "missing field `schema_version`".into(),
         }),
-        Some(serde_json::Value::Number(n)) if n.as_u64() == Some(supported as u64) => Ok(()),
-        Some(serde_json::Value::Number(n)) if n.as_u64().is_some() => Err(TraceError::Version {
+        Err(VersionError::Unsupported(found)) => Err(TraceError::Version {
             what,
             path: path.to_string(),
-            found: n.as_u64().unwrap_or(0),
+            found,
             supported,
         }),
-        Some(other) => Err(TraceError::Invalid {
+        Err(VersionError::NotANumber(other)) => Err(TraceError::Invalid {
             what,
             path: path.to_string(),
             message: format!("schema_version must be a non-negative integer, got {other}"),

@@ -32,8 +32,10 @@ use crate::trace::strace::import::{ImportOptions, StraceImport};
 use crate::trace::{CompiledScenario, FsKind, Op, Syscall, NO_INODE};
 
 pub mod exec;
+pub mod live_pair;
 
-pub use exec::{count_calls, measure, CallCounts, ReplayConfig, ATIME_MOVES};
+pub use exec::{count_calls, CallCounts, ATIME_MOVES};
+pub use live_pair::{measure, ReplayConfig};
 
 /// The most calls a loop may keep (a longer recording is refused: record a shorter run).
 pub const MAX_OPS: usize = 200_000;

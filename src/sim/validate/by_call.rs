@@ -116,14 +116,9 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
 
 /// The note splitting `p`'s Δ by kind of call: the live replay's time in each kind per pass,
 /// queried − control (each call timed where it is issued), against the model's Δ in the same
-/// kind at `prices` (its counts at `costs`' reads, each side at its measured speed). `None`
-/// where the pair was not timed by call.
-pub fn kind_note(
-    p: &PairResult,
-    costs: Costs,
-    prices: &super::update::Prices,
-    live: &LiveLoop,
-) -> Option<String> {
+/// kind at `prices` on `p`'s filesystem (its counts at `costs`' reads, each side at its
+/// measured speed). `None` where the pair was not timed by call.
+pub fn kind_note(p: &PairResult, costs: Costs, prices: &Costs, live: &LiveLoop) -> Option<String> {
     if p.by_call.is_empty() {
         return None;
     }
@@ -139,7 +134,7 @@ pub fn kind_note(
         let priced = |v: &[(Syscall, Counts)]| {
             v.iter()
                 .find(|(s, _)| s.name() == name)
-                .map_or(0.0, |(_, n)| n.priced_ns(&prices.costs, prices.fs))
+                .map_or(0.0, |(_, n)| n.priced_ns(prices, fs))
         };
         priced(&q) - priced(&c)
     };

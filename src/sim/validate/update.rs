@@ -391,7 +391,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             let p = replayed::measure(&ReplayConfig::new(dir.clone()), live)?;
             let d = recorded_counts(&p, c, live);
             rows.extend(rows_of(&p, d, &prices, false));
-            notes.extend(super::by_call::kind_note(&p, c, &prices, live));
+            notes.extend(super::by_call::kind_note(&p, c, &prices.costs, live));
             notes.extend(super::by_call::note(&p, c, live, dir));
         }
     }
