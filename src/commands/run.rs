@@ -8,7 +8,7 @@ use super::{Destination, Global};
 use crate::cli::run::RunArgs;
 use crate::error::ConfigError;
 use crate::workload::config::{mem_available, parse_size, MAX_TASKS};
-use crate::workload::{self, MemOp, Mode, Placement, RunConfig, WorkloadName};
+use crate::workload::{self, MemConfig, MemOp, Mode, Placement, RunConfig, WorkloadName};
 
 fn counts(name: &'static str, xs: &[u64]) -> Result<Vec<usize>, ConfigError> {
     let mut out: Vec<usize> = Vec::new();
@@ -63,18 +63,70 @@ pub fn config(a: &RunArgs, _global: &Global) -> Result<RunJob, ConfigError> {
     })
 }
 
-/// Validates the run itself into a run configuration.
+/// Validates the run itself into a run configuration: which options apply to the workload,
+/// the timing, the task counts and placements, the scratch directory, then the sizes.
 fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     let w = WorkloadName::from(a.workload);
     let placement: Vec<Placement> = a.placement.iter().map(|&p| p.into()).collect();
-    let is_mem = w == WorkloadName::Mem;
-    let runner = w.uses_runner();
-    let not_for = |name, applies, hint| ConfigError::NotApplicable {
+    check_applicable(a, w, &placement)?;
+    let Timing {
+        duration,
+        interval,
+        warmup,
+    } = timing(a)?;
+
+    let defaults = RunConfig::new(w);
+    let cpus = defaults.cpus.clone();
+    let mut tasks = counts("tasks", &a.tasks)?;
+    if tasks.is_empty() {
+        tasks = defaults.tasks.clone();
+    }
+    let mut modes: Vec<Mode> = Vec::new();
+    for &m in &a.mode {
+        let m = Mode::from(m);
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
+    let pin = !a.no_pin;
+    let placements = placements(w, pin, &placement, &defaults)?;
+    let dir = scratch_dir(a, w, &defaults)?;
+    let (mem, cold_bytes) = sizes(a, w, &defaults)?;
+
+    Ok(RunConfig {
+        workload: w,
+        tasks,
+        modes,
+        placements,
+        duration,
+        warmup,
+        interval,
+        pin,
+        dir,
+        mem,
+        cold_bytes,
+        cpus,
+    })
+}
+
+/// The error for an option the workload does not take.
+fn not_for(name: &'static str, applies: &'static str, hint: &'static str) -> ConfigError {
+    ConfigError::NotApplicable {
         name,
         applies,
         hint,
-    };
-    if !is_mem {
+    }
+}
+
+/// Refuses the options `w` does not take: mem's own options elsewhere, the runner's options
+/// on mem and pagezero, `--size` on the runner's workloads, `--placement` off pingpong.
+fn check_applicable(
+    a: &RunArgs,
+    w: WorkloadName,
+    placement: &[Placement],
+) -> Result<(), ConfigError> {
+    let runner = w.uses_runner();
+    if w != WorkloadName::Mem {
         if a.op.is_some() {
             return Err(not_for("op", "mem", "drop it"));
         }
@@ -111,7 +163,19 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
     if !placement.is_empty() && w != WorkloadName::Pingpong {
         return Err(not_for("placement", "pingpong", "drop it"));
     }
+    Ok(())
+}
 
+/// A run's timing: how long it samples, how often, and how long it warms up first.
+struct Timing {
+    duration: Duration,
+    interval: Duration,
+    warmup: Duration,
+}
+
+/// Checks `--duration`, `--interval-ms` and `--warmup` (the warm-up defaults to one interval,
+/// and the run holds at least one interval).
+fn timing(a: &RunArgs) -> Result<Timing, ConfigError> {
     let duration = seconds("duration", a.duration, 0.01, 86_400.0)?;
     if !(10..=60_000).contains(&a.interval_ms) {
         return Err(ConfigError::range(
@@ -132,22 +196,21 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         Some(v) => seconds("warmup", v, 0.0, 3_600.0)?,
         None => interval,
     };
+    Ok(Timing {
+        duration,
+        interval,
+        warmup,
+    })
+}
 
-    let defaults = RunConfig::new(w);
-    let cpus = defaults.cpus.clone();
-    let ncpu = cpus.len();
-    let mut tasks = counts("tasks", &a.tasks)?;
-    if tasks.is_empty() {
-        tasks = defaults.tasks.clone();
-    }
-    let mut modes: Vec<Mode> = Vec::new();
-    for &m in &a.mode {
-        let m = Mode::from(m);
-        if !modes.contains(&m) {
-            modes.push(m);
-        }
-    }
-    let pin = !a.no_pin;
+/// pingpong's placements, repeats dropped (pinned runs only, and `different` only where this
+/// process may use two CPUs); `[None]` for every other workload and for unpinned runs.
+fn placements(
+    w: WorkloadName,
+    pin: bool,
+    placement: &[Placement],
+    defaults: &RunConfig,
+) -> Result<Vec<Option<Placement>>, ConfigError> {
     if !placement.is_empty() && !pin {
         return Err(not_for(
             "placement",
@@ -155,27 +218,30 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
             "drop --no-pin, or --placement",
         ));
     }
-    if placement.contains(&Placement::DifferentCpus) && ncpu < 2 {
+    if placement.contains(&Placement::DifferentCpus) && defaults.cpus.len() < 2 {
         return Err(ConfigError::range(
             "placement",
             "same on a machine where this process may use one CPU",
             "different",
         ));
     }
-    let placements = if w != WorkloadName::Pingpong || !pin {
+    Ok(if w != WorkloadName::Pingpong || !pin {
         vec![None]
     } else if placement.is_empty() {
         defaults.placements.clone()
     } else {
         let mut p: Vec<Option<Placement>> = Vec::new();
-        for x in &placement {
+        for x in placement {
             if !p.contains(&Some(*x)) {
                 p.push(Some(*x));
             }
         }
         p
-    };
+    })
+}
 
+/// The scratch directory: `--dir`, else the default; checked where the workload writes files.
+fn scratch_dir(a: &RunArgs, w: WorkloadName, defaults: &RunConfig) -> Result<PathBuf, ConfigError> {
     let dir = match &a.dir {
         Some(d) => d.clone(),
         None if w.uses_dir() => crate::workload::config::default_dir()?,
@@ -192,7 +258,16 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
             })
         })?;
     }
+    Ok(dir)
+}
 
+/// mem's buffer and pagezero's cold buffer: the defaults with `--op`, `--size`, `--block` and
+/// `--threads` applied, each checked against what the workload needs and the memory available.
+fn sizes(
+    a: &RunArgs,
+    w: WorkloadName,
+    defaults: &RunConfig,
+) -> Result<(MemConfig, u64), ConfigError> {
     let available = mem_available();
     let too_big = |size: u64| match available {
         Some(avail) if size > avail => Err(ConfigError::TooBig {
@@ -206,7 +281,7 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         mem.op = op.into();
     }
     let mut cold_bytes = defaults.cold_bytes;
-    if is_mem {
+    if w == WorkloadName::Mem {
         if let Some(s) = &a.size {
             mem.size = parse_size("size", s)?;
         }
@@ -243,21 +318,7 @@ fn run_config(a: &RunArgs) -> Result<RunConfig, ConfigError> {
         }
         too_big(cold_bytes)?;
     }
-
-    Ok(RunConfig {
-        workload: w,
-        tasks,
-        modes,
-        placements,
-        duration,
-        warmup,
-        interval,
-        pin,
-        dir,
-        mem,
-        cold_bytes,
-        cpus,
-    })
+    Ok((mem, cold_bytes))
 }
 
 /// `tscope run`: the workload, its output, and `--record`; 130 when interrupted (the partial

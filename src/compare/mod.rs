@@ -279,122 +279,20 @@ type RatioOf = (Option<f64>, Option<Estimate>, Option<Change>);
 /// source ([`unit::judged_unit`]). Sources and verdicts appear in the order of their first
 /// appearance.
 pub fn compare(inputs: &[Input], unit: Option<Unit>) -> Comparison {
-    let mut ids: Vec<String> = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    for i in inputs {
-        for s in &i.profile.sources {
-            if !ids.contains(&s.id) {
-                ids.push(s.id.clone());
-            }
-        }
-        for (n, _) in &i.verdicts {
-            if !names.contains(n) {
-                names.push(n.clone());
-            }
-        }
-    }
+    let (ids, names) = first_appearances(inputs);
     let ghz: Vec<Option<f64>> = inputs
         .iter()
         .map(|i| i.profile.core_clock.as_ref().map(|c| c.ghz))
         .collect();
     let sources = ids
         .into_iter()
-        .map(|id| {
-            let cost_ns: Vec<Option<Estimate>> =
-                inputs.iter().map(|i| i.profile.cost_ns(&id)).collect();
-            let cycles: Vec<Option<Estimate>> = inputs
-                .iter()
-                .map(|i| i.profile.source(&id).and_then(|s| s.cost_cycles))
-                .collect();
-            let pick = |u: Unit, k: usize| match u {
-                Unit::Ns => cost_ns[k],
-                Unit::Cycles => cycles[k],
-            };
-            let judged_unit: Vec<Unit> = (1..inputs.len())
-                .map(|k| {
-                    let has = cycles[0].is_some() && cycles[k].is_some();
-                    unit::judged_unit(unit, &id, ghz[0], ghz[k], has)
-                })
-                .collect();
-            let mut ratio_to_first = Vec::new();
-            let mut ratio_interval = Vec::new();
-            let mut change = Vec::new();
-            let mut ns_ratio_interval = Vec::new();
-            for (k, u) in (1..inputs.len()).zip(&judged_unit) {
-                let (r, i, c) = ratio_of(pick(*u, 0), pick(*u, k));
-                ratio_to_first.push(r);
-                ratio_interval.push(i);
-                change.push(c);
-                let beside = (unit.is_none() && *u == Unit::Cycles)
-                    .then(|| ratio_of(cost_ns[0], cost_ns[k]).1)
-                    .flatten();
-                ns_ratio_interval.push(beside);
-            }
-            if ns_ratio_interval.iter().all(Option::is_none) {
-                ns_ratio_interval.clear();
-            }
-            let ratio_plus_minus = ratio_interval
-                .iter()
-                .map(|r| r.as_ref().map(ratio::plus_minus))
-                .collect();
-            let cost_cycles = if cycles.iter().any(Option::is_some) {
-                cycles.clone()
-            } else {
-                Vec::new()
-            };
-            SourceRow {
-                id,
-                cost_ns,
-                cost_cycles,
-                ratio_to_first,
-                judged_unit,
-                ns_ratio_interval,
-                ratio_plus_minus,
-                change,
-                ratio_interval,
-                noise_pct: Vec::new(),
-                measured_noise_pct: Vec::new(),
-                path_word: Vec::new(),
-                judged_interval: Vec::new(),
-                with_machine: Vec::new(),
-                lkp: Vec::new(),
-            }
-        })
+        .map(|id| source_row(inputs, unit, &ghz, id))
         .collect();
     let verdicts = names
         .into_iter()
-        .map(|name| {
-            let holds: Vec<Option<bool>> = inputs
-                .iter()
-                .map(|i| i.verdicts.iter().find(|(n, _)| *n == name).map(|(_, h)| *h))
-                .collect();
-            let known: Vec<bool> = holds.iter().flatten().copied().collect();
-            let differs = known.windows(2).any(|w| w[0] != w[1]);
-            VerdictRow {
-                name,
-                holds,
-                differs,
-            }
-        })
+        .map(|name| verdict_row(inputs, name))
         .collect();
-    let columns = inputs
-        .iter()
-        .map(|i| {
-            let m = &i.profile.machine;
-            MachineSummary {
-                label: i.label.clone(),
-                path: i.path.display().to_string(),
-                cpu: m.cpu_model.clone(),
-                kernel: m.kernel_release.clone(),
-                clocksource: m.clocksource.current.clone(),
-                hypervisor: m.hypervisor_signature.clone(),
-                emulate_trap: i.profile.emulate_trap,
-                precise_read_ns: i.profile.derived.precise_read_ns,
-                core_ghz: i.profile.core_clock.as_ref().map(|c| c.ghz),
-            }
-        })
-        .collect();
-    let columns: Vec<MachineSummary> = columns;
+    let columns: Vec<MachineSummary> = inputs.iter().map(MachineSummary::of).collect();
     Comparison {
         schema_version: 1,
         unit: unit.unwrap_or(Unit::Ns),
@@ -411,6 +309,123 @@ pub fn compare(inputs: &[Input], unit: Option<Unit>) -> Comparison {
         shifts: Vec::new(),
         disturbed: Vec::new(),
         paths: Vec::new(),
+    }
+}
+
+/// The source ids and the verdict names of all inputs, each once, in the order of their first
+/// appearance.
+fn first_appearances(inputs: &[Input]) -> (Vec<String>, Vec<String>) {
+    let mut ids: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for i in inputs {
+        for s in &i.profile.sources {
+            if !ids.contains(&s.id) {
+                ids.push(s.id.clone());
+            }
+        }
+        for (n, _) in &i.verdicts {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    (ids, names)
+}
+
+/// Source `id` across inputs: its costs, and per input after the first its ratio against the
+/// first in the unit judged for it (`ghz`: each input's core clock), with that ratio's interval
+/// in ns beside it where compare chose cycles. The noise and path columns start empty.
+fn source_row(inputs: &[Input], unit: Option<Unit>, ghz: &[Option<f64>], id: String) -> SourceRow {
+    let cost_ns: Vec<Option<Estimate>> = inputs.iter().map(|i| i.profile.cost_ns(&id)).collect();
+    let cycles: Vec<Option<Estimate>> = inputs
+        .iter()
+        .map(|i| i.profile.source(&id).and_then(|s| s.cost_cycles))
+        .collect();
+    let pick = |u: Unit, k: usize| match u {
+        Unit::Ns => cost_ns[k],
+        Unit::Cycles => cycles[k],
+    };
+    let judged_unit: Vec<Unit> = (1..inputs.len())
+        .map(|k| {
+            let has = cycles[0].is_some() && cycles[k].is_some();
+            unit::judged_unit(unit, &id, ghz[0], ghz[k], has)
+        })
+        .collect();
+    let mut ratio_to_first = Vec::new();
+    let mut ratio_interval = Vec::new();
+    let mut change = Vec::new();
+    let mut ns_ratio_interval = Vec::new();
+    for (k, u) in (1..inputs.len()).zip(&judged_unit) {
+        let (r, i, c) = ratio_of(pick(*u, 0), pick(*u, k));
+        ratio_to_first.push(r);
+        ratio_interval.push(i);
+        change.push(c);
+        let beside = (unit.is_none() && *u == Unit::Cycles)
+            .then(|| ratio_of(cost_ns[0], cost_ns[k]).1)
+            .flatten();
+        ns_ratio_interval.push(beside);
+    }
+    if ns_ratio_interval.iter().all(Option::is_none) {
+        ns_ratio_interval.clear();
+    }
+    let ratio_plus_minus = ratio_interval
+        .iter()
+        .map(|r| r.as_ref().map(ratio::plus_minus))
+        .collect();
+    let cost_cycles = if cycles.iter().any(Option::is_some) {
+        cycles.clone()
+    } else {
+        Vec::new()
+    };
+    SourceRow {
+        id,
+        cost_ns,
+        cost_cycles,
+        ratio_to_first,
+        judged_unit,
+        ns_ratio_interval,
+        ratio_plus_minus,
+        change,
+        ratio_interval,
+        noise_pct: Vec::new(),
+        measured_noise_pct: Vec::new(),
+        path_word: Vec::new(),
+        judged_interval: Vec::new(),
+        with_machine: Vec::new(),
+        lkp: Vec::new(),
+    }
+}
+
+/// Verdict `name` across inputs, and whether the inputs that decide it disagree.
+fn verdict_row(inputs: &[Input], name: String) -> VerdictRow {
+    let holds: Vec<Option<bool>> = inputs
+        .iter()
+        .map(|i| i.verdicts.iter().find(|(n, _)| *n == name).map(|(_, h)| *h))
+        .collect();
+    let known: Vec<bool> = holds.iter().flatten().copied().collect();
+    let differs = known.windows(2).any(|w| w[0] != w[1]);
+    VerdictRow {
+        name,
+        holds,
+        differs,
+    }
+}
+
+impl MachineSummary {
+    /// The summary of input `i`'s machine.
+    fn of(i: &Input) -> MachineSummary {
+        let m = &i.profile.machine;
+        MachineSummary {
+            label: i.label.clone(),
+            path: i.path.display().to_string(),
+            cpu: m.cpu_model.clone(),
+            kernel: m.kernel_release.clone(),
+            clocksource: m.clocksource.current.clone(),
+            hypervisor: m.hypervisor_signature.clone(),
+            emulate_trap: i.profile.emulate_trap,
+            precise_read_ns: i.profile.derived.precise_read_ns,
+            core_ghz: i.profile.core_clock.as_ref().map(|c| c.ghz),
+        }
     }
 }
 

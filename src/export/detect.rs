@@ -4,8 +4,10 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::cpuid::CpuidFacts;
 use crate::detect::forensics::Forensics;
-use crate::detect::Detection;
+use crate::detect::host::KvmHost;
+use crate::detect::{Detection, HypervisorSummary};
 use crate::fmt::{ns, opt};
 
 fn mhz(hz: Option<f64>) -> String {
@@ -48,6 +50,8 @@ impl Render for Detection {
     }
 }
 
+/// The facts table: the CPU, the hypervisor, the TSC, the clocksource, the host and the kernel,
+/// one row each.
 fn facts(d: &Detection) -> Table {
     let f = &d.facts;
     let c = &f.cpu;
@@ -63,76 +67,12 @@ fn facts(d: &Detection) -> Table {
             c.model.unwrap_or(0)
         ),
     );
-    let hv = &f.hypervisor;
-    row(
-        "hypervisor",
-        if hv.present {
-            format!(
-                "{} [{}]",
-                hv.vendor.as_deref().unwrap_or("unknown"),
-                hv.signatures.join(", ")
-            )
-        } else {
-            "none (CPUID.1:ECX[31] clear)".into()
-        },
-    );
-    if let Some(note) = &hv.note {
-        row("hypervisor note", note.clone());
+    for (k, v) in hypervisor_rows(&f.hypervisor, c) {
+        row(k, v);
     }
-    if let Some(k) = &c.hypervisor.kvm {
-        row(
-            "kvm features",
-            format!(
-                "eax {:#010x}: clocksource2 {}, stable bit {}, steal time {}",
-                k.eax, k.clocksource2, k.clocksource_stable_bit, k.steal_time
-            ),
-        );
+    for (k, v) in tsc_rows(d) {
+        row(k, v);
     }
-    if let Some(h) = &c.hypervisor.hyperv {
-        row(
-            "hyper-v features",
-            format!(
-                "eax {:#010x}: reference tsc {}, frequency msrs {}, tsc invariant {}",
-                h.eax, h.reference_tsc, h.frequency_msrs, h.tsc_invariant
-            ),
-        );
-    }
-    if let Some(x) = &c.hypervisor.xen {
-        row(
-            "xen tsc",
-            format!(
-                "mode {} ({}), emulated {}",
-                x.tsc_mode, x.tsc_mode_name, x.emulated
-            ),
-        );
-    }
-    row(
-        "tsc",
-        format!(
-            "invariant {}, rdtscp {}, rdpid {}; cpuinfo: {}",
-            c.invariant_tsc,
-            c.rdtscp,
-            c.rdpid,
-            f.host.cpuinfo_tsc_flags.join(" ")
-        ),
-    );
-    // The kernel's figure is in the frequency verdict's evidence (read from its boot log).
-    let kernel_khz = d
-        .verdict("tsc_frequency_mismatch")
-        .and_then(|v| v.evidence["sources"].as_array())
-        .and_then(|s| s.iter().find(|s| s["source"] == "kernel_log"))
-        .and_then(|s| s["khz"].as_f64());
-    row(
-        "tsc frequency",
-        format!(
-            "calibrated {}; cpuid 0x15 {}, 0x16 base {}, 0x40000010 {}; kernel {}",
-            mhz(f.tsc_hz.calibrated),
-            mhz(f.tsc_hz.cpuid_15),
-            mhz(f.tsc_hz.cpuid_16_base),
-            mhz(f.tsc_hz.cpuid_40000010),
-            mhz(kernel_khz.map(|k| k * 1e3))
-        ),
-    );
     row(
         "clocksource",
         format!(
@@ -150,18 +90,7 @@ fn facts(d: &Detection) -> Table {
             dmi.product_name.as_deref().unwrap_or("?")
         ),
     );
-    let kvm = &f.host.kvm;
-    row(
-        "/dev/kvm",
-        match (&kvm.module, kvm.dev_kvm) {
-            (Some(m), true) if m == "kvm_pvm" => {
-                "kvm_pvm (software hypervisor: runs PVM guest kernels only)".into()
-            }
-            (Some(m), true) => m.clone(),
-            (_, true) => "present, module unknown".into(),
-            (_, false) => "absent".into(),
-        },
-    );
+    row("/dev/kvm", dev_kvm(&f.host.kvm));
     row("kernel", f.kernel_release.clone().unwrap_or_default());
     if let Some(fx) = &f.forensics {
         for (k, v) in forensics_rows(fx) {
@@ -175,6 +104,101 @@ fn facts(d: &Detection) -> Table {
         );
     }
     t
+}
+
+/// The hypervisor: its vendor and signatures (or none), its note, and the feature leaves of
+/// KVM, Hyper-V and Xen where CPUID has them.
+fn hypervisor_rows(hv: &HypervisorSummary, c: &CpuidFacts) -> Vec<(&'static str, String)> {
+    let mut rows = vec![(
+        "hypervisor",
+        if hv.present {
+            format!(
+                "{} [{}]",
+                hv.vendor.as_deref().unwrap_or("unknown"),
+                hv.signatures.join(", ")
+            )
+        } else {
+            "none (CPUID.1:ECX[31] clear)".into()
+        },
+    )];
+    if let Some(note) = &hv.note {
+        rows.push(("hypervisor note", note.clone()));
+    }
+    if let Some(k) = &c.hypervisor.kvm {
+        rows.push((
+            "kvm features",
+            format!(
+                "eax {:#010x}: clocksource2 {}, stable bit {}, steal time {}",
+                k.eax, k.clocksource2, k.clocksource_stable_bit, k.steal_time
+            ),
+        ));
+    }
+    if let Some(h) = &c.hypervisor.hyperv {
+        rows.push((
+            "hyper-v features",
+            format!(
+                "eax {:#010x}: reference tsc {}, frequency msrs {}, tsc invariant {}",
+                h.eax, h.reference_tsc, h.frequency_msrs, h.tsc_invariant
+            ),
+        ));
+    }
+    if let Some(x) = &c.hypervisor.xen {
+        rows.push((
+            "xen tsc",
+            format!(
+                "mode {} ({}), emulated {}",
+                x.tsc_mode, x.tsc_mode_name, x.emulated
+            ),
+        ));
+    }
+    rows
+}
+
+/// The TSC's CPUID and cpuinfo flags, and every frequency offered for it.
+fn tsc_rows(d: &Detection) -> [(&'static str, String); 2] {
+    let f = &d.facts;
+    let c = &f.cpu;
+    // The kernel's figure is in the frequency verdict's evidence (read from its boot log).
+    let kernel_khz = d
+        .verdict("tsc_frequency_mismatch")
+        .and_then(|v| v.evidence["sources"].as_array())
+        .and_then(|s| s.iter().find(|s| s["source"] == "kernel_log"))
+        .and_then(|s| s["khz"].as_f64());
+    [
+        (
+            "tsc",
+            format!(
+                "invariant {}, rdtscp {}, rdpid {}; cpuinfo: {}",
+                c.invariant_tsc,
+                c.rdtscp,
+                c.rdpid,
+                f.host.cpuinfo_tsc_flags.join(" ")
+            ),
+        ),
+        (
+            "tsc frequency",
+            format!(
+                "calibrated {}; cpuid 0x15 {}, 0x16 base {}, 0x40000010 {}; kernel {}",
+                mhz(f.tsc_hz.calibrated),
+                mhz(f.tsc_hz.cpuid_15),
+                mhz(f.tsc_hz.cpuid_16_base),
+                mhz(f.tsc_hz.cpuid_40000010),
+                mhz(kernel_khz.map(|k| k * 1e3))
+            ),
+        ),
+    ]
+}
+
+/// `/dev/kvm`: the module behind it (`kvm_pvm` said for what it is), or that it is absent.
+fn dev_kvm(kvm: &KvmHost) -> String {
+    match (&kvm.module, kvm.dev_kvm) {
+        (Some(m), true) if m == "kvm_pvm" => {
+            "kvm_pvm (software hypervisor: runs PVM guest kernels only)".into()
+        }
+        (Some(m), true) => m.clone(),
+        (_, true) => "present, module unknown".into(),
+        (_, false) => "absent".into(),
+    }
 }
 
 /// The kernel log read, the boot options that matter, the TSC-watchdog exemption.

@@ -11,6 +11,7 @@
 
 pub mod advice;
 pub mod between;
+mod caveats;
 pub mod check;
 pub mod coreclock;
 pub mod histogram;
@@ -36,6 +37,7 @@ use crate::measure::{self, PairedConfig, SamplerConfig};
 use crate::stats::Estimate;
 use crate::sys;
 use crate::warnings::Warning;
+use caveats::{core_shared, no_interval, not_positive, switches_between};
 use resolution::WatchConfig;
 
 /// A validated probe configuration.
@@ -119,12 +121,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let mut warnings = Vec::new();
     let original_affinity = sys::cpu::allowed_cpus().ok();
     if cfg.pin {
-        match sys::cpu::current_cpu().and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c)) {
-            Ok(cpu) => machine.pinned_cpu = Some(cpu),
-            Err(e) => warnings.push(Warning::NotPinned {
-                reason: e.to_string(),
-            }),
-        }
+        pin_here(&mut machine, &mut warnings);
     }
     #[cfg(target_arch = "x86_64")]
     let cal_start = machine::calibration_point();
@@ -149,7 +146,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
         .then(|| readers::precise_read(&ctx, &cfg.paired))
         .flatten();
     // After the pairing, which wants the caches as the sampling left them.
-    let mut placements = place_all(cfg, overhead_ns, &measurements);
+    let placements = place_all(cfg, overhead_ns, &measurements);
     let sampling_wall = sampling_started.elapsed().as_secs_f64();
     let cpu_share = match (cpu_before, sys::cpu::thread_cpu_s().ok()) {
         (Some(a), Some(b)) if sampling_wall > 0.0 => Some(((b - a) / sampling_wall).min(1.0)),
@@ -158,31 +155,14 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     let (involuntary_switches, unknown) =
         switches_between(switches_before, sys::cpu::context_switches().map(|s| s.1));
     warnings.extend(unknown);
-    let mut results = Vec::with_capacity(cfg.sources.len());
-    for (i, &src) in cfg.sources.iter().enumerate() {
-        // time() ticks once a second: a short watch shows that it is coarse, a long one would
-        // not see its period either.
-        let watch_cfg = if src.is_coarse() && src != Source::VdsoTime {
-            cfg.watch_coarse
-        } else {
-            cfg.watch_fine
-        };
-        let m = measurements[i].as_ref();
-        let mut r = readers::describe(src, &ctx, m, &watch_cfg);
-        r.extra_rounds = extra_rounds[i];
-        r.cost_cycles = m.and_then(|m| m.cost_cycles);
-        if let (Some(mut p), Some(c)) = (placements[i].take(), r.cost_ns) {
-            let (c, cycles) = p.widen(c, r.cost_cycles);
-            r.cost_ns = Some(c);
-            r.cost_cycles = cycles;
-            r.relative_ci_width = Some(c.relative_width());
-            r.placement = Some(p);
-        }
-        // A bare point (no bootstrap interval) is not a confident figure: flag it.
-        r.noisy = m.is_some_and(|m| is_noisy(m) || m.interval_failed);
-        warnings.extend(no_interval(&r.id, m));
-        results.push(r);
-    }
+    let mut results = describe_all(
+        cfg,
+        &ctx,
+        &measurements,
+        &extra_rounds,
+        placements,
+        &mut warnings,
+    );
 
     #[cfg(target_arch = "x86_64")]
     if let (Some(a), Some(b)) = (cal_start, machine::calibration_point()) {
@@ -199,24 +179,7 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     for r in &mut results {
         r.finish(hz);
     }
-
-    let find = |id: Source| {
-        cfg.sources
-            .iter()
-            .position(|&s| s == id)
-            .and_then(|i| measurements[i].as_ref())
-    };
-    let precise_read_ns = precise.as_ref().map(|p| p.diff_ns);
-    // A precise read cheaper than a coarse one is a disturbed measurement: shown as measured,
-    // with a warning, never clamped (`simulate` refuses to charge it unless --set gives one).
-    warnings.extend(not_positive("precise_read_ns", precise_read_ns));
-    let derived = Derived {
-        precise_read_ns,
-        precise_read_pairs: precise.as_ref().map(|p| p.pairs),
-        precise_read_contended_pairs: precise.as_ref().and_then(|p| p.contended_pairs),
-        syscall_floor_ns: find(Source::SyscallGetppid).map(|m| m.cost_ns),
-        tsc_hz: hz,
-    };
+    let derived = derive(cfg, &measurements, precise.as_ref(), hz, &mut warnings);
 
     warnings.extend(advice::about_machine(&machine));
     if let Some(share) = cpu_share.filter(|&s| s < CPU_SHARE_WARN) {
@@ -255,27 +218,82 @@ pub fn run(cfg: &ProbeConfig) -> Profile {
     }
 }
 
-/// The sources whose costs kept batches that shared their core (too few ran alone), as one
-/// warning; none where every source left them out or had none.
-fn core_shared(results: &[SourceResult]) -> Option<Warning> {
-    let ids: Vec<String> = results
-        .iter()
-        .filter(|r| r.contended_batches.is_some_and(|c| c > 0) && !r.contended_excluded)
-        .map(|r| r.id.clone())
-        .collect();
-    (!ids.is_empty()).then(|| Warning::CoreShared {
-        ids,
-        sensed: results
+/// Pins the measuring thread to the CPU it runs on, recording that CPU in `machine`, or in
+/// `warnings` why it could not.
+fn pin_here(machine: &mut machine::Machine, warnings: &mut Vec<Warning>) {
+    match sys::cpu::current_cpu().and_then(|c| sys::cpu::pin_to_cpu(c).map(|()| c)) {
+        Ok(cpu) => machine.pinned_cpu = Some(cpu),
+        Err(e) => warnings.push(Warning::NotPinned {
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Each source's result: its measurement widened by its placement pass, then its watch for
+/// resolution and backward steps; a source without a bootstrap interval is flagged noisy, with
+/// a warning.
+fn describe_all(
+    cfg: &ProbeConfig,
+    ctx: &readers::Context,
+    measurements: &[Option<measure::Measurement>],
+    extra_rounds: &[usize],
+    mut placements: Vec<Option<placement::Placement>>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<SourceResult> {
+    let mut results = Vec::with_capacity(cfg.sources.len());
+    for (i, &src) in cfg.sources.iter().enumerate() {
+        // time() ticks once a second: a short watch shows that it is coarse, a long one would
+        // not see its period either.
+        let watch_cfg = if src.is_coarse() && src != Source::VdsoTime {
+            cfg.watch_coarse
+        } else {
+            cfg.watch_fine
+        };
+        let m = measurements[i].as_ref();
+        let mut r = readers::describe(src, ctx, m, &watch_cfg);
+        r.extra_rounds = extra_rounds[i];
+        r.cost_cycles = m.and_then(|m| m.cost_cycles);
+        if let (Some(mut p), Some(c)) = (placements[i].take(), r.cost_ns) {
+            let (c, cycles) = p.widen(c, r.cost_cycles);
+            r.cost_ns = Some(c);
+            r.cost_cycles = cycles;
+            r.relative_ci_width = Some(c.relative_width());
+            r.placement = Some(p);
+        }
+        // A bare point (no bootstrap interval) is not a confident figure: flag it.
+        r.noisy = m.is_some_and(|m| is_noisy(m) || m.interval_failed);
+        warnings.extend(no_interval(&r.id, m));
+        results.push(r);
+    }
+    results
+}
+
+/// The derived figures: `precise_read_ns` from the pairing (a warning where it is not
+/// positive), the syscall floor from `syscall:getppid`, and the TSC frequency `hz`.
+fn derive(
+    cfg: &ProbeConfig,
+    measurements: &[Option<measure::Measurement>],
+    precise: Option<&measure::PairedDifference>,
+    hz: Option<f64>,
+    warnings: &mut Vec<Warning>,
+) -> Derived {
+    let find = |id: Source| {
+        cfg.sources
             .iter()
-            .filter(|r| r.contended_batches.is_some())
-            .count(),
-        contended: results.iter().filter_map(|r| r.contended_batches).sum(),
-        batches: results
-            .iter()
-            .filter(|r| r.contended_batches.is_some())
-            .map(|r| r.samples)
-            .sum(),
-    })
+            .position(|&s| s == id)
+            .and_then(|i| measurements[i].as_ref())
+    };
+    let precise_read_ns = precise.map(|p| p.diff_ns);
+    // A precise read cheaper than a coarse one is a disturbed measurement: shown as measured,
+    // with a warning, never clamped (`simulate` refuses to charge it unless --set gives one).
+    warnings.extend(not_positive("precise_read_ns", precise_read_ns));
+    Derived {
+        precise_read_ns,
+        precise_read_pairs: precise.map(|p| p.pairs),
+        precise_read_contended_pairs: precise.and_then(|p| p.contended_pairs),
+        syscall_floor_ns: find(Source::SyscallGetppid).map(|m| m.cost_ns),
+        tsc_hz: hz,
+    }
 }
 
 /// The placement pass of every measured counter read (see [`placement`]), after the sampling
@@ -310,38 +328,6 @@ fn place_all(
 /// Below this share of CPU time during sampling, the run shared its CPU: warn.
 pub const CPU_SHARE_WARN: f64 = 0.8;
 
-/// Involuntary switches between two counter reads: unknown (`None`, with a warning) when
-/// either read failed, never a made-up 0.
-fn switches_between(
-    before: std::io::Result<u64>,
-    after: std::io::Result<u64>,
-) -> (Option<u64>, Option<Warning>) {
-    match (before, after) {
-        (Ok(a), Ok(b)) => (Some(b.saturating_sub(a)), None),
-        (Err(e), _) | (_, Err(e)) => (
-            None,
-            Some(Warning::SwitchesUnknown {
-                reason: e.to_string(),
-            }),
-        ),
-    }
-}
-
-/// The warning for a source whose bootstrap gave no interval (its figure is a bare point).
-fn no_interval(id: &str, m: Option<&measure::Measurement>) -> Option<Warning> {
-    m.filter(|m| m.interval_failed)
-        .map(|_| Warning::NoInterval { id: id.into() })
-}
-
-/// The warning for a derived cost at or below 0 (or NaN): shown as measured, never clamped.
-fn not_positive(name: &str, e: Option<Estimate>) -> Option<Warning> {
-    e.filter(|e| e.point <= 0.0 || e.point.is_nan())
-        .map(|e| Warning::NotPositiveDerived {
-            name: name.into(),
-            point_ns: e.point,
-        })
-}
-
 /// Noisy: the 95% interval is wider than 10% of the point, or the rounds' points spread over
 /// more than 5% of their median — in either case by more than 0.5 ns, below which a figure is
 /// as good as a loop can resolve.
@@ -361,100 +347,4 @@ pub fn is_noisy(m: &measure::Measurement) -> bool {
 /// Converts an estimate in nanoseconds to TSC ticks.
 pub fn ns_to_ticks(e: Estimate, hz: f64) -> Estimate {
     e.scale(hz / 1e9)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bare(point: f64) -> measure::Measurement {
-        measure::Measurement {
-            cost_ns: Estimate::exact(point),
-            intercept_ns: 0.0,
-            batch_unit: 1,
-            samples: 3,
-            iterations: 6,
-            involuntary_switches: Some(0),
-            interval_failed: true,
-            cost_cycles: None,
-            contended_batches: None,
-            contended_excluded: false,
-            round_points: vec![point],
-            replicates: Vec::new(),
-        }
-    }
-
-    /// Each fallback of a failed measurement is a warning in the profile, never a silent value.
-    /// One warning names the sources that kept batches which shared the core; sources that
-    /// left them out, had none, or were not sensed are not named, and nothing is said when no
-    /// source kept any.
-    #[test]
-    fn the_core_shared_warning_names_only_sources_that_kept_them() {
-        let source = |id: &str, contended: Option<usize>, excluded: bool| {
-            let mut r = SourceResult::unsupported(id.into(), "syscall".into(), String::new());
-            r.samples = 100;
-            r.contended_batches = contended;
-            r.contended_excluded = excluded;
-            r
-        };
-        let all = [
-            source("a", Some(90), false),
-            source("b", Some(40), true),
-            source("c", Some(0), false),
-            source("d", None, false),
-        ];
-        let w = core_shared(&all).expect("a core_shared warning");
-        assert!(w.to_string().contains(", and a kept"), "{w}");
-        let Warning::CoreShared {
-            ids,
-            sensed,
-            contended,
-            batches,
-        } = w
-        else {
-            panic!("not core_shared");
-        };
-        assert_eq!(
-            (ids, sensed, contended, batches),
-            (vec!["a".to_string()], 3, 130, 300)
-        );
-        assert!(core_shared(&all[1..]).is_none());
-        // Every sensed source kept them: the warning says so instead of listing them all.
-        let both = [source("a", Some(90), false), source("e", Some(5), false)];
-        let w = core_shared(&both)
-            .expect("a core_shared warning")
-            .to_string();
-        assert!(w.contains("every one of the 2 sources"), "{w}");
-    }
-
-    #[test]
-    fn failed_measurements_are_warnings() {
-        let gone = || Err(std::io::Error::other("no /proc/thread-self/status"));
-        let (n, w) = switches_between(gone(), Ok(9));
-        assert_eq!(n, None, "unknown, not 0");
-        assert_eq!(w.unwrap().code(), "switches_unknown");
-        let (n, w) = switches_between(Ok(4), gone());
-        assert_eq!((n, w.map(|w| w.code())), (None, Some("switches_unknown")));
-        assert_eq!(switches_between(Ok(4), Ok(9)), (Some(5), None));
-
-        let m = bare(12.0);
-        let w = no_interval("rdtsc", Some(&m)).unwrap();
-        assert_eq!(w, Warning::NoInterval { id: "rdtsc".into() });
-        assert!(w.to_string().contains("flagged noisy"), "{w}");
-        assert!(no_interval(
-            "rdtsc",
-            Some(&measure::Measurement {
-                interval_failed: false,
-                ..m
-            })
-        )
-        .is_none());
-
-        for p in [-3.5, 0.0, f64::NAN] {
-            let w = not_positive("precise_read_ns", Some(Estimate::exact(p))).unwrap();
-            assert_eq!(w.code(), "not_positive_derived");
-            assert!(w.to_string().contains("--set precise_read_ns"), "{w}");
-        }
-        assert!(not_positive("precise_read_ns", Some(Estimate::exact(18.5))).is_none());
-    }
 }

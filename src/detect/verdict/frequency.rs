@@ -303,45 +303,16 @@ fn deviation_text(d: f64) -> String {
     }
 }
 
+/// A trusted source beside the measured rate: the source, its kHz, and its relative deviation.
+type Compared<'a> = (&'a Offered, f64, f64);
+
 /// `tsc_frequency_mismatch`: a source a program would trust is more than
 /// [`FREQUENCY_TOLERANCE`] from the measured rate.
 pub fn tsc_frequency_mismatch(i: &FrequencyInputs) -> Verdict {
     let offered = sources(i);
     let measured_khz = i.measured_hz.filter(|h| *h > 0.0).map(|h| h / 1e3);
-    let deviation = |k: f64| measured_khz.map(|m| (k - m) / m);
     let on_tsc = i.clocksource.as_deref() == Some("tsc");
-    let listed: Vec<Value> = offered
-        .iter()
-        .map(|s| {
-            json!({
-                "source": s.key,
-                "label": s.label,
-                "khz": s.khz,
-                "deviation_percent": s.khz.and_then(deviation).map(|d| d * 100.0),
-                "trusted": s.trusted,
-                "absent": if s.khz.is_none() { s.absent.clone() } else { None },
-                "note": s.note,
-            })
-        })
-        .collect();
-    let kernel_lines = i.kernel_log.as_ref().map(|l| l.lines.clone()).ok();
-    let evidence = json!({
-        "measured_khz": measured_khz,
-        "calibration_span_s": i.calibration_span_s,
-        "reference_clock": "CLOCK_MONOTONIC_RAW",
-        "clocksource": i.clocksource,
-        "reference_note": on_tsc.then_some(
-            "CLOCK_MONOTONIC_RAW runs on the tsc clocksource: it counts this TSC at the \
-             kernel's tsc_khz, so the kernel's figure agrees by construction and the check \
-             shows whether TSC-derived time agrees with clock_gettime, not with an outside clock"
-        ),
-        "sources": listed,
-        "kernel_log_lines": kernel_lines,
-        "tolerance_percent": FREQUENCY_TOLERANCE * 100.0,
-        "rule": "holds when a source a program would trust (CPUID 0x15, 0x40000010, Xen's \
-                 guest TSC leaf, the kernel's tsc_khz) is more than 1% from the TSC's rate \
-                 measured against CLOCK_MONOTONIC_RAW; CPUID 0x16 is nominal and never decides",
-    });
+    let evidence = evidence(i, &offered, measured_khz, on_tsc);
     let Some(measured) = measured_khz else {
         return Verdict::inconclusive(
             "the TSC was not calibrated against CLOCK_MONOTONIC_RAW in this run (x86_64 \
@@ -359,88 +330,146 @@ pub fn tsc_frequency_mismatch(i: &FrequencyInputs) -> Verdict {
             evidence,
         );
     }
-    let trusted: Vec<(&Offered, f64, f64)> = offered
+    let trusted: Vec<Compared> = offered
         .iter()
         .filter(|s| s.trusted)
         .filter_map(|s| s.khz.map(|k| (s, k, (k - measured) / measured)))
         .collect();
     if trusted.is_empty() {
-        let why: Vec<String> = offered
-            .iter()
-            .filter(|s| s.trusted)
-            .map(|s| {
-                format!(
-                    "{}: {}",
-                    s.label,
-                    s.absent.as_deref().unwrap_or("not offered")
-                )
-            })
-            .collect();
-        let nominal = offered
-            .iter()
-            .find(|s| s.key == "cpuid_16_base")
-            .and_then(|s| s.khz)
-            .map_or(String::new(), |k| {
-                format!("; CPUID 0x16's base frequency, {}, is nominal", mhz(k))
-            });
-        return Verdict::inconclusive(
-            format!(
-                "no source offers a TSC frequency to compare with the measured {} ({}{nominal})",
-                mhz(measured),
-                why.join("; ")
-            ),
-            evidence,
-        );
+        return Verdict::inconclusive(nothing_offered(&offered, measured), evidence);
     }
-    let off: Vec<&(&Offered, f64, f64)> = trusted
+    let off: Vec<&Compared> = trusted
         .iter()
         .filter(|(_, _, d)| d.abs() > FREQUENCY_TOLERANCE)
         .collect();
     let summary = if off.is_empty() {
-        let worst = trusted
-            .iter()
-            .max_by(|a, b| a.2.abs().total_cmp(&b.2.abs()))
-            .map(|(s, k, d)| format!("{} {} ({})", s.label, mhz(*k), deviation_text(*d)))
-            .unwrap_or_default();
-        format!(
-            "{} within 1% of the measured {}: {worst}{}",
-            if trusted.len() == 1 {
-                "the one source offered is".to_string()
-            } else {
-                format!("all {} sources offered are", trusted.len())
-            },
-            mhz(measured),
-            if on_tsc
-                && trusted
-                    .iter()
-                    .any(|(s, _, _)| s.key.contains("kernel") || s.key.contains("sysfs"))
-            {
-                " (the kernel's figure agrees by construction on the tsc clocksource)"
-            } else {
-                ""
-            }
-        )
+        all_agree(&trusted, measured, on_tsc)
     } else {
-        let named: Vec<String> = off
-            .iter()
-            .map(|(s, k, d)| {
-                format!(
-                    "{} says {} ({:+.1}%, {:.2}×)",
-                    s.label,
-                    mhz(*k),
-                    d * 100.0,
-                    k / measured
-                )
-            })
-            .collect();
-        format!(
-            "{} but the TSC runs at {} against CLOCK_MONOTONIC_RAW: a program that converts \
-             ticks with it is off by that factor",
-            named.join("; "),
-            mhz(measured)
-        )
+        some_disagree(&off, measured)
     };
     Verdict::decided(!off.is_empty(), evidence, summary)
+}
+
+/// The verdict's evidence: the measured rate and its reference clock, every source offered
+/// with its deviation from the measured rate, the kernel log's lines, and the rule.
+fn evidence(
+    i: &FrequencyInputs,
+    offered: &[Offered],
+    measured_khz: Option<f64>,
+    on_tsc: bool,
+) -> Value {
+    let deviation = |k: f64| measured_khz.map(|m| (k - m) / m);
+    let listed: Vec<Value> = offered
+        .iter()
+        .map(|s| {
+            json!({
+                "source": s.key,
+                "label": s.label,
+                "khz": s.khz,
+                "deviation_percent": s.khz.and_then(deviation).map(|d| d * 100.0),
+                "trusted": s.trusted,
+                "absent": if s.khz.is_none() { s.absent.clone() } else { None },
+                "note": s.note,
+            })
+        })
+        .collect();
+    let kernel_lines = i.kernel_log.as_ref().map(|l| l.lines.clone()).ok();
+    json!({
+        "measured_khz": measured_khz,
+        "calibration_span_s": i.calibration_span_s,
+        "reference_clock": "CLOCK_MONOTONIC_RAW",
+        "clocksource": i.clocksource,
+        "reference_note": on_tsc.then_some(
+            "CLOCK_MONOTONIC_RAW runs on the tsc clocksource: it counts this TSC at the \
+             kernel's tsc_khz, so the kernel's figure agrees by construction and the check \
+             shows whether TSC-derived time agrees with clock_gettime, not with an outside clock"
+        ),
+        "sources": listed,
+        "kernel_log_lines": kernel_lines,
+        "tolerance_percent": FREQUENCY_TOLERANCE * 100.0,
+        "rule": "holds when a source a program would trust (CPUID 0x15, 0x40000010, Xen's \
+                 guest TSC leaf, the kernel's tsc_khz) is more than 1% from the TSC's rate \
+                 measured against CLOCK_MONOTONIC_RAW; CPUID 0x16 is nominal and never decides",
+    })
+}
+
+/// Why no trusted source could be compared with the `measured` kHz: each one's reason, and
+/// CPUID 0x16's nominal figure where it has one.
+fn nothing_offered(offered: &[Offered], measured: f64) -> String {
+    let why: Vec<String> = offered
+        .iter()
+        .filter(|s| s.trusted)
+        .map(|s| {
+            format!(
+                "{}: {}",
+                s.label,
+                s.absent.as_deref().unwrap_or("not offered")
+            )
+        })
+        .collect();
+    let nominal = offered
+        .iter()
+        .find(|s| s.key == "cpuid_16_base")
+        .and_then(|s| s.khz)
+        .map_or(String::new(), |k| {
+            format!("; CPUID 0x16's base frequency, {}, is nominal", mhz(k))
+        });
+    format!(
+        "no source offers a TSC frequency to compare with the measured {} ({}{nominal})",
+        mhz(measured),
+        why.join("; ")
+    )
+}
+
+/// The summary when every trusted source is within tolerance: the furthest one, and whether
+/// the kernel's figure agrees by construction.
+fn all_agree(trusted: &[Compared], measured: f64, on_tsc: bool) -> String {
+    let worst = trusted
+        .iter()
+        .max_by(|a, b| a.2.abs().total_cmp(&b.2.abs()))
+        .map(|(s, k, d)| format!("{} {} ({})", s.label, mhz(*k), deviation_text(*d)))
+        .unwrap_or_default();
+    format!(
+        "{} within 1% of the measured {}: {worst}{}",
+        if trusted.len() == 1 {
+            "the one source offered is".to_string()
+        } else {
+            format!("all {} sources offered are", trusted.len())
+        },
+        mhz(measured),
+        if on_tsc
+            && trusted
+                .iter()
+                .any(|(s, _, _)| s.key.contains("kernel") || s.key.contains("sysfs"))
+        {
+            " (the kernel's figure agrees by construction on the tsc clocksource)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The summary when trusted sources are out of tolerance: each one's figure and its factor
+/// from the measured rate.
+fn some_disagree(off: &[&Compared], measured: f64) -> String {
+    let named: Vec<String> = off
+        .iter()
+        .map(|(s, k, d)| {
+            format!(
+                "{} says {} ({:+.1}%, {:.2}×)",
+                s.label,
+                mhz(*k),
+                d * 100.0,
+                k / measured
+            )
+        })
+        .collect();
+    format!(
+        "{} but the TSC runs at {} against CLOCK_MONOTONIC_RAW: a program that converts \
+         ticks with it is off by that factor",
+        named.join("; "),
+        mhz(measured)
+    )
 }
 
 #[cfg(test)]

@@ -22,37 +22,11 @@ impl Replay<'_> {
                     return;
                 }
                 let mg = self.multigrain(op.fs);
-                let (now_v, now_clock) = self.current_time(id, mg);
-                let ino = self.inodes[id as usize];
+                let now = self.current_time(id, mg);
                 if modify {
-                    // A file's first data since created or truncated: blocks and size to
-                    // allocate at writeback, a journaled change whatever the times.
-                    if !std::mem::replace(&mut self.inodes[id as usize].nonempty, true) {
-                        self.inodes[id as usize].allocating = true;
-                    }
-                    if now_v != ino.mtime || now_v != ino.ctime {
-                        let (v, clock) = if reread {
-                            self.set_ctime_current(id, mg)
-                        } else {
-                            // Before 6.6: the time current_time() read becomes m/ctime.
-                            self.store_ctime(id, now_v);
-                            (now_v, now_clock)
-                        };
-                        self.inodes[id as usize].mtime = v;
-                        self.update(id, op.fs);
-                        self.record_mod(id, v, self.now, clock);
-                    } else {
-                        let clock = self.coarse_clock();
-                        self.record_mod(id, ino.mtime, self.now, clock);
-                    }
+                    self.file_update_time(id, op.fs, mg, now, reread);
                 } else {
-                    let relatime_ok =
-                        op.fs == FsKind::Pipefs || ino.atime <= ino.mtime || ino.atime <= ino.ctime;
-                    if relatime_ok && now_v != ino.atime {
-                        let v = self.current_time(id, mg).0;
-                        self.inodes[id as usize].atime = v;
-                        self.update_atime(id, op.fs);
-                    }
+                    self.touch_atime(id, op.fs, mg, now.0);
                 }
             }
             Effect::LinuxSetCtime { target } => {
@@ -61,37 +35,13 @@ impl Replay<'_> {
                     self.set_ctime_and_mtime(id, op.fs);
                 }
             }
-            Effect::LinuxCopyCtimeToDir => {
-                if op.dir == NO_INODE || op.inode == NO_INODE {
-                    return;
-                }
-                let v = self.inodes[op.inode as usize].ctime;
-                let dir = &mut self.inodes[op.dir as usize];
-                dir.mtime = v;
-                // inode_set_ctime_to_ts() stores the bare nanoseconds: the directory's
-                // I_CTIME_QUERIED flag goes with the old value (fs/inode.c).
-                dir.ctime = v;
-                dir.queried = false;
-                self.update(op.dir, op.fs);
-                let clock = self.coarse_clock();
-                self.record_mod(op.dir, v, self.now, clock);
+            Effect::LinuxCopyCtimeToDir if op.dir != NO_INODE && op.inode != NO_INODE => {
+                self.copy_ctime_to_dir(op);
             }
             Effect::LinuxNotifyChange { target } => {
                 let id = Self::target(op, target);
-                if id == NO_INODE {
-                    return;
-                }
-                let mg = self.multigrain(op.fs);
-                let (v, clock) = self.current_time(id, mg);
-                if mg {
-                    // setattr_copy_mgtime(): inode_set_ctime_current(), mtime = that.
-                    self.set_ctime_and_mtime(id, op.fs);
-                } else {
-                    // setattr_copy(): ia_ctime / ia_mtime as notify_change() read them.
-                    self.store_ctime(id, v);
-                    self.inodes[id as usize].mtime = v;
-                    self.update(id, op.fs);
-                    self.record_mod(id, v, self.now, clock);
+                if id != NO_INODE {
+                    self.notify_change(id, op.fs);
                 }
             }
             Effect::LinuxTruncateIfNonEmpty { target } => {
@@ -107,12 +57,7 @@ impl Replay<'_> {
             Effect::LinuxQuery { target } => {
                 let id = Self::target(op, target);
                 if id != NO_INODE && self.multigrain(op.fs) {
-                    let ino = &mut self.inodes[id as usize];
-                    if !ino.queried {
-                        ino.queried = true;
-                        self.stats.queries += 1;
-                        self.op_cost += self.costs.on(Term::Query, op.fs);
-                    }
+                    self.mark_ctime_queried(id, op.fs);
                 }
             }
             // btrfs: fine reads into the root item, no inode timestamp (src/kernel/linux.rs).
@@ -131,6 +76,99 @@ impl Replay<'_> {
             }
             Effect::LinuxSync { full } if op.inode != NO_INODE => self.sync(op.inode, op.fs, full),
             _ => {}
+        }
+    }
+
+    /// `file_update_time()` of inode `id` with `now` from `current_time()`: m/ctime move where
+    /// `now` differs from either (read again through `inode_set_ctime_current()` with `reread`,
+    /// from 6.6), and the file's first data marks its blocks to allocate.
+    #[inline]
+    fn file_update_time(
+        &mut self,
+        id: InodeId,
+        fs: FsKind,
+        mg: bool,
+        (now_v, now_clock): (f64, ClockFn),
+        reread: bool,
+    ) {
+        let ino = self.inodes[id as usize];
+        // A file's first data since created or truncated: blocks and size to allocate at
+        // writeback, a journaled change whatever the times.
+        if !std::mem::replace(&mut self.inodes[id as usize].nonempty, true) {
+            self.inodes[id as usize].allocating = true;
+        }
+        if now_v != ino.mtime || now_v != ino.ctime {
+            let (v, clock) = if reread {
+                self.set_ctime_current(id, mg)
+            } else {
+                // Before 6.6: the time current_time() read becomes m/ctime.
+                self.store_ctime(id, now_v);
+                (now_v, now_clock)
+            };
+            self.inodes[id as usize].mtime = v;
+            self.update(id, fs);
+            self.record_mod(id, v, self.now, clock);
+        } else {
+            let clock = self.coarse_clock();
+            self.record_mod(id, ino.mtime, self.now, clock);
+        }
+    }
+
+    /// `touch_atime()` of inode `id` under relatime, with `now_v` from `current_time()`: the
+    /// atime moves when it is not after the m/ctime (always on a pipe) and differs from now,
+    /// read again for the update.
+    #[inline]
+    fn touch_atime(&mut self, id: InodeId, fs: FsKind, mg: bool, now_v: f64) {
+        let ino = self.inodes[id as usize];
+        let relatime_ok = fs == FsKind::Pipefs || ino.atime <= ino.mtime || ino.atime <= ino.ctime;
+        if relatime_ok && now_v != ino.atime {
+            let v = self.current_time(id, mg).0;
+            self.inodes[id as usize].atime = v;
+            self.update_atime(id, fs);
+        }
+    }
+
+    /// The directory's m/ctime set to the inode's ctime, the directory dirtied: a modification.
+    #[inline]
+    fn copy_ctime_to_dir(&mut self, op: &Op) {
+        let v = self.inodes[op.inode as usize].ctime;
+        let dir = &mut self.inodes[op.dir as usize];
+        dir.mtime = v;
+        // inode_set_ctime_to_ts() stores the bare nanoseconds: the directory's
+        // I_CTIME_QUERIED flag goes with the old value (fs/inode.c).
+        dir.ctime = v;
+        dir.queried = false;
+        self.update(op.dir, op.fs);
+        let clock = self.coarse_clock();
+        self.record_mod(op.dir, v, self.now, clock);
+    }
+
+    /// `notify_change()` setting m/ctime to now on inode `id`.
+    #[inline]
+    fn notify_change(&mut self, id: InodeId, fs: FsKind) {
+        let mg = self.multigrain(fs);
+        let (v, clock) = self.current_time(id, mg);
+        if mg {
+            // setattr_copy_mgtime(): inode_set_ctime_current(), mtime = that.
+            self.set_ctime_and_mtime(id, fs);
+        } else {
+            // setattr_copy(): ia_ctime / ia_mtime as notify_change() read them.
+            self.store_ctime(id, v);
+            self.inodes[id as usize].mtime = v;
+            self.update(id, fs);
+            self.record_mod(id, v, self.now, clock);
+        }
+    }
+
+    /// A stat on a multigrain filesystem: the ctime marked queried (`I_CTIME_QUERIED`), at its
+    /// cost the first time.
+    #[inline]
+    fn mark_ctime_queried(&mut self, id: InodeId, fs: FsKind) {
+        let ino = &mut self.inodes[id as usize];
+        if !ino.queried {
+            ino.queried = true;
+            self.stats.queries += 1;
+            self.op_cost += self.costs.on(Term::Query, fs);
         }
     }
 
