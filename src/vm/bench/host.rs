@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use super::{
     closed_part, cmdline, parse_console, BenchBoot, BenchConfig, BenchKernel, BenchReport,
-    ASSUMED_HZ,
 };
 use crate::error::{Context, Result};
 use crate::progress::Progress;
@@ -34,12 +33,13 @@ pub(super) fn boot_all(
     for (i, source) in cfg.kernels.iter().enumerate() {
         let k = source.resolve(progress)?;
         let tag = i.to_string();
-        let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), base, &tag, progress)?;
+        let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, base, &tag, progress)?;
+        let (hz, hz_source) = kconfig::kernel_hz(k.hz, None);
         report.kernels.push(BenchKernel {
             kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
             kernel_release: k.release.clone(),
-            hz: k.hz.unwrap_or(ASSUMED_HZ),
-            hz_source: if k.hz.is_some() { "config" } else { "assumed" }.into(),
+            hz,
+            hz_source: hz_source.to_string(),
             boots: Vec::new(),
         });
         prepared.push(Prepared {
@@ -57,7 +57,7 @@ pub(super) fn boot_all(
             for d in p.disks.drain(..) {
                 let _ = std::fs::remove_file(d);
             }
-            p.disks = disk::disk_filesystems(&cfg.fs_names())
+            p.disks = disk::disk_filesystems(&cfg.filesystems)
                 .into_iter()
                 .map(|fs| disk::make_image(work, fs, &i.to_string()))
                 .collect::<Result<Vec<_>>>()?;
@@ -66,10 +66,11 @@ pub(super) fn boot_all(
             let k = &mut report.kernels[i];
             if let Some(h) = &boot.header {
                 k.kernel_release = Some(h.release.clone());
-                let from_guest = h.coarse_res_ns.and_then(kconfig::hz_from_tick_ns);
-                if let (None, Some(hz)) = (p.kernel.hz, from_guest) {
+                let (hz, source) = kconfig::kernel_hz(p.kernel.hz, h.coarse_res_ns);
+                // A header without the resolution keeps what an earlier boot found.
+                if source.known() {
                     k.hz = hz;
-                    k.hz_source = "guest clock_getres(CLOCK_REALTIME_COARSE)".into();
+                    k.hz_source = source.to_string();
                 }
             }
             k.boots.push(boot);
@@ -89,11 +90,7 @@ fn boot_one(
     let k = &p.kernel;
     let label = k.release.clone().unwrap_or_else(|| k.origin.clone());
     let append = cmdline(cfg, b);
-    let first = append
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("clocksource="))
-        .unwrap_or("tsc")
-        .to_string();
+    let first = super::boot_clocksource(cfg, b).name().to_string();
     progress.note(&format!(
         "[{done}/{total}] {label}: boot {} of {} on {first}, {} round(s) of {}",
         b + 1,

@@ -187,7 +187,7 @@ impl BenchConfig {
 }
 
 impl BenchConfig {
-    /// The clocksources by the kernel's names, as the guest's plan and the report carry them.
+    /// The clocksources by the kernel's names, as the report carries them.
     pub fn clocksource_names(&self) -> Vec<String> {
         self.clocksources
             .iter()
@@ -195,7 +195,7 @@ impl BenchConfig {
             .collect()
     }
 
-    /// The file systems by name, as the boot code, the plan and the report take them.
+    /// The file systems by name, as the report carries them.
     pub fn fs_names(&self) -> Vec<String> {
         self.filesystems
             .iter()
@@ -203,7 +203,7 @@ impl BenchConfig {
             .collect()
     }
 
-    /// The workloads by name, as the plan and the report carry them.
+    /// The workloads by name, as the report and the command line carry them.
     pub fn workload_names(&self) -> Vec<String> {
         self.workloads
             .iter()
@@ -317,9 +317,9 @@ impl BenchReport {
 }
 
 /// The clocksources in the order boot `boot` starts its rounds (each boot starts on the next).
-fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
+fn order(cfg: &BenchConfig, boot: u32) -> Vec<Clocksource> {
     let n = cfg.clocksources.len().max(1);
-    let mut order = cfg.clocksource_names();
+    let mut order = cfg.clocksources.clone();
     order.rotate_left(boot as usize % n);
     order
 }
@@ -328,9 +328,9 @@ fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
 /// first boot counts reads and runs the knob pairs.
 pub fn plan(cfg: &BenchConfig, boot: u32) -> Plan {
     Plan::Bench(BenchPlan {
-        workloads: cfg.workload_names(),
+        workloads: cfg.workloads.clone(),
         clocksources: order(cfg, boot),
-        filesystems: cfg.fs_names(),
+        filesystems: cfg.filesystems.clone(),
         rounds: cfg.rounds,
         slot_ms: cfg.slot_ms,
         iterations: cfg.iterations,
@@ -340,12 +340,20 @@ pub fn plan(cfg: &BenchConfig, boot: u32) -> Plan {
     })
 }
 
+/// The clocksource boot `boot` starts on (its `clocksource=`).
+pub fn boot_clocksource(cfg: &BenchConfig, boot: u32) -> Clocksource {
+    order(cfg, boot)
+        .first()
+        .copied()
+        .unwrap_or(Clocksource::Tsc)
+}
+
 /// The guest kernel command line of one boot: `clocksource=` the boot's first, and what
 /// `--append` adds.
 pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
     let mut s = format!(
         "console=ttyS0 quiet panic=-1 clocksource={}",
-        order(cfg, boot).first().map_or("tsc", String::as_str),
+        boot_clocksource(cfg, boot)
     );
     if let Some(extra) = &cfg.boot.append {
         s.push(' ');
@@ -405,7 +413,7 @@ pub fn closed_part(console: &str) -> &str {
 /// Runs every boot of the configuration: boot b of every kernel before boot b + 1 of any
 /// (kernels interleave, so the host's drift falls on all alike).
 pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
-    let session = Session::open(&cfg.boot, &cfg.fs_names(), progress)?;
+    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),

@@ -12,6 +12,7 @@ use super::binary::{self, GuestBinary};
 use super::{disk, kernel, scratch};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::trace::FsKind;
 
 /// What every boot command takes: how guests are booted, whatever they run.
 #[derive(Debug, Clone)]
@@ -54,7 +55,7 @@ impl Session {
     /// Opens a session for guests that mount `filesystems` (their mkfs tools are checked).
     pub(crate) fn open(
         boot: &BootConfig,
-        filesystems: &[String],
+        filesystems: &[FsKind],
         progress: &dyn Progress,
     ) -> Result<Self> {
         let host = crate::detect::host::gather();

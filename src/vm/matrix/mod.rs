@@ -19,6 +19,7 @@ use crate::detect::{self, DetectConfig, Detection};
 use crate::probe::{self, ProbeConfig, Profile, Source};
 use crate::progress::Progress;
 use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::qemu::{self, QemuSpec};
 use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{kernel, launch, serial};
@@ -27,7 +28,7 @@ use crate::vm::init;
 /// A validated `vm guest` configuration.
 #[derive(Debug, Clone)]
 pub struct GuestConfig {
-    pub clocksources: Vec<String>,
+    pub clocksources: Vec<Clocksource>,
     pub boot: BootConfig,
     pub kernel: Option<PathBuf>,
     pub kernel_package: String,
@@ -40,14 +41,19 @@ pub struct GuestConfig {
 }
 
 /// The clocksources a guest matrix boots by default, one guest each.
-pub const DEFAULT_CLOCKSOURCES: [&str; 4] = ["tsc", "kvm-clock", "hpet", "acpi_pm"];
+pub const DEFAULT_CLOCKSOURCES: [Clocksource; 4] = [
+    Clocksource::Tsc,
+    Clocksource::KvmClock,
+    Clocksource::Hpet,
+    Clocksource::AcpiPm,
+];
 
 impl GuestConfig {
     /// The command line's defaults: one guest per [`DEFAULT_CLOCKSOURCES`], KVM if usable else
     /// TCG, 120 s per guest, Debian's cloud kernel, one CPU, 256 MiB, the host measured too.
     pub fn new() -> Self {
         GuestConfig {
-            clocksources: DEFAULT_CLOCKSOURCES.map(String::from).to_vec(),
+            clocksources: DEFAULT_CLOCKSOURCES.to_vec(),
             boot: BootConfig::new(120),
             kernel: None,
             kernel_package: "linux-image-cloud-amd64".into(),
@@ -68,7 +74,7 @@ impl Default for GuestConfig {
 }
 
 /// The guest kernel command line for `clocksource`.
-pub fn cmdline(cfg: &GuestConfig, clocksource: &str) -> String {
+pub fn cmdline(cfg: &GuestConfig, clocksource: Clocksource) -> String {
     let mut s = format!("console=ttyS0 clocksource={clocksource} quiet panic=-1");
     if cfg.tsc_reliable {
         s += " tsc=reliable";
@@ -224,7 +230,7 @@ fn boot_all(
 ) -> Result<Vec<GuestRun>> {
     let mut pvh = cfg.pvh && kernel.vmlinux.is_some();
     let mut guests = Vec::new();
-    for cs in &cfg.clocksources {
+    for &cs in &cfg.clocksources {
         let mut spec = QemuSpec {
             binary: cfg.boot.qemu.clone(),
             accel: accel.used,
@@ -238,15 +244,15 @@ fn boot_all(
         };
         let label = format!("guest clocksource={cs} ({})", accel.used.name());
         let out = launch::boot(&mut spec, kernel, &mut pvh, &label, progress)?;
-        let (status, error, column, guest_cmdline) = harvest(cs, &out);
+        let (status, error, column, guest_cmdline) = harvest(cs.name(), &out);
         progress.note(&format!(
             "{label}: {} in {:.1} s",
             serde_json::to_value(status)?.as_str().unwrap_or("?"),
             out.wall.as_secs_f64()
         ));
-        let honoured = column.clocksource.current.as_ref().map(|c| c == cs);
+        let honoured = column.clocksource.current.as_ref().map(|c| c == cs.name());
         guests.push(GuestRun {
-            requested_clocksource: cs.clone(),
+            requested_clocksource: cs.name().to_string(),
             clocksource_honoured: honoured,
             status,
             console_tail: (status != GuestStatus::Ok).then(|| tail(&out.console, 30)),
