@@ -53,7 +53,8 @@ pub fn clocksources(list: &[String]) -> Result<Vec<Clocksource>, ConfigError> {
         let Some(c) = Clocksource::parse(name) else {
             let known: Vec<&str> = Clocksource::ALL.iter().map(|c| c.name()).collect();
             return Err(ConfigError::Invalid(format!(
-                "--clocksource: '{name}' is not one of {}",
+                "--clocksource: '{name}' is not one of {} (not a clocksource name a guest \
+                 boots with)",
                 known.join(", ")
             )));
         };

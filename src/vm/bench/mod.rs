@@ -64,7 +64,8 @@ pub struct Planned {
 /// Version of the `vm bench` JSON.
 pub const VM_BENCH_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
+pub use crate::vm::boot::kconfig::ASSUMED_HZ;
+pub use crate::vm::boot::kernel::DEFAULT_PACKAGES;
 
 /// Iterations per block of the guest's live knob pairs by default.
 pub const DEFAULT_PAIR_ITERATIONS: u64 = 2_000;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::kernel::ASSUMED_HZ;
+/// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
+pub const ASSUMED_HZ: u32 = 250;
 
 /// Where a kernel's `CONFIG_HZ` comes from; serialized as the words the JSON has always had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -41,7 +41,8 @@ use crate::workload::WorkloadName;
 /// Version of the `vm count` JSON.
 pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
+pub use crate::vm::boot::kconfig::ASSUMED_HZ;
+pub use crate::vm::boot::kernel::DEFAULT_PACKAGES;
 
 /// The workloads run by default: every single-threaded loop of the workloads' definition.
 pub const DEFAULT_WORKLOADS: [WorkloadName; 6] = crate::workload::def::LOOPS;
