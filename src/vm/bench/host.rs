@@ -9,7 +9,6 @@ use super::{
 };
 use crate::error::{Context, Result};
 use crate::progress::Progress;
-use crate::vm::boot::qemu::{self, QemuSpec};
 use crate::vm::boot::session::Session;
 use crate::vm::boot::{child, disk, kconfig, kernel, launch};
 
@@ -62,7 +61,7 @@ pub(super) fn boot_all(
                 .map(|fs| disk::make_image(work, fs, &i.to_string()))
                 .collect::<Result<Vec<_>>>()?;
             done += 1;
-            let boot = boot_one(cfg, p, b, report.accel.used, progress, (done, total))?;
+            let boot = boot_one(cfg, p, b, session, progress, (done, total))?;
             let k = &mut report.kernels[i];
             if let Some(h) = &boot.header {
                 k.kernel_release = Some(h.release.clone());
@@ -83,7 +82,7 @@ fn boot_one(
     cfg: &BenchConfig,
     p: &Prepared,
     b: u32,
-    accel: qemu::Accel,
+    session: &Session,
     progress: &dyn Progress,
     (done, total): (usize, usize),
 ) -> Result<BenchBoot> {
@@ -98,17 +97,9 @@ fn boot_one(
         cfg.rounds,
         cfg.clocksource_names().join("/")
     ));
-    let mut spec = QemuSpec {
-        binary: cfg.boot.qemu.clone(),
-        accel,
-        kernel: k.image.clone(),
-        initrd: super::plan(cfg, b).initramfs(&p.initrd, &format!("boot{b}"))?,
-        append,
-        memory_mb: cfg.boot.memory_mb,
-        smp: 1,
-        timeout: cfg.boot.timeout,
-        disks: p.disks.clone(),
-    };
+    let initrd = super::plan(cfg, b).initramfs(&p.initrd, &format!("boot{b}"))?;
+    let mut spec = session.qemu_spec(&cfg.boot, &k.image, initrd, append);
+    spec.disks = p.disks.clone();
     let out = launch::boot(&mut spec, k, &mut true, &label, progress)?;
     if let Some(dir) = &cfg.console_dir {
         let path = dir.join(format!("{label}-boot{}.console", b + 1));

@@ -349,18 +349,9 @@ pub fn boot_clocksource(cfg: &BenchConfig, boot: u32) -> Clocksource {
         .unwrap_or(Clocksource::Tsc)
 }
 
-/// The guest kernel command line of one boot: `clocksource=` the boot's first, and what
-/// `--append` adds.
+/// The guest kernel command line of one boot: `clocksource=` the boot's first.
 pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
-    let mut s = format!(
-        "console=ttyS0 quiet panic=-1 clocksource={}",
-        boot_clocksource(cfg, boot)
-    );
-    if let Some(extra) = &cfg.boot.append {
-        s.push(' ');
-        s += extra;
-    }
-    s
+    cfg.boot.cmdline(Some(boot_clocksource(cfg, boot)), &[])
 }
 
 /// What one boot's console held.
@@ -446,28 +437,33 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     report.host_cpu = machine.cpu_model;
     report.host_kernel = machine.kernel_release;
     let result = host::boot_all(cfg, &session, &mut report, progress);
-    drop(session);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
     }
     if cfg.count > 0 && !report.interrupted {
-        count_pass(cfg, &mut report, progress)?;
+        count_pass(cfg, &session, &mut report, progress)?;
     }
+    drop(session);
     fill::fill(&mut report);
     Ok(report)
 }
 
 /// `--count`: `vm count`'s kprobe pass on every kernel (one boot each, on the first
-/// clocksource), its calls per op kept in `report.counted`.
-fn count_pass(cfg: &BenchConfig, report: &mut BenchReport, progress: &dyn Progress) -> Result<()> {
+/// clocksource) in the bench's own session, its calls per op kept in `report.counted`.
+fn count_pass(
+    cfg: &BenchConfig,
+    session: &Session,
+    report: &mut BenchReport,
+    progress: &dyn Progress,
+) -> Result<()> {
     let ccfg = counted::count_config(cfg, cfg.count);
     let cs = ccfg.clocksource.map_or("", |c| c.name());
     progress.note(&format!(
         "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
         cfg.count
     ));
-    let c = crate::vm::count::run(&ccfg, progress)?;
+    let c = crate::vm::count::run_in(&ccfg, session, progress)?;
     report.interrupted |= c.interrupted;
     report.counted = counted::from_report(&c, cs);
     report.count_errors = c

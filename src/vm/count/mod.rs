@@ -33,7 +33,7 @@ use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::kconfig::HzSource;
 use crate::vm::boot::kernel::Kernel;
 use crate::vm::boot::plan::Plan;
-use crate::vm::boot::qemu::{Accel, QemuOutcome, QemuSpec};
+use crate::vm::boot::qemu::{QemuOutcome, QemuSpec};
 use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{child, disk, kconfig, launch, serial};
 use crate::workload::WorkloadName;
@@ -180,23 +180,24 @@ pub fn plan(cfg: &CountConfig) -> Plan {
     }
 }
 
-/// The guest kernel command line of a count run: the kernel's own parameters only.
+/// The guest kernel command line of a count run: `clocksource=` when one is asked.
 pub fn cmdline(cfg: &CountConfig) -> String {
-    "console=ttyS0 quiet panic=-1".to_string()
-        + &cfg
-            .clocksource
-            .as_ref()
-            .map_or(String::new(), |c| format!(" clocksource={c}"))
-        + &cfg
-            .boot
-            .append
-            .as_ref()
-            .map_or(String::new(), |a| format!(" {a}"))
+    cfg.boot.cmdline(cfg.clocksource, &[])
 }
 
 /// Runs every kernel of the configuration.
 pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
+    run_in(cfg, &session, progress)
+}
+
+/// Runs every kernel of the configuration in an open session (`vm bench --count` counts in
+/// its own).
+pub(crate) fn run_in(
+    cfg: &CountConfig,
+    session: &Session,
+    progress: &dyn Progress,
+) -> Result<CountReport> {
     let mut report = CountReport {
         schema_version: VM_COUNT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -212,11 +213,10 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     };
     let result = (|| -> Result<()> {
         for source in &cfg.kernels {
-            count_one(cfg, source, &session, &mut report, progress)?;
+            count_one(cfg, source, session, &mut report, progress)?;
         }
         Ok(())
     })();
-    drop(session);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
@@ -233,8 +233,9 @@ fn count_one(
 ) -> Result<()> {
     let k = source.resolve(progress)?;
     let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
-    let tag = report.kernels.len().to_string();
-    let mut spec = qemu_spec(cfg, &k, session, report.accel.used, &tag, progress)?;
+    // Its own names in the session's scratch, beside another room's boots.
+    let tag = format!("count{}", report.kernels.len());
+    let mut spec = qemu_spec(cfg, &k, session, &tag, progress)?;
     progress.note(&format!(
         "{label}: counting in a {} guest",
         report.accel.used.name()
@@ -276,7 +277,6 @@ fn qemu_spec(
     cfg: &CountConfig,
     k: &Kernel,
     session: &Session,
-    accel: Accel,
     tag: &str,
     progress: &dyn Progress,
 ) -> Result<QemuSpec> {
@@ -286,17 +286,10 @@ fn qemu_spec(
         .collect::<Result<Vec<_>>>()?;
     let initrd =
         launch::initramfs_with_modules(k, &cfg.filesystems, session.initramfs(), tag, progress)?;
-    Ok(QemuSpec {
-        binary: cfg.boot.qemu.clone(),
-        accel,
-        kernel: k.image.clone(),
-        initrd: plan(cfg).initramfs(&initrd, tag)?,
-        append: cmdline(cfg),
-        memory_mb: cfg.boot.memory_mb,
-        smp: 1,
-        timeout: cfg.boot.timeout,
-        disks,
-    })
+    let initrd = plan(cfg).initramfs(&initrd, tag)?;
+    let mut spec = session.qemu_spec(&cfg.boot, &k.image, initrd, cmdline(cfg));
+    spec.disks = disks;
+    Ok(spec)
 }
 
 /// The guest's `count` section, or why there is none.

@@ -18,9 +18,8 @@ use self::result::{
 use crate::detect::{self, DetectConfig, Detection};
 use crate::probe::{self, ProbeConfig, Profile, Source};
 use crate::progress::Progress;
-use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::clock::Clocksource;
-use crate::vm::boot::qemu::{self, QemuSpec};
+use crate::vm::boot::qemu;
 use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{kernel, launch, serial};
 use crate::vm::init;
@@ -73,17 +72,14 @@ impl Default for GuestConfig {
     }
 }
 
-/// The guest kernel command line for `clocksource`.
+/// The guest kernel command line for `clocksource` (and `tsc=reliable` when asked).
 pub fn cmdline(cfg: &GuestConfig, clocksource: Clocksource) -> String {
-    let mut s = format!("console=ttyS0 clocksource={clocksource} quiet panic=-1");
-    if cfg.tsc_reliable {
-        s += " tsc=reliable";
-    }
-    if let Some(extra) = &cfg.boot.append {
-        s += " ";
-        s += extra;
-    }
-    s
+    let words: &[&str] = if cfg.tsc_reliable {
+        &["tsc=reliable"]
+    } else {
+        &[]
+    };
+    cfg.boot.cmdline(Some(clocksource), words)
 }
 
 fn tail(console: &str, lines: usize) -> String {
@@ -193,7 +189,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     };
     let guests = plan
         .initramfs(session.initramfs(), "matrix")
-        .and_then(|initrd| boot_all(progress, cfg, &session.accel, &kernel, &initrd))?;
+        .and_then(|initrd| boot_all(progress, cfg, &session, &kernel, &initrd))?;
     let accel = session.accel.clone();
     let bin = session.bin.path.clone();
     drop(session);
@@ -224,24 +220,21 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
 fn boot_all(
     progress: &dyn Progress,
     cfg: &GuestConfig,
-    accel: &AccelChoice,
+    session: &Session,
     kernel: &kernel::Kernel,
     initrd: &Path,
 ) -> Result<Vec<GuestRun>> {
+    let accel = &session.accel;
     let mut pvh = cfg.pvh && kernel.vmlinux.is_some();
     let mut guests = Vec::new();
     for &cs in &cfg.clocksources {
-        let mut spec = QemuSpec {
-            binary: cfg.boot.qemu.clone(),
-            accel: accel.used,
-            kernel: kernel.image.clone(),
-            initrd: initrd.to_path_buf(),
-            append: cmdline(cfg, cs),
-            memory_mb: cfg.boot.memory_mb,
-            smp: cfg.smp,
-            timeout: cfg.boot.timeout,
-            disks: Vec::new(),
-        };
+        let mut spec = session.qemu_spec(
+            &cfg.boot,
+            &kernel.image,
+            initrd.to_path_buf(),
+            cmdline(cfg, cs),
+        );
+        spec.smp = cfg.smp;
         let label = format!("guest clocksource={cs} ({})", accel.used.name());
         let out = launch::boot(&mut spec, kernel, &mut pvh, &label, progress)?;
         let (status, error, column, guest_cmdline) = harvest(cs.name(), &out);

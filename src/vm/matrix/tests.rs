@@ -36,7 +36,7 @@ fn config() -> GuestConfig {
 fn cmdline_and_initramfs() {
     assert_eq!(
         cmdline(&config(), crate::vm::boot::clock::Clocksource::Hpet),
-        "console=ttyS0 clocksource=hpet quiet panic=-1 tsc=reliable loglevel=3"
+        "console=ttyS0 quiet panic=-1 clocksource=hpet tsc=reliable loglevel=3"
     );
     // A static program goes in alone, a dynamic one with its interpreter and libraries.
     let mut bin = GuestBinary {
