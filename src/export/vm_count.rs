@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::table::{Align, Table};
 use super::{Block, Render, Style};
+use crate::vm::boot::kconfig::HzSource;
 use crate::vm::count::CountReport;
 
 impl Render for CountReport {
@@ -29,9 +30,9 @@ impl Render for CountReport {
         )];
         for k in &self.kernels {
             let rel = k.kernel_release.as_deref().unwrap_or("?");
-            let hz = match k.hz_source.as_str() {
+            let hz = match k.hz_source {
                 _ if !k.hz_known => " (assumed)".to_string(),
-                "" | "config" => String::new(),
+                HzSource::Unrecorded | HzSource::Config => String::new(),
                 from => format!(" from the {from}"),
             };
             let state = match &k.error {
@@ -106,8 +107,8 @@ fn table(r: &CountReport, raw: bool) -> Table {
         let model = num(row.model_per_op, raw);
         t.row(vec![
             row.kernel_release.clone(),
-            row.fs.clone(),
-            row.workload.clone(),
+            row.fs.to_string(),
+            row.workload.as_str().to_string(),
             row.function.clone(),
             num(row.kernel_per_op, raw),
             row.model.clone(),
@@ -148,8 +149,8 @@ fn accuracy(r: &CountReport) -> Table {
     for a in &r.accuracy {
         t.row(vec![
             a.kernel_release.clone(),
-            a.fs.clone(),
-            a.workload.clone(),
+            a.fs.to_string(),
+            a.workload.as_str().to_string(),
             format!("{:.3}", a.equal_successive_share),
             a.model.clone(),
             a.model_equal_successive_share

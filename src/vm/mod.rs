@@ -3,7 +3,9 @@
 //! - [`boot`]: everything that fetches, builds and boots a guest — the kernel package, its
 //!   modules and kconfig, initramfs and disk images, qemu, the serial console, child processes,
 //!   scratch and cache, the accelerator choice and the guest binary. The rooms below
-//!   depend on it, never on each other.
+//!   depend on it; [`matrix`], [`count`] and [`exits`] on nothing else of `vm`, and
+//!   [`mod@bench`] on [`count`] too: `vm bench --count` runs count's kprobe pass
+//!   ([`count::run`], a session of its own) and puts its rows beside the timed ones.
 //! - [`matrix`]: `vm guest`, one guest per clocksource with tscope as `/init`, gathered into a
 //!   [`matrix::result::GuestMatrix`].
 //! - [`count`]: `vm count`, kprobes on the timestamp functions of real kernels, every Linux

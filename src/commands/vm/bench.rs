@@ -1,14 +1,11 @@
 //! `tscope vm bench`: arguments → [`BenchConfig`] → [`crate::vm::bench::run`] → export (and the
 //! SVG and commit-message files) → exit code.
 
-use super::boot::boot_config;
+use super::boot::{boot_config, clocksources, unique};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::commands::{check_output_file, Destination, Global, StderrProgress};
 use crate::error::ConfigError;
-use crate::trace::FsKind;
 use crate::vm::bench::{self, BenchConfig};
-use crate::vm::boot::clock::Clocksource;
-use crate::workload::WorkloadName;
 
 /// Validates `vm bench` arguments (the boot options with every room's own checks).
 pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigError> {
@@ -18,31 +15,9 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
     {
         cfg.kernels = kernels;
     }
-    let names: Vec<&str> = Clocksource::ALL.iter().map(|c| c.name()).collect();
-    cfg.clocksources = unique(&a.clocksource, "--clocksource", &names)?
-        .iter()
-        .filter_map(|c| Clocksource::parse(c))
-        .collect();
-    let fs: Vec<String> = a
-        .matrix
-        .fs
-        .iter()
-        .map(|&f| FsKind::from(f).name().to_string())
-        .collect();
-    cfg.filesystems = unique(&fs, "--fs", &crate::vm::boot::disk::FILESYSTEMS)?
-        .iter()
-        .filter_map(|f| FsKind::parse(f))
-        .collect();
-    let workloads: Vec<String> = a
-        .matrix
-        .workload
-        .iter()
-        .map(|&w| WorkloadName::from(w).as_str().to_string())
-        .collect();
-    cfg.workloads = unique(&workloads, "--workload", &bench::loops::workloads())?
-        .iter()
-        .filter_map(|w| WorkloadName::parse(w))
-        .collect();
+    cfg.clocksources = clocksources(&a.clocksource)?;
+    cfg.filesystems = unique(&a.matrix.fs, "--fs")?;
+    cfg.workloads = unique(&a.matrix.workload, "--workload")?;
     let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {
         if ok {
             Ok(())
@@ -113,27 +88,6 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
         );
     }
     Ok(cfg)
-}
-
-/// The trimmed, deduplicated names of a list option, each one of `known`.
-fn unique(list: &[String], option: &str, known: &[&str]) -> Result<Vec<String>, ConfigError> {
-    let mut out: Vec<String> = Vec::new();
-    for x in list {
-        let x = x.trim();
-        if !known.contains(&x) {
-            return Err(ConfigError::Invalid(format!(
-                "{option}: '{x}' is not one of {}",
-                known.join(", ")
-            )));
-        }
-        if !out.iter().any(|y| y == x) {
-            out.push(x.to_string());
-        }
-    }
-    if out.is_empty() {
-        return Err(ConfigError::Invalid(format!("{option}: name at least one")));
-    }
-    Ok(out)
 }
 
 /// What `vm bench` runs, and where everything it writes goes.

@@ -1,9 +1,11 @@
-//! The checks every `vm` room that boots a guest shares (`vm guest`, `vm count`, `vm bench`).
+//! The checks every `vm` room that boots a guest shares (`vm guest`, `vm count`, `vm bench`),
+//! and the one parser of each list option more than one room takes.
 
 use std::path::PathBuf;
 
 use crate::cli::vm::BootArgs;
 use crate::error::ConfigError;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::kernel::KernelSource;
 use crate::vm::boot::session::BootConfig;
 
@@ -40,6 +42,51 @@ pub fn kernel_sources(
             .chain(paths.iter().map(|p| KernelSource::Path(p.clone())))
             .collect(),
     ))
+}
+
+/// `--clocksource NAME,…` (`vm guest`, `vm bench`): each one of [`Clocksource::ALL`] by the
+/// kernel's name, each once, in the order given; at least one.
+pub fn clocksources(list: &[String]) -> Result<Vec<Clocksource>, ConfigError> {
+    let mut out: Vec<Clocksource> = Vec::new();
+    for name in list {
+        let name = name.trim();
+        let Some(c) = Clocksource::parse(name) else {
+            let known: Vec<&str> = Clocksource::ALL.iter().map(|c| c.name()).collect();
+            return Err(ConfigError::Invalid(format!(
+                "--clocksource: '{name}' is not one of {} (not a clocksource name a guest \
+                 boots with)",
+                known.join(", ")
+            )));
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        return Err(ConfigError::Invalid(
+            "--clocksource: name at least one".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// A list option's values (`--fs`, `--workload` of `vm count` and `vm bench`) as the domain's
+/// kinds, each once, in the order given; at least one.
+pub fn unique<A: Copy, T: PartialEq + From<A>>(
+    list: &[A],
+    option: &str,
+) -> Result<Vec<T>, ConfigError> {
+    let mut out: Vec<T> = Vec::new();
+    for &a in list {
+        let t = T::from(a);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    if out.is_empty() {
+        return Err(ConfigError::Invalid(format!("{option}: name at least one")));
+    }
+    Ok(out)
 }
 
 /// The options every room that boots a guest shares, range-checked with its `--timeout`.

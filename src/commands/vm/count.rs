@@ -1,7 +1,7 @@
 //! `tscope vm count`: arguments → [`CountConfig`] → [`crate::vm::count::run`] → export → exit
 //! code.
 
-use super::boot::{boot_config, kernel_sources};
+use super::boot::{boot_config, kernel_sources, unique};
 use crate::cli::vm::CountArgs;
 use crate::commands::{Destination, Global, StderrProgress, Stop};
 use crate::error::ConfigError;
@@ -9,28 +9,12 @@ use crate::vm::count::{self, CountConfig};
 
 /// Validates `vm count` arguments.
 pub fn config(a: &CountArgs, _global: &Global) -> Result<CountConfig, ConfigError> {
-    let bad = |m: String| Err(ConfigError::Invalid(m));
     let mut cfg = CountConfig::new();
     if let Some(kernels) = kernel_sources(&a.matrix.kernel_package, &a.matrix.kernel)? {
         cfg.kernels = kernels;
     }
-    cfg.workloads.clear();
-    for &w in &a.matrix.workload {
-        let w = w.into();
-        if !cfg.workloads.contains(&w) {
-            cfg.workloads.push(w);
-        }
-    }
-    cfg.filesystems.clear();
-    for &f in &a.matrix.fs {
-        let f = f.into();
-        if !cfg.filesystems.contains(&f) {
-            cfg.filesystems.push(f);
-        }
-    }
-    if cfg.workloads.is_empty() || cfg.filesystems.is_empty() {
-        return bad("--workload/--fs: name at least one".into());
-    }
+    cfg.workloads = unique(&a.matrix.workload, "--workload")?;
+    cfg.filesystems = unique(&a.matrix.fs, "--fs")?;
     if !(1..=10_000_000).contains(&a.iterations) {
         return Err(ConfigError::range(
             "iterations",

@@ -1,7 +1,7 @@
 //! `tscope vm guest`: arguments → [`GuestConfig`] → [`crate::vm::matrix::run`] → export → exit
 //! code.
 
-use super::boot::{boot_config, kernel_sources};
+use super::boot::{boot_config, clocksources, kernel_sources};
 use crate::cli::vm::GuestArgs;
 use crate::commands::{Destination, Global, StderrProgress, Stop};
 use crate::error::ConfigError;
@@ -10,27 +10,7 @@ use crate::vm::matrix::{self, GuestConfig};
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
-    let mut clocksources = Vec::new();
-    for cs in &a.clocksource {
-        let cs = cs.trim();
-        let ok = !cs.is_empty()
-            && cs
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !ok {
-            return Err(ConfigError::Invalid(format!(
-                "--clocksource: '{cs}' is not a clocksource name (e.g. tsc,kvm-clock,hpet,acpi_pm)"
-            )));
-        }
-        if !clocksources.iter().any(|c| c == cs) {
-            clocksources.push(cs.to_string());
-        }
-    }
-    if clocksources.is_empty() {
-        return Err(ConfigError::Invalid(
-            "--clocksource: name at least one clocksource".into(),
-        ));
-    }
+    let clocksources = clocksources(&a.clocksource)?;
     let boot = boot_config(&a.boot, a.timeout)?;
     if let Some(k) = &a.kernel {
         kernel_sources(&[], std::slice::from_ref(k))?;

@@ -76,15 +76,17 @@ pub(crate) fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow>
             continue;
         };
         let i = match out.iter().position(|x| {
-            x.kernel_release == r.kernel_release && x.fs == r.fs && x.workload == r.workload
+            x.kernel_release == r.kernel_release
+                && x.fs == r.fs.name()
+                && x.workload == r.workload.as_str()
         }) {
             Some(i) => i,
             None => {
                 out.push(CountedRow {
                     kernel_release: r.kernel_release.clone(),
                     clocksource: clocksource.to_string(),
-                    fs: r.fs.clone(),
-                    workload: r.workload.clone(),
+                    fs: r.fs.to_string(),
+                    workload: r.workload.as_str().to_string(),
                     counted: Counted {
                         precise_per_op: 0.0,
                         coarse_per_op: 0.0,

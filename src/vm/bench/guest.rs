@@ -24,6 +24,7 @@ pub(crate) use super::Planned;
 use crate::error::{Context, Result};
 use crate::measure::{paired_difference, PairedConfig};
 use crate::sys::{self, clock};
+use crate::trace::FsKind;
 use crate::vm::boot::plan::BenchPlan;
 use crate::vm::boot::serial;
 
@@ -216,14 +217,14 @@ fn calibrate(workload: &str, dir: &Path, ms: u64) -> Result<u64> {
 }
 
 /// Mounts `fs` on `/mnt/FS` (tmpfs, or its NVMe disk) and returns the directory.
-fn mount(fs: &str, disks: usize) -> Result<String> {
+fn mount(fs: FsKind, disks: usize) -> Result<String> {
     let dir = format!("/mnt/{fs}");
     let source = if crate::vm::boot::disk::needs_disk(fs) {
         crate::vm::boot::disk::find_in_guest(fs, disks)?
     } else {
         fs.to_string()
     };
-    sys::guest::mount(&source, &dir, fs)
+    sys::guest::mount(&source, &dir, fs.name())
         .with_context(|| format!("mount {source} ({fs}) on {dir}"))?;
     Ok(dir)
 }
@@ -231,12 +232,10 @@ fn mount(fs: &str, disks: usize) -> Result<String> {
 /// Runs the bench in the guest, printing the `bench` section and one `slot-N` section per
 /// slot to `out`.
 pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
-    fn strs(v: &[String]) -> Vec<&str> {
-        v.iter().map(String::as_str).collect()
-    }
-    let workloads = strs(&asked.workloads);
-    let clocksources = strs(&asked.clocksources);
-    let filesystems = strs(&asked.filesystems);
+    // The slots and the report name each by the kernel's and the command line's words.
+    let workloads: Vec<&str> = asked.workloads.iter().map(|w| w.as_str()).collect();
+    let clocksources: Vec<&str> = asked.clocksources.iter().map(|c| c.name()).collect();
+    let filesystems = &asked.filesystems;
     let (rounds, ms, fixed, seed) = (asked.rounds, asked.slot_ms, asked.iterations, asked.seed);
     let mut header = GuestHeader {
         release: read("/proc/sys/kernel/osrelease"),
@@ -258,12 +257,9 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
             read(AVAILABLE)
         ));
     }
-    let disks = filesystems
-        .iter()
-        .filter(|f| crate::vm::boot::disk::needs_disk(f))
-        .count();
+    let disks = crate::vm::boot::disk::disk_filesystems(filesystems).len();
     let mut plan: Vec<(Planned, String)> = Vec::new();
-    for fs in &filesystems {
+    for &fs in filesystems {
         let dir = match mount(fs, disks) {
             Ok(d) => d,
             Err(e) => {

@@ -6,11 +6,9 @@ use std::path::PathBuf;
 
 use super::{
     closed_part, cmdline, parse_console, BenchBoot, BenchConfig, BenchKernel, BenchReport,
-    ASSUMED_HZ,
 };
 use crate::error::{Context, Result};
 use crate::progress::Progress;
-use crate::vm::boot::qemu::{self, QemuSpec};
 use crate::vm::boot::session::Session;
 use crate::vm::boot::{child, disk, kconfig, kernel, launch};
 
@@ -34,12 +32,13 @@ pub(super) fn boot_all(
     for (i, source) in cfg.kernels.iter().enumerate() {
         let k = source.resolve(progress)?;
         let tag = i.to_string();
-        let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), base, &tag, progress)?;
+        let initrd = launch::initramfs_with_modules(&k, &cfg.filesystems, base, &tag, progress)?;
+        let (hz, hz_source) = kconfig::kernel_hz(k.hz, None);
         report.kernels.push(BenchKernel {
             kernel_package: k.package.clone().unwrap_or_else(|| k.origin.clone()),
             kernel_release: k.release.clone(),
-            hz: k.hz.unwrap_or(ASSUMED_HZ),
-            hz_source: if k.hz.is_some() { "config" } else { "assumed" }.into(),
+            hz,
+            hz_source: hz_source.to_string(),
             boots: Vec::new(),
         });
         prepared.push(Prepared {
@@ -57,19 +56,20 @@ pub(super) fn boot_all(
             for d in p.disks.drain(..) {
                 let _ = std::fs::remove_file(d);
             }
-            p.disks = disk::disk_filesystems(&cfg.fs_names())
+            p.disks = disk::disk_filesystems(&cfg.filesystems)
                 .into_iter()
                 .map(|fs| disk::make_image(work, fs, &i.to_string()))
                 .collect::<Result<Vec<_>>>()?;
             done += 1;
-            let boot = boot_one(cfg, p, b, report.accel.used, progress, (done, total))?;
+            let boot = boot_one(cfg, p, b, session, progress, (done, total))?;
             let k = &mut report.kernels[i];
             if let Some(h) = &boot.header {
                 k.kernel_release = Some(h.release.clone());
-                let from_guest = h.coarse_res_ns.and_then(kconfig::hz_from_tick_ns);
-                if let (None, Some(hz)) = (p.kernel.hz, from_guest) {
+                let (hz, source) = kconfig::kernel_hz(p.kernel.hz, h.coarse_res_ns);
+                // A header without the resolution keeps what an earlier boot found.
+                if source.known() {
                     k.hz = hz;
-                    k.hz_source = "guest clock_getres(CLOCK_REALTIME_COARSE)".into();
+                    k.hz_source = source.to_string();
                 }
             }
             k.boots.push(boot);
@@ -82,18 +82,14 @@ fn boot_one(
     cfg: &BenchConfig,
     p: &Prepared,
     b: u32,
-    accel: qemu::Accel,
+    session: &Session,
     progress: &dyn Progress,
     (done, total): (usize, usize),
 ) -> Result<BenchBoot> {
     let k = &p.kernel;
     let label = k.release.clone().unwrap_or_else(|| k.origin.clone());
     let append = cmdline(cfg, b);
-    let first = append
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("clocksource="))
-        .unwrap_or("tsc")
-        .to_string();
+    let first = super::boot_clocksource(cfg, b).name().to_string();
     progress.note(&format!(
         "[{done}/{total}] {label}: boot {} of {} on {first}, {} round(s) of {}",
         b + 1,
@@ -101,17 +97,9 @@ fn boot_one(
         cfg.rounds,
         cfg.clocksource_names().join("/")
     ));
-    let mut spec = QemuSpec {
-        binary: cfg.boot.qemu.clone(),
-        accel,
-        kernel: k.image.clone(),
-        initrd: super::plan(cfg, b).initramfs(&p.initrd, &format!("boot{b}"))?,
-        append,
-        memory_mb: cfg.boot.memory_mb,
-        smp: 1,
-        timeout: cfg.boot.timeout,
-        disks: p.disks.clone(),
-    };
+    let initrd = super::plan(cfg, b).initramfs(&p.initrd, &format!("boot{b}"))?;
+    let mut spec = session.qemu_spec(&cfg.boot, &k.image, initrd, append);
+    spec.disks = p.disks.clone();
     let out = launch::boot(&mut spec, k, &mut true, &label, progress)?;
     if let Some(dir) = &cfg.console_dir {
         let path = dir.join(format!("{label}-boot{}.console", b + 1));

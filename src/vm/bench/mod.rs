@@ -64,7 +64,8 @@ pub struct Planned {
 /// Version of the `vm bench` JSON.
 pub const VM_BENCH_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
+pub use crate::vm::boot::kconfig::ASSUMED_HZ;
+pub use crate::vm::boot::kernel::DEFAULT_PACKAGES;
 
 /// Iterations per block of the guest's live knob pairs by default.
 pub const DEFAULT_PAIR_ITERATIONS: u64 = 2_000;
@@ -187,7 +188,7 @@ impl BenchConfig {
 }
 
 impl BenchConfig {
-    /// The clocksources by the kernel's names, as the guest's plan and the report carry them.
+    /// The clocksources by the kernel's names, as the report carries them.
     pub fn clocksource_names(&self) -> Vec<String> {
         self.clocksources
             .iter()
@@ -195,7 +196,7 @@ impl BenchConfig {
             .collect()
     }
 
-    /// The file systems by name, as the boot code, the plan and the report take them.
+    /// The file systems by name, as the report carries them.
     pub fn fs_names(&self) -> Vec<String> {
         self.filesystems
             .iter()
@@ -203,7 +204,7 @@ impl BenchConfig {
             .collect()
     }
 
-    /// The workloads by name, as the plan and the report carry them.
+    /// The workloads by name, as the report and the command line carry them.
     pub fn workload_names(&self) -> Vec<String> {
         self.workloads
             .iter()
@@ -317,9 +318,9 @@ impl BenchReport {
 }
 
 /// The clocksources in the order boot `boot` starts its rounds (each boot starts on the next).
-fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
+fn order(cfg: &BenchConfig, boot: u32) -> Vec<Clocksource> {
     let n = cfg.clocksources.len().max(1);
-    let mut order = cfg.clocksource_names();
+    let mut order = cfg.clocksources.clone();
     order.rotate_left(boot as usize % n);
     order
 }
@@ -328,9 +329,9 @@ fn order(cfg: &BenchConfig, boot: u32) -> Vec<String> {
 /// first boot counts reads and runs the knob pairs.
 pub fn plan(cfg: &BenchConfig, boot: u32) -> Plan {
     Plan::Bench(BenchPlan {
-        workloads: cfg.workload_names(),
+        workloads: cfg.workloads.clone(),
         clocksources: order(cfg, boot),
-        filesystems: cfg.fs_names(),
+        filesystems: cfg.filesystems.clone(),
         rounds: cfg.rounds,
         slot_ms: cfg.slot_ms,
         iterations: cfg.iterations,
@@ -340,18 +341,17 @@ pub fn plan(cfg: &BenchConfig, boot: u32) -> Plan {
     })
 }
 
-/// The guest kernel command line of one boot: `clocksource=` the boot's first, and what
-/// `--append` adds.
+/// The clocksource boot `boot` starts on (its `clocksource=`).
+pub fn boot_clocksource(cfg: &BenchConfig, boot: u32) -> Clocksource {
+    order(cfg, boot)
+        .first()
+        .copied()
+        .unwrap_or(Clocksource::Tsc)
+}
+
+/// The guest kernel command line of one boot: `clocksource=` the boot's first.
 pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
-    let mut s = format!(
-        "console=ttyS0 quiet panic=-1 clocksource={}",
-        order(cfg, boot).first().map_or("tsc", String::as_str),
-    );
-    if let Some(extra) = &cfg.boot.append {
-        s.push(' ');
-        s += extra;
-    }
-    s
+    cfg.boot.cmdline(Some(boot_clocksource(cfg, boot)), &[])
 }
 
 /// What one boot's console held.
@@ -405,7 +405,7 @@ pub fn closed_part(console: &str) -> &str {
 /// Runs every boot of the configuration: boot b of every kernel before boot b + 1 of any
 /// (kernels interleave, so the host's drift falls on all alike).
 pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
-    let session = Session::open(&cfg.boot, &cfg.fs_names(), progress)?;
+    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -437,28 +437,33 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     report.host_cpu = machine.cpu_model;
     report.host_kernel = machine.kernel_release;
     let result = host::boot_all(cfg, &session, &mut report, progress);
-    drop(session);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
     }
     if cfg.count > 0 && !report.interrupted {
-        count_pass(cfg, &mut report, progress)?;
+        count_pass(cfg, &session, &mut report, progress)?;
     }
+    drop(session);
     fill::fill(&mut report);
     Ok(report)
 }
 
 /// `--count`: `vm count`'s kprobe pass on every kernel (one boot each, on the first
-/// clocksource), its calls per op kept in `report.counted`.
-fn count_pass(cfg: &BenchConfig, report: &mut BenchReport, progress: &dyn Progress) -> Result<()> {
+/// clocksource) in the bench's own session, its calls per op kept in `report.counted`.
+fn count_pass(
+    cfg: &BenchConfig,
+    session: &Session,
+    report: &mut BenchReport,
+    progress: &dyn Progress,
+) -> Result<()> {
     let ccfg = counted::count_config(cfg, cfg.count);
     let cs = ccfg.clocksource.map_or("", |c| c.name());
     progress.note(&format!(
         "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
         cfg.count
     ));
-    let c = crate::vm::count::run(&ccfg, progress)?;
+    let c = crate::vm::count::run_in(&ccfg, session, progress)?;
     report.interrupted |= c.interrupted;
     report.counted = counted::from_report(&c, cs);
     report.count_errors = c

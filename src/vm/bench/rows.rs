@@ -13,13 +13,16 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::{self, ComparisonKind, Verdict, ZERO_READS};
+use super::compare::{self, ComparisonKind, Verdict};
 use super::guest::Slot;
-use super::predict::{model_reads, ModelReads};
+use super::predict::ModelReads;
 use super::BenchKernel;
 use crate::stats::{self, Estimate};
 
 /// The control of kernel rows.
+mod clocksource;
+pub(super) use self::clocksource::clocksource_row;
+
 pub(crate) const KERNEL_CONTROL: &str = "syscall:getppid";
 
 /// The median costs measured in a run's slots, ns.
@@ -338,150 +341,4 @@ pub(super) fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str)
         .map(|c| c.reads_per_op)
         .collect();
     stats::median(&v)
-}
-
-pub(super) fn clocksource_row(
-    k: &BenchKernel,
-    from: &str,
-    to: &str,
-    fs: &str,
-    workload: &str,
-    seed: &mut impl FnMut() -> u64,
-) -> Option<BenchComparison> {
-    let a = observations(k, from, fs, workload);
-    let b = observations(k, to, fs, workload);
-    let pairs = pairs_by_round(&a, &b, |o| o.ns_per_op);
-    let measured = compare::paired_delta(&pairs, seed())?;
-    let d_precise = compare::paired_delta(
-        &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.precise_read_ns)),
-        seed(),
-    );
-    let d_coarse = compare::paired_delta(
-        &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.coarse_read_ns)),
-        seed(),
-    );
-    let d_in_write = compare::paired_delta(
-        &pairs_by_round(&a, &b, |o| {
-            cost_of(o, |c| c.precise_read_in_write_ns.unwrap_or(f64::NAN))
-        }),
-        seed(),
-    );
-    let d_spin = compare::paired_delta(
-        &pairs_by_round(&a, &b, |o| cost_of(o, |c| c.spin_ns)),
-        seed(),
-    );
-    let spin_from = median_of(&a, |o| cost_of(o, |c| c.spin_ns));
-    let spin_tax = d_spin
-        .filter(|_| spin_from.is_finite() && spin_from > 0.0)
-        .map(|d| d.scale(1.0 / spin_from));
-    let model = model_reads(
-        &release(k),
-        k.hz,
-        workload,
-        fs,
-        median_of(&a, |o| o.ns_per_op),
-    );
-    let in_path = read_time_delta(k, from, to, fs, workload);
-    let in_syscall = read_time_delta(k, from, to, "", super::readtime::SYSCALL);
-    // The price of a read: the syscall-derived change, plus what a read costs more in the op's
-    // path than in the syscall when the tracer timed both (the tracer's own cost cancels in
-    // that difference); else the syscall-derived change alone.
-    let price = match (d_precise, in_path, in_syscall) {
-        (Some(p), Some(a), Some(s)) => Some(Estimate {
-            point: p.point + a.point - s.point,
-            lower: p.lower + a.lower - s.upper,
-            upper: p.upper + a.upper - s.lower,
-        }),
-        _ => d_precise,
-    };
-    let in_path_priced = price != d_precise;
-    let predict = |p: Option<Estimate>| {
-        let (m, p, c) = (model.as_ref()?, p?, d_coarse?);
-        let at = |p: f64, c: f64| compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p, c);
-        Some(Estimate {
-            point: at(p.point, c.point),
-            lower: at(p.lower, c.lower),
-            upper: at(p.upper, c.upper),
-        })
-    };
-    let range = predict(price);
-    let predicted = range.map(|r| r.point);
-    let predicted_syscall = predict(d_precise).map(|r| r.point);
-    let zero = model
-        .as_ref()
-        .is_some_and(|m| m.precise_per_op < ZERO_READS);
-    let in_write = model
-        .as_ref()
-        .zip(d_in_write)
-        .zip(d_coarse)
-        .map(|((m, p), c)| {
-            compare::predicted_delta(m.precise_per_op, m.coarse_per_op, p.point, c.point)
-        });
-    let counted_from = counted_reads(k, from, fs, workload);
-    let counted_to = counted_reads(k, to, fs, workload);
-    let equivalence = if zero {
-        compare::paired_delta_at(&pairs, seed(), compare::EQUIVALENCE_LEVEL)
-            .and_then(|e| compare::equivalence(e, median_of(&a, |o| o.ns_per_op)))
-    } else {
-        None
-    };
-    let verdict = compare::verdict(
-        &measured,
-        predicted,
-        zero,
-        equivalence.is_some_and(|e| e.equivalent),
-    );
-    Some(BenchComparison {
-        kind: ComparisonKind::Clocksource,
-        kernel_release: Some(release(k)),
-        kernels: None,
-        clocksource: None,
-        fs: fs.into(),
-        workload: workload.into(),
-        from: from.into(),
-        to: to.into(),
-        measured_delta_ns: measured,
-        interval_method: Some(compare::IntervalMethod::of(&pairs)),
-        predicted_delta_ns: predicted,
-        predicted_range_ns: range,
-        percent_change: None,
-        raw_percent_change: None,
-        significant: None,
-        model_from: model.clone(),
-        model_to: None,
-        delta_precise_read_ns: d_precise,
-        delta_coarse_read_ns: d_coarse,
-        predicted_in_write_delta_ns: in_write,
-        delta_precise_read_in_write_ns: d_in_write,
-        delta_read_in_path_ns: in_path,
-        delta_read_in_syscall_ns: in_syscall,
-        predicted_syscall_delta_ns: predicted_syscall,
-        precise_read_price: Some(if in_path_priced { "in-path" } else { "syscall" }.into()),
-        delta_precise_read_price_ns: price,
-        counted_reads_from: counted_from,
-        counted_reads_to: counted_to,
-        counted_predicted_delta_ns: counted_to.zip(d_precise).map(|(n, d)| n * d.point),
-        counted_from: None,
-        counted_to: None,
-        delta_spin_ns: d_spin,
-        spin_tax,
-        diagnosis: (verdict == Verdict::Disagrees)
-            .then(|| {
-                let at = if in_path_priced {
-                    "in the op's path"
-                } else {
-                    "as a syscall"
-                };
-                super::diagnosis::diagnosis(&measured, model.as_ref(), counted_to, price, at)
-            })
-            .flatten(),
-        equivalence,
-        update_price_ns: None,
-        update_priced_on: None,
-        predicted_update_delta_ns: None,
-        lkp: None,
-        pairs: pairs.iter().map(Vec::len).sum(),
-        noise_ns: compare::noise(&measured),
-        verdict,
-    })
 }

@@ -39,6 +39,32 @@ impl Clocksource {
     pub fn parse(name: &str) -> Option<Clocksource> {
         Clocksource::ALL.into_iter().find(|c| c.name() == name)
     }
+
+    /// The clocksource sysfs `current_clocksource` names: [`Clocksource::parse`], and
+    /// `tsc-early` (the TSC before its frequency is refined) as the TSC.
+    pub fn parse_current(name: &str) -> Option<Clocksource> {
+        match name {
+            "tsc-early" => Some(Clocksource::Tsc),
+            _ => Clocksource::parse(name),
+        }
+    }
+
+    /// The read callback (`struct clocksource.read`): arch/x86/kernel/tsc.c `read_tsc`,
+    /// arch/x86/kernel/hpet.c `read_hpet`, drivers/clocksource/acpi_pm.c `acpi_pm_read`,
+    /// arch/x86/kernel/kvmclock.c `kvm_clock_get_cycles`.
+    pub fn read_callback(self) -> &'static str {
+        match self {
+            Clocksource::Tsc => "read_tsc",
+            Clocksource::Hpet => "read_hpet",
+            Clocksource::AcpiPm => "acpi_pm_read",
+            Clocksource::KvmClock => "kvm_clock_get_cycles",
+        }
+    }
+
+    /// The read callback of the clocksource `current_clocksource` names, if it is one of these.
+    pub fn current_read_callback(name: &str) -> Option<&'static str> {
+        Clocksource::parse_current(name).map(Clocksource::read_callback)
+    }
 }
 
 impl std::fmt::Display for Clocksource {
@@ -61,5 +87,16 @@ mod tests {
             );
         }
         assert_eq!(Clocksource::parse("jiffies"), None);
+    }
+
+    #[test]
+    fn each_x86_clocksource_has_its_read_callback() {
+        let cb = Clocksource::current_read_callback;
+        assert_eq!(cb("tsc"), Some("read_tsc"));
+        assert_eq!(cb("tsc-early"), Some("read_tsc"));
+        assert_eq!(cb("kvm-clock"), Some("kvm_clock_get_cycles"));
+        assert_eq!(cb("acpi_pm"), Some("acpi_pm_read"));
+        assert_eq!(cb("hpet"), Some("read_hpet"));
+        assert_eq!(cb("jiffies"), None);
     }
 }

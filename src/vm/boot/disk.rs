@@ -12,18 +12,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::{Context, Result};
+use crate::trace::FsKind;
 use crate::vm::boot::child;
 
-/// The file systems `vm count --fs` can run on: tmpfs (no disk) and those a disk image is made
-/// for.
+/// The file systems a guest can run on: tmpfs (no disk) and those a disk image is made for.
+/// The command line's `--fs` values (`crate::cli::vm::GuestFs`) convert into these, and its
+/// test holds it to [`FILESYSTEMS`].
+#[cfg(test)]
+pub(crate) const KINDS: [FsKind; 4] = [FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs];
+
+/// [`KINDS`] by name.
+#[cfg(test)]
 pub(crate) const FILESYSTEMS: [&str; 4] = ["tmpfs", "ext4", "xfs", "btrfs"];
 
 /// Size of each image: room for the workloads' files (at most a page each, one at a time) and
 /// the journal; xfs needs 300 MiB (`mkfs.xfs` since xfsprogs 5.19 refuses less: "Filesystem
 /// must be larger than 300MB"). The files are sparse: ext4 and btrfs write under 5 MiB, xfs
 /// its 64 MiB log.
-pub(crate) fn image_bytes(fs: &str) -> u64 {
-    if fs == "xfs" {
+pub(crate) fn image_bytes(fs: FsKind) -> u64 {
+    if fs == FsKind::Xfs {
         300 << 20
     } else {
         128 << 20
@@ -31,10 +38,10 @@ pub(crate) fn image_bytes(fs: &str) -> u64 {
 }
 
 /// The Debian package with `mkfs.FS`, for the error that says what to install.
-pub(crate) fn mkfs_package(fs: &str) -> &'static str {
+pub(crate) fn mkfs_package(fs: FsKind) -> &'static str {
     match fs {
-        "xfs" => "xfsprogs",
-        "btrfs" => "btrfs-progs",
+        FsKind::Xfs => "xfsprogs",
+        FsKind::Btrfs => "btrfs-progs",
         _ => "e2fsprogs",
     }
 }
@@ -42,16 +49,16 @@ pub(crate) fn mkfs_package(fs: &str) -> &'static str {
 /// The arguments of `mkfs.FS` for an image file: quiet, and forced (a regular file, not a block
 /// device: `-F` for mke2fs; `-f` overwrites for mkfs.xfs and mkfs.btrfs); the defaults
 /// otherwise (Debian's mke2fs.conf; xfsprogs' and btrfs-progs' built-in defaults).
-pub(crate) fn mkfs_args(fs: &str) -> &'static [&'static str] {
+pub(crate) fn mkfs_args(fs: FsKind) -> &'static [&'static str] {
     match fs {
-        "ext4" => &["-q", "-F"],
+        FsKind::Ext4 => &["-q", "-F"],
         _ => &["-q", "-f"],
     }
 }
 
 /// Checks that `mkfs.FS` runs for every disk file system of `filesystems`; the error names the
 /// package to install. Called before any guest boots.
-pub(crate) fn check_tools(filesystems: &[String]) -> Result<()> {
+pub(crate) fn check_tools(filesystems: &[FsKind]) -> Result<()> {
     for fs in disk_filesystems(filesystems) {
         let mkfs = format!("mkfs.{fs}");
         let found = Command::new(&mkfs)
@@ -71,8 +78,8 @@ pub(crate) fn check_tools(filesystems: &[String]) -> Result<()> {
 }
 
 /// Whether `fs` needs a disk image (every supported file system but tmpfs).
-pub(crate) fn needs_disk(fs: &str) -> bool {
-    fs != "tmpfs"
+pub(crate) fn needs_disk(fs: FsKind) -> bool {
+    fs != FsKind::Tmpfs
 }
 
 /// The guest's device for the `index`-th disk ([`crate::vm::boot::qemu::QemuSpec::disks`] order) when
@@ -89,28 +96,28 @@ pub(crate) const MAGIC_BYTES: usize = 0x10048;
 /// Whether `head` (a disk's first bytes) holds `fs`'s superblock magic: ext4 `s_magic` 0xEF53
 /// at 1024 + 0x38 (little-endian), xfs `sb_magicnum` "XFSB" at 0, btrfs "_BHRfS_M" at
 /// 64 KiB + 0x40.
-pub(crate) fn has_magic(fs: &str, head: &[u8]) -> bool {
+pub(crate) fn has_magic(fs: FsKind, head: &[u8]) -> bool {
     let at = |o: usize, m: &[u8]| head.get(o..o + m.len()) == Some(m);
     match fs {
-        "ext4" => at(1024 + 0x38, &[0x53, 0xef]),
-        "xfs" => at(0, b"XFSB"),
-        "btrfs" => at(0x10040, b"_BHRfS_M"),
+        FsKind::Ext4 => at(1024 + 0x38, &[0x53, 0xef]),
+        FsKind::Xfs => at(0, b"XFSB"),
+        FsKind::Btrfs => at(0x10040, b"_BHRfS_M"),
         _ => false,
     }
 }
 
 /// The disk file systems of `filesystems`, in order: the i-th is the guest's
 /// [`guest_device`]`(i)`.
-pub(crate) fn disk_filesystems(filesystems: &[String]) -> Vec<&str> {
+pub(crate) fn disk_filesystems(filesystems: &[FsKind]) -> Vec<FsKind> {
     filesystems
         .iter()
-        .map(String::as_str)
-        .filter(|f| needs_disk(f))
+        .copied()
+        .filter(|&f| needs_disk(f))
         .collect()
 }
 
 /// Makes a fresh `fs` image named after `tag` in `dir` (a sparse file, then `mkfs.FS -q`).
-pub(crate) fn make_image(dir: &Path, fs: &str, tag: &str) -> Result<PathBuf> {
+pub(crate) fn make_image(dir: &Path, fs: FsKind, tag: &str) -> Result<PathBuf> {
     let path = dir.join(format!("{fs}-{tag}.img"));
     let f = std::fs::File::create(&path)
         .with_context(|| format!("creating image '{}'", path.display()))?;
@@ -145,10 +152,13 @@ mod tests {
 
     #[test]
     fn disks_follow_the_fs_order_without_tmpfs() {
-        let fs: Vec<String> = ["tmpfs", "ext4", "xfs", "btrfs"].map(String::from).to_vec();
-        assert_eq!(disk_filesystems(&fs), vec!["ext4", "xfs", "btrfs"]);
+        assert_eq!(
+            disk_filesystems(&KINDS),
+            vec![FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs]
+        );
         assert_eq!(guest_device(0), "/dev/nvme0n1");
-        assert!(!needs_disk("tmpfs"));
+        assert!(!needs_disk(FsKind::Tmpfs));
+        assert_eq!(KINDS.map(FsKind::name), FILESYSTEMS);
     }
 
     #[test]
@@ -157,12 +167,12 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let img = make_image(dir.path(), "ext4", "t").unwrap();
+        let img = make_image(dir.path(), FsKind::Ext4, "t").unwrap();
         let bytes = std::fs::read(&img).unwrap();
         // The ext4 superblock at 1024: s_magic 0xEF53 at offset 0x38.
         assert_eq!(&bytes[1024 + 0x38..1024 + 0x3a], &[0x53, 0xef]);
-        assert!(has_magic("ext4", &bytes[..MAGIC_BYTES]));
-        assert!(!has_magic("xfs", &bytes) && !has_magic("btrfs", &bytes));
+        assert!(has_magic(FsKind::Ext4, &bytes[..MAGIC_BYTES]));
+        assert!(!has_magic(FsKind::Xfs, &bytes) && !has_magic(FsKind::Btrfs, &bytes));
     }
 
     #[test]
@@ -171,13 +181,13 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let img = make_image(dir.path(), "xfs", "t").unwrap();
+        let img = make_image(dir.path(), FsKind::Xfs, "t").unwrap();
         let bytes = std::fs::read(&img).unwrap();
         assert_eq!(bytes.len() as u64, 300 << 20);
         // The xfs superblock at 0: sb_magicnum "XFSB" (XFS_SB_MAGIC 0x58465342, big-endian).
         assert_eq!(&bytes[..4], b"XFSB");
-        assert!(has_magic("xfs", &bytes[..MAGIC_BYTES]));
-        assert!(!has_magic("ext4", &bytes) && !has_magic("btrfs", &bytes));
+        assert!(has_magic(FsKind::Xfs, &bytes[..MAGIC_BYTES]));
+        assert!(!has_magic(FsKind::Ext4, &bytes) && !has_magic(FsKind::Btrfs, &bytes));
     }
 
     #[test]
@@ -186,24 +196,24 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let img = make_image(dir.path(), "btrfs", "t").unwrap();
+        let img = make_image(dir.path(), FsKind::Btrfs, "t").unwrap();
         let bytes = std::fs::read(&img).unwrap();
         // The btrfs superblock at 64 KiB: magic "_BHRfS_M" at offset 0x40.
         assert_eq!(&bytes[0x10040..0x10048], b"_BHRfS_M");
-        assert!(has_magic("btrfs", &bytes[..MAGIC_BYTES]));
-        assert!(!has_magic("ext4", &bytes) && !has_magic("xfs", &bytes));
+        assert!(has_magic(FsKind::Btrfs, &bytes[..MAGIC_BYTES]));
+        assert!(!has_magic(FsKind::Ext4, &bytes) && !has_magic(FsKind::Xfs, &bytes));
     }
 
     #[test]
     fn mkfs_arguments_and_packages() {
-        assert_eq!(mkfs_args("ext4"), ["-q", "-F"]);
-        assert_eq!(mkfs_args("xfs"), ["-q", "-f"]);
-        assert_eq!(mkfs_args("btrfs"), ["-q", "-f"]);
-        assert_eq!(mkfs_package("xfs"), "xfsprogs");
-        assert_eq!(mkfs_package("btrfs"), "btrfs-progs");
-        assert_eq!(image_bytes("xfs"), 300 << 20);
-        assert_eq!(image_bytes("btrfs"), 128 << 20);
-        let none = ["tmpfs".to_string()];
+        assert_eq!(mkfs_args(FsKind::Ext4), ["-q", "-F"]);
+        assert_eq!(mkfs_args(FsKind::Xfs), ["-q", "-f"]);
+        assert_eq!(mkfs_args(FsKind::Btrfs), ["-q", "-f"]);
+        assert_eq!(mkfs_package(FsKind::Xfs), "xfsprogs");
+        assert_eq!(mkfs_package(FsKind::Btrfs), "btrfs-progs");
+        assert_eq!(image_bytes(FsKind::Xfs), 300 << 20);
+        assert_eq!(image_bytes(FsKind::Btrfs), 128 << 20);
+        let none = [FsKind::Tmpfs];
         assert!(check_tools(&none).is_ok());
     }
 }
@@ -242,7 +252,7 @@ mod qemu_args {
 /// namespaces (the driver probes controllers and scans namespaces asynchronously, so they
 /// appear after `/init` starts, and not necessarily in `-device` order), then picks the one
 /// whose superblock is `fs`'s ([`has_magic`]; each file system has one disk).
-pub(crate) fn find_in_guest(fs: &str, disks: usize) -> Result<String> {
+pub(crate) fn find_in_guest(fs: FsKind, disks: usize) -> Result<String> {
     let started = std::time::Instant::now();
     loop {
         let devices: Vec<String> = (0..disks.max(1) + 4)

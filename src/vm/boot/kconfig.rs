@@ -4,6 +4,63 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
+/// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
+pub const ASSUMED_HZ: u32 = 250;
+
+/// Where a kernel's `CONFIG_HZ` comes from; serialized as the words the JSON has always had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum HzSource {
+    /// The package's `/boot/config-REL`, or the `config-REL` beside `--kernel`.
+    #[serde(rename = "config")]
+    Config,
+    /// The guest's coarse-clock resolution ([`hz_from_tick_ns`]).
+    #[serde(rename = "guest clock_getres(CLOCK_REALTIME_COARSE)")]
+    GuestCoarseRes,
+    /// Neither: [`ASSUMED_HZ`].
+    #[serde(rename = "assumed")]
+    Assumed,
+    /// A document written before the field existed.
+    #[default]
+    #[serde(rename = "")]
+    Unrecorded,
+}
+
+impl HzSource {
+    /// The word the JSON carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            HzSource::Config => "config",
+            HzSource::GuestCoarseRes => "guest clock_getres(CLOCK_REALTIME_COARSE)",
+            HzSource::Assumed => "assumed",
+            HzSource::Unrecorded => "",
+        }
+    }
+
+    /// Whether the HZ was found rather than assumed.
+    pub fn known(self) -> bool {
+        matches!(self, HzSource::Config | HzSource::GuestCoarseRes)
+    }
+}
+
+impl std::fmt::Display for HzSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A kernel's `CONFIG_HZ` and where it comes from: its configuration's (`config_hz`), else the
+/// guest's coarse-clock resolution (`coarse_res_ns`, once a guest said it), else
+/// [`ASSUMED_HZ`].
+pub(crate) fn kernel_hz(config_hz: Option<u32>, coarse_res_ns: Option<u64>) -> (u32, HzSource) {
+    match (config_hz, coarse_res_ns.and_then(hz_from_tick_ns)) {
+        (Some(hz), _) => (hz, HzSource::Config),
+        (None, Some(hz)) => (hz, HzSource::GuestCoarseRes),
+        (None, None) => (ASSUMED_HZ, HzSource::Assumed),
+    }
+}
+
 /// The `/boot` layout's configuration beside a kernel given by path: `vmlinuz-REL` (or
 /// `vmlinux-REL`) → `config-REL` in the same directory, if it exists.
 pub(crate) fn sibling_config(kernel: &Path) -> Option<PathBuf> {
@@ -49,6 +106,29 @@ mod tests {
         assert_eq!(hz_from_tick_ns(1_000_000), Some(1000));
         assert_eq!(hz_from_tick_ns(0), None);
         assert_eq!(hz_from_tick_ns(2_000_000_000), None);
+    }
+
+    #[test]
+    fn hz_comes_from_the_config_then_the_guest_then_the_assumption() {
+        assert_eq!(
+            kernel_hz(Some(100), Some(4_000_000)),
+            (100, HzSource::Config)
+        );
+        assert_eq!(
+            kernel_hz(None, Some(4_000_000)),
+            (250, HzSource::GuestCoarseRes)
+        );
+        assert_eq!(kernel_hz(None, None), (ASSUMED_HZ, HzSource::Assumed));
+        for s in [
+            HzSource::Config,
+            HzSource::GuestCoarseRes,
+            HzSource::Assumed,
+            HzSource::Unrecorded,
+        ] {
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, format!("\"{}\"", s.name()));
+            assert_eq!(serde_json::from_str::<HzSource>(&json).unwrap(), s);
+        }
     }
 
     #[test]

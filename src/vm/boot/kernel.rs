@@ -32,9 +32,6 @@ pub const DEFAULT_PACKAGES: [&str; 3] = [
     "linux-image-cloud-amd64@sid",
 ];
 
-/// `CONFIG_HZ` the models assume when neither the kernel's configuration nor the guest says.
-pub const ASSUMED_HZ: u32 = 250;
-
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
 pub(crate) struct Kernel {

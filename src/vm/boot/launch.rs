@@ -12,6 +12,7 @@ use super::serial;
 use super::{cpio, disk, modules};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::trace::FsKind;
 
 /// Boots `kernel` with `spec` (its `kernel` field is set here). `pvh` says whether to try the
 /// ELF first; it turns false, for the caller's later boots, when qemu refuses it.
@@ -44,13 +45,13 @@ pub(crate) fn boot(
 /// `initramfs-TAG.cpio` (the kernel unpacks concatenated archives in order).
 pub(crate) fn initramfs_with_modules(
     k: &Kernel,
-    filesystems: &[String],
+    filesystems: &[FsKind],
     base: &Path,
     tag: &str,
     progress: &dyn Progress,
 ) -> Result<PathBuf> {
     let disks = disk::disk_filesystems(filesystems);
-    if !disks.iter().any(|f| modules::fs_module(f).is_some()) {
+    if !disks.iter().any(|&f| modules::fs_module(f).is_some()) {
         return Ok(base.to_path_buf());
     }
     let Some(dir) = &k.modules else {
@@ -58,7 +59,11 @@ pub(crate) fn initramfs_with_modules(
             "{}: no modules at hand (--kernel PATH, or a cache entry from before tscope \
              extracted them): {} must be built into the kernel",
             k.origin,
-            disks.join(", ")
+            disks
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         return Ok(base.to_path_buf());
     };

@@ -24,10 +24,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::{Context, Result};
+use crate::trace::FsKind;
 use crate::vm::boot::cpio::Entry;
 
 /// The module each disk file system needs (the root of its dependency closure).
-pub(crate) const FS_MODULES: [(&str, &str); 2] = [("xfs", "xfs"), ("btrfs", "btrfs")];
+pub(crate) const FS_MODULES: [(FsKind, &str); 2] = [(FsKind::Xfs, "xfs"), (FsKind::Btrfs, "btrfs")];
 
 /// The cache entry's subdirectory with the extracted modules and their `order` file. Versioned:
 /// an entry without it (written before modules were extracted) is fetched again.
@@ -37,7 +38,7 @@ pub(crate) const CACHE_DIR: &str = "modules.v1";
 pub(crate) const GUEST_DIR: &str = "lib/tscope-modules";
 
 /// Whether `fs` needs modules on a Debian kernel (has an entry in [`FS_MODULES`]).
-pub(crate) fn fs_module(fs: &str) -> Option<&'static str> {
+pub(crate) fn fs_module(fs: FsKind) -> Option<&'static str> {
     FS_MODULES.iter().find(|(f, _)| *f == fs).map(|(_, m)| *m)
 }
 
@@ -249,12 +250,12 @@ pub(crate) fn extract(tree: &Path, dest: &Path) -> Result<()> {
 
 /// The modules `filesystems` need from the cache directory `dir` (written by [`extract`]), in
 /// load order, each once.
-pub(crate) fn for_filesystems(dir: &Path, filesystems: &[&str]) -> Result<Vec<String>> {
+pub(crate) fn for_filesystems(dir: &Path, filesystems: &[FsKind]) -> Result<Vec<String>> {
     let path = dir.join("order");
     let text =
         fs::read_to_string(&path).with_context(|| format!("reading '{}'", path.display()))?;
     let mut out: Vec<String> = Vec::new();
-    for fs_name in filesystems.iter().filter(|f| fs_module(f).is_some()) {
+    for fs_name in filesystems.iter().filter(|&&f| fs_module(f).is_some()) {
         let line = text
             .lines()
             .find_map(|l| l.strip_prefix(&format!("{fs_name}:")))

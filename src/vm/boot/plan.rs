@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::clock::Clocksource;
 use super::cpio;
 use crate::error::{Context, Result};
+use crate::trace::FsKind;
+use crate::workload::WorkloadName;
 
 /// Where the plan lies in the guest's root.
 pub(crate) const PATH: &str = "tscope-plan.json";
@@ -25,9 +28,9 @@ pub enum Plan {
     },
     /// `vm count`: kernel counts of each workload on each filesystem.
     Count {
-        workloads: Vec<String>,
+        workloads: Vec<WorkloadName>,
         iterations: u64,
-        filesystems: Vec<String>,
+        filesystems: Vec<FsKind>,
     },
     /// `vm bench`: throughput per clocksource, alternated.
     Bench(BenchPlan),
@@ -37,10 +40,10 @@ pub enum Plan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchPlan {
-    pub workloads: Vec<String>,
+    pub workloads: Vec<WorkloadName>,
     /// In the order this boot's rounds start: the first is the boot's `clocksource=`.
-    pub clocksources: Vec<String>,
-    pub filesystems: Vec<String>,
+    pub clocksources: Vec<Clocksource>,
+    pub filesystems: Vec<FsKind>,
     pub rounds: u32,
     /// The length of one slot (calibrated to iterations in the guest).
     pub slot_ms: u64,
@@ -94,14 +97,14 @@ mod tests {
         vec![
             Plan::Matrix { all_sources: true },
             Plan::Count {
-                workloads: vec!["pipe1".into(), "write-stat".into()],
+                workloads: vec![WorkloadName::Pipe1, WorkloadName::WriteStat],
                 iterations: 10_000,
-                filesystems: vec!["tmpfs".into(), "ext4".into()],
+                filesystems: vec![FsKind::Tmpfs, FsKind::Ext4],
             },
             Plan::Bench(BenchPlan {
-                workloads: vec!["vfsmix".into()],
-                clocksources: vec!["hpet".into(), "tsc".into()],
-                filesystems: vec!["xfs".into()],
+                workloads: vec![WorkloadName::Vfsmix],
+                clocksources: vec![Clocksource::Hpet, Clocksource::Tsc],
+                filesystems: vec![FsKind::Xfs],
                 rounds: 12,
                 slot_ms: 60,
                 iterations: 0,

@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use super::accel::{self, AccelChoice, RequestedAccel};
 use super::binary::{self, GuestBinary};
+use super::clock::Clocksource;
+use super::qemu::QemuSpec;
 use super::{disk, kernel, scratch};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::trace::FsKind;
 
 /// What every boot command takes: how guests are booted, whatever they run.
 #[derive(Debug, Clone)]
@@ -39,6 +42,21 @@ impl BootConfig {
             append: None,
         }
     }
+
+    /// The guest kernel command line of every room: the serial console, quiet, no reboot
+    /// after a panic, `clocksource=` when one is asked, the room's own `words`, then what
+    /// `--append` adds. Only the kernel's own parameters: the guest's work comes in its plan.
+    pub(crate) fn cmdline(&self, clocksource: Option<Clocksource>, words: &[&str]) -> String {
+        let mut s = String::from("console=ttyS0 quiet panic=-1");
+        if let Some(c) = clocksource {
+            s += &format!(" clocksource={c}");
+        }
+        for w in words.iter().copied().chain(self.append.as_deref()) {
+            s.push(' ');
+            s += w;
+        }
+        s
+    }
 }
 
 /// An open boot session; its scratch directory goes when it is dropped.
@@ -54,7 +72,7 @@ impl Session {
     /// Opens a session for guests that mount `filesystems` (their mkfs tools are checked).
     pub(crate) fn open(
         boot: &BootConfig,
-        filesystems: &[String],
+        filesystems: &[FsKind],
         progress: &dyn Progress,
     ) -> Result<Self> {
         let host = crate::detect::host::gather();
@@ -80,6 +98,28 @@ impl Session {
         std::fs::write(&session.initramfs, binary::initramfs(&session.bin)?)
             .with_context(|| format!("writing '{}'", session.initramfs.display()))?;
         Ok(session)
+    }
+
+    /// One guest of `kernel` with `initrd` and the command line `append`, as `boot` sets
+    /// qemu, memory and the time limit: one CPU, no disk (the room adds its own).
+    pub(crate) fn qemu_spec(
+        &self,
+        boot: &BootConfig,
+        kernel: &Path,
+        initrd: PathBuf,
+        append: String,
+    ) -> QemuSpec {
+        QemuSpec {
+            binary: boot.qemu.clone(),
+            accel: self.accel.used,
+            kernel: kernel.to_path_buf(),
+            initrd,
+            append,
+            memory_mb: boot.memory_mb,
+            smp: 1,
+            timeout: boot.timeout,
+            disks: Vec::new(),
+        }
     }
 
     /// The scratch directory (disk images, each boot's initramfs).

@@ -27,9 +27,11 @@ use serde::{Deserialize, Serialize};
 use super::kernel_counts;
 use super::kprobe::{self, Probe};
 use super::offsets::{self, StampOffsets};
-use super::timing::{clock_read_ns, OpTimer, TIMING_ITERATIONS};
+use super::timing::{clock_read_ns as clock_read_ns_now, OpTimer, TIMING_ITERATIONS};
 use crate::error::{Context, Result};
 use crate::sys;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::tracefs::{self, TRACING};
 use crate::workload::def::{self, positions};
 use crate::workload::single::run_loop;
@@ -77,7 +79,8 @@ pub(crate) struct GuestCount {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_after_ns: Vec<u64>,
     /// The clocksource the guest ran on; its read callback is probed beside the functions
-    /// ([`kernel_counts::clocksource_read`]).
+    /// ([`Clocksource::current_read_callback`]). The kernel's own word, kept as it said it
+    /// (`tsc-early`, `jiffies`: names outside [`Clocksource`] too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clocksource: Option<String>,
     /// Why the kernel's multigrain counters could not be read (`null`: they were, around each
@@ -91,10 +94,10 @@ pub(crate) struct GuestCount {
 }
 
 /// One workload on one file system: raw counts of the baseline and the N-iteration run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct WorkloadCount {
-    pub workload: String,
-    pub fs: String,
+    pub workload: WorkloadName,
+    pub fs: FsKind,
     pub iterations: u64,
     /// Guest wall time of the N-iteration loop per iteration.
     pub ns_per_op: f64,
@@ -143,6 +146,34 @@ pub(crate) struct WorkloadCount {
     pub multigrain: BTreeMap<String, u64>,
 }
 
+/// An empty pipe1 run on tmpfs, for tests to fill in.
+#[cfg(test)]
+impl Default for WorkloadCount {
+    fn default() -> Self {
+        WorkloadCount {
+            workload: WorkloadName::Pipe1,
+            fs: FsKind::Tmpfs,
+            iterations: 0,
+            ns_per_op: 0.0,
+            baseline_hits: BTreeMap::new(),
+            hits: BTreeMap::new(),
+            baseline_syscalls: BTreeMap::new(),
+            syscalls: BTreeMap::new(),
+            equal_mtime_share: None,
+            ns_by_position: Vec::new(),
+            timing_iterations: 0,
+            tick_moves_by_position: Vec::new(),
+            stamp_offset_by_position: Vec::new(),
+            stamp_offsets_by_position: Vec::new(),
+            stamp_reads_by_position: Vec::new(),
+            traced_iterations: 0,
+            trace_error: None,
+            baseline_multigrain: BTreeMap::new(),
+            multigrain: BTreeMap::new(),
+        }
+    }
+}
+
 fn snapshot(
     probes: &[Probe],
     hist: bool,
@@ -164,9 +195,9 @@ fn snapshot(
 /// What the host's plan asks of the count.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Asked<'a> {
-    pub workloads: &'a [String],
+    pub workloads: &'a [WorkloadName],
     pub iterations: u64,
-    pub filesystems: &'a [String],
+    pub filesystems: &'a [FsKind],
 }
 
 /// Runs the count the plan asks for in the guest and returns what it measured; errors go into
@@ -193,45 +224,69 @@ pub(crate) fn run(asked: Asked<'_>) -> GuestCount {
 }
 
 fn count(asked: Asked<'_>, out: &mut GuestCount) -> Result<()> {
-    let workloads = asked
-        .workloads
-        .iter()
-        .map(|w| {
-            WorkloadName::parse(w)
-                .filter(|&w| def::has_loop(w))
-                .ok_or_else(|| crate::failure!("unknown workload '{w}'"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let iterations = asked.iterations;
-    let filesystems: Vec<&str> = asked.filesystems.iter().map(String::as_str).collect();
+    if let Some(w) = asked.workloads.iter().find(|&&w| !def::has_loop(w)) {
+        crate::fail!("the workload '{}' has no single-threaded loop", w.as_str());
+    }
     if let Err(e) = sys::guest::mount("tracefs", TRACING, "tracefs") {
         out.errors.push(format!("mount tracefs: {e}"));
     }
+    out.multigrain_absent = kernel_counts::setup_multigrain().err();
+    let registered = register_probes(out)?;
+    out.syscall_hist = std::fs::write(
+        format!("{TRACING}/events/raw_syscalls/sys_enter/trigger"),
+        SYSCALL_TRIGGER,
+    )
+    .is_ok();
+    out.coarse_lag_ns = crate::vm::count::timing::coarse_lag_ns(25, 1_000_000_000);
+    let counter = Counter {
+        registered,
+        syscall_hist: out.syscall_hist,
+        multigrain: out.multigrain_absent.is_none(),
+        iterations: asked.iterations,
+        trace_setup: offsets::setup(),
+    };
+    out.trace_clock = counter.trace_setup.as_ref().ok().cloned();
+    // xfs and btrfs are modules on Debian's kernels: load them (dependencies first) before
+    // mounting; an initramfs without modules loads nothing.
+    match crate::vm::boot::modules::load_in_guest() {
+        Ok(loaded) => out.modules = loaded,
+        Err(e) => out.errors.push(format!("{e:#}")),
+    }
+    let disks = crate::vm::boot::disk::disk_filesystems(asked.filesystems).len();
+    for &fs in asked.filesystems {
+        let dir = match mount(fs, disks) {
+            Ok(dir) => dir,
+            Err(e) => {
+                out.errors.push(format!("{e:#}"));
+                continue;
+            }
+        };
+        for &w in asked.workloads {
+            let run = counter.workload(w, fs, Path::new(&dir), &mut out.timing_clock_read_ns)?;
+            out.runs.push(run);
+        }
+    }
+    Ok(())
+}
+
+/// Registers a kprobe on every timestamp function found in `/proc/kallsyms`, and one on the
+/// read callback of the clocksource the guest runs on (optional: a kernel that refuses it
+/// says why in `out`), then enables them; returns the probes registered.
+fn register_probes(out: &mut GuestCount) -> Result<Vec<Probe>> {
     let kallsyms = std::fs::read_to_string("/proc/kallsyms").context("reading /proc/kallsyms")?;
     out.clocksource = kernel_counts::current_clocksource();
-    let probes = kprobe::resolve(&kallsyms, &kprobe::FUNCTIONS);
     let callback = out
         .clocksource
         .as_deref()
-        .and_then(kernel_counts::clocksource_read);
-    out.multigrain_absent = kernel_counts::setup_multigrain().err();
-    let has_multigrain = out.multigrain_absent.is_none();
-    let multigrain = || {
-        if has_multigrain {
-            kernel_counts::read_multigrain()
-        } else {
-            BTreeMap::new()
-        }
-    };
+        .and_then(Clocksource::current_read_callback);
     let events = format!("{TRACING}/kprobe_events");
     let mut registered = Vec::new();
-    for p in probes {
+    for p in kprobe::resolve(&kallsyms, &kprobe::FUNCTIONS) {
         match tracefs::append(&events, &p.definition()) {
             Ok(()) => registered.push(p),
             Err(e) => out.errors.push(format!("{e:#}")),
         }
     }
-    // The clocksource's callback is optional: a kernel that refuses the probe says why.
     for p in callback.map_or(Vec::new(), |f| kprobe::resolve(&kallsyms, &[f])) {
         let line = format!("{}\n", p.definition());
         let written = std::fs::OpenOptions::new()
@@ -249,110 +304,122 @@ fn count(asked: Asked<'_>, out: &mut GuestCount) -> Result<()> {
         .collect();
     std::fs::write(format!("{TRACING}/events/kprobes/enable"), "1")
         .context("enabling the kprobe events")?;
-    out.syscall_hist = std::fs::write(
-        format!("{TRACING}/events/raw_syscalls/sys_enter/trigger"),
-        SYSCALL_TRIGGER,
-    )
-    .is_ok();
-    // xfs and btrfs are modules on Debian's kernels: load them (dependencies first) before
-    // mounting; an initramfs without modules loads nothing.
-    out.coarse_lag_ns = crate::vm::count::timing::coarse_lag_ns(25, 1_000_000_000);
-    let trace_setup = offsets::setup();
-    out.trace_clock = trace_setup.as_ref().ok().cloned();
-    match crate::vm::boot::modules::load_in_guest() {
-        Ok(loaded) => out.modules = loaded,
-        Err(e) => out.errors.push(format!("{e:#}")),
-    }
-    let disks = filesystems
-        .iter()
-        .filter(|f| crate::vm::boot::disk::needs_disk(f))
-        .count();
-    for fs_name in filesystems {
-        let dir = format!("/mnt/{fs_name}");
-        let found = if crate::vm::boot::disk::needs_disk(fs_name) {
-            crate::vm::boot::disk::find_in_guest(fs_name, disks)
+    Ok(registered)
+}
+
+/// Mounts `fs` on `/mnt/FS` (tmpfs, or the one of `disks` NVMe disks with its superblock) and
+/// returns the directory; the error carries the kernel log's last words.
+fn mount(fs: FsKind, disks: usize) -> Result<String> {
+    let dir = format!("/mnt/{fs}");
+    let source = if crate::vm::boot::disk::needs_disk(fs) {
+        crate::vm::boot::disk::find_in_guest(fs, disks)?
+    } else {
+        fs.to_string()
+    };
+    sys::guest::mount(&source, &dir, fs.name()).map_err(|e| {
+        crate::failure!(
+            "mount {source} ({fs}) on {dir}: {e}; the kernel said: {}",
+            kmsg_tail(6)
+        )
+    })?;
+    Ok(dir)
+}
+
+/// What counting one workload needs: the probes, which counters the kernel has, the
+/// iterations, and whether the traced pass can run.
+struct Counter {
+    registered: Vec<Probe>,
+    syscall_hist: bool,
+    multigrain: bool,
+    iterations: u64,
+    trace_setup: Result<String>,
+}
+
+impl Counter {
+    /// The kernel's multigrain counters now (empty where absent).
+    fn multigrain(&self) -> BTreeMap<String, u64> {
+        if self.multigrain {
+            kernel_counts::read_multigrain()
         } else {
-            Ok(fs_name.to_string())
-        };
-        if let Err(e) = found.and_then(|source| {
-            sys::guest::mount(&source, &dir, fs_name).map_err(|e| {
-                crate::failure!(
-                    "mount {source} ({fs_name}) on {dir}: {e}; the kernel said: {}",
-                    kmsg_tail(6)
-                )
-            })
-        }) {
-            out.errors.push(format!("{e:#}"));
-            continue;
-        }
-        for &w in &workloads {
-            let dir = Path::new(&dir);
-            let positions = positions(w);
-            // Each window between two snapshots holds one read of the counters' file, so what
-            // that read costs in probe hits cancels out with the baseline.
-            let b_mg = multigrain();
-            let (b_hits, b_calls) = snapshot(&registered, out.syscall_hist)?;
-            run_loop(w, dir, 0, &mut ())?;
-            let m_mg = multigrain();
-            let (m_hits, m_calls) = snapshot(&registered, out.syscall_hist)?;
-            let started = Instant::now();
-            let outcome = run_loop(w, dir, iterations, &mut ())?;
-            let ns = started.elapsed().as_nanos() as f64;
-            let e_mg = multigrain();
-            let (e_hits, e_calls) = snapshot(&registered, out.syscall_hist)?;
-            // The timing pass, outside the snapshots.
-            let timing_iterations = iterations.min(TIMING_ITERATIONS);
-            let mut timer = OpTimer::on(positions.len());
-            let mut ns_by_position = Vec::new();
-            if !positions.is_empty() && timing_iterations > 0 {
-                run_loop(w, dir, timing_iterations, &mut timer)?;
-                let read_ns = *out.timing_clock_read_ns.get_or_insert_with(clock_read_ns);
-                ns_by_position = timer.means(read_ns);
-            }
-            // The traced pass, outside the snapshots too.
-            let traced = match &trace_setup {
-                _ if positions.is_empty() || iterations == 0 => Ok(StampOffsets::default()),
-                Ok(_) => offsets::traced_pass(w, || {
-                    let n = iterations.min(offsets::TRACED_ITERATIONS);
-                    run_loop(w, dir, n, &mut ()).map(drop)
-                }),
-                Err(e) => Err(crate::failure!("trace setup: {e:#}")),
-            };
-            let trace_error = traced.as_ref().err().map(|e| format!("{e:#}"));
-            let offsets = traced.unwrap_or_default();
-            let traced_by = |v: &[Option<f64>]| offsets::by_position(v, offsets.iterations);
-            out.runs.push(WorkloadCount {
-                workload: w.as_str().to_string(),
-                fs: fs_name.to_string(),
-                iterations,
-                ns_per_op: ns / iterations.max(1) as f64,
-                baseline_hits: diff(&b_hits, &m_hits),
-                hits: diff(&m_hits, &e_hits),
-                baseline_syscalls: diff(&b_calls, &m_calls),
-                syscalls: diff(&m_calls, &e_calls),
-                equal_mtime_share: outcome.equal_mtime_share,
-                ns_by_position,
-                timing_iterations: timer.iterations,
-                tick_moves_by_position: if timer.iterations > 0 {
-                    timer.tick_moves.clone()
-                } else {
-                    Vec::new()
-                },
-                stamp_offset_by_position: traced_by(&offsets.first),
-                stamp_offsets_by_position: if offsets.iterations > 0 {
-                    offsets.stamps.clone()
-                } else {
-                    Vec::new()
-                },
-                stamp_reads_by_position: traced_by(&offsets.reads),
-                traced_iterations: offsets.iterations,
-                trace_error,
-                baseline_multigrain: diff(&b_mg, &m_mg),
-                multigrain: diff(&m_mg, &e_mg),
-            });
+            BTreeMap::new()
         }
     }
-    Ok(())
+
+    /// Counts `w` on `fs` in `dir`: the baseline and the N-iteration run between snapshots,
+    /// then the timing and traced passes outside them. The first timing pass measures one
+    /// clock read into `clock_read_ns`.
+    fn workload(
+        &self,
+        w: WorkloadName,
+        fs: FsKind,
+        dir: &Path,
+        clock_read_ns: &mut Option<f64>,
+    ) -> Result<WorkloadCount> {
+        let (iterations, hist) = (self.iterations, self.syscall_hist);
+        let positions = positions(w);
+        // Each window between two snapshots holds one read of the counters' file, so what
+        // that read costs in probe hits cancels out with the baseline.
+        let b_mg = self.multigrain();
+        let (b_hits, b_calls) = snapshot(&self.registered, hist)?;
+        run_loop(w, dir, 0, &mut ())?;
+        let m_mg = self.multigrain();
+        let (m_hits, m_calls) = snapshot(&self.registered, hist)?;
+        let started = Instant::now();
+        let outcome = run_loop(w, dir, iterations, &mut ())?;
+        let ns = started.elapsed().as_nanos() as f64;
+        let e_mg = self.multigrain();
+        let (e_hits, e_calls) = snapshot(&self.registered, hist)?;
+        // The timing pass, outside the snapshots.
+        let timing_iterations = iterations.min(TIMING_ITERATIONS);
+        let mut timer = OpTimer::on(positions.len());
+        let mut ns_by_position = Vec::new();
+        if !positions.is_empty() && timing_iterations > 0 {
+            run_loop(w, dir, timing_iterations, &mut timer)?;
+            let read_ns = *clock_read_ns.get_or_insert_with(clock_read_ns_now);
+            ns_by_position = timer.means(read_ns);
+        }
+        // The traced pass, outside the snapshots too.
+        let traced = match &self.trace_setup {
+            _ if positions.is_empty() || iterations == 0 => Ok(StampOffsets::default()),
+            Ok(_) => offsets::traced_pass(w, || {
+                let n = iterations.min(offsets::TRACED_ITERATIONS);
+                run_loop(w, dir, n, &mut ()).map(drop)
+            }),
+            Err(e) => Err(crate::failure!("trace setup: {e:#}")),
+        };
+        let trace_error = traced.as_ref().err().map(|e| format!("{e:#}"));
+        let offsets = traced.unwrap_or_default();
+        let traced_by = |v: &[Option<f64>]| offsets::by_position(v, offsets.iterations);
+        Ok(WorkloadCount {
+            workload: w,
+            fs,
+            iterations,
+            ns_per_op: ns / iterations.max(1) as f64,
+            baseline_hits: diff(&b_hits, &m_hits),
+            hits: diff(&m_hits, &e_hits),
+            baseline_syscalls: diff(&b_calls, &m_calls),
+            syscalls: diff(&m_calls, &e_calls),
+            equal_mtime_share: outcome.equal_mtime_share,
+            ns_by_position,
+            timing_iterations: timer.iterations,
+            tick_moves_by_position: if timer.iterations > 0 {
+                timer.tick_moves.clone()
+            } else {
+                Vec::new()
+            },
+            stamp_offset_by_position: traced_by(&offsets.first),
+            stamp_offsets_by_position: if offsets.iterations > 0 {
+                offsets.stamps.clone()
+            } else {
+                Vec::new()
+            },
+            stamp_reads_by_position: traced_by(&offsets.reads),
+            traced_iterations: offsets.iterations,
+            trace_error,
+            baseline_multigrain: diff(&b_mg, &m_mg),
+            multigrain: diff(&m_mg, &e_mg),
+        })
+    }
 }
 
 /// The kernel log's last `n` messages (`/dev/kmsg`, read without blocking; the console is

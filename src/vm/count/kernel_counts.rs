@@ -6,7 +6,8 @@
 //! - **The clocksource's read callback** (`read_tsc`, `read_hpet`, `acpi_pm_read`,
 //!   `kvm_clock_get_cycles`) of the clocksource the guest runs on: probed beside the
 //!   `ktime_get_*` leaves, it counts every read of the clock, whoever asks (the tick, hrtimers,
-//!   a vDSO fallback), not only the timestamps.
+//!   a vDSO fallback), not only the timestamps
+//!   ([`crate::vm::boot::clock::Clocksource::read_callback`]).
 
 use std::collections::BTreeMap;
 
@@ -36,31 +37,4 @@ pub(crate) fn current_clocksource() -> Option<String> {
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
-}
-
-/// The read callback (`struct clocksource.read`) of the x86 clocksource `name`:
-/// arch/x86/kernel/tsc.c `read_tsc` (`tsc`, `tsc-early`), arch/x86/kernel/hpet.c `read_hpet`,
-/// drivers/clocksource/acpi_pm.c `acpi_pm_read`, arch/x86/kernel/kvmclock.c
-/// `kvm_clock_get_cycles` (`kvm-clock`).
-pub(crate) fn clocksource_read(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "tsc" | "tsc-early" => "read_tsc",
-        "hpet" => "read_hpet",
-        "acpi_pm" => "acpi_pm_read",
-        "kvm-clock" => "kvm_clock_get_cycles",
-        _ => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_x86_clocksource_has_its_read_callback() {
-        assert_eq!(clocksource_read("tsc"), Some("read_tsc"));
-        assert_eq!(clocksource_read("kvm-clock"), Some("kvm_clock_get_cycles"));
-        assert_eq!(clocksource_read("acpi_pm"), Some("acpi_pm_read"));
-        assert_eq!(clocksource_read("jiffies"), None);
-    }
 }

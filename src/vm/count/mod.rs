@@ -30,8 +30,10 @@ use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::kconfig::HzSource;
+use crate::vm::boot::kernel::Kernel;
 use crate::vm::boot::plan::Plan;
-use crate::vm::boot::qemu::QemuSpec;
+use crate::vm::boot::qemu::{QemuOutcome, QemuSpec};
 use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{child, disk, kconfig, launch, serial};
 use crate::workload::WorkloadName;
@@ -39,7 +41,8 @@ use crate::workload::WorkloadName;
 /// Version of the `vm count` JSON.
 pub const VM_COUNT_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::vm::boot::kernel::{ASSUMED_HZ, DEFAULT_PACKAGES};
+pub use crate::vm::boot::kconfig::ASSUMED_HZ;
+pub use crate::vm::boot::kernel::DEFAULT_PACKAGES;
 
 /// The workloads run by default: every single-threaded loop of the workloads' definition.
 pub const DEFAULT_WORKLOADS: [WorkloadName; 6] = crate::workload::def::LOOPS;
@@ -76,16 +79,6 @@ impl CountConfig {
     }
 }
 
-impl CountConfig {
-    /// The file systems by name, as the boot code takes them.
-    fn fs_names(&self) -> Vec<String> {
-        self.filesystems
-            .iter()
-            .map(|f| f.name().to_string())
-            .collect()
-    }
-}
-
 impl Default for CountConfig {
     fn default() -> Self {
         Self::new()
@@ -104,7 +97,7 @@ pub struct KernelRun {
     /// Where `hz` comes from: `config` (the package's or the `/boot` `config-REL` beside
     /// `--kernel`), `guest clock_getres(CLOCK_REALTIME_COARSE)`, or `assumed`.
     #[serde(default)]
-    pub hz_source: String,
+    pub hz_source: HzSource,
     pub ok: bool,
     pub error: Option<String>,
     pub wall_s: f64,
@@ -181,33 +174,30 @@ impl CountReport {
 /// The guest's plan of a count run.
 pub fn plan(cfg: &CountConfig) -> Plan {
     Plan::Count {
-        workloads: cfg
-            .workloads
-            .iter()
-            .map(|w| w.as_str().to_string())
-            .collect(),
+        workloads: cfg.workloads.clone(),
         iterations: cfg.iterations,
-        filesystems: cfg.fs_names(),
+        filesystems: cfg.filesystems.clone(),
     }
 }
 
-/// The guest kernel command line of a count run: the kernel's own parameters only.
+/// The guest kernel command line of a count run: `clocksource=` when one is asked.
 pub fn cmdline(cfg: &CountConfig) -> String {
-    "console=ttyS0 quiet panic=-1".to_string()
-        + &cfg
-            .clocksource
-            .as_ref()
-            .map_or(String::new(), |c| format!(" clocksource={c}"))
-        + &cfg
-            .boot
-            .append
-            .as_ref()
-            .map_or(String::new(), |a| format!(" {a}"))
+    cfg.boot.cmdline(cfg.clocksource, &[])
 }
 
 /// Runs every kernel of the configuration.
 pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
-    let session = Session::open(&cfg.boot, &cfg.fs_names(), progress)?;
+    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
+    run_in(cfg, &session, progress)
+}
+
+/// Runs every kernel of the configuration in an open session (`vm bench --count` counts in
+/// its own).
+pub(crate) fn run_in(
+    cfg: &CountConfig,
+    session: &Session,
+    progress: &dyn Progress,
+) -> Result<CountReport> {
     let mut report = CountReport {
         schema_version: VM_COUNT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -223,11 +213,10 @@ pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
     };
     let result = (|| -> Result<()> {
         for source in &cfg.kernels {
-            count_one(cfg, source, &session, &mut report, progress)?;
+            count_one(cfg, source, session, &mut report, progress)?;
         }
         Ok(())
     })();
-    drop(session);
     match result {
         Err(e) if child::is_interrupted(&e) => report.interrupted = true,
         other => other?,
@@ -244,120 +233,28 @@ fn count_one(
 ) -> Result<()> {
     let k = source.resolve(progress)?;
     let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
-    // A fresh image per kernel, in the run's scratch directory (removed with it).
-    let scratch = session.work();
-    let initrd = session.initramfs();
-    let tag = report.kernels.len().to_string();
-    let disks = disk::disk_filesystems(&cfg.fs_names())
-        .into_iter()
-        .map(|fs| disk::make_image(scratch, fs, &tag))
-        .collect::<Result<Vec<_>>>()?;
-    let initrd = launch::initramfs_with_modules(&k, &cfg.fs_names(), initrd, &tag, progress)?;
-    let initrd = plan(cfg).initramfs(&initrd, &tag)?;
-    let mut spec = QemuSpec {
-        binary: cfg.boot.qemu.clone(),
-        accel: report.accel.used,
-        kernel: k.image.clone(),
-        initrd,
-        append: cmdline(cfg),
-        memory_mb: cfg.boot.memory_mb,
-        smp: 1,
-        timeout: cfg.boot.timeout,
-        disks,
-    };
+    // Its own names in the session's scratch, beside another room's boots.
+    let tag = format!("count{}", report.kernels.len());
+    let mut spec = qemu_spec(cfg, &k, session, &tag, progress)?;
     progress.note(&format!(
         "{label}: counting in a {} guest",
         report.accel.used.name()
     ));
     let out = launch::boot(&mut spec, &k, &mut true, &label, progress)?;
-    let mut run = KernelRun {
-        kernel_package: label.clone(),
-        kernel_release: k.release.clone(),
-        hz: k.hz.unwrap_or(ASSUMED_HZ),
-        hz_known: k.hz.is_some(),
-        hz_source: if k.hz.is_some() { "config" } else { "assumed" }.into(),
-        ok: false,
-        error: None,
-        wall_s: out.wall.as_secs_f64(),
-        guest_errors: Vec::new(),
-        console_tail: None,
-        probes: Vec::new(),
-        kprobe_profile: String::new(),
-        syscall_hist: String::new(),
-        timing_clock_read_ns: None,
-        modules: Vec::new(),
-        trace_clock: None,
-        trace_errors: Vec::new(),
-        coarse_lag_ns: Vec::new(),
-        coarse_lag_after_ns: Vec::new(),
-        clocksource: None,
-        clocksource_probe_error: None,
-        multigrain_counters: None,
-    };
-    let parsed: Result<GuestCount> = if out.timed_out {
-        Err(crate::failure!(
-            "killed after {:.0} s (--timeout)",
-            run.wall_s
-        ))
-    } else {
-        serial::parse(&out.console)
-            .map_err(|e| crate::failure!("{e}"))
-            .and_then(|t| {
-                let count = t.json("count").ok_or_else(|| {
-                    crate::failure!(
-                        "the guest printed no count; qemu said: {}",
-                        out.stderr.trim()
-                    )
-                })?;
-                Ok(count?)
-            })
-    };
-    match parsed {
+    let mut run = KernelRun::booted(&label, &k, out.wall.as_secs_f64());
+    match guest_count(&out, run.wall_s) {
         Ok(g) => {
-            if let (None, Some(hz)) = (k.hz, g.coarse_res_ns.and_then(kconfig::hz_from_tick_ns)) {
-                run.hz = hz;
-                run.hz_known = true;
-                run.hz_source = "guest clock_getres(CLOCK_REALTIME_COARSE)".into();
-            }
+            run.take(&k, &g);
             if !run.hz_known {
                 progress.note(&format!(
                     "{label}: CONFIG_HZ unknown (no config-* beside the kernel, no coarse clock \
                      resolution from the guest): the model assumes HZ={ASSUMED_HZ}"
                 ));
             }
-            let hz = run.hz;
-            run.ok = g.errors.is_empty();
-            run.kernel_release = Some(g.release.clone());
-            run.guest_errors = g.errors.clone();
-            run.probes = g.probes.clone();
-            run.kprobe_profile = g.kprobe_profile.clone();
-            run.syscall_hist = g.syscall_hist_text.clone();
-            run.timing_clock_read_ns = g.timing_clock_read_ns;
-            run.modules = g.modules.clone();
-            run.trace_clock = g.trace_clock.clone();
-            run.coarse_lag_ns = g.coarse_lag_ns.clone();
-            run.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
-            run.clocksource = g.clocksource.clone();
-            run.clocksource_probe_error = g.clocksource_probe_error.clone();
-            run.multigrain_counters = match &g.multigrain_absent {
-                Some(why) => Some(format!("absent: {why}")),
-                None if g.runs.iter().any(|r| !r.multigrain.is_empty()) => Some("read".into()),
-                None => None,
-            };
-            run.trace_errors = g
-                .runs
-                .iter()
-                .filter_map(|r| {
-                    Some(format!(
-                        "{}/{}: {}",
-                        r.fs,
-                        r.workload,
-                        r.trace_error.as_ref()?
-                    ))
-                })
-                .collect();
-            report.rows.extend(rows::rows(&label, hz, &g)?);
-            report.accuracy.extend(rows::accuracy_rows(&label, hz, &g)?);
+            report.rows.extend(rows::rows(&label, run.hz, &g)?);
+            report
+                .accuracy
+                .extend(rows::accuracy_rows(&label, run.hz, &g)?);
         }
         Err(e) => {
             run.error = Some(e.to_string());
@@ -372,4 +269,107 @@ fn count_one(
     ));
     report.kernels.push(run);
     Ok(())
+}
+
+/// The boot of kernel `k`: fresh disk images in the run's scratch directory (removed with
+/// it), the initramfs with the modules the file systems need and the plan.
+fn qemu_spec(
+    cfg: &CountConfig,
+    k: &Kernel,
+    session: &Session,
+    tag: &str,
+    progress: &dyn Progress,
+) -> Result<QemuSpec> {
+    let disks = disk::disk_filesystems(&cfg.filesystems)
+        .into_iter()
+        .map(|fs| disk::make_image(session.work(), fs, tag))
+        .collect::<Result<Vec<_>>>()?;
+    let initrd =
+        launch::initramfs_with_modules(k, &cfg.filesystems, session.initramfs(), tag, progress)?;
+    let initrd = plan(cfg).initramfs(&initrd, tag)?;
+    let mut spec = session.qemu_spec(&cfg.boot, &k.image, initrd, cmdline(cfg));
+    spec.disks = disks;
+    Ok(spec)
+}
+
+/// The guest's `count` section, or why there is none.
+fn guest_count(out: &QemuOutcome, wall_s: f64) -> Result<GuestCount> {
+    if out.timed_out {
+        crate::fail!("killed after {wall_s:.0} s (--timeout)");
+    }
+    let t = serial::parse(&out.console).map_err(|e| crate::failure!("{e}"))?;
+    let count = t.json("count").ok_or_else(|| {
+        crate::failure!(
+            "the guest printed no count; qemu said: {}",
+            out.stderr.trim()
+        )
+    })?;
+    Ok(count?)
+}
+
+impl KernelRun {
+    /// Kernel `k`'s guest, booted under `label` for `wall_s`, before its count is read.
+    fn booted(label: &str, k: &Kernel, wall_s: f64) -> Self {
+        let (hz, hz_source) = kconfig::kernel_hz(k.hz, None);
+        KernelRun {
+            kernel_package: label.to_string(),
+            kernel_release: k.release.clone(),
+            hz,
+            hz_known: hz_source.known(),
+            hz_source,
+            ok: false,
+            error: None,
+            wall_s,
+            guest_errors: Vec::new(),
+            console_tail: None,
+            probes: Vec::new(),
+            kprobe_profile: String::new(),
+            syscall_hist: String::new(),
+            timing_clock_read_ns: None,
+            modules: Vec::new(),
+            trace_clock: None,
+            trace_errors: Vec::new(),
+            coarse_lag_ns: Vec::new(),
+            coarse_lag_after_ns: Vec::new(),
+            clocksource: None,
+            clocksource_probe_error: None,
+            multigrain_counters: None,
+        }
+    }
+
+    /// What the guest of kernel `k` said of itself: its release, HZ, probes, evidence, errors.
+    fn take(&mut self, k: &Kernel, g: &GuestCount) {
+        (self.hz, self.hz_source) = kconfig::kernel_hz(k.hz, g.coarse_res_ns);
+        self.hz_known = self.hz_source.known();
+        self.ok = g.errors.is_empty();
+        self.kernel_release = Some(g.release.clone());
+        self.guest_errors = g.errors.clone();
+        self.probes = g.probes.clone();
+        self.kprobe_profile = g.kprobe_profile.clone();
+        self.syscall_hist = g.syscall_hist_text.clone();
+        self.timing_clock_read_ns = g.timing_clock_read_ns;
+        self.modules = g.modules.clone();
+        self.trace_clock = g.trace_clock.clone();
+        self.coarse_lag_ns = g.coarse_lag_ns.clone();
+        self.coarse_lag_after_ns = g.coarse_lag_after_ns.clone();
+        self.clocksource = g.clocksource.clone();
+        self.clocksource_probe_error = g.clocksource_probe_error.clone();
+        self.multigrain_counters = match &g.multigrain_absent {
+            Some(why) => Some(format!("absent: {why}")),
+            None if g.runs.iter().any(|r| !r.multigrain.is_empty()) => Some("read".into()),
+            None => None,
+        };
+        self.trace_errors = g
+            .runs
+            .iter()
+            .filter_map(|r| {
+                Some(format!(
+                    "{}/{}: {}",
+                    r.fs,
+                    r.workload.as_str(),
+                    r.trace_error.as_ref()?
+                ))
+            })
+            .collect();
+    }
 }

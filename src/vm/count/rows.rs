@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::guest::{GuestCount, WorkloadCount};
-use super::{kernel_counts, kprobe};
+use super::kprobe;
 use crate::error::Result;
 use crate::kernel::ModelId;
 use crate::sim::estimate::{self, PolicyEstimate};
@@ -14,6 +14,9 @@ use crate::trace::FsKind;
 use crate::workload::{def, WorkloadName};
 
 /// The fine clock-read leaves: each reads the clocksource once.
+mod per_run;
+pub(crate) use per_run::rows;
+
 const FINE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 
 /// A row differs when |kernel − model| exceeds this per op …
@@ -27,8 +30,8 @@ pub(crate) const TOLERANCE_FRACTIONAL: f64 = 0.25;
 pub struct CountRow {
     pub kernel_release: String,
     pub kernel_package: String,
-    pub fs: String,
-    pub workload: String,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     /// A kernel function (`ktime_get_coarse_real_ts64`) or `syscall:NAME`.
     pub function: String,
     pub kind: RowKind,
@@ -94,9 +97,7 @@ impl SyscallTime {
 /// The timing pass of `run`, named by op; empty when it has none or its length is not the
 /// loop's.
 pub(crate) fn ns_by_syscall(run: &WorkloadCount) -> Vec<SyscallTime> {
-    let names = WorkloadName::parse(&run.workload)
-        .map(def::positions)
-        .unwrap_or_default();
+    let names = def::positions(run.workload);
     if names.len() != run.ns_by_position.len() {
         return Vec::new();
     }
@@ -224,8 +225,8 @@ pub(crate) fn model_per_op(
 pub struct AccuracyRow {
     pub kernel_release: String,
     pub kernel_package: String,
-    pub fs: String,
-    pub workload: String,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     pub equal_successive_share: f64,
     pub model: String,
     pub model_equal_successive_share: Option<f64>,
@@ -237,12 +238,12 @@ pub struct AccuracyRow {
 
 /// The workload and file system a guest's run names.
 fn named(run: &WorkloadCount) -> Result<(WorkloadName, FsKind)> {
-    let w = WorkloadName::parse(&run.workload)
-        .filter(|&w| def::has_loop(w))
-        .ok_or_else(|| crate::failure!("the guest ran an unknown workload '{}'", run.workload))?;
-    let fs = FsKind::parse(&run.fs)
-        .ok_or_else(|| crate::failure!("the guest ran on an unknown file system '{}'", run.fs))?;
-    Ok((w, fs))
+    crate::ensure!(
+        def::has_loop(run.workload),
+        "the guest ran '{}', which has no single-threaded loop",
+        run.workload.as_str()
+    );
+    Ok((run.workload, run.fs))
 }
 
 /// [`model_estimate`] for one workload run of a guest, at its measured time per syscall.
@@ -284,8 +285,8 @@ pub(crate) fn accuracy_rows(package: &str, hz: u32, g: &GuestCount) -> Result<Ve
         out.push(AccuracyRow {
             kernel_release: g.release.clone(),
             kernel_package: package.to_string(),
-            fs: run.fs.clone(),
-            workload: run.workload.clone(),
+            fs: run.fs,
+            workload: run.workload,
             equal_successive_share: share,
             model: model_for(&g.release).label(),
             model_equal_successive_share: Some(est.1.accuracy.equal_successive_share),
@@ -328,162 +329,4 @@ pub enum RowKind {
     KernelCounter,
     /// A syscall, judged against the workload's definition.
     Syscall,
-}
-
-/// The rows of one guest's count.
-pub(crate) fn rows(package: &str, hz: u32, g: &GuestCount) -> Result<Vec<CountRow>> {
-    let mut out = Vec::new();
-    for run in &g.runs {
-        let timing = ns_by_syscall(run);
-        let per = |n: u64, b: u64| (n as f64 - b as f64) / run.iterations.max(1) as f64;
-        let row =
-            |function: String, kind: RowKind, k: Option<f64>, model: Option<(String, f64)>| {
-                let (difference, tolerance, agrees) = judge(k, model.as_ref().map(|m| m.1));
-                let symbols = g
-                    .probes
-                    .iter()
-                    .filter(|(f, _)| *f == function)
-                    .map(|(_, s)| s.clone())
-                    .collect();
-                CountRow {
-                    kernel_release: g.release.clone(),
-                    kernel_package: package.to_string(),
-                    fs: run.fs.clone(),
-                    workload: run.workload.clone(),
-                    function,
-                    kind,
-                    kernel_per_op: k,
-                    model: model
-                        .as_ref()
-                        .map_or_else(|| model_for(&g.release).name().to_string(), |m| m.0.clone()),
-                    model_per_op: model.map(|m| m.1),
-                    guest_ns_per_op: run.ns_per_op,
-                    guest_ns_by_syscall: timing.clone(),
-                    difference,
-                    tolerance,
-                    agrees,
-                    symbols,
-                }
-            };
-        let (workload, _) = named(run)?;
-        let est = Some(run_estimate(g, hz, run, &timing)?);
-        for f in kprobe::FUNCTIONS {
-            let present = g.probes.iter().any(|(func, _)| func == f);
-            let k = present.then(|| per(hit(run, f, false), hit(run, f, true)));
-            let m = model_per_op(est.as_ref(), f);
-            let kind = if kprobe::is_clock_read(f) {
-                RowKind::Clock
-            } else {
-                RowKind::Context
-            };
-            out.push(row(f.to_string(), kind, k, m));
-        }
-        // Inode timestamp updates against the model's inode_updates_per_op, judged for the
-        // write loops: from 6.13 the kernel's own count of ctime updates (debugfs
-        // multigrain_timestamps `ctime_updates`: every inode_set_ctime_current() that stored a
-        // new time, on every filesystem); before, the write path's update functions
-        // (generic_update_time; xfs's own when its module's symbol was probed).
-        let counted = super::updates::count(g, run);
-        if let Some((name, k, covers)) = counted {
-            let m = est
-                .as_ref()
-                .map(|(name, e)| (name.clone(), e.inode_updates_per_op));
-            let mut r = row(name.into(), RowKind::Update, Some(k), m);
-            let write_loop = matches!(workload, WorkloadName::WriteOnly | WorkloadName::WriteStat);
-            if !(write_loop && covers) {
-                r.agrees = None;
-            }
-            r.symbols = super::updates::symbols(g, name);
-            out.push(r);
-        }
-        // The clocksource's read callback beside the fine leaves (shown, not judged: the tick
-        // and hrtimers read the clock too).
-        let cb = g
-            .clocksource
-            .as_deref()
-            .and_then(kernel_counts::clocksource_read);
-        if let Some(cb) = cb.filter(|cb| g.probes.iter().any(|(f, _)| f == cb)) {
-            let k = per(hit(run, cb, false), hit(run, cb, true));
-            let leaves = FINE_LEAVES
-                .iter()
-                .filter(|f| g.probes.iter().any(|(p, _)| p == *f))
-                .map(|f| per(hit(run, f, false), hit(run, f, true)))
-                .sum();
-            let mut r = row(
-                cb.into(),
-                RowKind::Clocksource,
-                Some(k),
-                Some((FINE_LEAVES.join("+"), leaves)),
-            );
-            r.agrees = None;
-            out.push(r);
-        }
-        // The kernel's multigrain counters: fine_stamps judged against the kprobe count of
-        // ktime_get_real_ts64_mg, ctime_updates shown beside inode_set_ctime_current's.
-        if !run.multigrain.is_empty() {
-            for c in kernel_counts::MULTIGRAIN_COUNTERS {
-                let n = run.multigrain.get(c).copied().unwrap_or(0);
-                let b = run.baseline_multigrain.get(c).copied().unwrap_or(0);
-                let probe = match c {
-                    "fine_stamps" => Some("ktime_get_real_ts64_mg"),
-                    "ctime_updates" => Some("inode_set_ctime_current"),
-                    _ => None,
-                };
-                let m = probe
-                    .filter(|f| g.probes.iter().any(|(p, _)| p == f))
-                    .map(|f| {
-                        (
-                            format!("kprobe:{f}"),
-                            per(hit(run, f, false), hit(run, f, true)),
-                        )
-                    });
-                let mut r = row(
-                    format!("multigrain:{c}"),
-                    RowKind::KernelCounter,
-                    Some(per(n, b)),
-                    m,
-                );
-                if c != "fine_stamps" {
-                    r.agrees = None;
-                }
-                if r.model_per_op.is_none() {
-                    r.model = "-".into();
-                }
-                out.push(r);
-            }
-        }
-        if !g.syscall_hist {
-            continue;
-        }
-        let expected = def::syscalls_per_iteration(workload);
-        let mut names: Vec<&str> = expected.iter().map(|(s, _)| s.as_str()).collect();
-        for (s, &n) in &run.syscalls {
-            let extra = per(n, run.baseline_syscalls.get(s).copied().unwrap_or(0));
-            if extra >= 0.5 && !names.contains(&s.as_str()) {
-                names.push(s);
-            }
-        }
-        for s in names {
-            let n = run.syscalls.get(s).copied().unwrap_or(0);
-            let b = run.baseline_syscalls.get(s).copied().unwrap_or(0);
-            let want = expected.iter().find(|(e, _)| *e == s).map_or(0.0, |e| e.1);
-            let m = Some(("workload".to_string(), want));
-            out.push(row(
-                format!("syscall:{s}"),
-                RowKind::Syscall,
-                Some(per(n, b)),
-                m,
-            ));
-        }
-    }
-    Ok(out)
-}
-
-fn hit(run: &WorkloadCount, function: &str, baseline: bool) -> u64 {
-    let m = if baseline {
-        &run.baseline_hits
-    } else {
-        &run.hits
-    };
-    m.get(function).copied().unwrap_or(0)
 }

@@ -32,8 +32,8 @@ fn pipe1_6_1() -> GuestCount {
         ],
         syscall_hist: true,
         runs: vec![WorkloadCount {
-            workload: "pipe1".into(),
-            fs: "tmpfs".into(),
+            workload: WorkloadName::Pipe1,
+            fs: FsKind::Tmpfs,
             iterations: 1000,
             ns_per_op: 20_000.0,
             baseline_hits: map(&[("ktime_get_coarse_real_ts64", 3)]),
@@ -380,7 +380,7 @@ fn the_clocksource_and_the_kernels_own_counters_sit_beside_the_kprobes() {
         ("read_tsc".into(), "read_tsc".into()),
     ];
     let run = &mut g.runs[0];
-    run.workload = "write-stat".into();
+    run.workload = WorkloadName::WriteStat;
     run.baseline_hits = map(&[("read_tsc", 40), ("ktime_get_real_ts64_mg", 1)]);
     run.hits = map(&[
         ("read_tsc", 1190),
@@ -429,6 +429,7 @@ fn the_plan_names_the_workloads_and_file_systems_and_the_command_line_the_clocks
     else {
         panic!("a count run's plan is a count plan");
     };
+    let workloads: Vec<&str> = workloads.iter().map(|w| w.as_str()).collect();
     assert_eq!(
         workloads,
         [
@@ -440,14 +441,14 @@ fn the_plan_names_the_workloads_and_file_systems_and_the_command_line_the_clocks
             "fifo1"
         ]
     );
-    assert_eq!(filesystems, ["tmpfs"]);
+    assert_eq!(filesystems, [FsKind::Tmpfs]);
     assert_eq!(iterations, cfg.iterations);
     cfg.clocksource = Some(crate::vm::boot::clock::Clocksource::Hpet);
     cfg.filesystems = vec![FsKind::Ext4, FsKind::Xfs];
     let Plan::Count { filesystems, .. } = super::plan(&cfg) else {
         panic!("a count plan");
     };
-    assert_eq!(filesystems, ["ext4", "xfs"]);
+    assert_eq!(filesystems, [FsKind::Ext4, FsKind::Xfs]);
     // The command line carries the kernel's own parameters, no word of tscope's.
     let line = super::cmdline(&cfg);
     assert_eq!(line, "console=ttyS0 quiet panic=-1 clocksource=hpet");
@@ -464,8 +465,8 @@ fn the_write_paths_update_functions_judge_the_models_inode_updates() {
     g.probes = vec![("generic_update_time".into(), "generic_update_time".into())];
     let base = g.runs[0].clone();
     let run = |workload: &str, fs: &str, updates: u64| WorkloadCount {
-        workload: workload.into(),
-        fs: fs.into(),
+        workload: WorkloadName::parse(workload).unwrap(),
+        fs: FsKind::parse(fs).unwrap(),
         baseline_hits: map(&[("generic_update_time", 2)]),
         hits: map(&[("generic_update_time", 2 + updates)]),
         ..base.clone()

@@ -6,6 +6,7 @@
 
 use super::guest::{GuestCount, WorkloadCount};
 use super::kprobe;
+use crate::trace::FsKind;
 
 /// The function name of the update row before 6.13: the sum of [`kprobe::UPDATE_FUNCTIONS`].
 pub(crate) const UPDATE_ROW: &str = "inode_update (generic_update_time + xfs_vn_update_time)";
@@ -45,9 +46,9 @@ pub(crate) fn count(g: &GuestCount, run: &WorkloadCount) -> Option<(&'static str
         .iter()
         .map(|f| per(hit(f, false), hit(f, true)))
         .sum();
-    let covers = match run.fs.as_str() {
-        "tmpfs" | "ext4" => updaters.contains(&"generic_update_time"),
-        "xfs" => updaters.contains(&"xfs_vn_update_time"),
+    let covers = match run.fs {
+        FsKind::Tmpfs | FsKind::Ext4 => updaters.contains(&"generic_update_time"),
+        FsKind::Xfs => updaters.contains(&"xfs_vn_update_time"),
         _ => false,
     };
     Some((UPDATE_ROW, k, covers))

@@ -18,8 +18,8 @@ use self::result::{
 use crate::detect::{self, DetectConfig, Detection};
 use crate::probe::{self, ProbeConfig, Profile, Source};
 use crate::progress::Progress;
-use crate::vm::boot::accel::AccelChoice;
-use crate::vm::boot::qemu::{self, QemuSpec};
+use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::qemu;
 use crate::vm::boot::session::{BootConfig, Session};
 use crate::vm::boot::{kernel, launch, serial};
 use crate::vm::init;
@@ -27,7 +27,7 @@ use crate::vm::init;
 /// A validated `vm guest` configuration.
 #[derive(Debug, Clone)]
 pub struct GuestConfig {
-    pub clocksources: Vec<String>,
+    pub clocksources: Vec<Clocksource>,
     pub boot: BootConfig,
     pub kernel: Option<PathBuf>,
     pub kernel_package: String,
@@ -40,14 +40,19 @@ pub struct GuestConfig {
 }
 
 /// The clocksources a guest matrix boots by default, one guest each.
-pub const DEFAULT_CLOCKSOURCES: [&str; 4] = ["tsc", "kvm-clock", "hpet", "acpi_pm"];
+pub const DEFAULT_CLOCKSOURCES: [Clocksource; 4] = [
+    Clocksource::Tsc,
+    Clocksource::KvmClock,
+    Clocksource::Hpet,
+    Clocksource::AcpiPm,
+];
 
 impl GuestConfig {
     /// The command line's defaults: one guest per [`DEFAULT_CLOCKSOURCES`], KVM if usable else
     /// TCG, 120 s per guest, Debian's cloud kernel, one CPU, 256 MiB, the host measured too.
     pub fn new() -> Self {
         GuestConfig {
-            clocksources: DEFAULT_CLOCKSOURCES.map(String::from).to_vec(),
+            clocksources: DEFAULT_CLOCKSOURCES.to_vec(),
             boot: BootConfig::new(120),
             kernel: None,
             kernel_package: "linux-image-cloud-amd64".into(),
@@ -67,17 +72,14 @@ impl Default for GuestConfig {
     }
 }
 
-/// The guest kernel command line for `clocksource`.
-pub fn cmdline(cfg: &GuestConfig, clocksource: &str) -> String {
-    let mut s = format!("console=ttyS0 clocksource={clocksource} quiet panic=-1");
-    if cfg.tsc_reliable {
-        s += " tsc=reliable";
-    }
-    if let Some(extra) = &cfg.boot.append {
-        s += " ";
-        s += extra;
-    }
-    s
+/// The guest kernel command line for `clocksource` (and `tsc=reliable` when asked).
+pub fn cmdline(cfg: &GuestConfig, clocksource: Clocksource) -> String {
+    let words: &[&str] = if cfg.tsc_reliable {
+        &["tsc=reliable"]
+    } else {
+        &[]
+    };
+    cfg.boot.cmdline(Some(clocksource), words)
 }
 
 fn tail(console: &str, lines: usize) -> String {
@@ -187,7 +189,7 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
     };
     let guests = plan
         .initramfs(session.initramfs(), "matrix")
-        .and_then(|initrd| boot_all(progress, cfg, &session.accel, &kernel, &initrd))?;
+        .and_then(|initrd| boot_all(progress, cfg, &session, &kernel, &initrd))?;
     let accel = session.accel.clone();
     let bin = session.bin.path.clone();
     drop(session);
@@ -218,35 +220,32 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
 fn boot_all(
     progress: &dyn Progress,
     cfg: &GuestConfig,
-    accel: &AccelChoice,
+    session: &Session,
     kernel: &kernel::Kernel,
     initrd: &Path,
 ) -> Result<Vec<GuestRun>> {
+    let accel = &session.accel;
     let mut pvh = cfg.pvh && kernel.vmlinux.is_some();
     let mut guests = Vec::new();
-    for cs in &cfg.clocksources {
-        let mut spec = QemuSpec {
-            binary: cfg.boot.qemu.clone(),
-            accel: accel.used,
-            kernel: kernel.image.clone(),
-            initrd: initrd.to_path_buf(),
-            append: cmdline(cfg, cs),
-            memory_mb: cfg.boot.memory_mb,
-            smp: cfg.smp,
-            timeout: cfg.boot.timeout,
-            disks: Vec::new(),
-        };
+    for &cs in &cfg.clocksources {
+        let mut spec = session.qemu_spec(
+            &cfg.boot,
+            &kernel.image,
+            initrd.to_path_buf(),
+            cmdline(cfg, cs),
+        );
+        spec.smp = cfg.smp;
         let label = format!("guest clocksource={cs} ({})", accel.used.name());
         let out = launch::boot(&mut spec, kernel, &mut pvh, &label, progress)?;
-        let (status, error, column, guest_cmdline) = harvest(cs, &out);
+        let (status, error, column, guest_cmdline) = harvest(cs.name(), &out);
         progress.note(&format!(
             "{label}: {} in {:.1} s",
             serde_json::to_value(status)?.as_str().unwrap_or("?"),
             out.wall.as_secs_f64()
         ));
-        let honoured = column.clocksource.current.as_ref().map(|c| c == cs);
+        let honoured = column.clocksource.current.as_ref().map(|c| c == cs.name());
         guests.push(GuestRun {
-            requested_clocksource: cs.clone(),
+            requested_clocksource: cs.name().to_string(),
             clocksource_honoured: honoured,
             status,
             console_tail: (status != GuestStatus::Ok).then(|| tail(&out.console, 30)),

@@ -15,7 +15,7 @@ use crate::vm::matrix::result::GuestStatus;
 
 fn config() -> GuestConfig {
     GuestConfig {
-        clocksources: vec!["acpi_pm".into()],
+        clocksources: vec![crate::vm::boot::clock::Clocksource::AcpiPm],
         boot: BootConfig {
             accel: RequestedAccel::Tcg,
             append: Some("loglevel=3".into()),
@@ -35,8 +35,8 @@ fn config() -> GuestConfig {
 #[test]
 fn cmdline_and_initramfs() {
     assert_eq!(
-        cmdline(&config(), "hpet"),
-        "console=ttyS0 clocksource=hpet quiet panic=-1 tsc=reliable loglevel=3"
+        cmdline(&config(), crate::vm::boot::clock::Clocksource::Hpet),
+        "console=ttyS0 quiet panic=-1 clocksource=hpet tsc=reliable loglevel=3"
     );
     // A static program goes in alone, a dynamic one with its interpreter and libraries.
     let mut bin = GuestBinary {

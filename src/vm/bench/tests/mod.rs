@@ -220,9 +220,9 @@ fn each_boot_starts_on_the_next_clocksource_and_only_the_first_counts() {
             other => panic!("a bench run's plan is a bench plan, not {other:?}"),
         })
         .collect();
-    assert_eq!(plans[0].clocksources, ["tsc", "hpet"]);
-    assert_eq!(plans[1].clocksources, ["hpet", "tsc"]);
-    assert_eq!(plans[2].clocksources, ["tsc", "hpet"]);
+    assert_eq!(plans[0].clocksources, [Clocksource::Tsc, Clocksource::Hpet]);
+    assert_eq!(plans[1].clocksources, [Clocksource::Hpet, Clocksource::Tsc]);
+    assert_eq!(plans[2].clocksources, [Clocksource::Tsc, Clocksource::Hpet]);
     assert_eq!((plans[0].reads, plans[1].reads), (300, 0));
     assert_ne!(plans[0].seed, plans[1].seed);
     // The host's defaults are the guest's: nothing is left for the guest to assume.

@@ -82,8 +82,8 @@ fn counted_guest(release: &str, precise: u64, coarse: u64) -> crate::vm::count::
         release: release.into(),
         probes: vec![(p.into(), p.into()), (c.into(), c.into())],
         runs: vec![WorkloadCount {
-            workload: "write-stat".into(),
-            fs: "tmpfs".into(),
+            workload: crate::workload::WorkloadName::WriteStat,
+            fs: crate::trace::FsKind::Tmpfs,
             iterations: 1000,
             ns_per_op: 30_000.0,
             baseline_hits: [(c.to_string(), 4u64)].into_iter().collect(),

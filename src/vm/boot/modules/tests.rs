@@ -1,5 +1,6 @@
 //! Unit tests of [`crate::vm::boot::modules`].
 
+use crate::trace::FsKind;
 use crate::vm::boot::modules::*;
 use std::fs;
 
@@ -103,8 +104,8 @@ fn modinfo_names_are_normalized() {
     let mi = parse_modinfo(b"name=raid6-pq\0depends=zstd-compress,,xor\0");
     assert_eq!(mi.name, "raid6_pq");
     assert_eq!(mi.depends, ["zstd_compress", "xor"]);
-    assert_eq!(fs_module("xfs"), Some("xfs"));
-    assert_eq!(fs_module("ext4"), None);
+    assert_eq!(fs_module(FsKind::Xfs), Some("xfs"));
+    assert_eq!(fs_module(FsKind::Ext4), None);
 }
 
 /// A minimal ELF64 with a null section, `.modinfo` and `.shstrtab`.
@@ -169,7 +170,7 @@ fn extracts_a_package_tree_and_lists_the_initramfs_entries() {
         "xfs: libcrc32c xfs\nbtrfs: raid6_pq libcrc32c btrfs\n"
     );
     assert!(!dest.join("unrelated.ko").exists());
-    let mods = for_filesystems(&dest, &["tmpfs", "xfs", "ext4", "btrfs"]).unwrap();
+    let mods = for_filesystems(&dest, &crate::vm::boot::disk::KINDS).unwrap();
     assert_eq!(mods, ["libcrc32c", "xfs", "raid6_pq", "btrfs"]);
     let entries = initramfs_entries(&dest, &mods).unwrap();
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
