@@ -8,7 +8,6 @@ use std::path::Path;
 
 use crate::common::tscope;
 use crate::skip;
-use serde_json::Value;
 
 const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
@@ -54,17 +53,6 @@ fn probe(out: &Path) {
         .success();
 }
 
-const TSC_READS: [&str; 8] = [
-    "vdso:realtime",
-    "vdso:monotonic",
-    "vdso:monotonic_raw",
-    "vdso:boottime",
-    "vdso:tai",
-    "vdso:gettimeofday",
-    "std:instant",
-    "std:systemtime",
-];
-
 /// What one round (a probe under tsc, then one under kvm-clock) says, or why it does not
 /// show the switch as it is: the first row whose word is not the expected one.
 fn round(dir: &Path, n: usize) -> Result<(), String> {
@@ -86,7 +74,7 @@ fn round(dir: &Path, n: usize) -> Result<(), String> {
         "--json",
     ]);
     let row = |id: &str| crate::common::source_row(&c, id).clone();
-    for id in TSC_READS {
+    for id in crate::common::TSC_READS {
         let r = row(id);
         if r["change"][0] != "slower" || r["path_word"][0] != true {
             return Err(format!("{id} is not slower with its path's word: {r}"));
@@ -99,18 +87,7 @@ fn round(dir: &Path, n: usize) -> Result<(), String> {
         }
     }
     // What holds whatever the load: the group's shape and the one difference named.
-    let vdso: Vec<&Value> = c["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| {
-            p["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|m| m == "vdso:realtime")
-        })
-        .collect();
+    let vdso = crate::common::paths_with(&c, "vdso:realtime");
     assert_eq!(vdso.len(), 1, "{}", c["paths"]);
     assert_eq!(vdso[0]["change"], "slower");
     assert_eq!(

@@ -54,6 +54,33 @@ pub fn source_row(v: &serde_json::Value, id: &str) -> serde_json::Value {
         .clone()
 }
 
+/// The reads over the TSC through the vDSO, and the std clocks over them: one path, which a
+/// change of clocksource moves together.
+pub const TSC_READS: [&str; 8] = [
+    "vdso:realtime",
+    "vdso:monotonic",
+    "vdso:monotonic_raw",
+    "vdso:boottime",
+    "vdso:tai",
+    "vdso:gettimeofday",
+    "std:instant",
+    "std:systemtime",
+];
+
+/// The path groups of a `compare --json` document that hold source `member`.
+pub fn paths_with<'a>(c: &'a serde_json::Value, member: &str) -> Vec<&'a serde_json::Value> {
+    c["paths"]
+        .as_array()
+        .expect("a compare document has paths")
+        .iter()
+        .filter(|p| {
+            p["members"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|x| x == member))
+        })
+        .collect()
+}
+
 pub fn json(args: &[&str]) -> serde_json::Value {
     let out = tscope().args(args).output().expect("run tscope");
     assert!(

@@ -46,37 +46,15 @@ fn two_plain_probes_of_an_unchanged_machine_flag_at_most_one_row_in_twenty() {
     assert!(flagged * 20 <= rows, "{flagged} of {rows} rows flagged");
 }
 
-const TSC_READS: [&str; 8] = [
-    "vdso:realtime",
-    "vdso:monotonic",
-    "vdso:monotonic_raw",
-    "vdso:boottime",
-    "vdso:tai",
-    "vdso:gettimeofday",
-    "std:instant",
-    "std:systemtime",
-];
-
 fn assert_clocksource_words(before: &str, after: &str) {
     let c = compare_json(&[&clocksource(before), &clocksource(after)]);
-    for id in TSC_READS {
+    for id in crate::common::TSC_READS {
         assert_eq!(word(&c, id), "slower", "{before} → {after}: {id}");
     }
     for id in ["rdtsc", "rdtscp", "syscall:getppid"] {
         assert_eq!(word(&c, id), "no_change", "{before} → {after}: {id}");
     }
-    let vdso: Vec<&Value> = c["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| {
-            p["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|m| m == "vdso:realtime")
-        })
-        .collect();
+    let vdso = crate::common::paths_with(&c, "vdso:realtime");
     assert_eq!(vdso.len(), 1, "{:?}", c["paths"]);
     assert_eq!(vdso[0]["change"], "slower");
     assert_eq!(vdso[0]["members"].as_array().unwrap().len(), 8);
@@ -100,7 +78,7 @@ fn assert_clocksource_words(before: &str, after: &str) {
         "{text}"
     );
     // Every TSC read's row carries the path's one word.
-    for id in TSC_READS {
+    for id in crate::common::TSC_READS {
         let line = text
             .lines()
             .find(|l| l.split_whitespace().next() == Some(id))

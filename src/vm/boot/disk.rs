@@ -16,7 +16,7 @@ use crate::trace::FsKind;
 use crate::vm::boot::child;
 
 /// The file systems a guest can run on: tmpfs (no disk) and those a disk image is made for.
-/// The command line's `--fs` values (`crate::cli::vm::GuestFs`) convert into these, and its
+/// The command line's `--fs` values convert into these, and its
 /// test holds it to [`FILESYSTEMS`].
 #[cfg(test)]
 pub(crate) const KINDS: [FsKind; 4] = [FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs];

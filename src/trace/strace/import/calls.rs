@@ -349,7 +349,7 @@ fn ok(c: &Call) -> bool {
     c.ret.value.is_some_and(|v| v >= 0)
 }
 
-/// Handles one complete call of task `pid`, whose name is of kind `k` ([`kind`]).
+/// Handles one complete call of task `pid`, whose name takes handler `k` ([`handler`]).
 pub(super) fn handle(ctx: &mut Ctx, pid: u32, c: &Call, k: Handler) -> Out {
     use Syscall as S;
     match k {

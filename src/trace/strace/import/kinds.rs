@@ -1,4 +1,4 @@
-//! Which handler each syscall name takes: one hash lookup per call ([`kind`]).
+//! Which handler each syscall name takes: one hash lookup per call ([`handler`]).
 
 /// Calls the importer knows take no file timestamps (memory, signals, ids, time, waiting,
 /// sockets and other fds without timestamps worth modelling).
