@@ -296,6 +296,9 @@ pub struct FsUpdate {
     /// The model's queried − control ctime queries per iteration of the write-stat pair.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queries_delta: Option<f64>,
+    /// The model's queried − control ctime swaps per iteration of the same pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swaps_delta: Option<f64>,
     /// The live pair it comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<PairResult>,

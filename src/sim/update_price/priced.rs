@@ -22,6 +22,7 @@ pub(crate) fn unpriced(pairs: &[&PairResult]) -> FsUpdate {
         reads_delta_ns: None,
         updates_delta: None,
         queries_delta: None,
+        swaps_delta: None,
         pair: None,
         query_pair: None,
         floor_pair: None,
@@ -86,6 +87,7 @@ pub fn price_at(pairs: &[&PairResult], costs: Costs) -> FsUpdate {
         out.reads_delta_ns = Some(reads);
         out.updates_delta = Some(d[Term::Update]);
         out.queries_delta = Some(d[Term::Query]);
+        out.swaps_delta = Some(d[Term::CtimeSwap]);
     }
     out.reason = format!(
         "live pairs on {} ({} × ABBA of {} iterations each), {model}: {}",
