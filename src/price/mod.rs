@@ -24,14 +24,28 @@
 //! each with the first recipe that isolates it:
 //!
 //! ```text
-//! F = (Δ[chmod-stat-read16] − Δ[chmod-stat] − Δreads) / ΔF
-//! X = (Δ[chmod-stat-read16-same] − Δ[chmod-stat-read1-same] − Δreads − ΔF·F) / ΔX
-//! S = (Δ[chmod-stat-chmod16-others] − Δ[chmod-stat-read16] − Δreads − ΔF·F − ΔX·X) / ΔS
+//! F = (Δ[chmod-stat-read16 ▸ reads] − Δreads) / ΔF
+//! X = (Δ[chmod-stat-read16-same ▸ reads] − Δ[chmod-stat-read1-same ▸ read] − Δreads − ΔF·F) / ΔX
+//! S = (Δ[chmod-stat-chmod16-others ▸ chmods] − Δreads − ΔF·F − ΔX·X) / ΔS
 //! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   where write-stat adds no update (ΔU = 0)
 //! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   else (the inode stored on both sides)
 //! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
 //! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q − ΔU·U) / ΔA
 //! ```
+//!
+//! `Δ[pair ▸ calls]` is the Δ of the calls at the end of the pair's iteration timed on their
+//! own ([`Tail`], [`Part::Tail`]), and its Δreads, ΔF … the model's units in those calls only:
+//! the chmod and the statx before them, whose update and query carry most of the whole
+//! iteration's spread, stay out. Where a document's pairs carry no tail (written before they were timed,
+//! or several tasks), the same terms come from whole iterations, against another pair:
+//!
+//! ```text
+//! F = (Δ[chmod-stat-read16] − Δ[chmod-stat] − Δreads) / ΔF
+//! X = (Δ[chmod-stat-read16-same] − Δ[chmod-stat-read1-same] − Δreads − ΔF·F) / ΔX
+//! S = (Δ[chmod-stat-chmod16-others] − Δ[chmod-stat-read16] − Δreads − ΔF·F − ΔX·X) / ΔS
+//! ```
+//!
+//! and where both can, the second is said beside the first as a prediction.
 //!
 //! In every pattern pair a query is followed by exactly one swap (ΔQ = ΔS = 1 in chmod-stat),
 //! so without S the query's price holds the swap's. A program is not like that: once a fine
@@ -66,6 +80,6 @@ mod term;
 
 pub use costs::{ByFs, Costs, TermPrice};
 pub use counts::Counts;
-pub use pattern::Pattern;
-pub use solve::{known, solve, Pair, Solution, Step};
+pub use pattern::{Pattern, Tail};
+pub use solve::{known, solve, Pair, Part, Solution, Step};
 pub use term::Term;

@@ -3,6 +3,22 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::trace::Syscall;
+
+/// The calls at the end of a pattern's iteration that the live pair also times on their own,
+/// as one stretch: the reads or chmods after chmod-stat, where the floored reads, the fine
+/// reads and the ctime swaps sit. Their Δ leaves out the chmod and the statx before them,
+/// whose update and query carry most of the whole iteration's spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tail {
+    /// The kind of the calls.
+    pub syscall: Syscall,
+    /// How many of them an iteration issues.
+    pub calls: u32,
+    /// The ops of the iteration before them.
+    pub head: usize,
+}
+
 /// What one iteration of the pair does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -52,6 +68,22 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    /// The calls timed on their own at the end of an iteration, where the pattern has them.
+    pub fn tail(self) -> Option<Tail> {
+        let (syscall, calls) = match self {
+            Pattern::ChmodRead { reads } | Pattern::ChmodReadSame { reads } => {
+                (Syscall::Read, reads)
+            }
+            Pattern::ChmodOthers { files } => (Syscall::Setattr, files),
+            _ => return None,
+        };
+        Some(Tail {
+            syscall,
+            calls,
+            head: 2,
+        })
+    }
+
     /// Iterations of a block of this pattern for `iterations` of a pattern that stays in the
     /// page cache: an fsync that commits waits for the device, about a thousand times a write,
     /// so its blocks are cut to keep a block's time alike (and at least 10 iterations).

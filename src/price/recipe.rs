@@ -1,8 +1,7 @@
 //! The calibration pairs, one recipe each: the term a pair isolates, what it is held against,
 //! when it isolates it, and the terms priced before it.
 
-use super::Pattern;
-use super::Term;
+use super::{Part, Pattern, Term};
 use crate::trace::FsKind;
 
 /// write-stat: a write then a statx, asking for the times or for the size only.
@@ -39,6 +38,9 @@ pub struct Recipe {
     /// A second pair whose Δ is taken from the first (its own control side otherwise): the two
     /// differ in the term's units only.
     pub against: Option<Pattern>,
+    /// The part of each pair's iteration read: the whole, or the calls of its tail timed on
+    /// their own (and the model's units in those calls only).
+    pub part: Part,
     /// The least units of the term between the sides for the pair to price it.
     pub min_units: f64,
     /// Terms that must not move between the sides (by `tolerance` units or more) unless
@@ -60,11 +62,27 @@ pub struct Recipe {
 
 /// Every recipe, each term's in the order they are tried: the first that isolates its term
 /// prices it; the others that can are said beside it as predictions.
-pub const RECIPES: [Recipe; 8] = [
+pub const RECIPES: [Recipe; 11] = [
+    Recipe {
+        term: Term::FloorRead,
+        pair: FLOOR,
+        against: None,
+        part: Part::Tail,
+        min_units: 1.0,
+        apart: &[Term::Query, Term::Update],
+        tolerance: 0.5,
+        needs: &[],
+        lazy: false,
+        only_on: None,
+        why: "a coarse read that returns the floor beyond one that returns the tick: the reads \
+              after the query's fine stamp, timed on their own, so the chmod's and the query's \
+              spread stays out",
+    },
     Recipe {
         term: Term::FloorRead,
         pair: FLOOR,
         against: Some(CHMOD),
+        part: Part::Whole,
         min_units: 1.0,
         apart: &[Term::Query, Term::Update],
         tolerance: 0.5,
@@ -78,6 +96,22 @@ pub const RECIPES: [Recipe; 8] = [
         term: Term::FineExcess,
         pair: FINE,
         against: Some(FINE_BASE),
+        part: Part::Tail,
+        min_units: 4.0,
+        apart: &[Term::Query, Term::Update],
+        tolerance: 0.05,
+        needs: &[Term::FloorRead],
+        lazy: false,
+        only_on: None,
+        why: "a fine read inside the op beyond the precise read's price: the reads of the \
+              queried file timed on their own, 16 against 1; both move the atime once, so \
+              between them lie only reads",
+    },
+    Recipe {
+        term: Term::FineExcess,
+        pair: FINE,
+        against: Some(FINE_BASE),
+        part: Part::Whole,
         min_units: 4.0,
         apart: &[Term::Query, Term::Update],
         tolerance: 0.05,
@@ -90,7 +124,23 @@ pub const RECIPES: [Recipe; 8] = [
     Recipe {
         term: Term::CtimeSwap,
         pair: SWAP,
+        against: None,
+        part: Part::Tail,
+        min_units: 4.0,
+        apart: &[Term::Query, Term::Update, Term::AtimeUpdate],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess],
+        lazy: false,
+        only_on: None,
+        why: "a ctime that moves beyond one that stays: the other files' chmods timed on their \
+              own, each ctime moving to the floor on the queried side and staying at the tick \
+              on the control; between the sides lie floored reads and swaps",
+    },
+    Recipe {
+        term: Term::CtimeSwap,
+        pair: SWAP,
         against: Some(FLOOR),
+        part: Part::Whole,
         min_units: 4.0,
         apart: &[Term::Query, Term::Update, Term::AtimeUpdate],
         tolerance: 0.5,
@@ -105,6 +155,7 @@ pub const RECIPES: [Recipe; 8] = [
         term: Term::Query,
         pair: WRITE,
         against: None,
+        part: Part::Whole,
         min_units: 0.5,
         apart: &[Term::Update],
         tolerance: 0.5,
@@ -118,6 +169,7 @@ pub const RECIPES: [Recipe; 8] = [
         term: Term::Query,
         pair: CHMOD,
         against: None,
+        part: Part::Whole,
         min_units: 0.5,
         apart: &[Term::Update],
         tolerance: 0.5,
@@ -130,6 +182,7 @@ pub const RECIPES: [Recipe; 8] = [
         term: Term::Update,
         pair: WRITE,
         against: None,
+        part: Part::Whole,
         min_units: 0.5,
         apart: &[],
         tolerance: 0.5,
@@ -147,6 +200,7 @@ pub const RECIPES: [Recipe; 8] = [
         term: Term::AtimeUpdate,
         pair: WRITE_READ,
         against: None,
+        part: Part::Whole,
         min_units: 0.5,
         apart: &[],
         tolerance: 0.5,
@@ -166,6 +220,7 @@ pub const RECIPES: [Recipe; 8] = [
         term: Term::SyncCommit,
         pair: WRITE_FSYNC,
         against: None,
+        part: Part::Whole,
         min_units: 0.2,
         apart: &[],
         tolerance: 0.5,

@@ -15,11 +15,32 @@ pub trait Pair {
     fn name(&self) -> &str;
     /// Queried − control ns per iteration, with its interval.
     fn delta(&self) -> Estimate;
+    /// Queried − control ns per iteration in the calls of the pattern's [`super::Tail`],
+    /// timed on their own, with its interval; `None` where they were not (a pattern without
+    /// a tail, several tasks, a document from before they were).
+    fn tail_delta(&self) -> Option<Estimate>;
     /// Whether the kernel showed multigrain timestamps on it.
     fn multigrain(&self) -> bool;
     /// The filesystem it ran on.
     fn fs_type(&self) -> &str;
     fn fs_kind(&self) -> FsKind;
+}
+
+/// The part of a pair's iteration a recipe reads: the whole iteration, or the calls of the
+/// pattern's [`super::Tail`] timed on their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Whole,
+    Tail,
+}
+
+/// A pair's name as a recipe reads it: `chmod-stat-read16`, or `chmod-stat-read16 [16 × read]`
+/// for its tail.
+fn part_name<P: Pair>(p: &P, part: Part) -> String {
+    match (part, p.pattern().tail()) {
+        (Part::Tail, Some(t)) => format!("{} [{} × {}]", p.name(), t.calls, t.syscall.name()),
+        _ => p.name().to_string(),
+    }
 }
 
 /// One priced term: the recipe, what it measured, what the model counts between its sides,
@@ -174,7 +195,7 @@ fn attempt<P: Pair>(
     model: ModelId,
     costs: Costs,
     pairs: &[&P],
-    count: &impl Fn(&P) -> Option<Counts>,
+    count: &impl Fn(&P, Part) -> Option<Counts>,
     steps: &[Step],
 ) -> Result<Step, String> {
     let find = |pattern| {
@@ -195,18 +216,31 @@ fn attempt<P: Pair>(
             ));
         }
     }
+    let part = recipe.part;
     let delta_of = |p: &P| {
-        count(p).ok_or_else(|| {
+        let counts = count(p, part).ok_or_else(|| {
             format!(
                 "a {} is not a loop the model replays as a pattern",
+                part_name(p, part)
+            )
+        })?;
+        let delta = match part {
+            Part::Whole => Some(p.delta()),
+            Part::Tail => p.tail_delta(),
+        };
+        let delta = delta.ok_or_else(|| {
+            format!(
+                "the {} pair's last calls were not timed on their own",
                 p.name()
             )
-        })
+        })?;
+        Ok::<_, String>((counts, delta))
     };
-    let (mut counts, mut delta) = (delta_of(pair)?, pair.delta());
+    let (mut counts, mut delta) = delta_of(pair)?;
     if let Some(a) = against {
-        counts = counts - delta_of(a)?;
-        delta = delta.minus_independent(a.delta());
+        let (c, d) = delta_of(a)?;
+        counts = counts - c;
+        delta = delta.minus_independent(d);
     }
     let fs = pair.fs_kind();
     let term = recipe.term;
@@ -220,9 +254,9 @@ fn attempt<P: Pair>(
             "{model} counts {:+.3} {}{others} per iteration between the sides of {}{}",
             counts[term],
             term.units(),
-            pair.name(),
+            part_name(pair, part),
             against
-                .map(|a| format!(" against {}'s", a.name()))
+                .map(|a| format!(" against {}'s", part_name(a, part)))
                 .unwrap_or_default()
         )
     };
@@ -258,8 +292,8 @@ fn attempt<P: Pair>(
     );
     Ok(Step {
         recipe,
-        pair: pair.name().to_string(),
-        against: against.map(|a| a.name().to_string()),
+        pair: part_name(pair, part),
+        against: against.map(|a| part_name(a, part)),
         delta,
         counts,
         known,
@@ -268,14 +302,14 @@ fn attempt<P: Pair>(
 }
 
 /// Prices every term it can from `pairs` (one filesystem's), the reads at `costs`' prices and
-/// `count` giving the model's queried − control counts of a pair: each term in
+/// `count` giving the model's queried − control counts of a pair's part: each term in
 /// [`Term::ALL`]'s order by the first of its recipes that isolates it, with the terms priced
 /// before it taken out.
 pub fn solve<P: Pair>(
     model: ModelId,
     costs: Costs,
     pairs: &[&P],
-    count: impl Fn(&P) -> Option<Counts>,
+    count: impl Fn(&P, Part) -> Option<Counts>,
 ) -> Solution {
     let fs = pairs.first().map_or(FsKind::Other, |p| p.fs_kind());
     let mut s = Solution {

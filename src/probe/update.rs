@@ -177,6 +177,13 @@ impl crate::price::Pair for PairResult {
     fn delta(&self) -> Estimate {
         self.delta_ns
     }
+    fn tail_delta(&self) -> Option<Estimate> {
+        let tail = self.pattern.tail()?;
+        self.by_call
+            .iter()
+            .find(|c| c.syscall == tail.syscall.name() && c.calls_per_pass == tail.calls)
+            .map(|c| c.delta_ns)
+    }
     fn multigrain(&self) -> bool {
         self.multigrain_observed
     }

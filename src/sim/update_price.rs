@@ -15,7 +15,10 @@ mod priced;
 #[cfg(test)]
 mod tests;
 
-pub use counts::{counts_at, counts_by_call, model_of, pair_delta, pair_sides, side_counts};
+pub use counts::{
+    counts_at, counts_by_call, model_of, pair_delta, pair_delta_in, pair_sides, side_counts,
+    tail_counts,
+};
 pub use lookup::{for_fs, live_pair_for, unmeasured_update_notes, write_stat_on};
 pub use measure::{measure_all, measure_and_price};
 pub use patterns::{pattern_scenario, tasks_scenario};

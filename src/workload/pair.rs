@@ -33,8 +33,8 @@ use super::write::EqualTally;
 use crate::error::Context;
 use crate::probe::multigrain;
 pub use crate::probe::update::{
-    decided, equal_sides_check, median_interval, multigrain_expected, summarize, PairConfig,
-    PairResult, Pattern, CONTROL_MASK, LOOK_EVERY, MULTIGRAIN_SINCE, QUERIED_MASK,
+    decided, equal_sides_check, median_interval, multigrain_expected, summarize, CallDelta,
+    PairConfig, PairResult, Pattern, CONTROL_MASK, LOOK_EVERY, MULTIGRAIN_SINCE, QUERIED_MASK,
 };
 use crate::sys;
 use crate::sys::fs as sfs;
@@ -56,15 +56,25 @@ struct Target {
     others: Vec<std::os::fd::OwnedFd>,
 }
 
-/// One block of `n` iterations with `mask`; ns per iteration.
+/// What one block took: ns per iteration, the whole and in the pattern's tail
+/// ([`crate::price::Tail`]; 0 where it has none).
+#[derive(Debug, Clone, Copy, Default)]
+struct Timed {
+    whole: f64,
+    tail: f64,
+}
+
+/// One block of `n` iterations with `mask`. The calls of the pattern's tail are timed as one
+/// stretch in each iteration (two clock reads, the same work on both sides).
 fn block(
     t: &Target,
     pattern: Pattern,
     mask: u32,
     n: u64,
     tally: &mut EqualTally,
-) -> crate::error::Result<f64> {
+) -> crate::error::Result<Timed> {
     let started = Instant::now();
+    let mut tail = std::time::Duration::ZERO;
     match pattern {
         Pattern::Write { writes } => {
             let fd = t.fd.as_ref().expect("a write pattern has its file open");
@@ -113,9 +123,11 @@ fn block(
             for _ in 0..n {
                 sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
                 tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                let from = Instant::now();
                 for _ in 0..reads {
                     sfs::pread_byte(r, 0).context("pread in the pair's loop")?;
                 }
+                tail += from.elapsed();
             }
         }
         Pattern::ChmodOthers { .. } => {
@@ -124,9 +136,11 @@ fn block(
             for _ in 0..n {
                 sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
                 tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                let from = Instant::now();
                 for o in &t.others {
                     sfs::fchmod(o.as_fd(), 0o600).context("fchmod in the pair's loop")?;
                 }
+                tail += from.elapsed();
             }
         }
         Pattern::ChmodReadSame { reads } => {
@@ -135,9 +149,11 @@ fn block(
             for _ in 0..n {
                 sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
                 tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                let from = Instant::now();
                 for _ in 0..reads {
                     sfs::pread_byte(f, 0).context("pread in the pair's loop")?;
                 }
+                tail += from.elapsed();
             }
         }
         Pattern::Create => {
@@ -155,7 +171,10 @@ fn block(
         }
         Pattern::Recorded { .. } => crate::fail!("{RECORDED}"),
     }
-    Ok(started.elapsed().as_nanos() as f64 / n as f64)
+    Ok(Timed {
+        whole: started.elapsed().as_nanos() as f64 / n as f64,
+        tail: tail.as_nanos() as f64 / n as f64,
+    })
 }
 
 /// Measures the pair on `cfg.dir`'s filesystem. Stops between blocks on SIGINT/SIGTERM
@@ -193,7 +212,16 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
     if let (Some(_), Some(all)) = (cpus.first().copied().flatten(), restore) {
         let _ = sys::cpu::set_affinity(&all);
     }
-    let (queried, control, iterations, tq, tc, counted) = result?;
+    let Sampled {
+        queried,
+        control,
+        iterations,
+        tq,
+        tc,
+        counted,
+    } = result?;
+    let by_call = tail_delta(cfg, &queried, &control);
+    let (queried, control) = (wholes(&queried), wholes(&control));
     let (kernel_counts, kernel_counts_absent) = match counted.finish() {
         Ok(c) => (Some(c), None),
         Err(e) => (None, Some(e)),
@@ -233,7 +261,7 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
         kernel_counts,
         kernel_counts_absent,
         stopped: None,
-        by_call: Vec::new(),
+        by_call,
     })
 }
 
@@ -322,12 +350,12 @@ fn blocks(
     mask: u32,
     n: u64,
     tallies: &mut [EqualTally],
-) -> crate::error::Result<f64> {
+) -> crate::error::Result<Timed> {
     if targets.len() == 1 {
         return block(&targets[0], pattern, mask, n, &mut tallies[0]);
     }
     let start = std::sync::Barrier::new(targets.len());
-    let results: Vec<crate::error::Result<f64>> = std::thread::scope(|s| {
+    let results: Vec<crate::error::Result<Timed>> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
             .zip(tallies.iter_mut())
@@ -353,18 +381,52 @@ fn blocks(
     });
     let ns = results
         .into_iter()
-        .collect::<crate::error::Result<Vec<f64>>>()?;
-    Ok(ns.iter().sum::<f64>() / ns.len() as f64)
+        .collect::<crate::error::Result<Vec<Timed>>>()?;
+    let k = ns.len() as f64;
+    Ok(Timed {
+        whole: ns.iter().map(|t| t.whole).sum::<f64>() / k,
+        tail: ns.iter().map(|t| t.tail).sum::<f64>() / k,
+    })
 }
 
-type Sampled = (
-    Vec<f64>,
-    Vec<f64>,
-    u64,
-    EqualTally,
-    EqualTally,
-    multigrain::Tally,
-);
+/// What the repetitions gave: each side's blocks in order, the iterations per block, each
+/// side's tally of equal times, and the kernel's counts.
+struct Sampled {
+    queried: Vec<Timed>,
+    control: Vec<Timed>,
+    iterations: u64,
+    tq: EqualTally,
+    tc: EqualTally,
+    counted: multigrain::Tally,
+}
+
+/// Each side's whole-iteration times, in block order.
+fn wholes(blocks: &[Timed]) -> Vec<f64> {
+    blocks.iter().map(|t| t.whole).collect()
+}
+
+/// The tail's Δ per iteration ([`crate::price::Tail`]), as the recorded loop's `by_call`
+/// gives each kind of call's: the median of the repetitions' queried − control, with its
+/// bootstrap interval; empty where the pattern has no tail or several tasks ran it.
+fn tail_delta(cfg: &PairConfig, queried: &[Timed], control: &[Timed]) -> Vec<CallDelta> {
+    let Some(tail) = cfg.pattern.tail().filter(|_| cfg.tasks == 1) else {
+        return Vec::new();
+    };
+    let reps = queried.len().min(control.len()) / 2;
+    let deltas: Vec<f64> = (0..reps)
+        .map(|r| {
+            (queried[2 * r].tail + queried[2 * r + 1].tail
+                - control[2 * r].tail
+                - control[2 * r + 1].tail)
+                / 2.0
+        })
+        .collect();
+    vec![CallDelta {
+        syscall: tail.syscall.name().to_string(),
+        calls_per_pass: tail.calls,
+        delta_ns: median_interval(&deltas, cfg.seed, cfg.confidence_level),
+    }]
+}
 
 fn sample(
     cfg: &PairConfig,
@@ -389,7 +451,7 @@ fn sample(
                 for mask in [QUERIED_MASK, CONTROL_MASK] {
                     let ns = blocks(targets, cpus, cfg.pattern, mask, probe, &mut scrap)?;
                     if round == 1 {
-                        one = one.max(ns);
+                        one = one.max(ns.whole);
                     }
                 }
             }
@@ -421,20 +483,30 @@ fn sample(
             && rep < cfg.repetitions
             && (rep - cfg.min_repetitions) % LOOK_EVERY == 0
         {
-            let (_, c, d, _, _) = summarize(&queried, &control, cfg.seed, cfg.confidence_level);
-            if decided(d, c.point) {
+            let (_, c, d, _, _) = summarize(
+                &wholes(&queried),
+                &wholes(&control),
+                cfg.seed,
+                cfg.confidence_level,
+            );
+            // A pattern with a tail prices by its tail: it stops when the tail's Δ is known.
+            let known = match tail_delta(cfg, &queried, &control).first() {
+                Some(t) => decided(t.delta_ns, 0.0),
+                None => decided(d, c.point),
+            };
+            if known {
                 break;
             }
         }
     }
-    Ok((
+    Ok(Sampled {
         queried,
         control,
-        n,
-        EqualTally::sum(&tq),
-        EqualTally::sum(&tc),
+        iterations: n,
+        tq: EqualTally::sum(&tq),
+        tc: EqualTally::sum(&tc),
         counted,
-    ))
+    })
 }
 
 /// The directory a path names, checked: an existing directory on storage (not a kernel

@@ -4,7 +4,7 @@
 
 use super::tasks_scenario;
 use crate::kernel::{ClockFn, Family, ModelId, ModelSpec, Policy};
-use crate::price::{Costs, Counts, Term};
+use crate::price::{Costs, Counts, Part, Term};
 use crate::sim::estimate;
 use crate::sim::replay::Stats;
 use crate::trace::{CompiledScenario, FsKind, Syscall};
@@ -150,6 +150,59 @@ pub fn pair_sides(model: ModelId, costs: Costs, pair: &PairResult) -> Option<(Co
 /// The model's queried − control counts of `pair`; `None` for a recorded loop.
 pub fn pair_delta(model: ModelId, costs: Costs, pair: &PairResult) -> Option<Counts> {
     pair_sides(model, costs, pair).map(|(q, c)| q - c)
+}
+
+/// [`pair_delta`] in `part` of the pair's iteration: the whole, or the calls of its pattern's
+/// tail ([`crate::price::Tail`]) only; `None` for a recorded loop, and for a tail where the
+/// pattern has none or several tasks ran it.
+pub fn pair_delta_in(
+    model: ModelId,
+    costs: Costs,
+    pair: &PairResult,
+    part: Part,
+) -> Option<Counts> {
+    if part == Part::Whole {
+        return pair_delta(model, costs, pair);
+    }
+    if pair.tasks != 1 {
+        return None;
+    }
+    let side = |queried: bool, ns: f64| {
+        tail_counts(model, costs, pair.pattern, pair.fs_kind(), queried, ns)
+    };
+    Some(side(true, pair.queried_ns.point)? - side(false, pair.control_ns.point)?)
+}
+
+/// What the model counts in the calls of `pattern`'s tail, per iteration of one side replayed
+/// at `measured_ns` per iteration: the replay of [`counts_at`], each op's units kept where
+/// the op sits in the tail.
+pub fn tail_counts(
+    model: ModelId,
+    costs: Costs,
+    pattern: Pattern,
+    fs: FsKind,
+    queried: bool,
+    measured_ns: f64,
+) -> Option<Counts> {
+    let tail = pattern.tail()?;
+    let compiled = tasks_scenario(pattern, fs, queried, 1)?.compile();
+    let (stock, costs, base, iterations) = replay_setup(model, costs, &compiled, measured_ns);
+    let mut sum = Counts::default();
+    let each = |k: usize, b: &Stats, a: &Stats| {
+        if k >= tail.head {
+            sum = sum + (counts_of(a) - counts_of(b));
+        }
+    };
+    let s = estimate::replay_each(
+        &model.table(),
+        &stock,
+        costs,
+        &compiled,
+        base,
+        iterations,
+        each,
+    );
+    Some(sum / s.units().max(1) as f64)
 }
 
 /// The model of the kernel the pair ran on.

@@ -1,7 +1,7 @@
 //! A filesystem's entry in the profile (`filesystems[]`) from its live pairs: the terms
 //! [`crate::price::solve()`] prices with the model's counts of each pair, and the reasons.
 
-use super::counts::{model_of, pair_delta};
+use super::counts::{model_of, pair_delta, pair_delta_in};
 use crate::price::{known, solve, Costs, Term};
 use crate::probe::update::FsUpdate;
 use crate::workload::pair::PairResult;
@@ -55,7 +55,9 @@ pub fn price_at(pairs: &[&PairResult], costs: Costs) -> FsUpdate {
         return out;
     }
     let model = model_of(pair);
-    let s = solve(model, costs, pairs, |p| pair_delta(model, costs, p));
+    let s = solve(model, costs, pairs, |p, part| {
+        pair_delta_in(model, costs, p, part)
+    });
     for step in &s.steps {
         let t = step.recipe.term;
         out.prices.set(t, Some(step.price));

@@ -17,7 +17,10 @@ fn chmod_query(
     costs: Costs,
     chmod: &PairResult,
 ) -> Option<crate::stats::Estimate> {
-    solve(model, costs, &[chmod], |p| pair_delta(model, costs, p)).price(Term::Query)
+    solve(model, costs, &[chmod], |p, part| {
+        pair_delta_in(model, costs, p, part)
+    })
+    .price(Term::Query)
 }
 
 fn recorded() -> (Profile, Vec<PairResult>) {
@@ -453,6 +456,7 @@ mod btrfs;
 mod fine;
 mod swap;
 mod sync;
+mod tail;
 
 #[test]
 fn the_counts_by_call_add_up_to_the_loops_and_sit_on_their_calls() {

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::price::recipe::Recipe;
-use crate::price::Counts;
+use crate::price::{Counts, Part};
 
 /// One side of `pattern` on `fs`, as the model counts it at `ns` per iteration.
 fn side(pattern: Pattern, fs: FsKind, queried: bool, ns: f64) -> Counts {
@@ -56,13 +56,20 @@ fn chmods_of_other_files_swap_each_ctime_once_on_the_queried_side_only() {
 
 #[test]
 fn every_term_priced_after_the_swap_takes_it_out_first() {
-    // The swap is priced against the floor pair, after the reads; the query's, the update's,
-    // the atime's and the commit's pairs all take some swaps, so each takes the swap out
-    // before pricing its own term.
-    let r = Recipe::of(Term::CtimeSwap).next().unwrap();
-    assert_eq!(r.pair, recipe::SWAP);
-    assert_eq!(r.against, Some(recipe::FLOOR));
-    assert!(r.needs.contains(&Term::FloorRead));
+    // The swap is priced from the other files' chmods timed on their own, else against the
+    // floor pair, after the reads; the query's, the update's, the atime's and the commit's
+    // pairs all take some swaps, so each takes the swap out before pricing its own term.
+    let mut swaps = Recipe::of(Term::CtimeSwap);
+    let (r, whole) = (swaps.next().unwrap(), swaps.next().unwrap());
+    assert_eq!(
+        (r.pair, r.against, r.part),
+        (recipe::SWAP, None, Part::Tail)
+    );
+    assert_eq!(
+        (whole.pair, whole.against, whole.part),
+        (recipe::SWAP, Some(recipe::FLOOR), Part::Whole)
+    );
+    assert!(r.needs.contains(&Term::FloorRead) && whole.needs.contains(&Term::FloorRead));
     for t in [
         Term::Query,
         Term::Update,
