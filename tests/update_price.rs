@@ -64,19 +64,38 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
         f64_at(f, &["reads_delta_ns"]),
     );
     let (dq, du) = (f64_at(f, &["queries_delta"]), f64_at(f, &["updates_delta"]));
-    // The ctime swap priced apart (chmods of 16 other files against 16 reads): the write's
-    // one swap is taken out too.
-    assert_eq!(f["swap_pair"]["pattern"]["kind"], "chmod_others", "{f}");
+    // The ctime swap priced apart (chmods of 16 other files, each timed alone between an open
+    // and a close of another file): the write's one swap is taken out too.
+    assert_eq!(
+        f["swap_apart_pair"]["pattern"]["kind"], "chmod_others_apart",
+        "{f}"
+    );
+    assert_eq!(
+        f["swap_apart_pair"]["by_call"][0]["syscall"], "setattr",
+        "{f}"
+    );
     let (ds, s) = (
         f64_at(f, &["swaps_delta"]),
         f64_at(f, &["ctime_swap_ns", "point"]),
     );
     assert!((ds - 1.0).abs() < 0.01, "{f}");
     assert!(((d - dr - dq * q - ds * s) / du - u).abs() < 1e-6, "{f}");
-    // The floored read priced by chmod-stat with 16 reads after it: a price of its own, which
-    // the reads above already include (the query's and the update's are without it).
-    assert_eq!(f["floor_pair"]["pattern"]["kind"], "chmod_read", "{f}");
-    assert_eq!(f["floor_pair"]["pattern"]["reads"], 16, "{f}");
+    // The floored read priced by chmod-stat with 16 reads after it, each timed alone between
+    // an open and a close of another file: a price of its own, which the reads above already
+    // include (the query's and the update's are without it).
+    assert_eq!(
+        f["floor_apart_pair"]["pattern"]["kind"], "chmod_read_apart",
+        "{f}"
+    );
+    assert_eq!(f["floor_apart_pair"]["pattern"]["reads"], 16, "{f}");
+    assert_eq!(
+        f["floor_apart_pair"]["by_call"][0]["calls_per_pass"], 16,
+        "{f}"
+    );
+    assert_eq!(
+        f["priced_by"]["floor_read_ns"], "chmod-stat-read16-apart [16 × read] pair",
+        "{f}"
+    );
     let floor = f64_at(f, &["floor_read_ns", "point"]);
     assert!(floor.is_finite(), "{f}");
     // A fine read's in-path excess, priced by 16 reads of the queried file against 1 (its
@@ -103,7 +122,7 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
         // (they would make 17 per iteration). The floor pair's iterations are long, so the
         // stamps of other tests' files, which the machine-wide counter also counts, are
         // bounded loosely.
-        let k = &f["floor_pair"]["kernel_counts"];
+        let k = &f["floor_apart_pair"]["kernel_counts"];
         let at = |side: &str, c: &str| f64_at(k, &[side, c]);
         assert!(at("queried", "fine_stamps") < 2.0, "{k}");
         assert!(

@@ -24,9 +24,9 @@
 //! each with the first recipe that isolates it:
 //!
 //! ```text
-//! F = (Δ[chmod-stat-read16 ▸ reads] − Δreads) / ΔF
+//! F = (Δ[chmod-stat-read16-apart ▸ reads] − Δreads) / ΔF
 //! X = (Δ[chmod-stat-read16-same ▸ reads] − Δ[chmod-stat-read1-same ▸ read] − Δreads − ΔF·F) / ΔX
-//! S = (Δ[chmod-stat-chmod16-others ▸ chmods] − Δreads − ΔF·F − ΔX·X) / ΔS
+//! S = (Δ[chmod-stat-chmod16-others-apart ▸ chmods] − Δreads − ΔF·F − ΔX·X) / ΔS
 //! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   where write-stat adds no update (ΔU = 0)
 //! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   else (the inode stored on both sides)
 //! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
@@ -36,8 +36,15 @@
 //! `Δ[pair ▸ calls]` is the Δ of the calls at the end of the pair's iteration timed on their
 //! own ([`Tail`], [`Part::Tail`]), and its Δreads, ΔF … the model's units in those calls only:
 //! the chmod and the statx before them, whose update and query carry most of the whole
-//! iteration's spread, stay out. Where a document's pairs carry no tail (written before they were timed,
-//! or several tasks), the same terms come from whole iterations, against another pair:
+//! iteration's spread, stay out. In the `-apart` pairs each of those calls sits between an
+//! `open` and a `close` of another file (no timestamp) and is timed alone, a block's calls
+//! averaged without their slowest 5% (an interrupt falls on one call): a floored read or a
+//! swap costs more between a program's other calls than in a run of the same call, whose
+//! code stays hot, and a program takes them between its other calls. Where those pairs do not
+//! price (or a document has none), the same pairs in a run of calls do (`chmod-stat-read16 ▸
+//! reads`, `chmod-stat-chmod16-others ▸ chmods`, measured only then), and where a document's
+//! pairs carry no tail at all (written before they were timed, or several tasks), whole
+//! iterations against another pair:
 //!
 //! ```text
 //! F = (Δ[chmod-stat-read16] − Δ[chmod-stat] − Δreads) / ΔF

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::trace::Syscall;
 
-/// The calls at the end of a pattern's iteration that the live pair also times on their own,
-/// as one stretch: the reads or chmods after chmod-stat, where the floored reads, the fine
+/// The calls at the end of a pattern's iteration that the live pair also times on their own
+/// (as one stretch, or each call alone where the pattern sets them apart with other calls):
+/// the reads or chmods after chmod-stat, where the floored reads, the fine
 /// reads and the ctime swaps sit. Their Δ leaves out the chmod and the statx before them,
 /// whose update and query carry most of the whole iteration's spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub struct Tail {
     pub calls: u32,
     /// The ops of the iteration before them.
     pub head: usize,
+    /// Whether an `open` and a `close` of another file sit around each of them (untimed).
+    pub apart: bool,
 }
 
 /// What one iteration of the pair does.
@@ -51,6 +54,15 @@ pub enum Pattern {
     /// both return the tick, equal to the stored ctime but once per tick. Against
     /// [`Pattern::ChmodRead`] with as many reads it prices the ctime swap.
     ChmodOthers { files: u32 },
+    /// [`Pattern::ChmodRead`] with each read set apart: an `open` (read-only) of another
+    /// file before it and its `close` after, neither of which takes a timestamp. A floored
+    /// read between a program's other calls costs more than one of a run of reads, whose code
+    /// stays hot; this is the floored read a program takes. Only the reads are timed in the
+    /// tail.
+    ChmodReadApart { reads: u32 },
+    /// [`Pattern::ChmodOthers`] with each chmod set apart as [`Pattern::ChmodReadApart`]'s
+    /// reads are: the ctime swap between a program's other calls.
+    ChmodOthersApart { files: u32 },
     /// pwrite, then `pread` of 1 byte of the same file, then statx. With the times asked
     /// for, the write's fine stamp puts the mtime after the atime, so the read moves the
     /// atime (relatime, `touch_atime`); without, the write keeps the tick's time and the read
@@ -71,16 +83,22 @@ impl Pattern {
     /// The calls timed on their own at the end of an iteration, where the pattern has them.
     pub fn tail(self) -> Option<Tail> {
         let (syscall, calls) = match self {
-            Pattern::ChmodRead { reads } | Pattern::ChmodReadSame { reads } => {
-                (Syscall::Read, reads)
+            Pattern::ChmodRead { reads }
+            | Pattern::ChmodReadSame { reads }
+            | Pattern::ChmodReadApart { reads } => (Syscall::Read, reads),
+            Pattern::ChmodOthers { files } | Pattern::ChmodOthersApart { files } => {
+                (Syscall::Setattr, files)
             }
-            Pattern::ChmodOthers { files } => (Syscall::Setattr, files),
             _ => return None,
         };
         Some(Tail {
             syscall,
             calls,
             head: 2,
+            apart: matches!(
+                self,
+                Pattern::ChmodReadApart { .. } | Pattern::ChmodOthersApart { .. }
+            ),
         })
     }
 
@@ -104,6 +122,10 @@ impl Pattern {
             Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
             Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),
             Pattern::ChmodOthers { files } => format!("chmod-stat-chmod{files}-others"),
+            Pattern::ChmodReadApart { reads } => format!("chmod-stat-read{reads}-apart"),
+            Pattern::ChmodOthersApart { files } => {
+                format!("chmod-stat-chmod{files}-others-apart")
+            }
             Pattern::WriteRead => "write-read-stat".into(),
             Pattern::WriteFsync => "write-stat-fsync".into(),
             Pattern::Recorded { ops } => format!("recorded loop of {ops} ops"),

@@ -11,6 +11,12 @@ pub const CHMOD: Pattern = Pattern::Chmod;
 /// chmod-stat-read16: 16 reads of a second file after chmod-stat, each returning the floor on
 /// the queried side and the tick on the control.
 pub const FLOOR: Pattern = Pattern::ChmodRead { reads: 16 };
+/// chmod-stat-read16-apart: [`FLOOR`] with each read between an open and a close of another
+/// file: the floored read as a program takes it, between its other calls.
+pub const FLOOR_APART: Pattern = Pattern::ChmodReadApart { reads: 16 };
+/// chmod-stat-chmod16-others-apart: [`SWAP`] with each chmod set apart as [`FLOOR_APART`]'s
+/// reads are.
+pub const SWAP_APART: Pattern = Pattern::ChmodOthersApart { files: 16 };
 /// chmod-stat-read16-same: 16 reads of the file the query marked, each taking a fine read on
 /// the queried side.
 pub const FINE: Pattern = Pattern::ChmodReadSame { reads: 16 };
@@ -62,7 +68,23 @@ pub struct Recipe {
 
 /// Every recipe, each term's in the order they are tried: the first that isolates its term
 /// prices it; the others that can are said beside it as predictions.
-pub const RECIPES: [Recipe; 11] = [
+pub const RECIPES: [Recipe; 13] = [
+    Recipe {
+        term: Term::FloorRead,
+        pair: FLOOR_APART,
+        against: None,
+        part: Part::Tail,
+        min_units: 1.0,
+        apart: &[Term::Query, Term::Update],
+        tolerance: 0.5,
+        needs: &[],
+        lazy: false,
+        only_on: None,
+        why: "a coarse read that returns the floor beyond one that returns the tick, as a \
+              program takes it: the reads after the query's fine stamp, each timed alone \
+              between an open and a close of another file (a run of reads keeps the floor's \
+              code hot and prices less)",
+    },
     Recipe {
         term: Term::FloorRead,
         pair: FLOOR,
@@ -72,7 +94,7 @@ pub const RECIPES: [Recipe; 11] = [
         apart: &[Term::Query, Term::Update],
         tolerance: 0.5,
         needs: &[],
-        lazy: false,
+        lazy: true,
         only_on: None,
         why: "a coarse read that returns the floor beyond one that returns the tick: the reads \
               after the query's fine stamp, timed on their own, so the chmod's and the query's \
@@ -87,7 +109,7 @@ pub const RECIPES: [Recipe; 11] = [
         apart: &[Term::Query, Term::Update],
         tolerance: 0.5,
         needs: &[],
-        lazy: false,
+        lazy: true,
         only_on: None,
         why: "a coarse read that returns the floor beyond one that returns the tick: the reads \
               after the query's fine stamp, against the chmod-stat pair's",
@@ -123,7 +145,7 @@ pub const RECIPES: [Recipe; 11] = [
     },
     Recipe {
         term: Term::CtimeSwap,
-        pair: SWAP,
+        pair: SWAP_APART,
         against: None,
         part: Part::Tail,
         min_units: 4.0,
@@ -131,6 +153,22 @@ pub const RECIPES: [Recipe; 11] = [
         tolerance: 0.5,
         needs: &[Term::FloorRead, Term::FineExcess],
         lazy: false,
+        only_on: None,
+        why: "a ctime that moves beyond one that stays, as a program takes it: the other \
+              files' chmods, each timed alone between an open and a close of another file, \
+              each ctime moving to the floor on the queried side and staying at the tick on \
+              the control; between the sides lie floored reads and swaps",
+    },
+    Recipe {
+        term: Term::CtimeSwap,
+        pair: SWAP,
+        against: None,
+        part: Part::Tail,
+        min_units: 4.0,
+        apart: &[Term::Query, Term::Update, Term::AtimeUpdate],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess],
+        lazy: true,
         only_on: None,
         why: "a ctime that moves beyond one that stays: the other files' chmods timed on their \
               own, each ctime moving to the floor on the queried side and staying at the tick \
@@ -145,7 +183,7 @@ pub const RECIPES: [Recipe; 11] = [
         apart: &[Term::Query, Term::Update, Term::AtimeUpdate],
         tolerance: 0.5,
         needs: &[Term::FloorRead, Term::FineExcess],
-        lazy: false,
+        lazy: true,
         only_on: None,
         why: "a ctime that moves beyond one that stays: the other files' ctimes move to the \
               floor on the queried side and stay at the tick on the control, and both pairs \

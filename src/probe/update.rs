@@ -313,19 +313,28 @@ pub struct FsUpdate {
     /// with `floor_pair`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_pair: Option<PairResult>,
-    /// The chmod-stat pair with reads after it that prices the floored read.
+    /// The chmod-stat pair with reads after it, in a run: it prices the floored read where
+    /// `floor_apart_pair` does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pair: Option<PairResult>,
+    /// The chmod-stat pair with reads after it, each between an open and a close of another
+    /// file, that prices the floored read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_apart_pair: Option<PairResult>,
     /// The chmod-stat pair with 16 reads of the same file that prices the in-path excess.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_pair: Option<PairResult>,
     /// The chmod-stat pair with 1 read of the same file: `fine_pair`'s base.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_base_pair: Option<PairResult>,
-    /// The chmod-stat pair with chmods of 16 other files after it that prices the ctime swap
-    /// with `floor_pair`.
+    /// The chmod-stat pair with chmods of 16 other files after it, in a run: it prices the
+    /// ctime swap where `swap_apart_pair` does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_pair: Option<PairResult>,
+    /// The chmod-stat pair with chmods of 16 other files after it, each between an open and a
+    /// close of another file, that prices the ctime swap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_apart_pair: Option<PairResult>,
     /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pair: Option<PairResult>,
@@ -349,15 +358,18 @@ impl FsUpdate {
     /// Keeps `p` in the field its pattern fills (`pair`, `query_pair`, …).
     pub fn keep_pair(&mut self, p: &PairResult) {
         use crate::price::recipe::{
-            CHMOD, FINE, FINE_BASE, FLOOR, SWAP, WRITE, WRITE_FSYNC, WRITE_READ,
+            CHMOD, FINE, FINE_BASE, FLOOR, FLOOR_APART, SWAP, SWAP_APART, WRITE, WRITE_FSYNC,
+            WRITE_READ,
         };
         let slot = match p.pattern {
             x if x == WRITE => &mut self.pair,
             x if x == CHMOD => &mut self.query_pair,
             x if x == FLOOR => &mut self.floor_pair,
+            x if x == FLOOR_APART => &mut self.floor_apart_pair,
             x if x == FINE => &mut self.fine_pair,
             x if x == FINE_BASE => &mut self.fine_base_pair,
             x if x == SWAP => &mut self.swap_pair,
+            x if x == SWAP_APART => &mut self.swap_apart_pair,
             x if x == WRITE_READ => &mut self.read_pair,
             x if x == WRITE_FSYNC => &mut self.sync_pair,
             _ if self.pair.is_none() => &mut self.pair,
@@ -372,9 +384,11 @@ impl FsUpdate {
             &self.pair,
             &self.query_pair,
             &self.floor_pair,
+            &self.floor_apart_pair,
             &self.fine_pair,
             &self.fine_base_pair,
             &self.swap_pair,
+            &self.swap_apart_pair,
             &self.read_pair,
             &self.sync_pair,
         ]

@@ -54,6 +54,38 @@ struct Target {
     read: Option<std::os::fd::OwnedFd>,
     /// The other files that [`Pattern::ChmodOthers`] chmods.
     others: Vec<std::os::fd::OwnedFd>,
+    /// The files opened and closed around each timed call of a pattern that sets its calls
+    /// apart ([`crate::price::Tail::apart`]).
+    spacers: Vec<CString>,
+}
+
+/// The share of a block's calls set apart that [`trimmed_mean`] leaves out, the slowest: an
+/// interrupt or a preemption falls on one call and would move the block's sum by its whole
+/// length.
+const TRIM_SLOWEST: f64 = 0.05;
+
+/// `call` set apart: an `open` (read-only) of `spacer` before it and its `close` after, the
+/// call alone timed (ns) into `calls`.
+fn apart(
+    spacer: &CString,
+    calls: &mut Vec<u64>,
+    call: impl FnOnce() -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let g = sfs::open(spacer, libc::O_RDONLY, 0).context("opening a spacer of the pair")?;
+    let from = Instant::now();
+    call()?;
+    calls.push(from.elapsed().as_nanos() as u64);
+    sfs::close(g).context("closing a spacer of the pair")
+}
+
+/// The mean of `calls` less their slowest [`TRIM_SLOWEST`] (0 for none).
+fn trimmed_mean(calls: &mut [u64]) -> f64 {
+    calls.sort_unstable();
+    let keep = calls.len() - (calls.len() as f64 * TRIM_SLOWEST) as usize;
+    if keep == 0 {
+        return 0.0;
+    }
+    calls[..keep].iter().sum::<u64>() as f64 / keep as f64
 }
 
 /// What one block took: ns per iteration, the whole and in the pattern's tail
@@ -75,6 +107,8 @@ fn block(
 ) -> crate::error::Result<Timed> {
     let started = Instant::now();
     let mut tail = std::time::Duration::ZERO;
+    // Each call of a tail set apart, timed alone (ns).
+    let mut calls: Vec<u64> = Vec::new();
     match pattern {
         Pattern::Write { writes } => {
             let fd = t.fd.as_ref().expect("a write pattern has its file open");
@@ -143,6 +177,38 @@ fn block(
                 tail += from.elapsed();
             }
         }
+        Pattern::ChmodReadApart { .. } => {
+            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
+            let r = t
+                .read
+                .as_ref()
+                .expect("a read pattern has its second file open");
+            let (f, r) = (fd.as_fd(), r.as_fd());
+            for _ in 0..n {
+                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                for s in &t.spacers {
+                    apart(s, &mut calls, || {
+                        sfs::pread_byte(r, 0)
+                            .map(drop)
+                            .context("pread in the pair's loop")
+                    })?;
+                }
+            }
+        }
+        Pattern::ChmodOthersApart { .. } => {
+            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
+            let f = fd.as_fd();
+            for _ in 0..n {
+                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
+                for (o, s) in t.others.iter().zip(&t.spacers) {
+                    apart(s, &mut calls, || {
+                        sfs::fchmod(o.as_fd(), 0o600).context("fchmod in the pair's loop")
+                    })?;
+                }
+            }
+        }
         Pattern::ChmodReadSame { reads } => {
             let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
             let f = fd.as_fd();
@@ -171,10 +237,13 @@ fn block(
         }
         Pattern::Recorded { .. } => crate::fail!("{RECORDED}"),
     }
-    Ok(Timed {
-        whole: started.elapsed().as_nanos() as f64 / n as f64,
-        tail: tail.as_nanos() as f64 / n as f64,
-    })
+    let whole = started.elapsed().as_nanos() as f64 / n as f64;
+    let tail = match pattern.tail() {
+        // Per iteration: the calls' trimmed mean times the calls an iteration issues.
+        Some(t) if t.apart => trimmed_mean(&mut calls) * f64::from(t.calls),
+        _ => tail.as_nanos() as f64 / n as f64,
+    };
+    Ok(Timed { whole, tail })
 }
 
 /// Measures the pair on `cfg.dir`'s filesystem. Stops between blocks on SIGINT/SIGTERM
@@ -195,10 +264,13 @@ pub fn measure(cfg: &PairConfig) -> crate::error::Result<PairResult> {
             "writes per query must be 1 to 64"
         );
     }
-    if let Pattern::ChmodRead { reads } | Pattern::ChmodReadSame { reads } = cfg.pattern {
+    if let Pattern::ChmodRead { reads }
+    | Pattern::ChmodReadSame { reads }
+    | Pattern::ChmodReadApart { reads } = cfg.pattern
+    {
         crate::ensure!((1..=64).contains(&reads), "reads per query must be 1 to 64");
     }
-    if let Pattern::ChmodOthers { files } = cfg.pattern {
+    if let Pattern::ChmodOthers { files } | Pattern::ChmodOthersApart { files } = cfg.pattern {
         crate::ensure!((1..=64).contains(&files), "other files must be 1 to 64");
     }
     let scratch = ScratchDir::create(&cfg.dir)?;
@@ -278,7 +350,9 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
         | Pattern::Chmod
         | Pattern::ChmodRead { .. }
         | Pattern::ChmodReadSame { .. }
-        | Pattern::ChmodOthers { .. } => {
+        | Pattern::ChmodOthers { .. }
+        | Pattern::ChmodReadApart { .. }
+        | Pattern::ChmodOthersApart { .. } => {
             Some(sfs::open(&path, flags, 0o600).context("creating the pair's file")?)
         }
         Pattern::Create => None,
@@ -289,7 +363,7 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
         sfs::pwrite_byte(f.as_fd(), b'x', 0).context("writing the pair's file")?;
     }
     let read = match pattern {
-        Pattern::ChmodRead { .. } => {
+        Pattern::ChmodRead { .. } | Pattern::ChmodReadApart { .. } => {
             let mut p = path.as_bytes().to_vec();
             p.extend_from_slice(b"-read");
             let rp = CString::new(p).context("a scratch path with a NUL byte")?;
@@ -300,7 +374,7 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
         _ => None,
     };
     let others = match pattern {
-        Pattern::ChmodOthers { files } => (1..=files)
+        Pattern::ChmodOthers { files } | Pattern::ChmodOthersApart { files } => (1..=files)
             .map(|k| {
                 let mut p = path.as_bytes().to_vec();
                 p.extend_from_slice(format!("-other{k}").as_bytes());
@@ -310,11 +384,25 @@ fn target(dir: &Path, k: u32, pattern: Pattern) -> crate::error::Result<Target> 
             .collect::<crate::error::Result<Vec<_>>>()?,
         _ => Vec::new(),
     };
+    let spacers = match pattern.tail() {
+        Some(t) if t.apart => (1..=t.calls)
+            .map(|k| {
+                let mut p = path.as_bytes().to_vec();
+                p.extend_from_slice(format!("-spacer{k}").as_bytes());
+                let sp = CString::new(p).context("a scratch path with a NUL byte")?;
+                sfs::open(&sp, flags, 0o600)
+                    .context("creating one of the pair's spacers")
+                    .map(|_| sp)
+            })
+            .collect::<crate::error::Result<Vec<_>>>()?,
+        _ => Vec::new(),
+    };
     Ok(Target {
         path,
         fd,
         read,
         others,
+        spacers,
     })
 }
 
@@ -513,4 +601,21 @@ fn sample(
 /// interface file system such as cgroup, proc, sysfs or debugfs).
 pub fn check_dir(dir: &Path) -> Result<(), String> {
     super::scratch::check_parent(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trimmed_mean_leaves_out_the_slowest_twentieth() {
+        // 95 calls of 100 ns, 5 of 10 µs (an interrupt each): the mean of the 95.
+        let mut calls: Vec<u64> = std::iter::repeat_n(100, 95)
+            .chain(std::iter::repeat_n(10_000, 5))
+            .collect();
+        assert_eq!(trimmed_mean(&mut calls), 100.0);
+        // Fewer than 20 calls: none left out.
+        assert_eq!(trimmed_mean(&mut [10, 20, 30]), 20.0);
+        assert_eq!(trimmed_mean(&mut []), 0.0);
+    }
 }

@@ -19,7 +19,8 @@ pub fn pattern_scenario(pattern: Pattern, fs: FsKind, queried: bool) -> Option<S
 /// floored coarse time is not later than the ctime).
 pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -> Option<Scenario> {
     let stat = if queried { "stat" } else { "stat_no_times" };
-    // (syscall, on which file: 0 the pattern's, k > 0 its k-th other file).
+    // (syscall, on which file: 0 the pattern's, 1 its second, k > 1 its k-th other file, 100 + k
+    // the k-th file that sets a call apart).
     let names: Vec<(&str, u32)> = match pattern {
         Pattern::Write { writes } => std::iter::repeat_n(("write", 0), writes as usize)
             .chain(std::iter::once((stat, 0)))
@@ -42,6 +43,14 @@ pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -
             .into_iter()
             .chain((1..=files).map(|k| ("fchmod", k)))
             .collect(),
+        Pattern::ChmodReadApart { reads } => [("fchmod", 0), (stat, 0)]
+            .into_iter()
+            .chain((1..=reads).flat_map(|k| [("open", 100 + k), ("read", 1), ("close", 100 + k)]))
+            .collect(),
+        Pattern::ChmodOthersApart { files } => [("fchmod", 0), (stat, 0)]
+            .into_iter()
+            .chain((1..=files).flat_map(|k| [("open", 100 + k), ("fchmod", k), ("close", 100 + k)]))
+            .collect(),
         Pattern::Recorded { .. } => return None,
     };
     let iteration: Vec<serde_json::Value> = (0..tasks.max(1))
@@ -57,6 +66,7 @@ pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -
                     let inode = match other {
                         0 => inode.clone(),
                         1 => format!("{inode}-read"),
+                        k if k > 100 => format!("{inode}-spacer{}", k - 100),
                         k => format!("{inode}-other{k}"),
                     };
                     serde_json::json!({ "syscall": s, "inode": inode, "fs": fs.name() })

@@ -26,9 +26,11 @@ pub(crate) fn unpriced(pairs: &[&PairResult]) -> FsUpdate {
         pair: None,
         query_pair: None,
         floor_pair: None,
+        floor_apart_pair: None,
         fine_pair: None,
         fine_base_pair: None,
         swap_pair: None,
+        swap_apart_pair: None,
         read_pair: None,
         sync_pair: None,
     };

@@ -355,11 +355,13 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
         for (q, calibrates) in [
             (&priced.query_pair, chmod_calibrates),
             (&priced.floor_pair, true),
+            (&priced.floor_apart_pair, true),
             // Only their difference prices the excess: each alone holds its one atime update
             // to the atime update's price.
             (&priced.fine_pair, false),
             (&priced.fine_base_pair, false),
             (&priced.swap_pair, true),
+            (&priced.swap_apart_pair, true),
             (&priced.read_pair, true),
             (&priced.sync_pair, true),
         ] {

@@ -56,20 +56,22 @@ fn chmods_of_other_files_swap_each_ctime_once_on_the_queried_side_only() {
 
 #[test]
 fn every_term_priced_after_the_swap_takes_it_out_first() {
-    // The swap is priced from the other files' chmods timed on their own, else against the
-    // floor pair, after the reads; the query's, the update's, the atime's and the commit's
-    // pairs all take some swaps, so each takes the swap out before pricing its own term.
-    let mut swaps = Recipe::of(Term::CtimeSwap);
-    let (r, whole) = (swaps.next().unwrap(), swaps.next().unwrap());
+    // The swap is priced from the other files' chmods timed on their own (each set apart,
+    // else in a run), else against the floor pair, after the reads; the query's, the
+    // update's, the atime's and the commit's pairs all take some swaps, so each takes the
+    // swap out before pricing its own term.
+    let swaps: Vec<_> = Recipe::of(Term::CtimeSwap)
+        .map(|r| (r.pair, r.against, r.part, r.lazy))
+        .collect();
     assert_eq!(
-        (r.pair, r.against, r.part),
-        (recipe::SWAP, None, Part::Tail)
+        swaps,
+        [
+            (recipe::SWAP_APART, None, Part::Tail, false),
+            (recipe::SWAP, None, Part::Tail, true),
+            (recipe::SWAP, Some(recipe::FLOOR), Part::Whole, true),
+        ]
     );
-    assert_eq!(
-        (whole.pair, whole.against, whole.part),
-        (recipe::SWAP, Some(recipe::FLOOR), Part::Whole)
-    );
-    assert!(r.needs.contains(&Term::FloorRead) && whole.needs.contains(&Term::FloorRead));
+    assert!(Recipe::of(Term::CtimeSwap).all(|r| r.needs.contains(&Term::FloorRead)));
     for t in [
         Term::Query,
         Term::Update,

@@ -1,6 +1,7 @@
-//! The tails: the reads or chmods after chmod-stat, timed on their own, price the floored read,
-//! the fine read's excess and the ctime swap from the model's units in those calls only, and
-//! a document without them falls back to the whole iterations' recipes.
+//! The tails: the reads or chmods after chmod-stat, timed on their own (each set apart between
+//! an open and a close of another file, or in a run), price the floored read, the fine read's
+//! excess and the ctime swap from the model's units in those calls only, and a document
+//! without them falls back to the whole iterations' recipes.
 
 use super::*;
 use crate::price::Part;
@@ -9,6 +10,12 @@ use crate::price::Part;
 /// their tails' Δ (`by_call`).
 fn tailed() -> Profile {
     serde_json::from_str(include_str!("../../../../tests/data/update-tail-amd.json")).unwrap()
+}
+
+/// The same, its floored reads and swaps set apart (`chmod-stat-read16-apart`,
+/// `chmod-stat-chmod16-others-apart`), as `probe --dir` measures them.
+fn apart() -> Profile {
+    serde_json::from_str(include_str!("../../../../tests/data/update-apart-amd.json")).unwrap()
 }
 
 fn costs_of(profile: &Profile, model: crate::kernel::ModelId) -> Costs {
@@ -127,5 +134,51 @@ fn a_document_without_tails_prices_by_the_whole_iterations() {
             again.priced_by(Term::CtimeSwap),
             Some("chmod-stat-chmod16-others pair against chmod-stat-read16")
         );
+    }
+}
+
+#[test]
+fn calls_set_apart_price_the_floored_read_and_the_swap_first() {
+    let profile = apart();
+    for f in &profile.filesystems {
+        let pairs = f.pairs();
+        let model = model_of(pairs[0]);
+        let costs = costs_of(&profile, model);
+        let (r, s) = (
+            f.floor_apart_pair.as_ref().unwrap(),
+            f.swap_apart_pair.as_ref().unwrap(),
+        );
+        // The run-of-calls pairs are lazy: measured only where these do not price.
+        assert!(f.floor_pair.is_none() && f.swap_pair.is_none());
+        // The opens and closes around each call take no timestamp: the tail holds the same
+        // units as the run of calls.
+        // (Less the iterations a tick ends in: an iteration set apart is several times
+        // longer than one in a run.)
+        let dr = pair_delta_in(model, costs, r, Part::Tail).unwrap();
+        assert!(
+            dr[Term::FloorRead] > 15.0 && dr[Term::FloorRead] <= 16.0,
+            "{dr:?}"
+        );
+        assert!(dr.reads_ns.abs() < 1e-6 && dr[Term::CtimeSwap].abs() < 0.01);
+        let ds = pair_delta_in(model, costs, s, Part::Tail).unwrap();
+        assert!(
+            ds[Term::CtimeSwap] > 15.0 && ds[Term::CtimeSwap] <= 16.0,
+            "{ds:?}"
+        );
+        assert!((ds[Term::FloorRead] - 2.0 * ds[Term::CtimeSwap]).abs() < 0.1);
+        let again = price(&pairs, &profile);
+        assert_eq!(
+            again.priced_by(Term::FloorRead),
+            Some("chmod-stat-read16-apart [16 × read] pair")
+        );
+        assert_eq!(
+            again.priced_by(Term::CtimeSwap),
+            Some("chmod-stat-chmod16-others-apart [16 × setattr] pair")
+        );
+        let fl = again.price(Term::FloorRead).unwrap();
+        let by_hand = (r.by_call[0].delta_ns.point - dr.reads_ns) / dr[Term::FloorRead];
+        assert!((fl.point - by_hand).abs() < 1e-9, "{fl:?} {by_hand}");
+        // Measured and kept: the profile's price is the one priced again.
+        assert!((f.price(Term::FloorRead).unwrap().point - fl.point).abs() < 1e-9);
     }
 }
