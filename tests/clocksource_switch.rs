@@ -1,8 +1,10 @@
 //! The clocksource switched live, tsc → kvm-clock within one boot, and compare's words on two
-//! plain probes: every vDSO clock read over the TSC, and `std:instant`/`std:systemtime` over
-//! them, "slower" with one word for their path; `rdtsc`, `rdtscp` and `syscall:getppid` "no
-//! change". Root on a KVM guest only (`kvm-clocksource-switch`); the original clocksource is
-//! put back whatever happens, a panic included.
+//! plain probes: where the switch costs the TSC reads +10% or more (what compare promises to
+//! catch), every vDSO clock read over the TSC, and `std:instant`/`std:systemtime` over them,
+//! "slower" with one word for their path, and `rdtsc`, `rdtscp` and `syscall:getppid` "no
+//! change"; whatever it costs, no TSC read "faster" and the clocksource the one machine
+//! difference. Root on a KVM guest only (`kvm-clocksource-switch`); the original clocksource
+//! is put back whatever happens, a panic included.
 
 use std::path::Path;
 
@@ -10,6 +12,9 @@ use crate::common::tscope;
 use crate::skip;
 
 const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+/// The least change compare promises to call, on a source whose noise is below 3%.
+const SENSITIVE: f64 = 1.10;
 
 fn current() -> String {
     std::fs::read_to_string(CURRENT)
@@ -74,6 +79,34 @@ fn round(dir: &Path, n: usize) -> Result<(), String> {
         "--json",
     ]);
     let row = |id: &str| crate::common::source_row(&c, id).clone();
+    // What holds whatever the switch costs on this host: no TSC read is called faster, and
+    // the clocksource is the one machine difference named.
+    for id in crate::common::TSC_READS {
+        let r = row(id);
+        assert_ne!(r["change"][0], "faster", "{id}: {r}");
+    }
+    assert!(c["machine_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["field"] == "clocksource"));
+    // How much the switch costs here, measured: the TSC reads' median ratio. compare promises
+    // to catch +10% of a source whose noise is below 3%; kvm-clock's read costs the host's
+    // pvclock page more, from about +4% to +15% on the hosts this ran on. Under +10% the
+    // words are not promised, and the round says so rather than judge them.
+    let mut ratios: Vec<f64> = crate::common::TSC_READS
+        .iter()
+        .map(|id| row(id)["ratio_interval"][0]["point"].as_f64().unwrap())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let switch = ratios[ratios.len() / 2];
+    if switch < SENSITIVE {
+        eprintln!(
+            "round {n}: the switch costs ×{switch:.3} on this host, under compare's promised \
+             ×{SENSITIVE}: its words are not judged"
+        );
+        return Ok(());
+    }
     for id in crate::common::TSC_READS {
         let r = row(id);
         if r["change"][0] != "slower" || r["path_word"][0] != true {
@@ -86,7 +119,7 @@ fn round(dir: &Path, n: usize) -> Result<(), String> {
             return Err(format!("{id} moved: {r}"));
         }
     }
-    // What holds whatever the load: the group's shape and the one difference named.
+    // The group's shape: the 8 vDSO reads over the TSC, one path, slower.
     let vdso = crate::common::paths_with(&c, "vdso:realtime");
     assert_eq!(vdso.len(), 1, "{}", c["paths"]);
     assert_eq!(vdso[0]["change"], "slower");
@@ -96,11 +129,6 @@ fn round(dir: &Path, n: usize) -> Result<(), String> {
         "{}",
         vdso[0]
     );
-    assert!(c["machine_differences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|d| d["field"] == "clocksource"));
     Ok(())
 }
 
