@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::{Pattern, RECORDED};
 use crate::error::Context;
 use crate::sys::fs as sfs;
+use crate::trace::Syscall;
 use crate::workload::write::EqualTally;
 
 /// The file one side works on: the pattern's path, and (for [`Pattern::Write`]) the open file.
@@ -113,79 +114,43 @@ pub(super) fn block(
                 tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
             }
         }
-        Pattern::ChmodRead { reads } => {
-            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
-            let r = t
-                .read
-                .as_ref()
-                .expect("a read pattern has its second file open");
-            let (f, r) = (fd.as_fd(), r.as_fd());
-            for _ in 0..n {
-                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
-                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
-                let from = Instant::now();
-                for _ in 0..reads {
-                    sfs::pread_byte(r, 0).context("pread in the pair's loop")?;
-                }
-                tail += from.elapsed();
-            }
-        }
-        Pattern::ChmodOthers { .. } => {
+        Pattern::ChmodRead { .. }
+        | Pattern::ChmodReadSame { .. }
+        | Pattern::ChmodOthers { .. }
+        | Pattern::ChmodReadApart { .. }
+        | Pattern::ChmodOthersApart { .. } => {
+            let shape = pattern.tail().expect("a chmod pattern with calls after it");
             let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
             let f = fd.as_fd();
+            // The file the reads read: the queried one (read-same), else the second one.
+            let r = match (pattern, &t.read) {
+                (Pattern::ChmodReadSame { .. }, _) | (_, None) => f,
+                (_, Some(r)) => r.as_fd(),
+            };
+            // The tail's k-th call.
+            let call = |k: usize| match shape.syscall {
+                Syscall::Setattr => {
+                    sfs::fchmod(t.others[k].as_fd(), 0o600).context("fchmod in the pair's loop")
+                }
+                _ => sfs::pread_byte(r, 0)
+                    .map(drop)
+                    .context("pread in the pair's loop"),
+            };
             for _ in 0..n {
                 sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
+                // fchmod moves the ctime only: the tally compares ctimes.
                 tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
-                let from = Instant::now();
-                for o in &t.others {
-                    sfs::fchmod(o.as_fd(), 0o600).context("fchmod in the pair's loop")?;
+                if shape.apart {
+                    for (k, s) in t.spacers.iter().enumerate() {
+                        apart(s, &mut calls, || call(k))?;
+                    }
+                } else {
+                    let from = Instant::now();
+                    for k in 0..shape.calls as usize {
+                        call(k)?;
+                    }
+                    tail += from.elapsed();
                 }
-                tail += from.elapsed();
-            }
-        }
-        Pattern::ChmodReadApart { .. } => {
-            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
-            let r = t
-                .read
-                .as_ref()
-                .expect("a read pattern has its second file open");
-            let (f, r) = (fd.as_fd(), r.as_fd());
-            for _ in 0..n {
-                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
-                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
-                for s in &t.spacers {
-                    apart(s, &mut calls, || {
-                        sfs::pread_byte(r, 0)
-                            .map(drop)
-                            .context("pread in the pair's loop")
-                    })?;
-                }
-            }
-        }
-        Pattern::ChmodOthersApart { .. } => {
-            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
-            let f = fd.as_fd();
-            for _ in 0..n {
-                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
-                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
-                for (o, s) in t.others.iter().zip(&t.spacers) {
-                    apart(s, &mut calls, || {
-                        sfs::fchmod(o.as_fd(), 0o600).context("fchmod in the pair's loop")
-                    })?;
-                }
-            }
-        }
-        Pattern::ChmodReadSame { reads } => {
-            let fd = t.fd.as_ref().expect("a chmod pattern has its file open");
-            let f = fd.as_fd();
-            for _ in 0..n {
-                sfs::fchmod(f, 0o600).context("fchmod in the pair's loop")?;
-                tally.push(sfs::statx_ctime(f, mask).context("statx in the pair's loop")?);
-                let from = Instant::now();
-                for _ in 0..reads {
-                    sfs::pread_byte(f, 0).context("pread in the pair's loop")?;
-                }
-                tail += from.elapsed();
             }
         }
         Pattern::Create => {
