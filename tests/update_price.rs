@@ -1,6 +1,6 @@
 //! The inode update's price: the live knob pair on tmpfs through `probe --dir` and `run
 //! write-stat`, simulate pricing each update on its filesystem, and bad `--dir` arguments.
-//! (The arithmetic on recorded pairs of every filesystem is in src/sim/update_price/tests.rs;
+//! (The arithmetic on recorded pairs of every filesystem is in src/sim/update_price/tests/mod.rs;
 //! the whole check against a plain C loop on loop images is scripts/update-pair-check.)
 
 use crate::common::{cpu_lock, json, tscope, write_tmp, SHORT_RUN};

@@ -5,6 +5,8 @@
 //!   `fixtures` module. No file is named `*_tests.rs`, every `tests` module is `#[cfg(test)]`,
 //!   no test reaches into another module's `tests`, and `#[path]` includes only the one skip
 //!   helper the unit and integration tests share.
+//! - One module layout: a module with children is a folder with a `mod.rs` (where `cfg` picks
+//!   an architecture's file, as `sys/` does); no `foo.rs` sits beside a `foo/` folder.
 //! - `vm` shows each room through a small public face (its `mod.rs`); what the room does
 //!   inside is `pub(crate)`. At most [`VM_PUBLIC_ITEMS`] `pub` items in all.
 
@@ -48,6 +50,25 @@ fn tests_live_in_each_modules_tests_child() {
         }
     }
     assert!(bad.is_empty(), "test layout:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn modules_with_children_are_folders_with_a_mod_rs() {
+    let files: std::collections::BTreeSet<String> =
+        tree().into_iter().map(|(rel, _)| rel).collect();
+    let mut bad = Vec::new();
+    for rel in &files {
+        if let Some((dir, _)) = rel.rsplit_once('/') {
+            let beside = format!("{dir}.rs");
+            if files.contains(&beside) {
+                bad.push(format!(
+                    "src/{beside} beside src/{dir}/: move it to src/{dir}/mod.rs"
+                ));
+            }
+        }
+    }
+    bad.dedup();
+    assert!(bad.is_empty(), "module layout:\n{}", bad.join("\n"));
 }
 
 #[test]

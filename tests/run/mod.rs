@@ -438,7 +438,7 @@ fn recorded_runs_feed_the_simulator() {
         ]);
         assert_eq!(v["scenario"], format!("run:{}", args[0]));
         assert_eq!(v["model"], "linux@6.13", "{v}");
-        // The multigrain model's policies, in its order (src/kernel/linux.rs).
+        // The multigrain model's policies, in its order (src/kernel/linux/mod.rs).
         let policies: Vec<&str> = v["estimates"]
             .as_array()
             .unwrap()

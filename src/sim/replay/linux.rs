@@ -60,7 +60,7 @@ impl Replay<'_> {
                     self.mark_ctime_queried(id, op.fs);
                 }
             }
-            // btrfs: fine reads into the root item, no inode timestamp (src/kernel/linux.rs).
+            // btrfs: fine reads into the root item, no inode timestamp (src/kernel/linux/mod.rs).
             Effect::LinuxRootTimes { reads } => {
                 for _ in 0..reads {
                     self.read(ClockFn::LinuxFine);

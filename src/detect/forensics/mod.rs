@@ -379,20 +379,20 @@ pub mod fixture {
     /// The text of a recorded log.
     pub fn text(name: &str) -> &'static str {
         match name {
-            "this-host-kvm.kmsg" => include_str!("../../tests/data/kmsg/this-host-kvm.kmsg"),
+            "this-host-kvm.kmsg" => include_str!("../../../tests/data/kmsg/this-host-kvm.kmsg"),
             "tsc-unstable-guest.log" => {
-                include_str!("../../tests/data/kmsg/tsc-unstable-guest.log")
+                include_str!("../../../tests/data/kmsg/tsc-unstable-guest.log")
             }
             "watchdog-skew-acpi_pm.log" => {
-                include_str!("../../tests/data/kmsg/watchdog-skew-acpi_pm.log")
+                include_str!("../../../tests/data/kmsg/watchdog-skew-acpi_pm.log")
             }
             "watchdog-skew-kvm-clock-guest.log" => {
-                include_str!("../../tests/data/kmsg/watchdog-skew-kvm-clock-guest.log")
+                include_str!("../../../tests/data/kmsg/watchdog-skew-kvm-clock-guest.log")
             }
-            "tsc-sync-warp.log" => include_str!("../../tests/data/kmsg/tsc-sync-warp.log"),
-            "read-back-delay.log" => include_str!("../../tests/data/kmsg/read-back-delay.log"),
+            "tsc-sync-warp.log" => include_str!("../../../tests/data/kmsg/tsc-sync-warp.log"),
+            "read-back-delay.log" => include_str!("../../../tests/data/kmsg/read-back-delay.log"),
             "forged-user-lines.kmsg" => {
-                include_str!("../../tests/data/kmsg/forged-user-lines.kmsg")
+                include_str!("../../../tests/data/kmsg/forged-user-lines.kmsg")
             }
             _ => panic!("no recorded log {name}"),
         }

@@ -25,9 +25,9 @@ fn chmod_query(
 
 fn recorded() -> (Profile, Vec<PairResult>) {
     let profile: Profile =
-        serde_json::from_str(include_str!("../../../tests/data/profile-kvm-amd.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../tests/data/profile-kvm-amd.json")).unwrap();
     let v: serde_json::Value =
-        serde_json::from_str(include_str!("../../../tests/data/update-pairs-amd.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../tests/data/update-pairs-amd.json")).unwrap();
     let pairs = serde_json::from_value(v["pairs"].clone()).unwrap();
     (profile, pairs)
 }
@@ -129,7 +129,10 @@ fn simulate_prices_each_update_on_its_filesystem_and_holds_to_three_writes_per_q
 /// 6.18): tmpfs, then 1 GiB loop images of ext4, xfs and btrfs, each with its write-stat and
 /// chmod-stat pairs.
 fn priced() -> Profile {
-    serde_json::from_str(include_str!("../../../tests/data/update-priced-amd.json")).unwrap()
+    serde_json::from_str(include_str!(
+        "../../../../tests/data/update-priced-amd.json"
+    ))
+    .unwrap()
 }
 
 /// [`priced`], priced again by this build from its recorded pairs.
@@ -265,7 +268,7 @@ fn tasks_share_the_multigrain_floor_as_the_kernel_counts() {
 /// A profile probed with `--dir /dev/shm --dir <ext4 loop image>`: every filesystem with its
 /// write-stat, chmod-stat and chmod-stat-read16 pairs.
 fn floored() -> Profile {
-    serde_json::from_str(include_str!("../../../tests/data/update-floor-amd.json")).unwrap()
+    serde_json::from_str(include_str!("../../../../tests/data/update-floor-amd.json")).unwrap()
 }
 
 #[test]
