@@ -142,3 +142,22 @@ pub fn syscall_getppid() -> i64 {
     // SAFETY: getppid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_getppid) }
 }
+
+/// Spins until `CLOCK_REALTIME_COARSE` moves (the next tick's timekeeping update), at most
+/// `limit`; whether it moved. On a multigrain kernel the floor a fine stamp raised is never
+/// ahead of the coarse clock once it has moved: the kernel's next coarse time is taken at the
+/// tick, after every fine stamp before it. Userspace only (the vDSO), so the wait leaves the
+/// kernel's caches as the last call left them.
+pub fn wait_for_coarse_tick(limit: std::time::Duration) -> io::Result<bool> {
+    let start = vdso_clock_gettime(id::REALTIME_COARSE)?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if vdso_clock_gettime(id::REALTIME_COARSE)? != start {
+            return Ok(true);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::hint::spin_loop();
+    }
+}

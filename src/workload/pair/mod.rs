@@ -15,6 +15,9 @@
 //! the inode is stored on both sides, so only the reads and the query's own work differ). Blocks of about 4 ms (the iterations set from a warm-up block's speed) alternate ABBA (queried, control,
 //! control, queried) `repetitions` times on one pinned CPU, so a drift of the machine falls on
 //! both sides alike; a repetition's Δ is its two queried blocks less its two control blocks.
+//! Each change of side waits for the next tick ([`settle`]): the floor a queried block's fine
+//! stamps raised outlives the block until the coarse clock passes it, and would floor the next
+//! control block's first part.
 //! Intervals are percentile bootstraps of the median over repetitions (seeded).
 //!
 //! Both sides read each `statx`'s mtime: the share of successive mtimes that compare equal is
@@ -36,6 +39,29 @@ use crate::sys;
 mod loops;
 
 use loops::{block, target, Target, Timed};
+
+/// The longest wait for the coarse clock to move at a change of side (a tick is 10 ms at
+/// HZ=100, the slowest tick Linux builds with); past it the block starts anyway.
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// Waits for the next tick where the side changes (`last`, the side of the block before;
+/// `queried`, the side of the next). A queried block's last fine stamp leaves the multigrain
+/// floor ahead of the coarse clock until the next tick (`ktime_get_coarse_real_ts64_mg`
+/// returns the later of the two, kernel/time/timekeeping.c), so a control block that starts
+/// in the same tick runs its first part floored: its reads and c/mtime changes take the queried
+/// side's costs. In 4 ms blocks that is a quarter of the control side's time on average, and the
+/// Δ of every floor-dependent term comes out short by as much. Both changes wait, control to
+/// queried as well, so that each side has one block that starts at a tick and one that follows
+/// a block of its own side: the tick's phase falls on both alike. The wait spins in userspace
+/// and is not timed.
+pub(crate) fn settle(last: &mut Option<bool>, queried: bool) -> crate::error::Result<()> {
+    if *last != Some(queried) {
+        sys::clock::wait_for_coarse_tick(SETTLE_LIMIT)
+            .map_err(|e| crate::failure!("reading CLOCK_REALTIME_COARSE: {e}"))?;
+    }
+    *last = Some(queried);
+    Ok(())
+}
 
 /// The fewest iterations a timed block holds (fewer where `iterations` says so): the switch
 /// of side at a block's start is shared by several iterations.
@@ -282,11 +308,13 @@ fn sample(
     blocks(targets, cpus, cfg.pattern, CONTROL_MASK, warm, &mut scrap)?;
     let (mut queried, mut control) = (Vec::new(), Vec::new());
     let mut counted = multigrain::Tally::start();
+    let mut last = None;
     for rep in 1..=cfg.repetitions {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
             }
+            settle(&mut last, q)?;
             let (mask, tallies, out) = if q {
                 (QUERIED_MASK, &mut tq, &mut queried)
             } else {
@@ -330,4 +358,28 @@ fn sample(
 /// interface file system such as cgroup, proc, sysfs or debugfs).
 pub fn check_dir(dir: &Path) -> Result<(), String> {
     super::scratch::check_parent(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::settle;
+    use crate::sys::clock::{id, vdso_clock_gettime};
+
+    #[test]
+    fn settle_waits_for_the_coarse_clock_only_where_the_side_changes() {
+        let coarse = || vdso_clock_gettime(id::REALTIME_COARSE).unwrap();
+        // A change of side (and the first block) returns after the coarse clock moved: a tick
+        // came between, so no floor from before the call is ahead of it.
+        for (last, next) in [(None, true), (Some(true), false), (Some(false), true)] {
+            let mut side = last;
+            let before = coarse();
+            settle(&mut side, next).unwrap();
+            assert!(coarse() > before, "{last:?} → {next}: the coarse clock did not move");
+            assert_eq!(side, Some(next));
+        }
+        // The same side again keeps it (its wait, none, is not observable without timing).
+        let mut side = Some(true);
+        settle(&mut side, true).unwrap();
+        assert_eq!(side, Some(true));
+    }
 }

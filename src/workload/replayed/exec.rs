@@ -295,8 +295,8 @@ pub struct CallCounts {
 }
 
 /// Counts what the kernel does at each call of the loop on `dir`'s filesystem: `passes` passes
-/// of each side, alternating pass by pass after one warm-up pass each, the counters read
-/// before and after every call. The counters are the machine's: what else runs adds a little.
+/// of each side, alternating pass by pass after one warm-up pass each (each pass starting at a
+/// tick, [`crate::workload::pair::settle`]), the counters read before and after every call. The counters are the machine's: what else runs adds a little.
 /// Stops between passes on SIGINT/SIGTERM; the scratch directory is removed on every path.
 pub fn count_calls(
     dir: &Path,
@@ -311,11 +311,14 @@ pub fn count_calls(
     tree.block(live, QUERIED_MASK, 1)?;
     tree.block(live, CONTROL_MASK, 1)?;
     let mut sums = vec![CallCounts::default(); live.ops.len()];
+    let mut last = None;
     for _ in 0..passes.max(1) {
         for queried in [true, false] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
             }
+            // A control pass in the tick of a queried one would be counted floored.
+            crate::workload::pair::settle(&mut last, queried)?;
             let mask = if queried { QUERIED_MASK } else { CONTROL_MASK };
             // One read between two calls: the counters after one call are those before the
             // next.

@@ -13,6 +13,7 @@ use crate::probe::update::{
     CONTROL_MASK, QUERIED_MASK,
 };
 use crate::sys;
+use crate::workload::pair::settle;
 use crate::trace::Syscall;
 use crate::workload::scratch::{self, ScratchDir};
 
@@ -194,11 +195,14 @@ fn sample(cfg: &ReplayConfig, live: &LiveLoop, tree: &mut Tree) -> crate::error:
     let mut counted = multigrain::Tally::start();
     let started = Instant::now();
     let mut deltas = Vec::new();
+    let mut last = None;
     let stopped = loop {
         for &q in &[true, false, false, true] {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
             }
+            // The floor a queried block raised must not run into a control block.
+            settle(&mut last, q)?;
             let before = counted.before();
             let (ns, by) = tree.block(live, if q { QUERIED_MASK } else { CONTROL_MASK }, passes)?;
             if q {
