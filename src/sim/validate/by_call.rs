@@ -22,8 +22,15 @@ const SLACK: f64 = 0.25;
 const NAMED: usize = 12;
 
 /// The model's fine stamps, updates and atime stores per pass at each call of `live`,
-/// queried − control, each side replayed at its measured speed in `p`.
-pub fn model_by_call(p: &PairResult, costs: Costs, live: &LiveLoop) -> Vec<(f64, f64, f64)> {
+/// queried − control, each side replayed at `speed` (ns per pass, queried and control: the
+/// speed at which the kernel ran the passes counted, so that the ticks fall as they fell
+/// there).
+pub fn model_by_call(
+    p: &PairResult,
+    costs: Costs,
+    live: &LiveLoop,
+    speed: (f64, f64),
+) -> Vec<(f64, f64, f64)> {
     let model = model_of(p);
     let stock = &model.policies()[0];
     let table = model.table();
@@ -34,10 +41,7 @@ pub fn model_by_call(p: &PairResult, costs: Costs, live: &LiveLoop) -> Vec<(f64,
         let base = estimate::base_from_measured(model, stock, costs, &sc, ns, n);
         estimate::replay_by_position(&table, stock, costs, &sc, base, n, ClockFn::LinuxFineMg)
     };
-    let (q, c) = (
-        side(true, p.queried_ns.point),
-        side(false, p.control_ns.point),
-    );
+    let (q, c) = (side(true, speed.0), side(false, speed.1));
     q.iter()
         .zip(&c)
         .map(|(a, b)| (a.0 - b.0, a.1 - b.1, a.2 - b.2))
@@ -51,7 +55,7 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
     p.kernel_counts.as_ref()?;
     let head = format!(
         "{} on {} ({}), call by call (the kernel's counters around every call, {PASSES} passes \
-         of each side)",
+         of each side, back to back, the model at the counted passes' speed)",
         live.source,
         p.fs_type,
         dir.display()
@@ -60,7 +64,13 @@ pub fn note(p: &PairResult, costs: Costs, live: &LiveLoop, dir: &Path) -> Option
         Ok(k) => k,
         Err(e) => return Some(format!("{head}: not counted ({e})")),
     };
-    let model = model_by_call(p, costs, live);
+    let model = model_by_call(
+        p,
+        costs,
+        live,
+        (kernel.queried_ns_per_pass, kernel.control_ns_per_pass),
+    );
+    let kernel = kernel.calls;
     let delta = |c: &replayed::CallCounts, name: &str| {
         c.queried.get(name).copied().unwrap_or(0.0) - c.control.get(name).copied().unwrap_or(0.0)
     };

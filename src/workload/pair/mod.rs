@@ -374,7 +374,10 @@ mod tests {
             let mut side = last;
             let before = coarse();
             settle(&mut side, next).unwrap();
-            assert!(coarse() > before, "{last:?} → {next}: the coarse clock did not move");
+            assert!(
+                coarse() > before,
+                "{last:?} → {next}: the coarse clock did not move"
+            );
             assert_eq!(side, Some(next));
         }
         // The same side again keeps it (its wait, none, is not observable without timing).

@@ -294,32 +294,42 @@ pub struct CallCounts {
     pub control: std::collections::BTreeMap<String, f64>,
 }
 
-/// Counts what the kernel does at each call of the loop on `dir`'s filesystem: `passes` passes
-/// of each side, alternating pass by pass after one warm-up pass each (each pass starting at a
-/// tick, [`crate::workload::pair::settle`]), the counters read before and after every call. The counters are the machine's: what else runs adds a little.
-/// Stops between passes on SIGINT/SIGTERM; the scratch directory is removed on every path.
-pub fn count_calls(
-    dir: &Path,
-    live: &LiveLoop,
-    passes: u64,
-) -> crate::error::Result<Vec<CallCounts>> {
+/// What [`count_calls`] counted: each call's counters, and how long a counted pass of each
+/// side took (ns, the counter reads between the calls included): the speed at which a model
+/// must replay the loop to put the ticks where the kernel met them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counted {
+    pub calls: Vec<CallCounts>,
+    pub queried_ns_per_pass: f64,
+    pub control_ns_per_pass: f64,
+}
+
+/// Counts what the kernel does at each call of the loop on `dir`'s filesystem: for each side,
+/// from the next tick (so that no floor of the other side is ahead of the coarse clock,
+/// [`crate::workload::pair::settle`]), one warm-up pass and then `passes` passes back to back,
+/// as a program runs its own loop, the counters read before and after every call. The
+/// counters are the machine's: what else runs adds a little. Stops between passes on
+/// SIGINT/SIGTERM; the scratch directory is removed on every path.
+pub fn count_calls(dir: &Path, live: &LiveLoop, passes: u64) -> crate::error::Result<Counted> {
     let read = || multigrain::read().map_err(|e| crate::failure!("{e}"));
     // Readable before any scratch is made.
     read()?;
     let scratch = ScratchDir::create(dir)?;
     let mut tree = Tree::new(scratch.path(), live)?;
-    tree.block(live, QUERIED_MASK, 1)?;
-    tree.block(live, CONTROL_MASK, 1)?;
     let mut sums = vec![CallCounts::default(); live.ops.len()];
+    let mut took = [0.0f64; 2];
     let mut last = None;
-    for _ in 0..passes.max(1) {
-        for queried in [true, false] {
+    let n = passes.max(1);
+    for queried in [true, false] {
+        let mask = if queried { QUERIED_MASK } else { CONTROL_MASK };
+        crate::workload::pair::settle(&mut last, queried)?;
+        // The state a counted pass finds is its own side's.
+        tree.block(live, mask, 1)?;
+        let started = Instant::now();
+        for _ in 0..n {
             if sys::signal::stop_requested() {
                 return Err(crate::error::Error::Interrupted);
             }
-            // A control pass in the tick of a queried one would be counted floored.
-            crate::workload::pair::settle(&mut last, queried)?;
-            let mask = if queried { QUERIED_MASK } else { CONTROL_MASK };
             // One read between two calls: the counters after one call are those before the
             // next.
             let mut before = read()?;
@@ -345,13 +355,17 @@ pub fn count_calls(
                 before = after;
             }
         }
+        took[usize::from(!queried)] = started.elapsed().as_nanos() as f64 / n as f64;
     }
     drop(tree);
     drop(scratch);
-    let n = passes.max(1) as f64;
     for c in &mut sums {
-        c.queried.values_mut().for_each(|v| *v /= n);
-        c.control.values_mut().for_each(|v| *v /= n);
+        c.queried.values_mut().for_each(|v| *v /= n as f64);
+        c.control.values_mut().for_each(|v| *v /= n as f64);
     }
-    Ok(sums)
+    Ok(Counted {
+        calls: sums,
+        queried_ns_per_pass: took[0],
+        control_ns_per_pass: took[1],
+    })
 }

@@ -13,8 +13,8 @@ use crate::probe::update::{
     CONTROL_MASK, QUERIED_MASK,
 };
 use crate::sys;
-use crate::workload::pair::settle;
 use crate::trace::Syscall;
+use crate::workload::pair::settle;
 use crate::workload::scratch::{self, ScratchDir};
 
 /// One live replay to measure.

@@ -34,7 +34,7 @@ use crate::trace::{CompiledScenario, FsKind, Op, Syscall, NO_INODE};
 pub mod exec;
 pub mod live_pair;
 
-pub use exec::{count_calls, CallCounts, ATIME_MOVES};
+pub use exec::{count_calls, CallCounts, Counted, ATIME_MOVES};
 pub use live_pair::{measure, ReplayConfig};
 
 /// The most calls a loop may keep (a longer recording is refused: record a shorter run).
