@@ -46,14 +46,16 @@ pub enum Error {
     /// workload that stopped early).
     #[error("{0}")]
     Failed(String),
-    /// A stop signal (SIGINT, SIGTERM, SIGHUP) cut the work short: the command removes its
-    /// scratch and exits 130.
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) cut the work short, deep in a call that has
+    /// nothing to return yet: the domain unwinds with it, removing its scratch on the way, and
+    /// [`unless_stopped`] turns it into the result's `stopped` mark where there is a result.
     #[error("interrupted")]
     Interrupted,
 }
 
 impl Error {
-    /// Whether this error, or any error it wraps as context, is [`Error::Interrupted`].
+    /// Whether this error, or any error it wraps as context, is [`Error::Interrupted`]: a
+    /// variant check, so a message that merely reads "interrupted" does not mislead.
     pub fn is_interrupted(&self) -> bool {
         match self {
             Error::Interrupted => true,
@@ -62,6 +64,17 @@ impl Error {
                 .is_some_and(Error::is_interrupted),
             _ => false,
         }
+    }
+}
+
+/// A stoppable step's value: `Some` when it finished, `None` when a stop signal cut it short
+/// (it unwound with [`Error::Interrupted`]); any other error as it is. This is where an
+/// interruption deep in the domain becomes the `stopped` mark of the result it returns.
+pub fn unless_stopped<T>(step: Result<T>) -> Result<Option<T>> {
+    match step {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_interrupted() => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -194,4 +207,21 @@ pub enum FileError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interruption_is_a_variant_even_under_context() {
+        let e: Result<()> = Err(Error::Interrupted);
+        let wrapped = e.context("fetching a kernel").unwrap_err();
+        assert!(wrapped.is_interrupted());
+        // A failure that merely says the word is not an interruption.
+        assert!(!crate::failure!("interrupted").is_interrupted());
+        assert_eq!(unless_stopped(Err::<u8, _>(wrapped)).unwrap(), None);
+        assert_eq!(unless_stopped(Ok(3)).unwrap(), Some(3));
+        assert!(unless_stopped::<u8>(Err(crate::failure!("interrupted"))).is_err());
+    }
 }

@@ -175,10 +175,7 @@ fn profile(job: ProfileJob, stop: &super::Stop) -> anyhow::Result<i32> {
         }
         profile.attach_runs(&others);
     }
-    let (priced, failed) = match price_filesystems(&profile, &pairs) {
-        Ok(f) => f,
-        Err(e) => return stop.nothing_written().ok_or(e),
-    };
+    let (priced, failed) = price_filesystems(&profile, &pairs, stop);
     profile.filesystems = priced;
     if let Some(code) = stop.nothing_written() {
         return Ok(code);
@@ -241,12 +238,13 @@ pub fn pair_configs(args: &ProbeArgs, cfg: &ProbeConfig) -> Result<Vec<PairConfi
 pub type Unpriced = Vec<(std::path::PathBuf, crate::error::Error)>;
 
 /// The live pair on each directory, priced against `profile`'s reads: the prices of the
-/// directories that could be priced, and each one that could not with why. `Err` only for a
-/// stop signal.
+/// directories that could be priced, and each one that could not with why; none after a stop
+/// signal (the caller asks its `stop` and writes nothing).
 pub fn price_filesystems(
     profile: &crate::probe::Profile,
     pairs: &[PairConfig],
-) -> anyhow::Result<(Vec<FsUpdate>, Unpriced)> {
+    stop: &super::Stop,
+) -> (Vec<FsUpdate>, Unpriced) {
     let mut out = Vec::new();
     let mut failed = Vec::new();
     for p in pairs {
@@ -258,9 +256,9 @@ pub fn price_filesystems(
         drop(progress);
         match priced {
             Ok(f) => out.push(f),
-            Err(e) if e.is_interrupted() => return Err(e.into()),
+            Err(_) if stop.requested() => break,
             Err(e) => failed.push((p.dir.clone(), e)),
         }
     }
-    Ok((out, failed))
+    (out, failed)
 }

@@ -7,9 +7,17 @@
 //! [`EXIT_INTERRUPTED`] itself; children started with `sys::child::kill_with_parent` die with
 //! the process.
 //!
+//! What the domain returns has one shape. A result that is printed when cut short (a run, a
+//! recording, a histogram, `vm count`, `vm bench`) carries one field, `stopped` (written as
+//! the `interrupted` or `partial` its document has always had), and holds what was finished
+//! before the signal. A call deep in the domain with nothing to return yet unwinds with
+//! `Error::Interrupted`, which `error::unless_stopped` turns into that field at the top of the
+//! call that has a result; a command that writes nothing when stopped never looks at it.
+//!
 //! A command arms this with [`stop_on_signal`] and asks the [`Stop`] it gets back, after the
 //! domain returned, whether it was interrupted: the flag is read there and nowhere else in
-//! `commands/`, and that is where exit code 130 comes from.
+//! `commands/` (never the result's `stopped` field, never the error), and that is where exit
+//! code 130 comes from.
 
 use anyhow::Context as _;
 

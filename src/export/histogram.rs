@@ -82,7 +82,7 @@ fn notes(h: &Histogram) -> Vec<String> {
             h.max_backwards_ns.unwrap_or(0)
         ));
     }
-    if h.interrupted {
+    if h.stopped {
         v.push(format!(
             "Interrupted after {:.2} s: the tables hold what was read until then.",
             h.wall_s

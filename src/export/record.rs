@@ -7,7 +7,7 @@ use crate::trace::strace::record::Recording;
 
 /// What `record` says when strace is done (or was stopped).
 pub fn recording(r: &Recording, out: &Path) -> String {
-    if r.interrupted {
+    if r.stopped {
         format!(
             "interrupted: strace and the traced command were killed; {} lines kept in {}",
             r.lines,

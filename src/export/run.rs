@@ -145,7 +145,7 @@ fn runs(report: &RunReport) -> Table {
                 m.equal_share * 100.0
             ));
         }
-        if r.partial {
+        if r.stopped {
             row[0] += " (partial)";
         }
         t.row(row);
@@ -206,7 +206,7 @@ fn notes(report: &RunReport) -> Vec<String> {
             ));
         }
     }
-    if report.partial {
+    if report.stopped {
         out.push("PARTIAL: stopped by a signal before everything ran".into());
     }
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
@@ -395,7 +395,7 @@ fn runs_csv(r: &RunReport) -> Table {
             csv_num(lo),
             csv_num(hi),
             csv_num(x.ns_per_iteration),
-            x.partial.to_string(),
+            x.stopped.to_string(),
             x.mtimes
                 .as_ref()
                 .map_or(String::new(), |m| m.equal.to_string()),

@@ -61,7 +61,7 @@ impl Render for CountReport {
         notes.push(format!(
             "{n} row(s) differ from the model beyond the tolerance (0.05 per op, 0.25 where the kernel's count is fractional)"
         ));
-        if self.interrupted {
+        if self.stopped {
             notes.push("interrupted: the rows are what was counted before the signal".into());
         }
         let mut blocks = vec![Block::Table(table(self, false)), Block::Blank];

@@ -30,7 +30,7 @@ struct ThreadOut {
     line: MemThread,
     start: Instant,
     end: Instant,
-    interrupted: bool,
+    stopped: bool,
 }
 
 /// Touches one byte per page; returns whether a stop signal cut it short (checked every
@@ -113,9 +113,9 @@ fn one_thread(
     let mut map = mapped.with_context(|| format!("mapping {share} bytes for thread {}", i + 1))?;
     let buf = map.as_mut_slice();
     let t0 = Instant::now();
-    let stopped = prefault(buf);
+    let prefault_stopped = prefault(buf);
     let t1 = Instant::now();
-    let (bytes, interrupted) = if stopped {
+    let (bytes, stopped) = if prefault_stopped {
         (0, true)
     } else {
         copy(cfg.op, buf, cfg.block as usize)
@@ -137,7 +137,7 @@ fn one_thread(
         },
         start: t1,
         end: t2,
-        interrupted,
+        stopped,
     })
 }
 
@@ -171,7 +171,7 @@ fn thp_mode() -> Option<String> {
         .and_then(|t| bracketed(&t))
 }
 
-/// Runs every thread count of `cfg`; returns the report and whether it was interrupted.
+/// Runs every thread count of `cfg`; returns the report and whether a stop signal cut it short.
 pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> crate::error::Result<(MemReport, bool)> {
     let mut report = MemReport {
         op: cfg.op,
@@ -204,9 +204,9 @@ pub fn run(cfg: &MemConfig, cpus: Option<&[usize]>) -> crate::error::Result<(Mem
                 .collect()
         });
         let outs: Vec<ThreadOut> = outs.into_iter().collect::<crate::error::Result<_>>()?;
-        let interrupted = outs.iter().any(|o| o.interrupted);
+        let stopped = outs.iter().any(|o| o.stopped);
         report.runs.push(summarize(threads, &outs));
-        if interrupted {
+        if stopped {
             return Ok((report, true));
         }
     }

@@ -69,7 +69,7 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
     let mut report = RunReport {
         schema_version: 1,
         workload: w,
-        partial: false,
+        stopped: false,
         pinned: cfg.pin,
         duration_s: cfg.duration.as_secs_f64(),
         warmup_s: cfg.warmup.as_secs_f64(),
@@ -120,18 +120,12 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
                 cfg,
                 &mut report,
             )?;
-            if w == WorkloadName::WriteStat && !report.partial && !sys::signal::stop_requested() {
+            if w == WorkloadName::WriteStat && !report.stopped && !sys::signal::stop_requested() {
                 let mut p =
                     pair::PairConfig::new(cfg.dir.clone(), pair::Pattern::Write { writes: 1 });
                 p.pin = cfg.pin;
-                report.pair = match pair::measure(&p) {
-                    Ok(r) => Some(r),
-                    Err(e) if e.is_interrupted() => {
-                        report.partial = true;
-                        None
-                    }
-                    Err(e) => return Err(e),
-                };
+                report.pair = crate::error::unless_stopped(pair::measure(&p))?;
+                report.stopped = report.pair.is_none();
             }
         }
         WorkloadName::Getppid => run_all(&null::Getppid, cfg, &mut report)?,
@@ -141,14 +135,14 @@ pub fn execute(cfg: &RunConfig) -> crate::error::Result<RunReport> {
             run_all(&null::SchedYield { calibration }, cfg, &mut report)?
         }
         WorkloadName::Mem => {
-            let (m, partial) = mem::run(&cfg.mem, cfg.pin.then_some(&cfg.cpus[..]))?;
+            let (m, stopped) = mem::run(&cfg.mem, cfg.pin.then_some(&cfg.cpus[..]))?;
             report.mem = Some(m);
-            report.partial = partial;
+            report.stopped = stopped;
         }
         WorkloadName::Pagezero => {
-            let (z, partial) = pagezero::run(cfg.cold_bytes, cfg.pin.then_some(cfg.cpus[0]))?;
+            let (z, stopped) = pagezero::run(cfg.cold_bytes, cfg.pin.then_some(cfg.cpus[0]))?;
             report.pagezero = Some(z);
-            report.partial = partial;
+            report.stopped = stopped;
         }
     }
     drop(scratch);
@@ -180,7 +174,7 @@ fn run_all<W: Workload>(
         for &mode in &cfg.modes {
             for &placement in &cfg.placements {
                 if sys::signal::stop_requested() {
-                    report.partial = true;
+                    report.stopped = true;
                     break 'outer;
                 }
                 let plan = RunPlan {
@@ -203,10 +197,10 @@ fn run_all<W: Workload>(
                         mode.as_str()
                     )
                 })?;
-                let partial = result.partial;
+                let stopped = result.stopped;
                 report.runs.push(result);
-                if partial {
-                    report.partial = true;
+                if stopped {
+                    report.stopped = true;
                     break 'outer;
                 }
             }

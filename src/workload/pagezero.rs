@@ -55,7 +55,7 @@ fn cold_pass(buf: &mut [u8], f: ZeroFn) -> f64 {
     start.elapsed().as_nanos() as f64 / pages.max(1) as f64
 }
 
-/// Runs all variants hot and cold; returns the report and whether it was interrupted.
+/// Runs all variants hot and cold; returns the report and whether a stop signal cut it short.
 pub fn run(cold_bytes: u64, cpu: Option<usize>) -> crate::error::Result<(PagezeroReport, bool)> {
     if let Some(c) = cpu {
         sys::cpu::pin_to_cpu(c).with_context(|| format!("pinning to CPU {c}"))?;

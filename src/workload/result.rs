@@ -138,7 +138,8 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
     /// Stopped by a signal before all samples were taken.
-    pub partial: bool,
+    #[serde(rename = "partial")]
+    pub stopped: bool,
     /// Median, min and max of the per-second totals; `null` when no sample was taken (a run
     /// interrupted before its first interval ended), never 0.
     pub ops_per_sec: Option<Summary>,
@@ -327,7 +328,8 @@ pub struct RunReport {
     pub schema_version: u32,
     pub workload: WorkloadName,
     /// Some run stopped early on a signal, or some runs never started.
-    pub partial: bool,
+    #[serde(rename = "partial")]
+    pub stopped: bool,
     pub pinned: bool,
     pub duration_s: f64,
     pub warmup_s: f64,

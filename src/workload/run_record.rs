@@ -53,8 +53,9 @@ pub struct RunRecord {
     /// `uname -r` of the machine it ran on.
     #[serde(default)]
     pub kernel_release: Option<String>,
-    #[serde(default, deserialize_with = "informative")]
-    pub partial: bool,
+    /// The run's `partial`: a stop signal cut it short.
+    #[serde(default, rename = "partial", deserialize_with = "informative")]
+    pub stopped: bool,
     #[serde(default, deserialize_with = "informative")]
     pub inodes: Vec<InodeInfo>,
     pub iteration: Vec<Op>,
@@ -72,7 +73,8 @@ pub struct RunRate {
     /// `null` when the run took no sample.
     pub ops_per_sec: Option<f64>,
     pub ns_per_iteration: Option<f64>,
-    pub partial: bool,
+    #[serde(rename = "partial")]
+    pub stopped: bool,
 }
 
 /// A field the simulator does not read: a value of the wrong shape reads as absent.
@@ -104,7 +106,7 @@ impl RunRecord {
             ns_per_iteration: chosen.and_then(|x| x.ns_per_iteration),
             syscalls_per_iteration: r.syscalls_per_iteration,
             kernel_release: r.machine.kernel_release.clone(),
-            partial: r.partial,
+            stopped: r.stopped,
             inodes: iteration::inodes(r.workload, &fs),
             iteration: r.iteration.clone(),
             runs: r
@@ -121,7 +123,7 @@ impl RunRecord {
                     }),
                     ops_per_sec: x.ops_per_sec.map(|s| s.median),
                     ns_per_iteration: x.ns_per_iteration,
-                    partial: x.partial,
+                    stopped: x.stopped,
                 })
                 .collect(),
         }
@@ -350,7 +352,7 @@ mod tests {
             "r",
         )
         .unwrap();
-        assert_eq!((r.mode.as_str(), r.partial, r.runs.len()), ("", false, 0));
+        assert_eq!((r.mode.as_str(), r.stopped, r.runs.len()), ("", false, 0));
         assert_eq!(r.measured_ns_per_iteration(), 1e6);
         let e = RunRecord::from_json(
             r#"{"schema_version":1,"kind":"tscope-run-record","workload":"pipe1",

@@ -13,7 +13,8 @@
 //!
 //! Stopping: the parent raises the shared stop word; workers finish their iteration, clean
 //! up (close, unlink) and exit. Processes that do not exit within 5 s are killed; all are
-//! reaped. A SIGINT/SIGTERM to the parent ends the sampling early and marks the run partial.
+//! reaped. A SIGINT/SIGTERM to the parent ends the sampling early and marks the run
+//! stopped (`partial` in its JSON).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -163,7 +164,7 @@ fn sleep_until(deadline: Instant) -> bool {
 struct Sampled {
     totals: Vec<f64>,
     per_task: Vec<Vec<f64>>,
-    partial: bool,
+    stopped: bool,
     error: Option<String>,
 }
 
@@ -187,7 +188,7 @@ fn sample<W: Workload>(
     let mut out = Sampled {
         totals: Vec::new(),
         per_task: vec![Vec::new(); plan.tasks],
-        partial: false,
+        stopped: false,
         error: None,
     };
     let started = Instant::now();
@@ -201,13 +202,13 @@ fn sample<W: Workload>(
             return out;
         }
         if sys::signal::stop_requested() {
-            out.partial = true;
+            out.stopped = true;
             return out;
         }
         std::thread::sleep(Duration::from_millis(1));
     }
     if !sleep_until(Instant::now() + plan.warmup) {
-        out.partial = true;
+        out.stopped = true;
         return out;
     }
     let mut prev = snapshot(slots, per);
@@ -215,7 +216,7 @@ fn sample<W: Workload>(
     let mut next = prev_t + plan.interval;
     while out.totals.len() < plan.samples {
         if !sleep_until(next) {
-            out.partial = true;
+            out.stopped = true;
             break;
         }
         let now_counts = snapshot(slots, per);
@@ -273,7 +274,7 @@ pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> crate::error::Result<RunResult
                         return Sampled {
                             totals: vec![],
                             per_task: vec![],
-                            partial: false,
+                            stopped: false,
                             error: Some(format!("spawning a worker thread: {e}")),
                         };
                     }
@@ -313,7 +314,7 @@ pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> crate::error::Result<RunResult
                 Sampled {
                     totals: vec![],
                     per_task: vec![],
-                    partial: false,
+                    stopped: false,
                     error: Some(e),
                 }
             } else {
@@ -337,7 +338,7 @@ pub fn run<W: Workload>(w: &W, plan: &RunPlan) -> crate::error::Result<RunResult
     if let Some(e) = sampled.error.or_else(|| failure(w, slots)) {
         bail!("{e}");
     }
-    let mut result = assemble(plan, per, sampled.totals, sampled.per_task, sampled.partial);
+    let mut result = assemble(plan, per, sampled.totals, sampled.per_task, sampled.stopped);
     for (t, tr) in result.per_task.iter_mut().enumerate() {
         tr.iterations = slots[t * per].iterations.load(Relaxed);
     }

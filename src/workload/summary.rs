@@ -9,7 +9,7 @@ pub fn assemble(
     per: usize,
     totals: Vec<f64>,
     per_task_rates: Vec<Vec<f64>>,
-    partial: bool,
+    stopped: bool,
 ) -> RunResult {
     let samples = totals.len();
     let column = |f: fn(f64, f64) -> f64, init: f64| -> Vec<f64> {
@@ -40,7 +40,7 @@ pub fn assemble(
         tasks: plan.tasks,
         mode: plan.mode,
         placement: plan.placement,
-        partial: partial || samples < plan.samples,
+        stopped: stopped || samples < plan.samples,
         ops_per_sec: ops,
         samples: totals,
         per_task_min,
@@ -78,14 +78,14 @@ mod tests {
         );
         assert_eq!(r.per_task[1].ops_per_sec.unwrap().max, 30.0);
         assert!((r.ns_per_iteration.unwrap() - 2e9 / 40.0).abs() < 1e-6);
-        assert!(!r.partial);
+        assert!(!r.stopped);
     }
 
     #[test]
     fn missing_samples_make_a_partial_run() {
         let p = RunPlan::for_test(1, vec![], None);
         let r = assemble(&p, 1, vec![5.0], vec![vec![5.0]], false);
-        assert!(r.partial);
+        assert!(r.stopped);
         let empty = assemble(&p, 1, vec![], vec![vec![]], true);
         // No sample: no rate (JSON null), not 0 ops/s.
         assert_eq!(empty.ops_per_sec, None);

@@ -151,12 +151,5 @@ pub fn run(job: BenchJob, stop: &crate::commands::Stop) -> anyhow::Result<i32> {
             c.kind == crate::vm::bench::ComparisonKind::Clocksource
                 && c.verdict == bench::compare::Verdict::Disagrees
         });
-    let code = if r.interrupted {
-        crate::commands::EXIT_INTERRUPTED
-    } else if disagree || r.failed() {
-        1
-    } else {
-        0
-    };
-    Ok(stop.exit_code(code))
+    Ok(stop.exit_code(if disagree || r.failed() { 1 } else { 0 }))
 }

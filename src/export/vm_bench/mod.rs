@@ -438,7 +438,7 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     for d in &r.disturbed {
         notes.push(d.note(r.boots as usize));
     }
-    if r.interrupted {
+    if r.stopped {
         notes.push("interrupted: the rows are what was measured before the signal".into());
     }
     notes

@@ -62,7 +62,7 @@ fn recorded() -> BenchReport {
         knob: Vec::new(),
         host_cpu: Some("a test CPU".into()),
         host_kernel: None,
-        interrupted: false,
+        stopped: false,
     };
     bench::fill::fill(&mut r);
     r

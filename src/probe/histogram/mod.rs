@@ -100,7 +100,8 @@ pub struct Histogram {
     pub duration_s: f64,
     pub wall_s: f64,
     /// A stop signal ended the run before `duration_s`.
-    pub interrupted: bool,
+    #[serde(rename = "interrupted")]
+    pub stopped: bool,
     pub emulate_trap: bool,
     pub pinned_cpu: Option<usize>,
     /// The rate ticks were converted at (counters only).
@@ -129,7 +130,7 @@ struct Tally {
     reads: u64,
     backwards: u64,
     max_back: u64,
-    interrupted: bool,
+    stopped: bool,
 }
 
 /// Reads `read` back to back until `duration` has passed or a stop signal arrives.
@@ -141,7 +142,7 @@ fn tally<F: FnMut() -> u64>(mut read: F, duration: Duration) -> Tally {
         reads: 0,
         backwards: 0,
         max_back: 0,
-        interrupted: false,
+        stopped: false,
     };
     let started = Instant::now();
     loop {
@@ -161,7 +162,7 @@ fn tally<F: FnMut() -> u64>(mut read: F, duration: Duration) -> Tally {
         }
         t.reads += u64::from(CHECK_EVERY);
         if sys::signal::stop_requested() {
-            t.interrupted = true;
+            t.stopped = true;
             break;
         }
         if started.elapsed() >= duration {
@@ -274,7 +275,7 @@ pub fn run(cfg: &HistogramConfig) -> crate::error::Result<Histogram> {
         source: src.to_string(),
         duration_s: cfg.duration.as_secs_f64(),
         wall_s,
-        interrupted: t.interrupted,
+        stopped: t.stopped,
         emulate_trap: cfg.emulate_trap,
         pinned_cpu,
         tsc_hz: hz.filter(|_| counter),

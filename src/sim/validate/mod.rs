@@ -68,7 +68,7 @@ pub(crate) fn run_workload(
     }
     let report = crate::workload::execute(&cfg)?;
     crate::ensure!(
-        !report.partial && !report.runs.is_empty(),
+        !report.stopped && !report.runs.is_empty(),
         "{name} stopped early (a signal?): no validation figure"
     );
     Ok(report)

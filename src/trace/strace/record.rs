@@ -24,7 +24,7 @@ pub struct Recording {
     pub exit_code: i32,
     /// A stop signal (SIGINT/SIGTERM/SIGHUP) ended the recording: strace and everything it
     /// traced were killed; the log holds what was traced until then.
-    pub interrupted: bool,
+    pub stopped: bool,
 }
 
 /// What to record: the command, and where strace writes its log.
@@ -52,13 +52,13 @@ pub fn record(cfg: &RecordConfig) -> crate::error::Result<Recording> {
         ),
         Err(e) => return Err(e).context("starting strace"),
     };
-    let mut interrupted = false;
+    let mut stopped = false;
     let status = loop {
         if let Some(st) = child.try_wait().context("waiting for strace")? {
             break st;
         }
         if crate::sys::signal::stop_requested() {
-            interrupted = true;
+            stopped = true;
             kill_tree(child.id());
             break child.wait().context("waiting for strace")?;
         }
@@ -72,7 +72,7 @@ pub fn record(cfg: &RecordConfig) -> crate::error::Result<Recording> {
             .unwrap_or(0),
         _ => 0,
     };
-    if lines == 0 && !interrupted {
+    if lines == 0 && !stopped {
         // strace could not start the command (it said why on stderr): no empty log left
         // behind, unless the file was there before (then it is the user's, not ours).
         if !existed {
@@ -87,7 +87,7 @@ pub fn record(cfg: &RecordConfig) -> crate::error::Result<Recording> {
     Ok(Recording {
         lines,
         exit_code: exit_code(status),
-        interrupted,
+        stopped,
     })
 }
 

@@ -39,7 +39,7 @@ pub(crate) fn report(
         knob: Vec::new(),
         host_cpu: None,
         host_kernel: None,
-        interrupted: false,
+        stopped: false,
     }
 }
 

@@ -46,8 +46,8 @@ use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::plan::{BenchPlan, Plan};
+use crate::vm::boot::serial;
 use crate::vm::boot::session::{BootConfig, Session};
-use crate::vm::boot::{child, serial};
 use crate::workload::WorkloadName;
 
 pub use compare::ComparisonKind;
@@ -292,7 +292,9 @@ pub struct BenchReport {
     /// The host's CPU model and kernel (the commit paragraph's environment).
     pub host_cpu: Option<String>,
     pub host_kernel: Option<String>,
-    pub interrupted: bool,
+    /// True when a stop signal cut the run short (the rows are what was measured before).
+    #[serde(rename = "interrupted")]
+    pub stopped: bool,
 }
 
 impl BenchReport {
@@ -431,17 +433,14 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         knob: Vec::new(),
         host_cpu: None,
         host_kernel: None,
-        interrupted: false,
+        stopped: false,
     };
     let machine = crate::probe::machine::gather();
     report.host_cpu = machine.cpu_model;
     report.host_kernel = machine.kernel_release;
     let result = host::boot_all(cfg, &session, &mut report, progress);
-    match result {
-        Err(e) if child::is_interrupted(&e) => report.interrupted = true,
-        other => other?,
-    }
-    if cfg.count > 0 && !report.interrupted {
+    report.stopped = crate::error::unless_stopped(result)?.is_none();
+    if cfg.count > 0 && !report.stopped {
         count_pass(cfg, &session, &mut report, progress)?;
     }
     drop(session);
@@ -464,7 +463,7 @@ fn count_pass(
         cfg.count
     ));
     let c = crate::vm::count::run_in(&ccfg, session, progress)?;
-    report.interrupted |= c.interrupted;
+    report.stopped |= c.stopped;
     report.counted = counted::from_report(&c, cs);
     report.count_errors = c
         .kernels

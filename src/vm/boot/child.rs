@@ -1,7 +1,7 @@
 //! Helper processes of `vm guest` and `vm count` (apt-get, dpkg-deb and its tar, mkfs), run so
 //! that an interrupt never orphans them: each dies with tscope (`PR_SET_PDEATHSIG`), and a
 //! stop signal (SIGINT, SIGTERM, SIGHUP: [`crate::sys::signal`]) kills the one running and
-//! returns [`interrupted`] so the caller removes its scratch and exits 130.
+//! returns [`Error::Interrupted`], so the caller removes its scratch on the way out.
 
 use std::process::{Command, ExitStatus};
 use std::time::Duration;
@@ -9,26 +9,15 @@ use std::time::Duration;
 use crate::error::{Context, Error, Result};
 use crate::sys;
 
-/// The error for an interrupted run ([`Error::Interrupted`]; the command maps it to exit 130).
-pub(crate) fn interrupted() -> Error {
-    Error::Interrupted
-}
-
-/// Whether `e` is (or wraps) the error [`interrupted`] returned: a variant check, so a
-/// `.context(..)` around it or a message that happens to read "interrupted" does not mislead.
-pub(crate) fn is_interrupted(e: &Error) -> bool {
-    e.is_interrupted()
-}
-
-/// Fails with [`interrupted`] when a stop signal arrived.
+/// Fails with [`Error::Interrupted`] when a stop signal arrived.
 pub(crate) fn check_stop() -> Result<()> {
     if sys::signal::stop_requested() {
-        return Err(interrupted());
+        return Err(Error::Interrupted);
     }
     Ok(())
 }
 
-/// Runs `cmd` to completion; kills it and returns [`interrupted`] on a stop signal.
+/// Runs `cmd` to completion; kills it and returns [`Error::Interrupted`] on a stop signal.
 pub(crate) fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
     check_stop()?;
     sys::child::kill_with_parent(cmd);
@@ -48,7 +37,7 @@ pub(crate) fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
             }
             let _ = child.kill();
             let _ = child.wait();
-            return Err(interrupted());
+            return Err(Error::Interrupted);
         }
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -284,7 +284,7 @@ pub(crate) fn fetch(cache: &Path, spec: &str, progress: &dyn Progress) -> Result
         .and_then(|()| concrete_package(&apt, name))
     {
         Ok(p) => p,
-        Err(e) if child::is_interrupted(&e) => return Err(e),
+        Err(e) if e.is_interrupted() => return Err(e),
         // Offline or no apt lists: a kernel fetched before will do.
         Err(e) => match newest_cached(cache) {
             Some((img, pkg)) if suite.is_none() => {

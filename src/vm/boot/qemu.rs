@@ -170,7 +170,7 @@ pub(crate) fn run(spec: &QemuSpec) -> Result<QemuOutcome> {
         }
         if sys::signal::stop_requested() {
             // The Reaper kills and reaps qemu on the way out.
-            return Err(crate::vm::boot::child::interrupted());
+            return Err(crate::error::Error::Interrupted);
         }
         if started.elapsed() >= spec.timeout {
             let _ = child.kill();

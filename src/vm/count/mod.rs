@@ -35,7 +35,7 @@ use crate::vm::boot::kernel::Kernel;
 use crate::vm::boot::plan::Plan;
 use crate::vm::boot::qemu::{QemuOutcome, QemuSpec};
 use crate::vm::boot::session::{BootConfig, Session};
-use crate::vm::boot::{child, disk, kconfig, launch, serial};
+use crate::vm::boot::{disk, kconfig, launch, serial};
 use crate::workload::WorkloadName;
 
 /// Version of the `vm count` JSON.
@@ -161,7 +161,8 @@ pub struct CountReport {
     /// Equal successive mtimes measured in the guests beside the model's share.
     pub accuracy: Vec<AccuracyRow>,
     /// True when a stop signal cut the run short (the rows are what was counted before).
-    pub interrupted: bool,
+    #[serde(rename = "interrupted")]
+    pub stopped: bool,
 }
 
 impl CountReport {
@@ -209,7 +210,7 @@ pub(crate) fn run_in(
         kernels: Vec::new(),
         rows: Vec::new(),
         accuracy: Vec::new(),
-        interrupted: false,
+        stopped: false,
     };
     let result = (|| -> Result<()> {
         for source in &cfg.kernels {
@@ -217,10 +218,7 @@ pub(crate) fn run_in(
         }
         Ok(())
     })();
-    match result {
-        Err(e) if child::is_interrupted(&e) => report.interrupted = true,
-        other => other?,
-    }
+    report.stopped = crate::error::unless_stopped(result)?.is_none();
     Ok(report)
 }
 

@@ -182,18 +182,6 @@ fn stale_scratch_of_dead_processes_is_swept() {
 }
 
 #[test]
-fn interruption_is_a_variant_even_under_context() {
-    use crate::error::Context;
-    let e: crate::error::Result<()> = Err(crate::vm::boot::child::interrupted());
-    let wrapped = e.context("fetching a kernel").unwrap_err();
-    assert!(crate::vm::boot::child::is_interrupted(&wrapped));
-    // A failure that merely says the word is not an interruption.
-    assert!(!crate::vm::boot::child::is_interrupted(&crate::failure!(
-        "interrupted"
-    )));
-}
-
-#[test]
 fn the_timing_pass_travels_from_guest_to_rows() {
     // What a guest prints (its `count` section), timing fields included …
     let json = r#"{"release":"7.2.13+deb14-cloud-amd64","probes":[],"syscall_hist":false,
