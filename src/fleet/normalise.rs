@@ -1,8 +1,9 @@
 //! One document tscope wrote (`probe --json`, `detect --json` or a report's `report.json`)
 //! reduced to the facts a fleet is grouped and compared by. The document is read as a
 //! `serde_json::Value`, field by field, so any version tscope wrote loads: a fact the document
-//! does not hold is `None` (null), never a guess. Which kind it is comes from the keys only
-//! that kind has, as `tscope show` recognises it.
+//! does not hold is `None` (null), never a guess. Which kind it is comes from the one sniffer,
+//! [`crate::input::Kind::of`]: its `kind` tag, else the keys only that kind has, as `tscope
+//! show` recognises it.
 
 use std::collections::BTreeMap;
 
@@ -117,33 +118,19 @@ fn host_id_of(p: &Value) -> Result<Option<String>, String> {
     }
 }
 
-/// The recognised kind, or why the document is not one `fleet add` takes.
+/// The recognised kind ([`Kind::of`], as `tscope show` recognises it), or why the document is
+/// not one `fleet add` takes.
 fn kind_of(v: &Value) -> Result<Kind, String> {
-    let Some(o) = v.as_object() else {
+    if !v.is_object() {
         return Err("is not a JSON object (expected probe, detect or report JSON)".into());
-    };
-    let has = |k: &str| o.contains_key(k);
-    let tag = o.get("kind").and_then(Value::as_str);
-    match tag.and_then(Kind::from_tag) {
-        Some(k @ (Kind::Report | Kind::Detect | Kind::Probe)) => return Ok(k),
-        Some(other) => {
-            return Err(format!(
-                "is {}, not a probe, detect or report document",
-                other.name()
-            ))
-        }
-        None => {}
     }
-    if has("environment") && has("simulation") && has("profile") {
-        Ok(Kind::Report)
-    } else if has("verdicts") && has("facts") && has("profile") {
-        Ok(Kind::Detect)
-    } else if has("sources") && has("machine") && has("derived") {
-        Ok(Kind::Probe)
-    } else if o.get("kind").and_then(Value::as_str) == Some("tscope-run-record") {
-        Err("is a run record (`tscope run --record`), not a probe, detect or report".into())
-    } else {
-        Err("is not a probe, detect or report document tscope wrote".into())
+    match Kind::of(&crate::input::Shape::of_value(v)) {
+        Some(k @ (Kind::Report | Kind::Detect | Kind::Probe)) => Ok(k),
+        Some(other) => Err(format!(
+            "is {}, not a probe, detect or report document",
+            other.name()
+        )),
+        None => Err("is not a probe, detect or report document tscope wrote".into()),
     }
 }
 
@@ -315,6 +302,9 @@ mod tests {
         let e = |t: &str| normalise(&serde_json::from_str(t).unwrap()).unwrap_err();
         assert!(e("[1]").contains("not a JSON object"));
         assert!(e(r#"{"a":1}"#).contains("not a probe"));
+        // Another kind tscope writes is named, tagged or not (the sniffer `show` uses).
+        assert!(e(r#"{"kind":"tscope-run-record"}"#).starts_with("is a run record"));
+        assert!(e(r#"{"workload":"pipe1","runs":[]}"#).starts_with("is a run ("));
         assert!(e(r#"{"sources":[],"machine":{},"derived":{}}"#).contains("no schema_version"));
         assert!(
             e(r#"{"schema_version":9,"sources":[],"machine":{},"derived":{}}"#)

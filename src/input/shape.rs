@@ -35,6 +35,12 @@ impl Shape {
         serde_json::from_slice(bytes)
     }
 
+    /// The outline of a value already parsed (`fleet add` holds whole documents).
+    pub fn of_value(v: &Value) -> Shape {
+        // Every JSON value has an outline: the visitor accepts any value.
+        Shape::deserialize(v).unwrap_or_default()
+    }
+
     /// Whether the object has key `k`.
     pub fn has(&self, k: &str) -> bool {
         self.keys.iter().any(|x| x == k)
@@ -149,5 +155,9 @@ mod tests {
         assert!(!Shape::of(b"3").unwrap().object);
         assert!(Shape::of(br#"{"kind":[1]}"#).unwrap().kind.is_none());
         assert!(Shape::of(b"{").is_err());
+        let v: Value = serde_json::from_str(r#"{"kind":"k","profile":{"sources":[]}}"#).unwrap();
+        let s = Shape::of_value(&v);
+        assert_eq!(s.keys, ["kind", "profile"]);
+        assert!(s.kind.as_deref() == Some("k") && s.profile.unwrap().has("sources"));
     }
 }
