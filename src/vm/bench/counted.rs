@@ -1,7 +1,7 @@
 //! `vm bench --count`: each kernel's timestamp calls per op, counted by `vm count`'s kprobe
-//! pass ([`crate::vm::count::run`], one extra boot per kernel on the first requested
-//! clocksource), put beside the timed rows, so that "2 precise reads per op more" and "+9.8%"
-//! stand in one row.
+//! pass (count's room, [`crate::vm::count::count_kernel`]: one extra boot per kernel on the
+//! first requested clocksource, through the bench's own pipeline and session), put beside the
+//! timed rows, so that "2 precise reads per op more" and "+9.8%" stand in one row.
 //!
 //! The counts are `vm count`'s clock-read leaves: precise (clocksource) reads are
 //! `ktime_get_real_ts64` and `ktime_get_real_ts64_mg`, coarse (tick) reads
@@ -10,9 +10,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::BenchConfig;
+use super::{BenchConfig, BenchReport};
+use crate::error::Result;
+use crate::progress::Progress;
+use crate::vm::boot::pipeline::Pipeline;
 use crate::vm::count::rows::CountRow;
-use crate::vm::count::{CountConfig, CountReport};
+use crate::vm::count::{self, CountConfig};
 
 /// The clock-read leaves that read the clocksource.
 pub(crate) const PRECISE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
@@ -101,9 +104,37 @@ pub(crate) fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow>
     out
 }
 
-/// The counts of `report` (`vm count`'s), as [`from_rows`].
-pub(crate) fn from_report(report: &CountReport, clocksource: &str) -> Vec<CountedRow> {
-    from_rows(&report.rows, clocksource)
+/// `--count`: count's room on every kernel (one boot each, on the first clocksource) through
+/// the bench's `pipe`, its calls per op kept in `report.counted`, a kernel whose boot failed
+/// in `report.count_errors`.
+pub(crate) fn pass(
+    cfg: &BenchConfig,
+    pipe: &Pipeline,
+    report: &mut BenchReport,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let ccfg = count_config(cfg, cfg.count);
+    let cs = ccfg.clocksource.map_or("", |c| c.name());
+    progress.note(&format!(
+        "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
+        cfg.count
+    ));
+    let mut rows = Vec::new();
+    let result = (|| -> Result<()> {
+        for (n, source) in ccfg.kernels.iter().enumerate() {
+            let k = count::count_kernel(&ccfg, source, n, pipe, progress)?;
+            rows.extend(k.rows);
+            if let Some(e) = &k.run.error {
+                report
+                    .count_errors
+                    .push(format!("{}: {e}", k.run.kernel_package));
+            }
+        }
+        Ok(())
+    })();
+    report.stopped |= crate::error::unless_stopped(result)?.is_none();
+    report.counted = from_rows(&rows, cs);
+    Ok(())
 }
 
 /// The counts of one kernel × file system × workload, if counted.

@@ -8,9 +8,12 @@
 //! - [`predict`]: the Linux model's precise and coarse reads per op;
 //! - [`compare`]: the interval and verdict arithmetic (pure);
 //! - [`rows`]: from the boots' slots to the report's runs and comparisons;
-//! - [`knob`]: the live knob pair in the guest, the update it prices, and the rows held to it.
+//! - [`knob`]: the live knob pair in the guest, the update it prices, and the rows held to it;
+//! - [`host`]: the boots, each described to [`crate::vm::boot::pipeline`] as this room's;
+//! - [`counted`]: `--count`, count's room booted through the same pipeline, in the same session.
 //!
-//! This room depends on [`crate::vm::boot`] only.
+//! This room depends on [`crate::vm::boot`] and, for `--count`, on [`crate::vm::count`]: its
+//! room (the per-boot work of counting one kernel) and its rows.
 
 mod ab;
 pub(crate) mod clocksource;
@@ -45,9 +48,10 @@ use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::pipeline::Pipeline;
 use crate::vm::boot::plan::{BenchPlan, Plan};
 use crate::vm::boot::serial;
-use crate::vm::boot::session::{BootConfig, Session};
+use crate::vm::boot::session::BootConfig;
 use crate::workload::WorkloadName;
 
 pub use compare::ComparisonKind;
@@ -351,11 +355,6 @@ pub fn boot_clocksource(cfg: &BenchConfig, boot: u32) -> Clocksource {
         .unwrap_or(Clocksource::Tsc)
 }
 
-/// The guest kernel command line of one boot: `clocksource=` the boot's first.
-pub fn cmdline(cfg: &BenchConfig, boot: u32) -> String {
-    cfg.boot.cmdline(Some(boot_clocksource(cfg, boot)), &[])
-}
-
 /// What one boot's console held.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Console {
@@ -407,14 +406,14 @@ pub fn closed_part(console: &str) -> &str {
 /// Runs every boot of the configuration: boot b of every kernel before boot b + 1 of any
 /// (kernels interleave, so the host's drift falls on all alike).
 pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
-    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
+    let pipe = Pipeline::open(&cfg.boot, cfg, progress)?;
     let mut report = BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
         created_unix_s: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        accel: session.accel.clone(),
+        accel: pipe.accel().clone(),
         seed: cfg.seed,
         boots: cfg.boots,
         rounds: cfg.rounds,
@@ -438,37 +437,12 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     let machine = crate::probe::machine::gather();
     report.host_cpu = machine.cpu_model;
     report.host_kernel = machine.kernel_release;
-    let result = host::boot_all(cfg, &session, &mut report, progress);
+    let result = host::boot_all(cfg, &pipe, &mut report, progress);
     report.stopped = crate::error::unless_stopped(result)?.is_none();
     if cfg.count > 0 && !report.stopped {
-        count_pass(cfg, &session, &mut report, progress)?;
+        counted::pass(cfg, &pipe, &mut report, progress)?;
     }
-    drop(session);
+    drop(pipe);
     fill::fill(&mut report);
     Ok(report)
-}
-
-/// `--count`: `vm count`'s kprobe pass on every kernel (one boot each, on the first
-/// clocksource) in the bench's own session, its calls per op kept in `report.counted`.
-fn count_pass(
-    cfg: &BenchConfig,
-    session: &Session,
-    report: &mut BenchReport,
-    progress: &dyn Progress,
-) -> Result<()> {
-    let ccfg = counted::count_config(cfg, cfg.count);
-    let cs = ccfg.clocksource.map_or("", |c| c.name());
-    progress.note(&format!(
-        "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
-        cfg.count
-    ));
-    let c = crate::vm::count::run_in(&ccfg, session, progress)?;
-    report.stopped |= c.stopped;
-    report.counted = counted::from_report(&c, cs);
-    report.count_errors = c
-        .kernels
-        .iter()
-        .filter_map(|k| Some(format!("{}: {}", k.kernel_package, k.error.as_ref()?)))
-        .collect();
-    Ok(())
 }

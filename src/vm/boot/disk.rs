@@ -220,22 +220,21 @@ mod tests {
 
 #[cfg(test)]
 mod qemu_args {
-    use crate::vm::boot::qemu::{Accel, QemuSpec};
-    use std::time::Duration;
+    use crate::vm::boot::pipeline::qemu_spec;
+    use crate::vm::boot::qemu::Accel;
+    use crate::vm::boot::session::BootConfig;
 
     #[test]
     fn each_disk_is_an_nvme_controller_in_order() {
-        let spec = QemuSpec {
-            binary: "qemu-system-x86_64".into(),
-            accel: Accel::Tcg,
-            kernel: "/k".into(),
-            initrd: "/i".into(),
-            append: String::new(),
-            memory_mb: 256,
-            smp: 1,
-            timeout: Duration::from_secs(1),
-            disks: vec!["/s/ext4-0.img".into(), "/s/a,b.img".into()],
-        };
+        let spec = qemu_spec(
+            &BootConfig::new(1),
+            Accel::Tcg,
+            "/k".as_ref(),
+            "/i".into(),
+            String::new(),
+            1,
+            vec!["/s/ext4-0.img".into(), "/s/a,b.img".into()],
+        );
         let a = spec.args().join(" ");
         assert!(
             a.contains(

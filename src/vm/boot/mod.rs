@@ -4,8 +4,11 @@
 //! its modules ([`modules`]) and config ([`kconfig`]); the initramfs is written here ([`cpio`],
 //! [`binary`]) and disk images made by mkfs ([`disk`]); qemu runs bounded ([`qemu`], [`child`])
 //! with the accelerator chosen by [`accel`]; results come back on the serial console between
-//! markers ([`serial`]); each boot's files live in a scratch directory ([`scratch`]). A room opens one
-//! [`session::Session`] for all of that.
+//! markers ([`serial`]); each boot's files live in a scratch directory ([`scratch`]). A room
+//! describes its boots ([`pipeline::Room`]: the plan, the disks, what to read from the console)
+//! and boots them through one [`pipeline::Pipeline`], which opens the run's
+//! [`session::Session`] and does the rest: the kernel command line, qemu, the console, the
+//! timeout and the kernel's `CONFIG_HZ`.
 
 pub(crate) mod accel;
 pub(crate) mod apt;
@@ -23,6 +26,7 @@ pub(crate) mod kconfig;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod modules;
+pub(crate) mod pipeline;
 pub(crate) mod plan;
 pub(crate) mod qemu;
 pub(crate) mod scratch;

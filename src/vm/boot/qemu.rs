@@ -115,6 +115,20 @@ pub(crate) struct QemuOutcome {
     pub wall: Duration,
 }
 
+impl QemuOutcome {
+    /// Why the guest gave no more than it did, when it ran past its time limit and was killed.
+    pub(crate) fn killed(&self) -> Option<String> {
+        self.timed_out
+            .then(|| format!("killed after {:.0} s (--timeout)", self.wall.as_secs_f64()))
+    }
+
+    /// The console's last 30 lines: what a failed boot reports of it.
+    pub(crate) fn console_tail(&self) -> String {
+        let lines: Vec<&str> = self.console.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
 fn collect(mut r: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let b = Arc::clone(&buf);

@@ -2,15 +2,14 @@
 //! bench`): the accelerator chosen, the cache checked (an unusable one fails before any
 //! build), the mkfs tools of the filesystems asked for, the guest binary found, what killed
 //! runs left swept, and a scratch directory holding the base initramfs (the guest binary as
-//! `/init`), removed when the session is dropped, however the run ends.
+//! `/init`), removed when the session is dropped, however the run ends. It is opened in one
+//! place, by the [`super::pipeline::Pipeline`] that boots every guest of the run.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::accel::{self, AccelChoice, RequestedAccel};
 use super::binary::{self, GuestBinary};
-use super::clock::Clocksource;
-use super::qemu::QemuSpec;
 use super::{disk, kernel, scratch};
 use crate::error::{Context, Result};
 use crate::progress::Progress;
@@ -41,21 +40,6 @@ impl BootConfig {
             memory_mb: 256,
             append: None,
         }
-    }
-
-    /// The guest kernel command line of every room: the serial console, quiet, no reboot
-    /// after a panic, `clocksource=` when one is asked, the room's own `words`, then what
-    /// `--append` adds. Only the kernel's own parameters: the guest's work comes in its plan.
-    pub(crate) fn cmdline(&self, clocksource: Option<Clocksource>, words: &[&str]) -> String {
-        let mut s = String::from("console=ttyS0 quiet panic=-1");
-        if let Some(c) = clocksource {
-            s += &format!(" clocksource={c}");
-        }
-        for w in words.iter().copied().chain(self.append.as_deref()) {
-            s.push(' ');
-            s += w;
-        }
-        s
     }
 }
 
@@ -98,28 +82,6 @@ impl Session {
         std::fs::write(&session.initramfs, binary::initramfs(&session.bin)?)
             .with_context(|| format!("writing '{}'", session.initramfs.display()))?;
         Ok(session)
-    }
-
-    /// One guest of `kernel` with `initrd` and the command line `append`, as `boot` sets
-    /// qemu, memory and the time limit: one CPU, no disk (the room adds its own).
-    pub(crate) fn qemu_spec(
-        &self,
-        boot: &BootConfig,
-        kernel: &Path,
-        initrd: PathBuf,
-        append: String,
-    ) -> QemuSpec {
-        QemuSpec {
-            binary: boot.qemu.clone(),
-            accel: self.accel.used,
-            kernel: kernel.to_path_buf(),
-            initrd,
-            append,
-            memory_mb: boot.memory_mb,
-            smp: 1,
-            timeout: boot.timeout,
-            disks: Vec::new(),
-        }
     }
 
     /// The scratch directory (disk images, each boot's initramfs).

@@ -31,11 +31,11 @@ use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::kconfig::HzSource;
-use crate::vm::boot::kernel::Kernel;
+use crate::vm::boot::pipeline::{Pipeline, Prepared, Room};
 use crate::vm::boot::plan::Plan;
-use crate::vm::boot::qemu::{QemuOutcome, QemuSpec};
-use crate::vm::boot::session::{BootConfig, Session};
-use crate::vm::boot::{disk, kconfig, launch, serial};
+use crate::vm::boot::qemu::QemuOutcome;
+use crate::vm::boot::serial;
+use crate::vm::boot::session::BootConfig;
 use crate::workload::WorkloadName;
 
 /// Version of the `vm count` JSON.
@@ -181,31 +181,51 @@ pub fn plan(cfg: &CountConfig) -> Plan {
     }
 }
 
-/// The guest kernel command line of a count run: `clocksource=` when one is asked.
-pub fn cmdline(cfg: &CountConfig) -> String {
-    cfg.boot.cmdline(cfg.clocksource, &[])
+impl Room for CountConfig {
+    type Reading = Result<GuestCount>;
+
+    fn filesystems(&self) -> &[FsKind] {
+        &self.filesystems
+    }
+
+    fn plan(&self, _boot: u32) -> Plan {
+        plan(self)
+    }
+
+    fn clocksource(&self, _boot: u32) -> Option<Clocksource> {
+        self.clocksource
+    }
+
+    /// The guest's `count` section, or why there is none.
+    fn read(&self, _boot: u32, out: &QemuOutcome) -> Result<GuestCount> {
+        if let Some(killed) = out.killed() {
+            crate::fail!("{killed}");
+        }
+        let t = serial::parse(&out.console).map_err(|e| crate::failure!("{e}"))?;
+        let count = t.json("count").ok_or_else(|| {
+            crate::failure!(
+                "the guest printed no count; qemu said: {}",
+                out.stderr.trim()
+            )
+        })?;
+        Ok(count?)
+    }
+
+    fn coarse_res_ns(&self, reading: &Result<GuestCount>) -> Option<u64> {
+        reading.as_ref().ok()?.coarse_res_ns
+    }
 }
 
 /// Runs every kernel of the configuration.
 pub fn run(cfg: &CountConfig, progress: &dyn Progress) -> Result<CountReport> {
-    let session = Session::open(&cfg.boot, &cfg.filesystems, progress)?;
-    run_in(cfg, &session, progress)
-}
-
-/// Runs every kernel of the configuration in an open session (`vm bench --count` counts in
-/// its own).
-pub(crate) fn run_in(
-    cfg: &CountConfig,
-    session: &Session,
-    progress: &dyn Progress,
-) -> Result<CountReport> {
+    let pipe = Pipeline::open(&cfg.boot, cfg, progress)?;
     let mut report = CountReport {
         schema_version: VM_COUNT_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
         created_unix_s: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        accel: session.accel.clone(),
+        accel: pipe.accel().clone(),
         iterations: cfg.iterations,
         kernels: Vec::new(),
         rows: Vec::new(),
@@ -214,7 +234,10 @@ pub(crate) fn run_in(
     };
     let result = (|| -> Result<()> {
         for source in &cfg.kernels {
-            count_one(cfg, source, session, &mut report, progress)?;
+            let k = count_kernel(cfg, source, report.kernels.len(), &pipe, progress)?;
+            report.rows.extend(k.rows);
+            report.accuracy.extend(k.accuracy);
+            report.kernels.push(k.run);
         }
         Ok(())
     })();
@@ -222,42 +245,53 @@ pub(crate) fn run_in(
     Ok(report)
 }
 
-fn count_one(
+/// What one kernel's counting boot gave.
+#[derive(Debug)]
+pub(crate) struct KernelCount {
+    pub run: KernelRun,
+    pub rows: Vec<CountRow>,
+    pub accuracy: Vec<AccuracyRow>,
+}
+
+/// This room's work on one kernel: `source` resolved, booted once through `pipe` (the `n`-th
+/// kernel counted in its session: `vm count`'s own, or `vm bench --count`'s), and its rows.
+pub(crate) fn count_kernel(
     cfg: &CountConfig,
     source: &KernelSource,
-    session: &Session,
-    report: &mut CountReport,
+    n: usize,
+    pipe: &Pipeline,
     progress: &dyn Progress,
-) -> Result<()> {
+) -> Result<KernelCount> {
     let k = source.resolve(progress)?;
     let label = k.package.clone().unwrap_or_else(|| k.origin.clone());
     // Its own names in the session's scratch, beside another room's boots.
-    let tag = format!("count{}", report.kernels.len());
-    let mut spec = qemu_spec(cfg, &k, session, &tag, progress)?;
+    let mut p = pipe.prepare(cfg, k, &format!("count{n}"), progress)?;
     progress.note(&format!(
         "{label}: counting in a {} guest",
-        report.accel.used.name()
+        pipe.accel().used.name()
     ));
-    let out = launch::boot(&mut spec, &k, &mut true, &label, progress)?;
-    let mut run = KernelRun::booted(&label, &k, out.wall.as_secs_f64());
-    match guest_count(&out, run.wall_s) {
+    let booted = pipe.boot(cfg, &mut p, 0, &label, progress)?;
+    let mut count = KernelCount {
+        run: KernelRun::booted(&label, &p, booted.out.wall.as_secs_f64()),
+        rows: Vec::new(),
+        accuracy: Vec::new(),
+    };
+    let run = &mut count.run;
+    match &booted.reading {
         Ok(g) => {
-            run.take(&k, &g);
+            run.take(g);
             if !run.hz_known {
                 progress.note(&format!(
                     "{label}: CONFIG_HZ unknown (no config-* beside the kernel, no coarse clock \
                      resolution from the guest): the model assumes HZ={ASSUMED_HZ}"
                 ));
             }
-            report.rows.extend(rows::rows(&label, run.hz, &g)?);
-            report
-                .accuracy
-                .extend(rows::accuracy_rows(&label, run.hz, &g)?);
+            count.rows = rows::rows(&label, run.hz, g)?;
+            count.accuracy = rows::accuracy_rows(&label, run.hz, g)?;
         }
         Err(e) => {
             run.error = Some(e.to_string());
-            let lines: Vec<&str> = out.console.lines().collect();
-            run.console_tail = Some(lines[lines.len().saturating_sub(30)..].join("\n"));
+            run.console_tail = Some(booted.out.console_tail());
         }
     }
     progress.note(&format!(
@@ -265,53 +299,17 @@ fn count_one(
         if run.ok { "ok" } else { "failed" },
         run.wall_s
     ));
-    report.kernels.push(run);
-    Ok(())
-}
-
-/// The boot of kernel `k`: fresh disk images in the run's scratch directory (removed with
-/// it), the initramfs with the modules the file systems need and the plan.
-fn qemu_spec(
-    cfg: &CountConfig,
-    k: &Kernel,
-    session: &Session,
-    tag: &str,
-    progress: &dyn Progress,
-) -> Result<QemuSpec> {
-    let disks = disk::disk_filesystems(&cfg.filesystems)
-        .into_iter()
-        .map(|fs| disk::make_image(session.work(), fs, tag))
-        .collect::<Result<Vec<_>>>()?;
-    let initrd =
-        launch::initramfs_with_modules(k, &cfg.filesystems, session.initramfs(), tag, progress)?;
-    let initrd = plan(cfg).initramfs(&initrd, tag)?;
-    let mut spec = session.qemu_spec(&cfg.boot, &k.image, initrd, cmdline(cfg));
-    spec.disks = disks;
-    Ok(spec)
-}
-
-/// The guest's `count` section, or why there is none.
-fn guest_count(out: &QemuOutcome, wall_s: f64) -> Result<GuestCount> {
-    if out.timed_out {
-        crate::fail!("killed after {wall_s:.0} s (--timeout)");
-    }
-    let t = serial::parse(&out.console).map_err(|e| crate::failure!("{e}"))?;
-    let count = t.json("count").ok_or_else(|| {
-        crate::failure!(
-            "the guest printed no count; qemu said: {}",
-            out.stderr.trim()
-        )
-    })?;
-    Ok(count?)
+    Ok(count)
 }
 
 impl KernelRun {
-    /// Kernel `k`'s guest, booted under `label` for `wall_s`, before its count is read.
-    fn booted(label: &str, k: &Kernel, wall_s: f64) -> Self {
-        let (hz, hz_source) = kconfig::kernel_hz(k.hz, None);
+    /// The guest of kernel `p`, booted under `label` for `wall_s`, before its count is read:
+    /// the HZ as far as the pipeline found it.
+    fn booted(label: &str, p: &Prepared, wall_s: f64) -> Self {
+        let (hz, hz_source) = p.hz();
         KernelRun {
             kernel_package: label.to_string(),
-            kernel_release: k.release.clone(),
+            kernel_release: p.kernel.release.clone(),
             hz,
             hz_known: hz_source.known(),
             hz_source,
@@ -335,10 +333,8 @@ impl KernelRun {
         }
     }
 
-    /// What the guest of kernel `k` said of itself: its release, HZ, probes, evidence, errors.
-    fn take(&mut self, k: &Kernel, g: &GuestCount) {
-        (self.hz, self.hz_source) = kconfig::kernel_hz(k.hz, g.coarse_res_ns);
-        self.hz_known = self.hz_source.known();
+    /// What the guest said of itself: its release, probes, evidence, errors.
+    fn take(&mut self, g: &GuestCount) {
         self.ok = g.errors.is_empty();
         self.kernel_release = Some(g.release.clone());
         self.guest_errors = g.errors.clone();

@@ -438,7 +438,7 @@ fn the_plan_names_the_workloads_and_file_systems_and_the_command_line_the_clocks
     };
     assert_eq!(filesystems, [FsKind::Ext4, FsKind::Xfs]);
     // The command line carries the kernel's own parameters, no word of tscope's.
-    let line = super::cmdline(&cfg);
+    let line = crate::vm::boot::pipeline::cmdline(&cfg.boot, &cfg, 0);
     assert_eq!(line, "console=ttyS0 quiet panic=-1 clocksource=hpet");
 }
 

@@ -7,7 +7,7 @@ pub use result::MATRIX_VERDICTS;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::Result;
@@ -18,10 +18,13 @@ use self::result::{
 use crate::detect::{self, DetectConfig, Detection};
 use crate::probe::{self, ProbeConfig, Profile, Source};
 use crate::progress::Progress;
+use crate::trace::FsKind;
 use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::pipeline::{Pipeline, Prepared, Room};
+use crate::vm::boot::plan::Plan;
 use crate::vm::boot::qemu;
-use crate::vm::boot::session::{BootConfig, Session};
-use crate::vm::boot::{kernel, launch, serial};
+use crate::vm::boot::session::BootConfig;
+use crate::vm::boot::{kernel, serial};
 use crate::vm::init;
 
 /// A validated `vm guest` configuration.
@@ -72,21 +75,6 @@ impl Default for GuestConfig {
     }
 }
 
-/// The guest kernel command line for `clocksource` (and `tsc=reliable` when asked).
-pub fn cmdline(cfg: &GuestConfig, clocksource: Clocksource) -> String {
-    let words: &[&str] = if cfg.tsc_reliable {
-        &["tsc=reliable"]
-    } else {
-        &[]
-    };
-    cfg.boot.cmdline(Some(clocksource), words)
-}
-
-fn tail(console: &str, lines: usize) -> String {
-    let all: Vec<&str> = console.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 /// Section `name` of `t` as JSON; why it did not parse goes to `errors`.
 fn read<T: serde::de::DeserializeOwned>(
     t: &serial::Transcript,
@@ -103,10 +91,7 @@ fn read<T: serde::de::DeserializeOwned>(
 }
 
 /// Reads the results out of a finished boot: status, error, the column, the guest cmdline.
-pub(crate) fn harvest(
-    requested: &str,
-    out: &qemu::QemuOutcome,
-) -> (GuestStatus, Option<String>, Column, Option<String>) {
+pub(crate) fn harvest(requested: &str, out: &qemu::QemuOutcome) -> Harvest {
     let label = format!("guest:{requested}");
     let fail = |status, e: String| {
         (
@@ -116,11 +101,8 @@ pub(crate) fn harvest(
             None,
         )
     };
-    if out.timed_out {
-        return fail(
-            GuestStatus::Timeout,
-            format!("killed after {:.0} s (--timeout)", out.wall.as_secs_f64()),
-        );
+    if let Some(killed) = out.killed() {
+        return fail(GuestStatus::Timeout, killed);
     }
     let t = match serial::parse(&out.console) {
         Ok(t) => t,
@@ -180,24 +162,61 @@ fn measure_host(emulate_trap: bool) -> Result<Column> {
     Ok(Column::new("host".into(), Some(profile), Some(detection)))
 }
 
+/// What one guest of the matrix gave: status, error, the column, the guest's `/proc/cmdline`.
+pub(crate) type Harvest = (GuestStatus, Option<String>, Column, Option<String>);
+
+impl Room for GuestConfig {
+    type Reading = Harvest;
+
+    fn filesystems(&self) -> &[FsKind] {
+        &[]
+    }
+
+    fn plan(&self, _boot: u32) -> Plan {
+        Plan::Matrix {
+            all_sources: self.all_sources,
+        }
+    }
+
+    /// One guest per clocksource, in order.
+    fn clocksource(&self, boot: u32) -> Option<Clocksource> {
+        self.clocksources.get(boot as usize).copied()
+    }
+
+    /// `tsc=reliable` when asked.
+    fn words(&self) -> &'static [&'static str] {
+        if self.tsc_reliable {
+            &["tsc=reliable"]
+        } else {
+            &[]
+        }
+    }
+
+    fn smp(&self) -> u32 {
+        self.smp
+    }
+
+    fn read(&self, boot: u32, out: &qemu::QemuOutcome) -> Harvest {
+        harvest(self.clocksource(boot).map_or("", |c| c.name()), out)
+    }
+}
+
 /// Runs the whole matrix.
 pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
-    let session = Session::open(&cfg.boot, &[], progress)?;
+    let pipe = Pipeline::open(&cfg.boot, cfg, progress)?;
     let kernel = kernel::resolve(cfg.kernel.as_deref(), &cfg.kernel_package, progress)?;
-    let plan = crate::vm::boot::plan::Plan::Matrix {
-        all_sources: cfg.all_sources,
-    };
-    let guests = plan
-        .initramfs(session.initramfs(), "matrix")
-        .and_then(|initrd| boot_all(progress, cfg, &session, &kernel, &initrd))?;
-    let accel = session.accel.clone();
-    let bin = session.bin.path.clone();
-    drop(session);
+    let mut p = pipe.prepare(cfg, kernel, "matrix", progress)?;
+    p.pvh = cfg.pvh;
+    let guests = boot_all(progress, cfg, &pipe, &mut p)?;
+    let accel = pipe.accel().clone();
+    let bin = pipe.guest_bin().to_path_buf();
+    drop(pipe);
     let host = if cfg.measure_host {
         Some(measure_host(cfg.emulate_trap)?)
     } else {
         None
     };
+    let kernel = &p.kernel;
     Ok(GuestMatrix {
         schema_version: VM_GUEST_SCHEMA_VERSION,
         tool: format!("tscope {}", env!("CARGO_PKG_VERSION")),
@@ -220,24 +239,18 @@ pub fn run(cfg: &GuestConfig, progress: &dyn Progress) -> Result<GuestMatrix> {
 fn boot_all(
     progress: &dyn Progress,
     cfg: &GuestConfig,
-    session: &Session,
-    kernel: &kernel::Kernel,
-    initrd: &Path,
+    pipe: &Pipeline,
+    p: &mut Prepared,
 ) -> Result<Vec<GuestRun>> {
-    let accel = &session.accel;
-    let mut pvh = cfg.pvh && kernel.vmlinux.is_some();
+    let accel = pipe.accel();
     let mut guests = Vec::new();
-    for &cs in &cfg.clocksources {
-        let mut spec = session.qemu_spec(
-            &cfg.boot,
-            &kernel.image,
-            initrd.to_path_buf(),
-            cmdline(cfg, cs),
-        );
-        spec.smp = cfg.smp;
+    for (b, &cs) in (0u32..).zip(&cfg.clocksources) {
         let label = format!("guest clocksource={cs} ({})", accel.used.name());
-        let out = launch::boot(&mut spec, kernel, &mut pvh, &label, progress)?;
-        let (status, error, column, guest_cmdline) = harvest(cs.name(), &out);
+        let booted = pipe.boot(cfg, p, b, &label, progress)?;
+        // A kernel whose ELF qemu refused boots its bzImage for every later clocksource.
+        p.pvh = booted.pvh;
+        let out = &booted.out;
+        let (status, error, column, guest_cmdline) = booted.reading;
         progress.note(&format!(
             "{label}: {} in {:.1} s",
             serde_json::to_value(status)?.as_str().unwrap_or("?"),
@@ -248,12 +261,12 @@ fn boot_all(
             requested_clocksource: cs.name().to_string(),
             clocksource_honoured: honoured,
             status,
-            console_tail: (status != GuestStatus::Ok).then(|| tail(&out.console, 30)),
+            console_tail: (status != GuestStatus::Ok).then(|| out.console_tail()),
             error,
-            boot: if pvh { "pvh" } else { "bzimage" }.into(),
+            boot: if booted.pvh { "pvh" } else { "bzimage" }.into(),
             wall_s: out.wall.as_secs_f64(),
             cmdline: guest_cmdline,
-            qemu_args: spec.args(),
+            qemu_args: booted.qemu_args,
             column,
         });
     }

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use super::cmdline;
 use super::harvest;
 use super::GuestConfig;
 use crate::vm::boot::accel::RequestedAccel;
@@ -34,8 +33,12 @@ fn config() -> GuestConfig {
 
 #[test]
 fn cmdline_and_initramfs() {
+    let cfg = GuestConfig {
+        clocksources: vec![crate::vm::boot::clock::Clocksource::Hpet],
+        ..config()
+    };
     assert_eq!(
-        cmdline(&config(), crate::vm::boot::clock::Clocksource::Hpet),
+        crate::vm::boot::pipeline::cmdline(&cfg.boot, &cfg, 0),
         "console=ttyS0 quiet panic=-1 clocksource=hpet tsc=reliable loglevel=3"
     );
     // A static program goes in alone, a dynamic one with its interpreter and libraries.

@@ -230,7 +230,8 @@ fn each_boot_starts_on_the_next_clocksource_and_only_the_first_counts() {
         (plans[0].rounds, plans[0].slot_ms),
         (cfg.rounds, cfg.slot_ms)
     );
-    let (a, b) = (cmdline(&cfg, 0), cmdline(&cfg, 1));
+    let line = |b| crate::vm::boot::pipeline::cmdline(&cfg.boot, &cfg, b);
+    let (a, b) = (line(0), line(1));
     assert!(
         a.contains("clocksource=tsc") && b.contains("clocksource=hpet"),
         "{a} | {b}"
