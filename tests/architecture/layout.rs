@@ -9,6 +9,8 @@
 //!   an architecture's file, as `sys/` does); no `foo.rs` sits beside a `foo/` folder.
 //! - `vm` shows each room through a small public face (its `mod.rs`); what the room does
 //!   inside is `pub(crate)`. At most [`VM_PUBLIC_ITEMS`] `pub` items in all.
+//! - Every `vm` room boots through the one pipeline in `vm/boot/pipeline.rs`: the session is
+//!   opened there alone, and the kernel command line and the qemu spec are written there once.
 
 use super::{code, tree};
 
@@ -101,5 +103,58 @@ fn vm_shows_a_small_public_face() {
         "vm declares {n} pub items, at most {VM_PUBLIC_ITEMS}: make a room's insides \
          pub(crate); the most:\n{}",
         top.join("\n")
+    );
+}
+
+/// Each line of code (not a comment) in `src/vm/` where `needle` stands, not as the start of a
+/// longer name (`fn cmdline_and_initramfs`) and not right after one of `skip_after`.
+fn vm_occurrences(needle: &str, skip_after: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, text) in tree().into_iter().filter(|(r, _)| r.starts_with("vm/")) {
+        for line in code(&text) {
+            for (at, _) in line.match_indices(needle) {
+                let before = line[..at].trim_end();
+                let after = line[at + needle.len()..].chars().next();
+                let ident = |c: char| c.is_alphanumeric() || c == '_';
+                let whole = !needle.ends_with(ident) || !after.is_some_and(ident);
+                if whole && !skip_after.iter().any(|w| before.ends_with(w)) {
+                    found.push(format!("src/{rel}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn vm_rooms_boot_through_one_pipeline() {
+    let mut bad = Vec::new();
+    for (what, needle, skip) in [
+        ("Session::open call", "Session::open(", &[][..]),
+        ("fn cmdline", "fn cmdline", &[][..]),
+        // A literal, not the type's declaration, its impl or a return type.
+        (
+            "QemuSpec literal",
+            "QemuSpec {",
+            &["struct", "impl", "->"][..],
+        ),
+    ] {
+        let found = vm_occurrences(needle, skip);
+        let in_pipeline = found
+            .iter()
+            .all(|f| f.starts_with("src/vm/boot/pipeline.rs:"));
+        if found.len() != 1 || !in_pipeline {
+            bad.push(format!(
+                "one {what} in src/vm, in vm/boot/pipeline.rs; found {}:\n  {}",
+                found.len(),
+                found.join("\n  ")
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "every vm room boots through vm::boot::pipeline (a Room says what it wants, the \
+         Pipeline does the rest):\n{}",
+        bad.join("\n")
     );
 }
