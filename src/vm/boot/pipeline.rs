@@ -239,3 +239,48 @@ impl Pipeline {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(config_hz: Option<u32>) -> Prepared {
+        let kernel = Kernel {
+            image: "/k".into(),
+            vmlinux: None,
+            origin: "/k".into(),
+            extract_note: None,
+            package: None,
+            release: None,
+            hz: config_hz,
+            modules: None,
+        };
+        let hz = kconfig::kernel_hz(kernel.hz, None);
+        Prepared {
+            kernel,
+            pvh: true,
+            initrd: "/i".into(),
+            tag: "t".into(),
+            disks: Vec::new(),
+            hz,
+        }
+    }
+
+    #[test]
+    fn the_hz_comes_from_the_config_then_a_guest_and_a_silent_boot_keeps_it() {
+        let mut p = prepared(None);
+        assert_eq!(p.hz(), (kconfig::ASSUMED_HZ, HzSource::Assumed));
+        p.learn_hz(None);
+        assert_eq!(p.hz(), (kconfig::ASSUMED_HZ, HzSource::Assumed));
+        p.learn_hz(Some(1_000_000));
+        assert_eq!(p.hz(), (1000, HzSource::GuestCoarseRes));
+        // A later boot that did not say, or said nonsense, keeps what an earlier one found.
+        p.learn_hz(None);
+        p.learn_hz(Some(0));
+        assert_eq!(p.hz(), (1000, HzSource::GuestCoarseRes));
+        // The kernel's configuration wins over any guest.
+        let mut p = prepared(Some(100));
+        p.learn_hz(Some(4_000_000));
+        assert_eq!(p.hz(), (100, HzSource::Config));
+    }
+}
