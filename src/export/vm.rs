@@ -110,7 +110,7 @@ fn matrix(m: &GuestMatrix) -> Table {
         vec!["-".into()],
         m.guests
             .iter()
-            .map(|g| g.requested_clocksource.clone())
+            .map(|g| g.requested_clocksource.to_string())
             .collect(),
     );
     row(

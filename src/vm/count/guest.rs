@@ -31,7 +31,7 @@ use super::timing::{clock_read_ns as clock_read_ns_now, OpTimer, TIMING_ITERATIO
 use crate::error::{Context, Result};
 use crate::sys;
 use crate::trace::FsKind;
-use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::clock::{Clocksource, ClocksourceName};
 use crate::vm::boot::tracefs::{self, TRACING};
 use crate::workload::def::{self, positions};
 use crate::workload::single::run_loop;
@@ -79,10 +79,10 @@ pub(crate) struct GuestCount {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coarse_lag_after_ns: Vec<u64>,
     /// The clocksource the guest ran on; its read callback is probed beside the functions
-    /// ([`Clocksource::current_read_callback`]). The kernel's own word, kept as it said it
-    /// (`tsc-early`, `jiffies`: names outside [`Clocksource`] too).
+    /// ([`Clocksource::read_callback`] of [`ClocksourceName::running`]). The kernel's own word,
+    /// kept as it said it (`tsc-early`, `jiffies`: names outside [`Clocksource`] too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clocksource: Option<String>,
+    pub clocksource: Option<ClocksourceName>,
     /// Why the kernel's multigrain counters could not be read (`null`: they were, around each
     /// run; [`kernel_counts`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,8 +277,9 @@ fn register_probes(out: &mut GuestCount) -> Result<Vec<Probe>> {
     out.clocksource = kernel_counts::current_clocksource();
     let callback = out
         .clocksource
-        .as_deref()
-        .and_then(Clocksource::current_read_callback);
+        .as_ref()
+        .and_then(ClocksourceName::running)
+        .map(Clocksource::read_callback);
     let events = format!("{TRACING}/kprobe_events");
     let mut registered = Vec::new();
     for p in kprobe::resolve(&kallsyms, &kprobe::FUNCTIONS) {

@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::vm::boot::clock::ClocksourceName;
+
 pub(crate) use crate::probe::multigrain::COUNTERS as MULTIGRAIN_COUNTERS;
 const DEBUGFS: &str = "/sys/kernel/debug";
 
@@ -32,9 +34,10 @@ pub(crate) fn read_multigrain() -> BTreeMap<String, u64> {
 }
 
 /// The clocksource the guest runs on (`current_clocksource` in sysfs).
-pub(crate) fn current_clocksource() -> Option<String> {
+pub(crate) fn current_clocksource() -> Option<ClocksourceName> {
     std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+        .map(ClocksourceName::from)
 }

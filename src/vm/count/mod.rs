@@ -29,7 +29,7 @@ use crate::error::Result;
 use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
-use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::clock::{Clocksource, ClocksourceName};
 use crate::vm::boot::kconfig::HzSource;
 use crate::vm::boot::pipeline::{Pipeline, Prepared, Room};
 use crate::vm::boot::plan::Plan;
@@ -136,7 +136,7 @@ pub struct KernelRun {
     /// The clocksource the guest ran on, whose read callback has its row
     /// (`rows[].kind == "clocksource"`); `null` when not read.
     #[serde(default)]
-    pub clocksource: Option<String>,
+    pub clocksource: Option<ClocksourceName>,
     /// Why the kernel refused the probe on that read callback (absent: probed, or no
     /// clocksource read).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -258,7 +258,7 @@ fn boot_all(
         ));
         let honoured = column.clocksource.current.as_ref().map(|c| c == cs.name());
         guests.push(GuestRun {
-            requested_clocksource: cs.name().to_string(),
+            requested_clocksource: cs.into(),
             clocksource_honoured: honoured,
             status,
             console_tail: (status != GuestStatus::Ok).then(|| out.console_tail()),

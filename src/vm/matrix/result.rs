@@ -10,6 +10,7 @@ use crate::detect::Detection;
 use crate::probe::machine::Clocksource;
 use crate::probe::Profile;
 pub(crate) use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::clock::ClocksourceName;
 
 /// The version of the `vm guest` JSON this build writes.
 pub(crate) const VM_GUEST_SCHEMA_VERSION: u32 = 1;
@@ -131,8 +132,10 @@ pub enum GuestStatus {
 /// One guest boot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuestRun {
-    /// The `clocksource=` on the kernel command line.
-    pub requested_clocksource: String,
+    /// The `clocksource=` on the kernel command line: one of
+    /// [`crate::vm::boot::clock::Clocksource`], or, in a document of a build that booted any
+    /// name it was given, that name.
+    pub requested_clocksource: ClocksourceName,
     /// Whether the kernel used what was asked (`clocksource.current == requested`).
     pub clocksource_honoured: Option<bool>,
     pub status: GuestStatus,

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::sim::estimate::PolicyEstimate;
-use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::clock::{Clocksource, ClocksourceName};
 use crate::vm::count::guest::{GuestCount, WorkloadCount};
 use crate::vm::count::{kernel_counts, kprobe, updates};
 use crate::workload::{def, WorkloadName};
@@ -146,8 +146,9 @@ impl RunRows<'_> {
         let cb = self
             .g
             .clocksource
-            .as_deref()
-            .and_then(Clocksource::current_read_callback)
+            .as_ref()
+            .and_then(ClocksourceName::running)
+            .map(Clocksource::read_callback)
             .filter(|cb| self.probed(cb))?;
         let leaves = FINE_LEAVES
             .iter()
