@@ -375,9 +375,9 @@ mod tests {
             let name = w.to_possible_value().unwrap().get_name().to_string();
             assert_eq!(name, crate::workload::WorkloadName::from(w).as_str());
         }
-        let fs: Vec<&str> = GuestFs::value_variants()
+        let fs: Vec<crate::trace::FsKind> = GuestFs::value_variants()
             .iter()
-            .map(|&f| crate::trace::FsKind::from(f).name())
+            .map(|&f| f.into())
             .collect();
         assert_eq!(fs, crate::vm::boot::disk::FILESYSTEMS);
         for &f in GuestFs::value_variants() {

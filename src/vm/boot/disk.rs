@@ -15,51 +15,72 @@ use crate::error::{Context, Result};
 use crate::trace::FsKind;
 use crate::vm::boot::child;
 
-/// The file systems a guest can run on: tmpfs (no disk) and those a disk image is made for.
-/// The command line's `--fs` values convert into these, and its
-/// test holds it to [`FILESYSTEMS`].
+/// The file systems a guest runs its workloads on: tmpfs (no disk) and each of [`DISKS`]. The
+/// command line's `--fs` values convert into these, and its test holds them to this list.
 #[cfg(test)]
-pub(crate) const KINDS: [FsKind; 4] = [FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs];
+pub(crate) const FILESYSTEMS: [FsKind; 4] =
+    [FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs];
 
-/// [`KINDS`] by name.
-#[cfg(test)]
-pub(crate) const FILESYSTEMS: [&str; 4] = ["tmpfs", "ext4", "xfs", "btrfs"];
-
-/// Size of each image: room for the workloads' files (at most a page each, one at a time) and
-/// the journal; xfs needs 300 MiB (`mkfs.xfs` since xfsprogs 5.19 refuses less: "Filesystem
-/// must be larger than 300MB"). The files are sparse: ext4 and btrfs write under 5 MiB, xfs
-/// its 64 MiB log.
-pub(crate) fn image_bytes(fs: FsKind) -> u64 {
-    if fs == FsKind::Xfs {
-        300 << 20
-    } else {
-        128 << 20
-    }
+/// What a guest's disk of one file system takes: the image made on the host, and the
+/// superblock the guest finds it by.
+struct Disk {
+    fs: FsKind,
+    /// The Debian package with `mkfs.FS`, for the error that says what to install.
+    mkfs_package: &'static str,
+    /// The arguments of `mkfs.FS` for an image file: quiet, and forced (a regular file, not a
+    /// block device: `-F` for mke2fs; `-f` overwrites for mkfs.xfs and mkfs.btrfs); the
+    /// defaults otherwise (Debian's mke2fs.conf; xfsprogs' and btrfs-progs' built-in defaults).
+    mkfs_args: &'static [&'static str],
+    /// Size of the image: room for the workloads' files (at most a page each, one at a time)
+    /// and the journal. The files are sparse: ext4 and btrfs write under 5 MiB, xfs its 64 MiB
+    /// log.
+    image_bytes: u64,
+    /// The superblock's magic and its offset from the start of the disk.
+    magic_at: usize,
+    magic: &'static [u8],
 }
 
-/// The Debian package with `mkfs.FS`, for the error that says what to install.
-pub(crate) fn mkfs_package(fs: FsKind) -> &'static str {
-    match fs {
-        FsKind::Xfs => "xfsprogs",
-        FsKind::Btrfs => "btrfs-progs",
-        _ => "e2fsprogs",
-    }
-}
+/// Every file system a guest's disk can hold, one row each. xfs needs 300 MiB (`mkfs.xfs`
+/// since xfsprogs 5.19 refuses less: "Filesystem must be larger than 300MB"). The magics:
+/// ext4 `s_magic` 0xEF53 at 1024 + 0x38 (little-endian), xfs `sb_magicnum` "XFSB" at 0,
+/// btrfs "_BHRfS_M" at 64 KiB + 0x40.
+const DISKS: [Disk; 3] = [
+    Disk {
+        fs: FsKind::Ext4,
+        mkfs_package: "e2fsprogs",
+        mkfs_args: &["-q", "-F"],
+        image_bytes: 128 << 20,
+        magic_at: 1024 + 0x38,
+        magic: &[0x53, 0xef],
+    },
+    Disk {
+        fs: FsKind::Xfs,
+        mkfs_package: "xfsprogs",
+        mkfs_args: &["-q", "-f"],
+        image_bytes: 300 << 20,
+        magic_at: 0,
+        magic: b"XFSB",
+    },
+    Disk {
+        fs: FsKind::Btrfs,
+        mkfs_package: "btrfs-progs",
+        mkfs_args: &["-q", "-f"],
+        image_bytes: 128 << 20,
+        magic_at: 0x10040,
+        magic: b"_BHRfS_M",
+    },
+];
 
-/// The arguments of `mkfs.FS` for an image file: quiet, and forced (a regular file, not a block
-/// device: `-F` for mke2fs; `-f` overwrites for mkfs.xfs and mkfs.btrfs); the defaults
-/// otherwise (Debian's mke2fs.conf; xfsprogs' and btrfs-progs' built-in defaults).
-pub(crate) fn mkfs_args(fs: FsKind) -> &'static [&'static str] {
-    match fs {
-        FsKind::Ext4 => &["-q", "-F"],
-        _ => &["-q", "-f"],
-    }
+/// The disk row of `fs`; `None` for a file system with no disk (tmpfs).
+fn disk(fs: FsKind) -> Option<&'static Disk> {
+    DISKS.iter().find(|d| d.fs == fs)
 }
 
 /// Checks that `mkfs.FS` runs for every disk file system of `filesystems`; the error names the
 /// package to install. Called before any guest boots.
 pub(crate) fn check_tools(filesystems: &[FsKind]) -> Result<()> {
-    for fs in disk_filesystems(filesystems) {
+    for d in filesystems.iter().filter_map(|&fs| disk(fs)) {
+        let (fs, package) = (d.fs, d.mkfs_package);
         let mkfs = format!("mkfs.{fs}");
         let found = Command::new(&mkfs)
             .arg("-V")
@@ -69,17 +90,16 @@ pub(crate) fn check_tools(filesystems: &[FsKind]) -> Result<()> {
             .is_ok();
         crate::ensure!(
             found,
-            "--fs {fs} needs {mkfs}, which is not installed: install {} (apt-get install {})",
-            mkfs_package(fs),
-            mkfs_package(fs)
+            "--fs {fs} needs {mkfs}, which is not installed: install {package} (apt-get install \
+             {package})"
         );
     }
     Ok(())
 }
 
-/// Whether `fs` needs a disk image (every supported file system but tmpfs).
+/// Whether `fs` needs a disk image (every file system of [`DISKS`]).
 pub(crate) fn needs_disk(fs: FsKind) -> bool {
-    fs != FsKind::Tmpfs
+    disk(fs).is_some()
 }
 
 /// The guest's device for the `index`-th disk ([`crate::vm::boot::qemu::QemuSpec::disks`] order) when
@@ -93,17 +113,9 @@ pub(crate) fn guest_device(index: usize) -> String {
 /// How many bytes from the start of a disk [`has_magic`] needs (btrfs's magic ends there).
 pub(crate) const MAGIC_BYTES: usize = 0x10048;
 
-/// Whether `head` (a disk's first bytes) holds `fs`'s superblock magic: ext4 `s_magic` 0xEF53
-/// at 1024 + 0x38 (little-endian), xfs `sb_magicnum` "XFSB" at 0, btrfs "_BHRfS_M" at
-/// 64 KiB + 0x40.
+/// Whether `head` (a disk's first bytes) holds `fs`'s superblock magic ([`Disk::magic`]).
 pub(crate) fn has_magic(fs: FsKind, head: &[u8]) -> bool {
-    let at = |o: usize, m: &[u8]| head.get(o..o + m.len()) == Some(m);
-    match fs {
-        FsKind::Ext4 => at(1024 + 0x38, &[0x53, 0xef]),
-        FsKind::Xfs => at(0, b"XFSB"),
-        FsKind::Btrfs => at(0x10040, b"_BHRfS_M"),
-        _ => false,
-    }
+    disk(fs).is_some_and(|d| head.get(d.magic_at..d.magic_at + d.magic.len()) == Some(d.magic))
 }
 
 /// The disk file systems of `filesystems`, in order: the i-th is the guest's
@@ -118,10 +130,13 @@ pub(crate) fn disk_filesystems(filesystems: &[FsKind]) -> Vec<FsKind> {
 
 /// Makes a fresh `fs` image named after `tag` in `dir` (a sparse file, then `mkfs.FS -q`).
 pub(crate) fn make_image(dir: &Path, fs: FsKind, tag: &str) -> Result<PathBuf> {
+    let Some(d) = disk(fs) else {
+        crate::fail!("{fs} lives on no disk: there is no image to make");
+    };
     let path = dir.join(format!("{fs}-{tag}.img"));
     let f = std::fs::File::create(&path)
         .with_context(|| format!("creating image '{}'", path.display()))?;
-    f.set_len(image_bytes(fs))
+    f.set_len(d.image_bytes)
         .with_context(|| format!("sizing image '{}'", path.display()))?;
     drop(f);
     let mkfs = format!("mkfs.{fs}");
@@ -129,12 +144,12 @@ pub(crate) fn make_image(dir: &Path, fs: FsKind, tag: &str) -> Result<PathBuf> {
     let log_file =
         std::fs::File::create(&log).with_context(|| format!("creating '{}'", log.display()))?;
     let mut cmd = Command::new(&mkfs);
-    cmd.args(mkfs_args(fs))
+    cmd.args(d.mkfs_args)
         .arg(&path)
         .stdout(Stdio::null())
         .stderr(log_file);
     let st = child::status(&mut cmd, &mkfs)
-        .with_context(|| format!("{mkfs} (install {})", mkfs_package(fs)))?;
+        .with_context(|| format!("{mkfs} (install {})", d.mkfs_package))?;
     let said = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
     crate::ensure!(
@@ -153,12 +168,15 @@ mod tests {
     #[test]
     fn disks_follow_the_fs_order_without_tmpfs() {
         assert_eq!(
-            disk_filesystems(&KINDS),
+            disk_filesystems(&FILESYSTEMS),
             vec![FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs]
         );
         assert_eq!(guest_device(0), "/dev/nvme0n1");
         assert!(!needs_disk(FsKind::Tmpfs));
-        assert_eq!(KINDS.map(FsKind::name), FILESYSTEMS);
+        assert_eq!(DISKS.map(|d| d.fs), FILESYSTEMS[1..]);
+        for d in &DISKS {
+            assert!(d.magic_at + d.magic.len() <= MAGIC_BYTES, "{}", d.fs);
+        }
     }
 
     #[test]
@@ -206,15 +224,17 @@ mod tests {
 
     #[test]
     fn mkfs_arguments_and_packages() {
-        assert_eq!(mkfs_args(FsKind::Ext4), ["-q", "-F"]);
-        assert_eq!(mkfs_args(FsKind::Xfs), ["-q", "-f"]);
-        assert_eq!(mkfs_args(FsKind::Btrfs), ["-q", "-f"]);
-        assert_eq!(mkfs_package(FsKind::Xfs), "xfsprogs");
-        assert_eq!(mkfs_package(FsKind::Btrfs), "btrfs-progs");
-        assert_eq!(image_bytes(FsKind::Xfs), 300 << 20);
-        assert_eq!(image_bytes(FsKind::Btrfs), 128 << 20);
+        let d = |fs| disk(fs).unwrap();
+        assert_eq!(d(FsKind::Ext4).mkfs_args, ["-q", "-F"]);
+        assert_eq!(d(FsKind::Xfs).mkfs_args, ["-q", "-f"]);
+        assert_eq!(d(FsKind::Btrfs).mkfs_args, ["-q", "-f"]);
+        assert_eq!(d(FsKind::Xfs).mkfs_package, "xfsprogs");
+        assert_eq!(d(FsKind::Btrfs).mkfs_package, "btrfs-progs");
+        assert_eq!(d(FsKind::Xfs).image_bytes, 300 << 20);
+        assert_eq!(d(FsKind::Btrfs).image_bytes, 128 << 20);
         let none = [FsKind::Tmpfs];
         assert!(check_tools(&none).is_ok());
+        assert!(make_image(Path::new("/nonexistent"), FsKind::Tmpfs, "t").is_err());
     }
 }
 

@@ -170,7 +170,7 @@ fn extracts_a_package_tree_and_lists_the_initramfs_entries() {
         "xfs: libcrc32c xfs\nbtrfs: raid6_pq libcrc32c btrfs\n"
     );
     assert!(!dest.join("unrelated.ko").exists());
-    let mods = for_filesystems(&dest, &crate::vm::boot::disk::KINDS).unwrap();
+    let mods = for_filesystems(&dest, &crate::vm::boot::disk::FILESYSTEMS).unwrap();
     assert_eq!(mods, ["libcrc32c", "xfs", "raid6_pq", "btrfs"]);
     let entries = initramfs_entries(&dest, &mods).unwrap();
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
