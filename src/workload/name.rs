@@ -88,3 +88,9 @@ impl WorkloadName {
         )
     }
 }
+
+impl std::fmt::Display for WorkloadName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

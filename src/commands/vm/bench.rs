@@ -133,7 +133,7 @@ pub fn run(job: BenchJob, stop: &crate::commands::Stop) -> anyhow::Result<i32> {
         cfg.kernels.len(),
         cfg.boots,
         cfg.rounds,
-        cfg.clocksource_names().join("/")
+        cfg.clocksource_list()
     ));
     let r = bench::run(&cfg, &progress);
     drop(progress);

@@ -1,6 +1,6 @@
 //! The kernel A/B paragraph of `vm bench` for a commit message (72 columns).
 
-use super::{per_op, percent};
+use super::{joined, per_op, percent};
 use crate::vm::bench::compare::{IntervalMethod, LEVEL};
 use crate::vm::bench::BenchReport;
 
@@ -25,8 +25,8 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
         r.host_kernel.as_deref().unwrap_or("?"),
         r.boots,
         r.rounds,
-        r.clocksources.join("/"),
-        r.filesystems.join(", ")
+        joined(&r.clocksources, "/"),
+        joined(&r.filesystems, ", ")
     );
     let mut parts = vec![
         env,
@@ -37,11 +37,11 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
         r.kernel_control
     ),
     ];
-    let first_cs = r.clocksources.first().cloned().unwrap_or_default();
+    let first_cs = r.clocksources.first().copied();
     let mut items = Vec::new();
     for c in r.comparisons.iter().filter(|c| {
         c.kind == crate::vm::bench::ComparisonKind::Kernel
-            && c.clocksource.as_deref() == Some(first_cs.as_str())
+            && first_cs.is_some_and(|f| c.clocksource == Some(f))
     }) {
         let change = c.percent_change.as_ref().map_or("?".into(), percent);
         let models =
@@ -85,8 +85,9 @@ fn paragraph(r: &BenchReport, command: &str) -> String {
         } else {
             String::new()
         };
+        let cs = c.clocksource.map_or("", |cs| cs.name());
         items.push(format!(
-            "{} on {}{to}, {first_cs}, {change}{}{models}",
+            "{} on {}{to}, {cs}, {change}{}{models}",
             c.workload,
             c.fs,
             if c.significant == Some(true) {

@@ -46,9 +46,9 @@ pub(super) fn kernel_table(rows: &[&BenchComparison]) -> Table {
         };
         let mut cells = vec![
             kernel_label(c),
-            c.fs.clone(),
-            c.workload.clone(),
-            c.clocksource.clone().unwrap_or_default(),
+            c.fs.to_string(),
+            c.workload.to_string(),
+            c.clocksource.map_or_else(String::new, |cs| cs.to_string()),
             c.percent_change.as_ref().map_or("-".into(), percent),
             c.raw_percent_change.as_ref().map_or("-".into(), percent),
             match c.significant {
@@ -111,7 +111,7 @@ pub(super) fn lkp_blocks(rows: &[&BenchComparison], style: Style) -> Vec<Block> 
                         "{}.{}.{}.ns_per_op",
                         c.workload,
                         c.fs,
-                        c.clocksource.as_deref().unwrap_or("")
+                        c.clocksource.map_or("", |cs| cs.name())
                     ),
                     beside: vec![
                         l.decision.as_str().into(),

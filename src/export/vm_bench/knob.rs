@@ -42,7 +42,7 @@ pub(super) fn knob_table(rows: &[KnobRow]) -> Table {
             };
             t.row(vec![
                 k.kernel_release.clone(),
-                k.fs.clone(),
+                k.fs.to_string(),
                 r.case.split(" on ").next().unwrap_or(&r.case).to_string(),
                 ns(r.measured),
                 ns(r.predicted),

@@ -121,9 +121,9 @@ impl Render for BenchReport {
             let mut cells = vec![
                 c.kind.name().to_string(),
                 kernel_label(c),
-                c.fs.clone(),
-                c.workload.clone(),
-                c.clocksource.clone().unwrap_or_default(),
+                c.fs.to_string(),
+                c.workload.to_string(),
+                c.clocksource.map_or_else(String::new, |cs| cs.to_string()),
                 c.from.clone(),
                 c.to.clone(),
                 m.point.to_string(),
@@ -233,8 +233,8 @@ pub(super) fn clocksource_table(rows: &[&BenchComparison]) -> Table {
         };
         let mut cells = vec![
             kernel_label(c),
-            c.fs.clone(),
-            c.workload.clone(),
+            c.fs.to_string(),
+            c.workload.to_string(),
             format!("{} → {}", c.from, c.to),
             signed(&c.measured_delta_ns),
             c.predicted_delta_ns.map_or("-".into(), ns),
@@ -297,7 +297,7 @@ fn runs_table(r: &BenchReport) -> Table {
     ]);
     for run in &r.runs {
         let cs = if run.clocksource_used == run.clocksource_requested {
-            run.clocksource_used.clone()
+            run.clocksource_used.to_string()
         } else {
             format!(
                 "{} (refused: {})",
@@ -307,8 +307,8 @@ fn runs_table(r: &BenchReport) -> Table {
         t.row(vec![
             run.kernel_release.clone(),
             cs,
-            run.fs.clone(),
-            run.workload.clone(),
+            run.fs.to_string(),
+            run.workload.to_string(),
             run.ns_per_op
                 .as_ref()
                 .map_or("-".into(), crate::fmt::estimate),
@@ -348,6 +348,12 @@ pub(super) fn interval_note(r: &BenchReport) -> String {
     }
 }
 
+/// `items` by their names, `sep` between.
+pub(super) fn joined<T: std::fmt::Display>(items: &[T], sep: &str) -> String {
+    let names: Vec<String> = items.iter().map(T::to_string).collect();
+    names.join(sep)
+}
+
 pub(super) fn notes(r: &BenchReport) -> Vec<String> {
     let mut notes = vec![format!(
         "accel {}{}; {} boot(s) per kernel, {} round(s) per boot alternating {} (A B, then B A), \
@@ -360,7 +366,7 @@ pub(super) fn notes(r: &BenchReport) -> Vec<String> {
         },
         r.boots,
         r.rounds,
-        r.clocksources.join("/"),
+        joined(&r.clocksources, "/"),
         r.slot_ms,
         interval_note(r),
     )];

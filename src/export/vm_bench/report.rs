@@ -1,7 +1,7 @@
 //! The section of `tscope report --vm` on clock cost against throughput: what was run, the
 //! clocksource rows and the notes of [`super::Render::blocks`], as Markdown.
 
-use super::{clocksource_table, notes};
+use super::{clocksource_table, joined, notes};
 use crate::vm::bench::{BenchComparison, BenchReport};
 
 /// The report's section body (no heading): what was run and how to repeat it (`command`),
@@ -17,10 +17,10 @@ pub fn report_section(r: &BenchReport, command: &str) -> String {
         r.boots,
         kernels.join(", "),
         r.accel.used.name(),
-        r.clocksources.join(" and "),
+        joined(&r.clocksources, " and "),
         r.rounds,
-        r.workloads.join(" and "),
-        r.filesystems.join(", "),
+        joined(&r.workloads, " and "),
+        joined(&r.filesystems, ", "),
     );
     let rows: Vec<&BenchComparison> = r
         .comparisons

@@ -34,7 +34,7 @@ pub fn svg(r: &BenchReport) -> crate::error::Result<String> {
         let root = crate::export::svg::white_root(&mut svg, (900, 640))?;
         let title = format!(
             "Δ ns/op {} : measured (95% interval) against predicted{}",
-            r.clocksources.join(" → "),
+            super::joined(&r.clocksources, " → "),
             if r.accel.emulation {
                 " — TCG, emulated"
             } else {

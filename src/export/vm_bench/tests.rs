@@ -1,7 +1,11 @@
 use crate::export::{export, Format};
+use crate::trace::FsKind;
 use crate::vm::bench::{self, BenchBoot, BenchKernel, BenchReport};
 use crate::vm::boot::accel::AccelChoice;
+use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::kconfig::HzSource;
 use crate::vm::boot::qemu::Accel;
+use crate::workload::WorkloadName;
 
 /// One kernel of one recorded boot's console.
 fn kernel(text: &str) -> BenchKernel {
@@ -10,13 +14,13 @@ fn kernel(text: &str) -> BenchKernel {
         kernel_package: "recorded".into(),
         kernel_release: c.header.as_ref().map(|h| h.release.clone()),
         hz: 250,
-        hz_source: "config".into(),
+        hz_source: HzSource::Config,
         boots: vec![BenchBoot {
             header: c.header,
             slots: c.slots,
             reads: c.reads,
             pairs: c.pairs,
-            ..BenchBoot::default()
+            ..BenchBoot::new(0, Clocksource::Tsc)
         }],
     }
 }
@@ -39,11 +43,15 @@ fn recorded() -> BenchReport {
         boots: 1,
         rounds: 12,
         slot_ms: 60,
-        clocksources: vec!["tsc".into(), "hpet".into()],
-        filesystems: vec!["tmpfs".into()],
-        workloads: ["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"]
-            .map(String::from)
-            .to_vec(),
+        clocksources: vec![Clocksource::Tsc, Clocksource::Hpet],
+        filesystems: vec![FsKind::Tmpfs],
+        workloads: vec![
+            WorkloadName::Pipe1,
+            WorkloadName::Pingpong,
+            WorkloadName::WriteOnly,
+            WorkloadName::WriteStat,
+            WorkloadName::Vfsmix,
+        ],
         kernels: vec![
             kernel(include_str!(
                 "../../../tests/data/vm-bench/6.1-boot1.console"
@@ -125,9 +133,9 @@ fn the_counted_calls_stand_in_the_paragraph_and_the_tables_only_with_count() {
         .zip(&names)
         .map(|(&(p, c), k)| CountedRow {
             kernel_release: k.clone(),
-            clocksource: "tsc".into(),
-            fs: "tmpfs".into(),
-            workload: "write-stat".into(),
+            clocksource: Clocksource::Tsc,
+            fs: FsKind::Tmpfs,
+            workload: WorkloadName::WriteStat,
             counted: Counted {
                 precise_per_op: p,
                 coarse_per_op: c,
@@ -168,10 +176,10 @@ fn a_disturbed_boot_is_a_note_under_the_tables() {
     r.disturbed = vec![bench::disturbed::DisturbedBoot {
         kernel_release: "7.2.13+deb14-cloud-amd64".into(),
         boot: 2,
-        boot_clocksource: "hpet".into(),
-        clocksource: "tsc".into(),
-        fs: "tmpfs".into(),
-        workload: "pipe1".into(),
+        boot_clocksource: Clocksource::Hpet,
+        clocksource: Clocksource::Tsc,
+        fs: FsKind::Tmpfs,
+        workload: WorkloadName::Pipe1,
         ns_per_op: 9345.4,
         others_ns_per_op: 1807.6,
         control_ratio: 1.27,
@@ -190,9 +198,9 @@ fn a_disturbed_boot_is_a_note_under_the_tables() {
 #[test]
 fn the_live_knob_rows_stand_in_the_table_the_report_and_the_paragraph() {
     let mut r = recorded();
-    r.clocksources = vec!["tsc".into()];
-    r.workloads = vec!["write-stat".into()];
-    r.filesystems = ["tmpfs", "ext4", "xfs"].map(String::from).to_vec();
+    r.clocksources = vec![Clocksource::Tsc];
+    r.workloads = vec![WorkloadName::WriteStat];
+    r.filesystems = vec![FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs];
     r.kernels = vec![
         kernel(include_str!(
             "../../../tests/data/vm-bench/knob-6.12.console"
@@ -236,13 +244,13 @@ fn recorded_ab() -> BenchReport {
 fn the_kernel_ab_takes_lkps_rule_on_the_boots() {
     use crate::compare::lkp::Decision;
     let r = recorded_ab();
-    let row = |w: &str, cs: &str| {
+    let row = |w: WorkloadName, cs: Clocksource| {
         r.comparisons
             .iter()
             .find(|c| {
                 c.kind == crate::vm::bench::ComparisonKind::Kernel
                     && c.workload == w
-                    && c.clocksource.as_deref() == Some(cs)
+                    && c.clocksource == Some(cs)
             })
             .unwrap()
     };
@@ -254,7 +262,10 @@ fn the_kernel_ab_takes_lkps_rule_on_the_boots() {
     // 3023.04; 7.2 at 3084.51, 3133.55, 3161.66. The new minimum is above the old median and
     // the new median above the old maximum, the means 1.0557 apart: LKP's increase. The row,
     // divided by the null syscall, holds 0: no change, and the note says why on both sides.
-    let l = row("fifo1", "tsc").lkp.as_ref().unwrap();
+    let l = row(WorkloadName::Fifo1, Clocksource::Tsc)
+        .lkp
+        .as_ref()
+        .unwrap();
     assert_eq!(l.decision, Decision::Increase);
     assert!((l.base.median - 2942.37).abs() < 0.01, "{l:?}");
     assert!((l.new.min - 3084.51).abs() < 0.01, "{l:?}");
@@ -270,7 +281,7 @@ fn the_kernel_ab_takes_lkps_rule_on_the_boots() {
     );
     assert!(note.ends_with("that holds 0"), "{note}");
     // pipe1 on tsc: 2803.05–2997.77 against 2618.89–2653.58, a decrease both sides call.
-    let p = row("pipe1", "tsc");
+    let p = row(WorkloadName::Pipe1, Clocksource::Tsc);
     let l = p.lkp.as_ref().unwrap();
     assert_eq!(l.decision, Decision::Decrease);
     assert!(l.agrees && l.note.is_none(), "{l:?}");

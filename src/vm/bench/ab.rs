@@ -10,13 +10,16 @@ use super::compare::{self, ZERO_READS};
 use super::predict::model_reads;
 use super::rows::{by_boot, costs, median_of, observations, release, BenchComparison, Obs};
 use super::BenchKernel;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
+use crate::workload::WorkloadName;
 
 pub(super) fn kernel_row(
     base: &BenchKernel,
     k: &BenchKernel,
-    cs: &str,
-    fs: &str,
-    workload: &str,
+    cs: Clocksource,
+    fs: FsKind,
+    workload: WorkloadName,
     knob: &[super::knob::KnobRow],
     seed: &mut impl FnMut() -> u64,
 ) -> Option<BenchComparison> {
@@ -63,9 +66,9 @@ pub(super) fn kernel_row(
         kind: crate::vm::bench::ComparisonKind::Kernel,
         kernel_release: None,
         kernels: Some(vec![release(base), release(k)]),
-        clocksource: Some(cs.into()),
-        fs: fs.into(),
-        workload: workload.into(),
+        clocksource: Some(cs),
+        fs,
+        workload,
         from: release(base),
         to: release(k),
         measured_delta_ns: measured,

@@ -13,9 +13,12 @@ use serde::{Deserialize, Serialize};
 use super::{BenchConfig, BenchReport};
 use crate::error::Result;
 use crate::progress::Progress;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::pipeline::Pipeline;
 use crate::vm::count::rows::CountRow;
 use crate::vm::count::{self, CountConfig};
+use crate::workload::WorkloadName;
 
 /// The clock-read leaves that read the clocksource.
 pub(crate) const PRECISE_LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
@@ -41,9 +44,9 @@ pub struct Counted {
 pub struct CountedRow {
     pub kernel_release: String,
     /// The clocksource the counting boot ran on (`clocksource=`).
-    pub clocksource: String,
-    pub fs: String,
-    pub workload: String,
+    pub clocksource: Clocksource,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     #[serde(flatten)]
     pub counted: Counted,
 }
@@ -57,14 +60,14 @@ pub(crate) fn count_config(cfg: &BenchConfig, iterations: u64) -> CountConfig {
         filesystems: cfg.filesystems.clone(),
         iterations,
         boot: cfg.boot.clone(),
-        clocksource: cfg.clocksources.first().copied(),
+        clocksource: Some(super::boot_clocksource(cfg, 0)),
     }
 }
 
 /// The precise and coarse calls per op of every kernel × file system × workload that `vm
 /// count` counted (rows of a kernel that lacks a leaf count 0 for it; a kernel × workload
 /// with no clock row at all gives none).
-pub(crate) fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow> {
+pub(crate) fn from_rows(rows: &[CountRow], clocksource: Clocksource) -> Vec<CountedRow> {
     let mut out: Vec<CountedRow> = Vec::new();
     for r in rows
         .iter()
@@ -79,17 +82,15 @@ pub(crate) fn from_rows(rows: &[CountRow], clocksource: &str) -> Vec<CountedRow>
             continue;
         };
         let i = match out.iter().position(|x| {
-            x.kernel_release == r.kernel_release
-                && x.fs == r.fs.name()
-                && x.workload == r.workload.as_str()
+            x.kernel_release == r.kernel_release && x.fs == r.fs && x.workload == r.workload
         }) {
             Some(i) => i,
             None => {
                 out.push(CountedRow {
                     kernel_release: r.kernel_release.clone(),
-                    clocksource: clocksource.to_string(),
-                    fs: r.fs.to_string(),
-                    workload: r.workload.as_str().to_string(),
+                    clocksource,
+                    fs: r.fs,
+                    workload: r.workload,
                     counted: Counted {
                         precise_per_op: 0.0,
                         coarse_per_op: 0.0,
@@ -114,7 +115,7 @@ pub(crate) fn pass(
     progress: &dyn Progress,
 ) -> Result<()> {
     let ccfg = count_config(cfg, cfg.count);
-    let cs = ccfg.clocksource.map_or("", |c| c.name());
+    let cs = super::boot_clocksource(cfg, 0);
     progress.note(&format!(
         "counting timestamp calls per op with kprobes ({} iterations, on {cs})",
         cfg.count
@@ -141,8 +142,8 @@ pub(crate) fn pass(
 pub(crate) fn lookup(
     counted: &[CountedRow],
     release: &str,
-    fs: &str,
-    workload: &str,
+    fs: FsKind,
+    workload: WorkloadName,
 ) -> Option<Counted> {
     counted
         .iter()

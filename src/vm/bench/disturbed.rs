@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::rows::{median_of, Obs};
 use super::BenchKernel;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
+use crate::workload::WorkloadName;
 
 /// A boot is disturbed when its median ns per op, over its control's change, is this many
 /// times the other boots' (or this many times less): beyond the 10–30% a whole boot moves.
@@ -27,11 +30,11 @@ pub struct DisturbedBoot {
     /// 1-based, per kernel.
     pub boot: u32,
     /// The `clocksource=` the boot started on.
-    pub boot_clocksource: String,
+    pub boot_clocksource: Clocksource,
     /// The clocksource the slots ran on.
-    pub clocksource: String,
-    pub fs: String,
-    pub workload: String,
+    pub clocksource: Clocksource,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     /// The boot's median ns per op.
     pub ns_per_op: f64,
     /// The median of the other boots' medians.
@@ -47,9 +50,9 @@ pub struct DisturbedBoot {
 pub(super) fn find(
     k: &BenchKernel,
     release: &str,
-    cs: &str,
-    fs: &str,
-    workload: &str,
+    cs: Clocksource,
+    fs: FsKind,
+    workload: WorkloadName,
     obs: &[Obs],
 ) -> Vec<DisturbedBoot> {
     let boots: Vec<u32> = obs
@@ -92,19 +95,18 @@ pub(super) fn find(
             _ => 1.0,
         };
         let ratio = ns / ns_others / control_ratio;
+        // Every observation's boot is one of `k`'s.
+        let Some(boot) = k.boots.iter().find(|x| x.index == b) else {
+            continue;
+        };
         if ratio.is_finite() && !(1.0 / DISTURBED_RATIO..=DISTURBED_RATIO).contains(&ratio) {
             out.push(DisturbedBoot {
                 kernel_release: release.to_string(),
                 boot: b + 1,
-                boot_clocksource: k
-                    .boots
-                    .iter()
-                    .find(|x| x.index == b)
-                    .map(|x| x.boot_clocksource.clone())
-                    .unwrap_or_default(),
-                clocksource: cs.to_string(),
-                fs: fs.to_string(),
-                workload: workload.to_string(),
+                boot_clocksource: boot.boot_clocksource,
+                clocksource: cs,
+                fs,
+                workload,
                 ns_per_op: ns,
                 others_ns_per_op: ns_others,
                 control_ratio,

@@ -18,15 +18,15 @@ pub(crate) fn fill(r: &mut BenchReport) {
     let (mut runs, mut comparisons, mut refused) = (Vec::new(), Vec::new(), BTreeSet::new());
     let mut disturbed = Vec::new();
     for k in &r.kernels {
-        for cs in &r.clocksources {
+        for &cs in &r.clocksources {
             if let Some((used, why)) = refusal(k, cs) {
                 refused.insert(format!(
                     "{}: clocksource {cs}: {why} (used {used})",
                     release(k)
                 ));
             }
-            for fs in &r.filesystems {
-                for w in &r.workloads {
+            for &fs in &r.filesystems {
+                for &w in &r.workloads {
                     let obs = observations(k, cs, fs, w);
                     disturbed.extend(super::disturbed::find(k, &release(k), cs, fs, w, &obs));
                     let ns = by_boot(&obs, |o| Some(o.ns_per_op));
@@ -35,12 +35,12 @@ pub(crate) fn fill(r: &mut BenchReport) {
                     runs.push(BenchRun {
                         kernel_release: release(k),
                         kernel_package: k.kernel_package.clone(),
-                        clocksource_requested: cs.clone(),
+                        clocksource_requested: cs,
                         clocksource_used: refused
                             .as_ref()
-                            .map_or_else(|| cs.clone(), |(used, _)| used.clone()),
-                        fs: fs.clone(),
-                        workload: w.clone(),
+                            .map_or_else(|| cs.into(), |(used, _)| used.clone()),
+                        fs,
+                        workload: w,
                         ns_per_op: compare::median_interval(&ns, next_seed()),
                         interval_method: (!obs.is_empty())
                             .then(|| compare::IntervalMethod::of(&ns)),
@@ -57,10 +57,10 @@ pub(crate) fn fill(r: &mut BenchReport) {
         let Some((from, rest)) = r.clocksources.split_first() else {
             break;
         };
-        for to in rest {
-            for fs in &r.filesystems {
-                for w in &r.workloads {
-                    if let Some(c) = clocksource_row(k, from, to, fs, w, &mut next_seed) {
+        for &to in rest {
+            for &fs in &r.filesystems {
+                for &w in &r.workloads {
+                    if let Some(c) = clocksource_row(k, *from, to, fs, w, &mut next_seed) {
                         comparisons.push(c);
                     }
                 }
@@ -70,9 +70,9 @@ pub(crate) fn fill(r: &mut BenchReport) {
     let knob = super::knob::rows(r);
     if let Some((base, others)) = r.kernels.split_first() {
         for k in others {
-            for fs in &r.filesystems {
-                for w in &r.workloads {
-                    for cs in &r.clocksources {
+            for &fs in &r.filesystems {
+                for &w in &r.workloads {
+                    for &cs in &r.clocksources {
                         let row = super::ab::kernel_row(base, k, cs, fs, w, &knob, &mut next_seed);
                         if let Some(c) = row {
                             comparisons.push(c);
@@ -83,7 +83,7 @@ pub(crate) fn fill(r: &mut BenchReport) {
         }
     }
     for c in &mut comparisons {
-        let get = |rel: &str| super::counted::lookup(&r.counted, rel, &c.fs, &c.workload);
+        let get = |rel: &str| super::counted::lookup(&r.counted, rel, c.fs, c.workload);
         match (&c.kernel_release, &c.kernels) {
             (Some(k), _) => c.counted_from = get(k),
             (None, Some(ks)) if ks.len() == 2 => {

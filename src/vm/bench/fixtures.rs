@@ -7,8 +7,8 @@ use crate::vm::boot::qemu;
 
 pub(crate) fn report(
     kernels: Vec<BenchKernel>,
-    clocksources: &[&str],
-    workloads: &[&str],
+    clocksources: &[Clocksource],
+    workloads: &[WorkloadName],
 ) -> BenchReport {
     BenchReport {
         schema_version: VM_BENCH_SCHEMA_VERSION,
@@ -25,9 +25,9 @@ pub(crate) fn report(
         boots: 2,
         rounds: 2,
         slot_ms: 100,
-        clocksources: clocksources.iter().map(|s| s.to_string()).collect(),
-        filesystems: vec!["tmpfs".into()],
-        workloads: workloads.iter().map(|s| s.to_string()).collect(),
+        clocksources: clocksources.to_vec(),
+        filesystems: vec![FsKind::Tmpfs],
+        workloads: workloads.to_vec(),
         kernels,
         runs: Vec::new(),
         comparisons: Vec::new(),
@@ -53,14 +53,14 @@ pub(crate) fn recorded(console: &str) -> BenchKernel {
         kernel_package: "recorded".into(),
         kernel_release: Some(h.release.clone()),
         hz: 250,
-        hz_source: "config".into(),
+        hz_source: HzSource::Config,
         boots: vec![BenchBoot {
-            boot_clocksource: h.boot_clocksource.clone(),
             header: c.header,
             slots: c.slots,
             reads: c.reads,
             pairs: c.pairs,
-            ..BenchBoot::default()
+            // The guest's own word for what it booted on (`tsc-early` is the TSC).
+            ..BenchBoot::new(0, h.boot_clocksource.running().unwrap())
         }],
     }
 }

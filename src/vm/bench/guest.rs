@@ -25,8 +25,10 @@ use crate::error::{Context, Result};
 use crate::measure::{paired_difference, PairedConfig};
 use crate::sys::{self, clock};
 use crate::trace::FsKind;
+use crate::vm::boot::clock::{Clocksource, ClocksourceName};
 use crate::vm::boot::plan::BenchPlan;
 use crate::vm::boot::serial;
+use crate::workload::WorkloadName;
 
 /// What the guest prints first (the `bench` section, JSON).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -36,9 +38,9 @@ pub struct GuestHeader {
     /// `clock_getres(CLOCK_REALTIME_COARSE)`: the kernel's tick, from which the host derives
     /// `CONFIG_HZ` when the kernel's configuration is not at hand.
     pub coarse_res_ns: Option<u64>,
-    /// The clocksource the kernel booted on and those it offers.
-    pub boot_clocksource: String,
-    pub available_clocksources: Vec<String>,
+    /// The clocksource the kernel booted on and those it offers, as sysfs names them.
+    pub boot_clocksource: ClocksourceName,
+    pub available_clocksources: Vec<ClocksourceName>,
     /// Iterations of each file system × workload per slot (fixed after the warm-up).
     pub iterations: Vec<Planned>,
     /// Kernel modules loaded before mounting (xfs, btrfs and their dependencies).
@@ -50,12 +52,12 @@ pub struct GuestHeader {
 }
 
 /// One visit of one clocksource in one round (a `slot-N` section, JSON).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Slot {
     pub round: u32,
-    pub clocksource_requested: String,
+    pub clocksource_requested: Clocksource,
     /// What `current_clocksource` read after the switch.
-    pub clocksource_used: String,
+    pub clocksource_used: ClocksourceName,
     /// Why the switch did not take (the write failed, or the kernel kept another one); the
     /// slot then measures nothing.
     #[serde(default)]
@@ -66,6 +68,21 @@ pub struct Slot {
     pub runs: Vec<SlotRun>,
     #[serde(default)]
     pub errors: Vec<String>,
+}
+
+impl Slot {
+    /// Round `round`'s visit of `requested`, before the switch.
+    pub fn new(round: u32, requested: Clocksource) -> Self {
+        Slot {
+            round,
+            clocksource_requested: requested,
+            clocksource_used: ClocksourceName::default(),
+            switch_error: None,
+            costs: None,
+            runs: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
 }
 
 /// The costs measured in one slot, ns.
@@ -91,10 +108,10 @@ pub struct SlotCosts {
 }
 
 /// One workload timed in one slot.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SlotRun {
-    pub fs: String,
-    pub workload: String,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     pub iterations: u64,
     pub ns_per_op: f64,
     /// The null syscall (`getppid`, ns) timed right before this loop: the kernel rows'
@@ -195,14 +212,14 @@ fn in_write(cfg: &PairedConfig) -> Option<f64> {
 }
 
 /// ns per op of `n` iterations of `workload` in `dir`.
-fn time_loop(workload: &str, dir: &Path, n: u64) -> Result<f64> {
+fn time_loop(workload: WorkloadName, dir: &Path, n: u64) -> Result<f64> {
     let t = loops::run_loop(workload, dir, n)?;
     Ok(t.as_nanos() as f64 / n.max(1) as f64)
 }
 
 /// Iterations of `workload` that take about `ms` milliseconds at the fastest rate seen in
 /// doubling warm-up loops (a loop slowed by a host stall must not shrink the count).
-fn calibrate(workload: &str, dir: &Path, ms: u64) -> Result<u64> {
+fn calibrate(workload: WorkloadName, dir: &Path, ms: u64) -> Result<u64> {
     let target_ns = ms as f64 * 1e6;
     let mut n = 4u64;
     let mut best = f64::INFINITY;
@@ -232,18 +249,16 @@ fn mount(fs: FsKind, disks: usize) -> Result<String> {
 /// Runs the bench in the guest, printing the `bench` section and one `slot-N` section per
 /// slot to `out`.
 pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
-    // The slots and the report name each by the kernel's and the command line's words.
-    let workloads: Vec<&str> = asked.workloads.iter().map(|w| w.as_str()).collect();
-    let clocksources: Vec<&str> = asked.clocksources.iter().map(|c| c.name()).collect();
+    let (workloads, clocksources) = (&asked.workloads, &asked.clocksources);
     let filesystems = &asked.filesystems;
     let (rounds, ms, fixed, seed) = (asked.rounds, asked.slot_ms, asked.iterations, asked.seed);
     let mut header = GuestHeader {
         release: read("/proc/sys/kernel/osrelease"),
         coarse_res_ns: clock::clock_getres(clock::id::REALTIME_COARSE).ok(),
-        boot_clocksource: read(CURRENT),
+        boot_clocksource: read(CURRENT).into(),
         available_clocksources: read(AVAILABLE)
             .split_whitespace()
-            .map(String::from)
+            .map(ClocksourceName::from)
             .collect(),
         ..GuestHeader::default()
     };
@@ -251,7 +266,7 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
         Ok(loaded) => header.modules = loaded,
         Err(e) => header.errors.push(format!("{e:#}")),
     }
-    if !super::clocksource::await_late(&clocksources, Duration::from_secs(10)) {
+    if !super::clocksource::await_late(clocksources, Duration::from_secs(10)) {
         header.errors.push(format!(
             "after 10 s the kernel still offers an early clocksource only: {}",
             read(AVAILABLE)
@@ -267,14 +282,14 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
                 continue;
             }
         };
-        for w in &workloads {
+        for &w in workloads {
             // The warm-up also translates the loop's code once (TCG), before any slot.
             match calibrate(w, Path::new(&dir), ms) {
                 Ok(n) => {
                     let iterations = if fixed > 0 { fixed } else { n };
                     let p = Planned {
-                        fs: fs.to_string(),
-                        workload: w.to_string(),
+                        fs,
+                        workload: w,
                         iterations,
                     };
                     header.iterations.push(p.clone());
@@ -287,7 +302,7 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
     section(out, "bench", &serde_json::to_string(&header)?);
     let mut n = 0usize;
     for round in 0..rounds {
-        let slots = run_round(round, &clocksources, &plan, seed.wrapping_add(n as u64));
+        let slots = run_round(round, clocksources, &plan, seed.wrapping_add(n as u64));
         for slot in slots {
             section(out, &format!("slot-{n}"), &serde_json::to_string(&slot)?);
             n += 1;
@@ -295,8 +310,8 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
     }
     let reads = asked.reads;
     if reads > 0 {
-        let (counts, mut errors) = super::reads::count(&clocksources, &plan, reads);
-        let (times, timing_errors) = super::readtime::time(&clocksources, &plan, reads);
+        let (counts, mut errors) = super::reads::count(clocksources, &plan, reads);
+        let (times, timing_errors) = super::readtime::time(clocksources, &plan, reads);
         errors.extend(timing_errors);
         let r = super::reads::GuestReads {
             counts,
@@ -307,13 +322,13 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
     }
     let pair_iterations = asked.pair_iterations;
     if pair_iterations > 0 {
-        let mut dirs: Vec<(String, String)> = Vec::new();
+        let mut dirs: Vec<(FsKind, String)> = Vec::new();
         for (p, dir) in &plan {
-            if !dirs.iter().any(|(fs, _)| fs == &p.fs) {
-                dirs.push((p.fs.clone(), dir.clone()));
+            if !dirs.iter().any(|(fs, _)| *fs == p.fs) {
+                dirs.push((p.fs, dir.clone()));
             }
         }
-        let first = clocksources.first().copied().unwrap_or("tsc");
+        let first = clocksources.first().copied().unwrap_or(Clocksource::Tsc);
         let pairs = super::pairs::run_in_guest(first, &dirs, pair_iterations);
         section(out, "pairs", &serde_json::to_string(&pairs)?);
     }
@@ -327,17 +342,13 @@ pub(crate) fn run(asked: &BenchPlan, out: &mut dyn Write) -> Result<()> {
 /// runs first after a switch.
 fn run_round(
     round: u32,
-    clocksources: &[&str],
+    clocksources: &[Clocksource],
     plan: &[(Planned, String)],
     seed: u64,
 ) -> Vec<Slot> {
     let mut slots: Vec<Slot> = clocksources
         .iter()
-        .map(|cs| Slot {
-            round,
-            clocksource_requested: cs.to_string(),
-            ..Slot::default()
-        })
+        .map(|&cs| Slot::new(round, cs))
         .collect();
     let order = |k: usize| -> Vec<usize> {
         let mut o: Vec<usize> = (0..clocksources.len()).collect();
@@ -351,7 +362,7 @@ fn run_round(
         if slot.switch_error.is_some() {
             return false;
         }
-        let (used, error) = switch(&slot.clocksource_requested);
+        let (used, error) = switch(slot.clocksource_requested);
         slot.clocksource_used = used;
         slot.switch_error = error;
         slot.switch_error.is_none()
@@ -368,10 +379,10 @@ fn run_round(
                 continue;
             }
             let control = per_call(1_000, sys::clock::syscall_getppid);
-            match time_loop(&p.workload, Path::new(dir), p.iterations) {
+            match time_loop(p.workload, Path::new(dir), p.iterations) {
                 Ok(ns_per_op) => slot.runs.push(SlotRun {
-                    fs: p.fs.clone(),
-                    workload: p.workload.clone(),
+                    fs: p.fs,
+                    workload: p.workload,
                     iterations: p.iterations,
                     ns_per_op,
                     control_ns: Some(control),
@@ -393,10 +404,10 @@ mod tests {
         assert!(c.coarse_read_ns > 0.0 && c.syscall_ns > 0.0 && c.spin_ns > 0.0);
         assert!(c.precise_read_lower_ns <= c.precise_read_upper_ns, "{c:?}");
         let dir = tempfile::tempdir().unwrap();
-        for w in loops::workloads() {
-            assert!(time_loop(w, dir.path(), 3).unwrap() > 0.0, "{w}");
+        for w in crate::workload::def::LOOPS {
+            assert!(time_loop(w, dir.path(), 3).unwrap() > 0.0, "{w:?}");
         }
-        assert!(time_loop("nope", dir.path(), 1).is_err());
+        assert!(time_loop(WorkloadName::Mem, dir.path(), 1).is_err());
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 }

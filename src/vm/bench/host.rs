@@ -32,7 +32,7 @@ pub(super) fn boot_all(
                 .unwrap_or_else(|| p.kernel.origin.clone()),
             kernel_release: p.kernel.release.clone(),
             hz,
-            hz_source: hz_source.to_string(),
+            hz_source,
             boots: Vec::new(),
         });
         prepared.push(p);
@@ -49,8 +49,7 @@ pub(super) fn boot_all(
                 k.kernel_release = Some(h.release.clone());
             }
             // A header without the resolution keeps what an earlier boot found.
-            let (hz, source) = p.hz();
-            (k.hz, k.hz_source) = (hz, source.to_string());
+            (k.hz, k.hz_source) = p.hz();
             k.boots.push(boot);
         }
     }
@@ -73,7 +72,7 @@ fn boot_one(
         cfg.boots,
         boot_clocksource(cfg, b).name(),
         cfg.rounds,
-        cfg.clocksource_names().join("/")
+        cfg.clocksource_list()
     ));
     let booted = pipe.boot(cfg, p, b, &label, progress)?;
     if let Some(dir) = &cfg.console_dir {
@@ -121,10 +120,8 @@ impl Room for BenchConfig {
 /// fewer slots than asked (killed at the timeout, cut short, silent).
 fn read_boot(cfg: &BenchConfig, b: u32, out: &QemuOutcome) -> BenchBoot {
     let mut boot = BenchBoot {
-        index: b,
-        boot_clocksource: boot_clocksource(cfg, b).name().to_string(),
         wall_s: out.wall.as_secs_f64(),
-        ..BenchBoot::default()
+        ..BenchBoot::new(b, boot_clocksource(cfg, b))
     };
     // A console cut inside a section keeps the sections that closed before the cut.
     let parsed = parse_console(&out.console).map_err(|e| {

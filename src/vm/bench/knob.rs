@@ -20,6 +20,8 @@ use crate::probe::update::FsUpdate;
 use crate::sim::result::Row;
 use crate::sim::validate::update::{row, Prices};
 use crate::sim::Costs;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::ClocksourceName;
 use crate::workload::pair::PairResult;
 
 /// One kernel × file system: the update priced from the guest's one-write pair, and the
@@ -27,8 +29,9 @@ use crate::workload::pair::PairResult;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KnobRow {
     pub kernel_release: String,
-    pub fs: String,
-    pub clocksource: String,
+    pub fs: FsKind,
+    /// The clocksource the pairs ran on, as the guest read it back.
+    pub clocksource: ClocksourceName,
     /// The guest's paired precise and coarse read costs on that clocksource (medians of the
     /// slots), ns.
     pub precise_read_ns: f64,
@@ -41,14 +44,14 @@ pub struct KnobRow {
 }
 
 /// The median of the slots' costs on `cs` for kernel `k` (`NaN` when none).
-fn slot_costs(k: &BenchKernel, cs: &str) -> (f64, f64) {
+fn slot_costs(k: &BenchKernel, cs: &ClocksourceName) -> (f64, f64) {
     let mut precise = Vec::new();
     let mut coarse = Vec::new();
     for c in k
         .boots
         .iter()
         .flat_map(|b| &b.slots)
-        .filter(|s| s.clocksource_used == cs)
+        .filter(|s| s.clocksource_used == *cs)
         .filter_map(|s| s.costs.as_ref())
     {
         precise.push(c.precise_read_ns);
@@ -73,8 +76,9 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
             if coarse.is_finite() { coarse } else { 0.0 },
             1e9 / f64::from(k.hz.max(1)),
         );
-        for fs in &r.filesystems {
-            let on_fs: Vec<&PairResult> = g.pairs.iter().filter(|p| &p.fs_type == fs).collect();
+        for &fs in &r.filesystems {
+            let on_fs: Vec<&PairResult> =
+                g.pairs.iter().filter(|p| p.fs_type == fs.name()).collect();
             let Some(calibration) = on_fs.iter().find(|p| p.pattern == PATTERNS[0]) else {
                 continue;
             };
@@ -86,7 +90,7 @@ pub(crate) fn rows(r: &BenchReport) -> Vec<KnobRow> {
                 .collect();
             out.push(KnobRow {
                 kernel_release: release(k),
-                fs: fs.clone(),
+                fs,
                 clocksource: g.clocksource.clone(),
                 precise_read_ns: precise,
                 coarse_read_ns: coarse,
@@ -104,7 +108,7 @@ pub(crate) fn update_price(
     knob: &[KnobRow],
     from: &str,
     to: &str,
-    fs: &str,
+    fs: FsKind,
 ) -> Option<(f64, String)> {
     [to, from].into_iter().find_map(|k| {
         let row = knob.iter().find(|r| r.kernel_release == k && r.fs == fs)?;
@@ -119,6 +123,8 @@ pub(crate) fn update_price(
 mod tests {
     use super::super::fixtures::{recorded, report};
     use super::*;
+    use crate::vm::boot::clock::Clocksource;
+    use crate::workload::WorkloadName;
 
     /// One boot each of 6.12 and 7.2 under TCG, write-stat on tmpfs, ext4 and xfs, with the
     /// pairs at 2,000 iterations per block.
@@ -129,8 +135,8 @@ mod tests {
 
     fn filled() -> BenchReport {
         let kernels = CONSOLES.iter().map(|c| recorded(c)).collect();
-        let mut r = report(kernels, &["tsc"], &["write-stat"]);
-        r.filesystems = vec!["tmpfs".into(), "ext4".into(), "xfs".into()];
+        let mut r = report(kernels, &[Clocksource::Tsc], &[WorkloadName::WriteStat]);
+        r.filesystems = vec![FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs];
         super::super::fill::fill(&mut r);
         r
     }
@@ -168,7 +174,7 @@ mod tests {
     #[test]
     fn the_kernel_row_prices_the_updates_the_new_kernel_adds() {
         let r = filled();
-        for fs in ["tmpfs", "ext4", "xfs"] {
+        for fs in [FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs] {
             let c = r
                 .comparisons
                 .iter()

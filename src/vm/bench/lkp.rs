@@ -14,10 +14,18 @@ use super::rows::{by_boot, observations, release, BenchComparison};
 use super::{BenchKernel, BenchReport, ComparisonKind};
 use crate::compare::lkp::{judge, Metric};
 use crate::compare::Change;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
+use crate::workload::WorkloadName;
 
 /// LKP's samples of one side of a kernel row: each boot's median ns per op of `k` on
 /// clocksource `cs`, file system `fs` and `workload`.
-pub(crate) fn samples(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Vec<f64> {
+pub(crate) fn samples(
+    k: &BenchKernel,
+    cs: Clocksource,
+    fs: FsKind,
+    workload: WorkloadName,
+) -> Vec<f64> {
     let obs = observations(k, cs, fs, workload);
     boot_medians(&by_boot(&obs, |o| Some(o.ns_per_op)))
 }
@@ -60,12 +68,11 @@ pub(crate) fn apply(r: &mut BenchReport) {
         .iter_mut()
         .filter(|c| c.kind == ComparisonKind::Kernel && c.lkp.is_none())
     {
-        let (Some(a), Some(b), Some(cs)) = (find(&c.from), find(&c.to), c.clocksource.clone())
-        else {
+        let (Some(a), Some(b), Some(cs)) = (find(&c.from), find(&c.to), c.clocksource) else {
             continue;
         };
-        let base = samples(a, &cs, &c.fs, &c.workload);
-        let new = samples(b, &cs, &c.fs, &c.workload);
+        let base = samples(a, cs, c.fs, c.workload);
+        let new = samples(b, cs, c.fs, c.workload);
         let tscope = word(c);
         c.lkp = judge(&base, &new, Metric::Performance, tscope, || {
             reason(c, kernel_control)

@@ -48,6 +48,7 @@ use crate::progress::Progress;
 use crate::trace::FsKind;
 use crate::vm::boot::accel::AccelChoice;
 use crate::vm::boot::clock::Clocksource;
+use crate::vm::boot::kconfig::HzSource;
 use crate::vm::boot::pipeline::Pipeline;
 use crate::vm::boot::plan::{BenchPlan, Plan};
 use crate::vm::boot::serial;
@@ -58,10 +59,10 @@ pub use compare::ComparisonKind;
 pub use rows::{BenchComparison, BenchRun, RunCosts};
 
 /// One file system × workload and its iterations per slot.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Planned {
-    pub fs: String,
-    pub workload: String,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     pub iterations: u64,
 }
 
@@ -139,7 +140,7 @@ impl BenchConfig {
 pub const REPORT_KERNEL: &str = "linux-image-cloud-amd64@sid";
 /// The workloads `tscope report --vm` times: one whose model predicts a change on that kernel
 /// (write-stat) and one that predicts none (pipe1).
-pub const REPORT_WORKLOADS: [&str; 2] = ["pipe1", "write-stat"];
+pub const REPORT_WORKLOADS: [WorkloadName; 2] = [WorkloadName::Pipe1, WorkloadName::WriteStat];
 /// Rounds of the report's one boot.
 pub const REPORT_ROUNDS: u32 = 8;
 
@@ -153,10 +154,7 @@ impl BenchConfig {
     pub fn for_report(guest_bin: Option<PathBuf>) -> Self {
         BenchConfig {
             kernels: vec![KernelSource::Package(REPORT_KERNEL.into())],
-            workloads: REPORT_WORKLOADS
-                .iter()
-                .filter_map(|w| WorkloadName::parse(w))
-                .collect(),
+            workloads: REPORT_WORKLOADS.to_vec(),
             boots: 1,
             rounds: REPORT_ROUNDS,
             boot: BootConfig {
@@ -178,9 +176,10 @@ impl BenchConfig {
                 KernelSource::Path(p) => c += &format!(" --kernel {}", p.display()),
             }
         }
+        let workloads: Vec<&str> = self.workloads.iter().map(|w| w.as_str()).collect();
         c += &format!(
             " --workload {} --boots {} --rounds {}",
-            self.workload_names().join(","),
+            workloads.join(","),
             self.boots,
             self.rounds
         );
@@ -192,28 +191,10 @@ impl BenchConfig {
 }
 
 impl BenchConfig {
-    /// The clocksources by the kernel's names, as the report carries them.
-    pub fn clocksource_names(&self) -> Vec<String> {
-        self.clocksources
-            .iter()
-            .map(|c| c.name().to_string())
-            .collect()
-    }
-
-    /// The file systems by name, as the report carries them.
-    pub fn fs_names(&self) -> Vec<String> {
-        self.filesystems
-            .iter()
-            .map(|f| f.name().to_string())
-            .collect()
-    }
-
-    /// The workloads by name, as the report and the command line carry them.
-    pub fn workload_names(&self) -> Vec<String> {
-        self.workloads
-            .iter()
-            .map(|w| w.as_str().to_string())
-            .collect()
+    /// The clocksources as the progress lines name them: `tsc/hpet`.
+    pub fn clocksource_list(&self) -> String {
+        let names: Vec<&str> = self.clocksources.iter().map(|c| c.name()).collect();
+        names.join("/")
     }
 }
 
@@ -224,12 +205,12 @@ impl Default for BenchConfig {
 }
 
 /// One boot of one kernel: what the guest printed, parsed.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BenchBoot {
     /// 0-based, per kernel.
     pub index: u32,
     /// The `clocksource=` it booted with (the boots alternate it).
-    pub boot_clocksource: String,
+    pub boot_clocksource: Clocksource,
     pub header: Option<GuestHeader>,
     pub slots: Vec<Slot>,
     /// The clocksource reads counted after the rounds (first boot of each kernel only).
@@ -245,6 +226,23 @@ pub struct BenchBoot {
     pub console_tail: Option<String>,
 }
 
+impl BenchBoot {
+    /// Boot `index`, booted on `boot_clocksource`, before the guest said anything.
+    pub fn new(index: u32, boot_clocksource: Clocksource) -> Self {
+        BenchBoot {
+            index,
+            boot_clocksource,
+            header: None,
+            slots: Vec::new(),
+            reads: None,
+            pairs: None,
+            wall_s: 0.0,
+            error: None,
+            console_tail: None,
+        }
+    }
+}
+
 /// One kernel of the run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct BenchKernel {
@@ -252,7 +250,7 @@ pub struct BenchKernel {
     pub kernel_release: Option<String>,
     pub hz: u32,
     /// `config`, `guest clock_getres(CLOCK_REALTIME_COARSE)` or `assumed`.
-    pub hz_source: String,
+    pub hz_source: HzSource,
     pub boots: Vec<BenchBoot>,
 }
 
@@ -268,9 +266,9 @@ pub struct BenchReport {
     pub boots: u32,
     pub rounds: u32,
     pub slot_ms: u64,
-    pub clocksources: Vec<String>,
-    pub filesystems: Vec<String>,
-    pub workloads: Vec<String>,
+    pub clocksources: Vec<Clocksource>,
+    pub filesystems: Vec<FsKind>,
+    pub workloads: Vec<WorkloadName>,
     pub kernels: Vec<BenchKernel>,
     pub runs: Vec<BenchRun>,
     pub comparisons: Vec<BenchComparison>,
@@ -418,9 +416,9 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         boots: cfg.boots,
         rounds: cfg.rounds,
         slot_ms: cfg.slot_ms,
-        clocksources: cfg.clocksource_names(),
-        filesystems: cfg.fs_names(),
-        workloads: cfg.workload_names(),
+        clocksources: cfg.clocksources.clone(),
+        filesystems: cfg.filesystems.clone(),
+        workloads: cfg.workloads.clone(),
         kernels: Vec::new(),
         runs: Vec::new(),
         comparisons: Vec::new(),

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::trace::FsKind;
+use crate::vm::boot::clock::{Clocksource, ClocksourceName};
 use crate::workload::pair::{self, PairConfig, PairResult, Pattern};
 
 /// The calibration's pattern, then the one held to it.
@@ -18,16 +20,16 @@ pub(crate) const REPETITIONS: u32 = 6;
 /// The `pairs` section the guest prints after its rounds (JSON).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct GuestPairs {
-    /// The clocksource the pairs ran on.
-    pub clocksource: String,
+    /// The clocksource the pairs ran on, as `current_clocksource` read after the switch.
+    pub clocksource: ClocksourceName,
     pub pairs: Vec<PairResult>,
     pub errors: Vec<String>,
 }
 
 /// In the guest: every pattern's pair on every `(fs, dir)`, `iterations` per block.
 pub(crate) fn run_in_guest(
-    clocksource: &str,
-    dirs: &[(String, String)],
+    clocksource: Clocksource,
+    dirs: &[(FsKind, String)],
     iterations: u64,
 ) -> GuestPairs {
     let (used, error) = super::clocksource::switch(clocksource);

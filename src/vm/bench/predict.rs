@@ -33,24 +33,25 @@ pub struct ModelReads {
 }
 
 /// The model for `kernel_release` (the newest modelled when it has no version) on
-/// `workload`'s loop on `fs`, run at `guest_ns_per_op` and `hz`; `None` for a workload or
-/// file system the definitions do not know.
+/// `workload`'s loop on `fs`, run at `guest_ns_per_op` and `hz`; `None` for a workload without
+/// a loop.
 pub(crate) fn model_reads(
     kernel_release: &str,
     hz: u32,
-    workload: &str,
-    fs: &str,
+    workload: WorkloadName,
+    fs: FsKind,
     guest_ns_per_op: f64,
 ) -> Option<ModelReads> {
-    let w = WorkloadName::parse(workload).filter(|w| def::has_loop(*w))?;
-    let fs = FsKind::parse(fs)?;
+    if !def::has_loop(workload) {
+        return None;
+    }
     let (model, _) = ModelSpec {
         family: Family::Linux,
         version: None,
         alias: false,
     }
     .resolve(Some(kernel_release));
-    let loop_ = def::scenario(w, fs).compile();
+    let loop_ = def::scenario(workload, fs).compile();
     // Placeholder prices (no probe runs): only the counts are read from the estimate (the
     // prices move the replay's base by a few ns of an op's tens of µs).
     let costs = Costs::reads(20.0, 2.0, 1e9 / f64::from(hz.max(1)));
@@ -78,27 +79,19 @@ mod tests {
 
     #[test]
     fn multigrain_write_stat_reads_the_clocksource_and_pipes_do_not() {
-        let old =
-            model_reads("6.1.0-48-cloud-amd64", 250, "write-stat", "tmpfs", 30_000.0).unwrap();
+        use FsKind::Tmpfs;
+        use WorkloadName::{Pipe1, WriteStat};
+        let old = model_reads("6.1.0-48-cloud-amd64", 250, WriteStat, Tmpfs, 30_000.0).unwrap();
         assert_eq!(old.precise_per_op, 0.0);
         assert!(old.coarse_per_op >= 1.0);
-        let new = model_reads(
-            "7.2.13+deb14-cloud-amd64",
-            250,
-            "write-stat",
-            "tmpfs",
-            30_000.0,
-        )
-        .unwrap();
+        let new = model_reads("7.2.13+deb14-cloud-amd64", 250, WriteStat, Tmpfs, 30_000.0).unwrap();
         assert!(new.precise_per_op > 0.5, "{new:?}");
         // The queried stat makes every write store its time on 7.2; on 6.1 a write stores
         // one only when the tick moved.
         assert!(new.updates_per_op > 0.9, "{new:?}");
         assert!(old.updates_per_op < 0.1, "{old:?}");
-        let pipe =
-            model_reads("7.2.13+deb14-cloud-amd64", 250, "pipe1", "tmpfs", 17_000.0).unwrap();
+        let pipe = model_reads("7.2.13+deb14-cloud-amd64", 250, Pipe1, Tmpfs, 17_000.0).unwrap();
         assert_eq!(pipe.precise_per_op, 0.0);
-        assert!(model_reads("6.1.0", 250, "no-such-workload", "tmpfs", 1.0).is_none());
-        assert!(model_reads("6.1.0", 250, "pipe1", "zfs", 1.0).is_none());
+        assert!(model_reads("6.1.0", 250, WorkloadName::Mem, Tmpfs, 1.0).is_none());
     }
 }

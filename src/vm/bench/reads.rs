@@ -18,26 +18,19 @@ use super::clocksource::switch;
 use super::loops;
 use super::Planned;
 use crate::error::{Context, Result};
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::tracefs::{append, TRACING};
-
-/// Each clocksource's read callback (`struct clocksource.read`): arch/x86/kernel/tsc.c
-/// `read_tsc`, arch/x86/kernel/hpet.c `read_hpet`, drivers/clocksource/acpi_pm.c
-/// `acpi_pm_read`, arch/x86/kernel/kvmclock.c `kvm_clock_get_cycles`.
-pub(crate) const CALLBACKS: [(&str, &str); 4] = [
-    ("tsc", "read_tsc"),
-    ("hpet", "read_hpet"),
-    ("acpi_pm", "acpi_pm_read"),
-    ("kvm-clock", "kvm_clock_get_cycles"),
-];
+use crate::workload::WorkloadName;
 
 /// One workload's clocksource reads on one clocksource.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReadCount {
-    pub clocksource: String,
-    /// The probed callback.
+    pub clocksource: Clocksource,
+    /// The probed callback ([`Clocksource::read_callback`]).
     pub symbol: String,
-    pub fs: String,
-    pub workload: String,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     pub iterations: u64,
     /// Hits of the zero-iteration run (set-up and teardown) and of the N-iteration run.
     pub baseline_hits: u64,
@@ -54,14 +47,6 @@ pub struct GuestReads {
     /// Each read's cost where the op takes it ([`super::readtime`]).
     #[serde(default)]
     pub times: Vec<super::readtime::ReadTime>,
-}
-
-/// The read callback of `clocksource`.
-pub(crate) fn callback(clocksource: &str) -> Option<&'static str> {
-    CALLBACKS
-        .iter()
-        .find(|(c, _)| *c == clocksource)
-        .map(|(_, s)| *s)
 }
 
 /// The hits of event `event` in `kprobe_profile` text (`event hits misses` a line).
@@ -88,7 +73,7 @@ fn profile_hits(event: &str) -> Result<u64> {
 /// Counts each clocksource's reads per op of every planned loop (`iterations` each), switching
 /// to each clocksource in turn. Returns the counts and what failed.
 pub(crate) fn count(
-    clocksources: &[&str],
+    clocksources: &[Clocksource],
     plan: &[(Planned, String)],
     iterations: u64,
 ) -> (Vec<ReadCount>, Vec<String>) {
@@ -99,11 +84,8 @@ pub(crate) fn count(
         errors.push(format!("mount tracefs: {e}"));
     }
     let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-    for cs in clocksources {
-        let Some(symbol) = callback(cs) else {
-            errors.push(format!("{cs}: no known read callback"));
-            continue;
-        };
+    for &cs in clocksources {
+        let symbol = cs.read_callback();
         if !has_symbol(&kallsyms, symbol) {
             errors.push(format!("{cs}: {symbol} is not in /proc/kallsyms"));
             continue;
@@ -130,16 +112,16 @@ pub(crate) fn count(
             let n = iterations.max(1);
             let counted = (|| -> Result<ReadCount> {
                 let h0 = profile_hits(&ev)?;
-                loops::run_loop(&p.workload, Path::new(dir), 0)?;
+                loops::run_loop(p.workload, Path::new(dir), 0)?;
                 let h1 = profile_hits(&ev)?;
-                loops::run_loop(&p.workload, Path::new(dir), n)?;
+                loops::run_loop(p.workload, Path::new(dir), n)?;
                 let h2 = profile_hits(&ev)?;
                 let (base, all) = (h1.saturating_sub(h0), h2.saturating_sub(h1));
                 Ok(ReadCount {
-                    clocksource: cs.to_string(),
+                    clocksource: cs,
                     symbol: symbol.to_string(),
-                    fs: p.fs.clone(),
-                    workload: p.workload.clone(),
+                    fs: p.fs,
+                    workload: p.workload,
                     iterations: n,
                     baseline_hits: base,
                     hits: all,
@@ -167,8 +149,6 @@ mod tests {
         assert!(has_symbol(kallsyms, "read_hpet"));
         assert!(has_symbol(kallsyms, "read_tsc"));
         assert!(!has_symbol(kallsyms, "acpi_pm_read"));
-        assert_eq!(callback("hpet"), Some("read_hpet"));
-        assert_eq!(callback("jiffies"), None);
         let profile =
             "  tscope_cs_read_hpet                                   12345               0\n\
                        tscope_cs_read_tsc 7 0\n";

@@ -24,13 +24,68 @@ use super::{loops, Planned};
 use crate::error::{Context, Result};
 use crate::stats::Estimate;
 use crate::sys::clock;
+use crate::trace::FsKind;
+use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::tracefs::{write, TRACING};
+use crate::workload::WorkloadName;
 
 /// The precise-read leaves the models count (a kernel has one or both).
 pub(crate) const LEAVES: [&str; 2] = ["ktime_get_real_ts64", "ktime_get_real_ts64_mg"];
 
-/// The context of [`ReadTime`]s timed in a loop of clock syscalls.
-pub(crate) const SYSCALL: &str = "syscall:clock_gettime";
+/// How [`ReadPath::Syscall`] is written.
+const SYSCALL: &str = "syscall:clock_gettime";
+
+/// Where reads were timed: in a workload's loop, or in a loop of clock syscalls; serialized as
+/// the workload's name or `syscall:clock_gettime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum ReadPath {
+    Loop(WorkloadName),
+    Syscall,
+}
+
+impl From<ReadPath> for String {
+    fn from(p: ReadPath) -> String {
+        match p {
+            ReadPath::Loop(w) => w.as_str().into(),
+            ReadPath::Syscall => SYSCALL.into(),
+        }
+    }
+}
+
+impl TryFrom<String> for ReadPath {
+    type Error = String;
+
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        if s == SYSCALL {
+            return Ok(ReadPath::Syscall);
+        }
+        WorkloadName::parse(&s)
+            .map(ReadPath::Loop)
+            .ok_or_else(|| format!("'{s}' is neither a workload nor {SYSCALL}"))
+    }
+}
+
+/// A file system written as its name, none as the empty string (the syscall context's).
+mod fs_or_empty {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::trace::FsKind;
+
+    pub(super) fn serialize<S: Serializer>(fs: &Option<FsKind>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(fs.map_or("", FsKind::name))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<FsKind>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name.is_empty() {
+            return Ok(None);
+        }
+        FsKind::parse(&name)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown file system '{name}'")))
+    }
+}
 
 /// Fewer timed calls than this in a context give no [`ReadTime`]: a workload whose op takes
 /// no precise read still meets a stray one now and then, and one call is no price.
@@ -40,16 +95,17 @@ pub(crate) const MIN_CALLS: usize = 50;
 const SYSCALL_CALLS: u32 = 2_000;
 
 /// The reads of one clocksource timed in one context (a workload on a file system, or
-/// [`SYSCALL`]).
+/// [`ReadPath::Syscall`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReadTime {
-    pub clocksource: String,
+    pub clocksource: Clocksource,
     /// The traced leaves, space-separated.
     pub symbol: String,
-    /// The file system, empty for [`SYSCALL`].
-    pub fs: String,
-    /// The workload, or [`SYSCALL`].
-    pub workload: String,
+    /// The file system; none (written empty) for [`ReadPath::Syscall`].
+    #[serde(with = "fs_or_empty")]
+    pub fs: Option<FsKind>,
+    /// The workload, or [`ReadPath::Syscall`].
+    pub workload: ReadPath,
     /// Calls timed.
     pub reads: usize,
     /// The median duration of one read, ns, with its 95% bootstrap interval.
@@ -99,16 +155,22 @@ fn traced(symbols: &[&str], run: impl FnOnce() -> Result<()>) -> Result<Vec<f64>
     Ok(durations(&text, symbols))
 }
 
-fn summary(cs: &str, symbol: &str, fs: &str, workload: &str, d: &[f64]) -> Option<ReadTime> {
+fn summary(
+    cs: Clocksource,
+    symbol: &str,
+    fs: Option<FsKind>,
+    workload: ReadPath,
+    d: &[f64],
+) -> Option<ReadTime> {
     if d.len() < MIN_CALLS {
         return None;
     }
     let read_ns = super::compare::median_interval(&[d.to_vec()], 11)?;
     Some(ReadTime {
-        clocksource: cs.into(),
+        clocksource: cs,
         symbol: symbol.into(),
-        fs: fs.into(),
-        workload: workload.into(),
+        fs,
+        workload,
         reads: d.len(),
         read_ns,
     })
@@ -117,7 +179,7 @@ fn summary(cs: &str, symbol: &str, fs: &str, workload: &str, d: &[f64]) -> Optio
 /// Times each clocksource's reads in every planned loop (`iterations` each) and in a loop of
 /// clock syscalls, switching to each clocksource in turn. Returns the times and what failed.
 pub(crate) fn time(
-    clocksources: &[&str],
+    clocksources: &[Clocksource],
     plan: &[(Planned, String)],
     iterations: u64,
 ) -> (Vec<ReadTime>, Vec<String>) {
@@ -144,7 +206,7 @@ pub(crate) fn time(
         let _ = write("set_ftrace_filter", "");
         return (out, vec![format!("timing the reads: {e:#}")]);
     }
-    for cs in clocksources {
+    for &cs in clocksources {
         if let (_, Some(e)) = switch(cs) {
             errors.push(e);
             continue;
@@ -156,15 +218,16 @@ pub(crate) fn time(
             Ok(())
         });
         match syscalls {
-            Ok(d) => out.extend(summary(cs, &symbol, "", SYSCALL, &d)),
+            Ok(d) => out.extend(summary(cs, &symbol, None, ReadPath::Syscall, &d)),
             Err(e) => errors.push(format!("{cs} {SYSCALL}: {e:#}")),
         }
         for (p, dir) in plan {
             let d = traced(&leaves, || {
-                loops::run_loop(&p.workload, Path::new(dir), iterations.max(1)).map(|_| ())
+                loops::run_loop(p.workload, Path::new(dir), iterations.max(1)).map(|_| ())
             });
+            let path = ReadPath::Loop(p.workload);
             match d {
-                Ok(d) => out.extend(summary(cs, &symbol, &p.fs, &p.workload, &d)),
+                Ok(d) => out.extend(summary(cs, &symbol, Some(p.fs), path, &d)),
                 Err(e) => errors.push(format!("{cs} {}/{}: {e:#}", p.fs, p.workload)),
             }
         }
@@ -206,10 +269,10 @@ mod tests {
     #[test]
     fn delta_is_conservative() {
         let t = |p, l, u| ReadTime {
-            clocksource: String::new(),
+            clocksource: Clocksource::Tsc,
             symbol: String::new(),
-            fs: String::new(),
-            workload: String::new(),
+            fs: None,
+            workload: ReadPath::Syscall,
             reads: 3,
             read_ns: Estimate {
                 point: p,
@@ -219,5 +282,35 @@ mod tests {
         };
         let d = delta(&t(100.0, 95.0, 110.0), &t(400.0, 380.0, 430.0));
         assert_eq!((d.point, d.lower, d.upper), (300.0, 270.0, 335.0));
+    }
+
+    #[test]
+    fn the_syscall_context_reads_and_writes_as_it_always_did() {
+        let t = ReadTime {
+            clocksource: Clocksource::Hpet,
+            symbol: "ktime_get_real_ts64".into(),
+            fs: None,
+            workload: ReadPath::Syscall,
+            reads: 60,
+            read_ns: Estimate::exact(1.0),
+        };
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(
+            json.contains(r#""fs":"","workload":"syscall:clock_gettime""#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<ReadTime>(&json).unwrap(), t);
+        let in_loop = ReadTime {
+            fs: Some(FsKind::Tmpfs),
+            workload: ReadPath::Loop(WorkloadName::WriteStat),
+            ..t
+        };
+        let json = serde_json::to_string(&in_loop).unwrap();
+        assert!(
+            json.contains(r#""fs":"tmpfs","workload":"write-stat""#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<ReadTime>(&json).unwrap(), in_loop);
+        assert!(serde_json::from_str::<ReadPath>(r#""bogus""#).is_err());
     }
 }

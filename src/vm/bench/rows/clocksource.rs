@@ -6,19 +6,23 @@ use super::{
     BenchComparison, Obs,
 };
 use crate::stats::Estimate;
+use crate::trace::FsKind;
 use crate::vm::bench::compare::{self, ComparisonKind, Verdict, ZERO_READS};
 use crate::vm::bench::predict::{model_reads, ModelReads};
+use crate::vm::bench::readtime::ReadPath;
 use crate::vm::bench::BenchKernel;
+use crate::vm::boot::clock::Clocksource;
+use crate::workload::WorkloadName;
 
 /// The clocksource row of `workload` on `fs` in kernel `k`, `from` → `to`: the change in ns per
 /// op measured round by round, against the model's reads per op × the change of a read's
 /// price; `None` when no round has both slots.
 pub(in crate::vm::bench) fn clocksource_row(
     k: &BenchKernel,
-    from: &str,
-    to: &str,
-    fs: &str,
-    workload: &str,
+    from: Clocksource,
+    to: Clocksource,
+    fs: FsKind,
+    workload: WorkloadName,
     seed: &mut impl FnMut() -> u64,
 ) -> Option<BenchComparison> {
     let a = observations(k, from, fs, workload);
@@ -39,8 +43,8 @@ pub(in crate::vm::bench) fn clocksource_row(
         fs,
         median_of(&a, |o| o.ns_per_op),
     );
-    let in_path = read_time_delta(k, from, to, fs, workload);
-    let in_syscall = read_time_delta(k, from, to, "", crate::vm::bench::readtime::SYSCALL);
+    let in_path = read_time_delta(k, from, to, Some(fs), ReadPath::Loop(workload));
+    let in_syscall = read_time_delta(k, from, to, None, ReadPath::Syscall);
     let price = read_price(d_precise, in_path, in_syscall);
     let in_path_priced = price != d_precise;
     let range = predict(model.as_ref(), price, d_coarse);
@@ -75,10 +79,10 @@ pub(in crate::vm::bench) fn clocksource_row(
         kernel_release: Some(release(k)),
         kernels: None,
         clocksource: None,
-        fs: fs.into(),
-        workload: workload.into(),
-        from: from.into(),
-        to: to.into(),
+        fs,
+        workload,
+        from: from.name().into(),
+        to: to.name().into(),
         measured_delta_ns: measured,
         interval_method: Some(compare::IntervalMethod::of(&pairs)),
         predicted_delta_ns: predicted,

@@ -16,8 +16,12 @@ use serde::{Deserialize, Serialize};
 use super::compare::{self, ComparisonKind, Verdict};
 use super::guest::Slot;
 use super::predict::ModelReads;
+use super::readtime::ReadPath;
 use super::BenchKernel;
 use crate::stats::{self, Estimate};
+use crate::trace::FsKind;
+use crate::vm::boot::clock::{Clocksource, ClocksourceName};
+use crate::workload::WorkloadName;
 
 /// The control of kernel rows.
 mod clocksource;
@@ -43,12 +47,12 @@ pub struct RunCosts {
 pub struct BenchRun {
     pub kernel_release: String,
     pub kernel_package: String,
-    pub clocksource_requested: String,
+    pub clocksource_requested: Clocksource,
     /// What the guest read back after switching; differs from the request when the kernel
     /// refused it (then `ns_per_op` is `null` and `refused` says why).
-    pub clocksource_used: String,
-    pub fs: String,
-    pub workload: String,
+    pub clocksource_used: ClocksourceName,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
     /// The mean of the boots' medians with its Student-t interval over the boots (one boot:
     /// the rounds' median and their bootstrap interval; `interval_method` says which); `null`
     /// when no slot ran on the requested clocksource.
@@ -76,10 +80,11 @@ pub struct BenchComparison {
     pub kernels: Option<Vec<String>>,
     /// The clocksource of a kernel row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clocksource: Option<String>,
-    pub fs: String,
-    pub workload: String,
-    /// Clocksources (clocksource rows) or kernel releases (kernel rows).
+    pub clocksource: Option<Clocksource>,
+    pub fs: FsKind,
+    pub workload: WorkloadName,
+    /// Clocksources (clocksource rows) or kernel releases (kernel rows): one column of two
+    /// kinds, so written as the words, as `kind` says which.
     pub from: String,
     pub to: String,
     /// ns per op of `to` less `from`: paired within rounds (clocksource rows), or the
@@ -207,12 +212,12 @@ pub(super) fn release(k: &BenchKernel) -> String {
 }
 
 /// Every slot of kernel `k` that ran on `cs` and timed `fs`/`workload`.
-pub(super) fn observations<'a>(
-    k: &'a BenchKernel,
-    cs: &str,
-    fs: &str,
-    workload: &str,
-) -> Vec<Obs<'a>> {
+pub(super) fn observations(
+    k: &BenchKernel,
+    cs: Clocksource,
+    fs: FsKind,
+    workload: WorkloadName,
+) -> Vec<Obs<'_>> {
     let mut out = Vec::new();
     for b in &k.boots {
         for s in &b.slots {
@@ -257,7 +262,7 @@ pub(super) fn costs(obs: &[Obs]) -> RunCosts {
 }
 
 /// Why kernel `k` ran no slot on `cs`: what it kept instead.
-pub(super) fn refusal(k: &BenchKernel, cs: &str) -> Option<(String, String)> {
+pub(super) fn refusal(k: &BenchKernel, cs: Clocksource) -> Option<(ClocksourceName, String)> {
     k.boots
         .iter()
         .flat_map(|b| &b.slots)
@@ -308,12 +313,12 @@ pub(super) fn cost_of(o: &Obs, f: fn(&super::guest::SlotCosts) -> f64) -> f64 {
 /// that timed both).
 pub(super) fn read_time_delta(
     k: &BenchKernel,
-    from: &str,
-    to: &str,
-    fs: &str,
-    workload: &str,
+    from: Clocksource,
+    to: Clocksource,
+    fs: Option<FsKind>,
+    workload: ReadPath,
 ) -> Option<Estimate> {
-    let find = |cs: &str, r: &super::reads::GuestReads| {
+    let find = |cs: Clocksource, r: &super::reads::GuestReads| {
         r.times
             .iter()
             .find(|t| {
@@ -331,7 +336,12 @@ pub(super) fn read_time_delta(
 }
 
 /// The median over kernel `k`'s boots of the clocksource reads per op counted on `cs`.
-pub(super) fn counted_reads(k: &BenchKernel, cs: &str, fs: &str, workload: &str) -> Option<f64> {
+pub(super) fn counted_reads(
+    k: &BenchKernel,
+    cs: Clocksource,
+    fs: FsKind,
+    workload: WorkloadName,
+) -> Option<f64> {
     let v: Vec<f64> = k
         .boots
         .iter()

@@ -4,14 +4,17 @@ mod recorded;
 
 use super::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
 use super::guest::{GuestHeader, Slot, SlotCosts, SlotRun};
+use super::readtime::ReadPath;
 use super::*;
+use crate::vm::boot::clock::Clocksource::{Hpet, Tsc};
+use crate::workload::WorkloadName::{Pingpong, Pipe1, Vfsmix, WriteOnly, WriteStat};
 
 /// A slot on `cs` whose workloads cost `ns` each times the boot's `speed`, and whose precise
 /// read costs `precise` × `speed`.
-fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> Slot {
+fn slot(round: u32, cs: Clocksource, speed: f64, precise: f64, ns: &[(WorkloadName, f64)]) -> Slot {
     Slot {
         round,
-        clocksource_requested: cs.into(),
+        clocksource_requested: cs,
         clocksource_used: cs.into(),
         switch_error: None,
         costs: Some(SlotCosts {
@@ -25,9 +28,9 @@ fn slot(round: u32, cs: &str, speed: f64, precise: f64, ns: &[(&str, f64)]) -> S
         }),
         runs: ns
             .iter()
-            .map(|(w, n)| SlotRun {
-                fs: "tmpfs".into(),
-                workload: w.to_string(),
+            .map(|&(w, n)| SlotRun {
+                fs: FsKind::Tmpfs,
+                workload: w,
                 iterations: 100,
                 ns_per_op: n * speed,
                 control_ns: Some(400.0 * speed),
@@ -48,35 +51,33 @@ fn slots_become_runs_and_paired_clocksource_rows() {
             let s = speed * (1.0 + 0.05 * f64::from(r));
             slots.push(slot(
                 r,
-                "tsc",
+                Tsc,
                 s,
                 300.0,
-                &[("pipe1", 17_000.0), ("write-stat", 30_000.0)],
+                &[(Pipe1, 17_000.0), (WriteStat, 30_000.0)],
             ));
             slots.push(slot(
                 r,
-                "hpet",
+                Hpet,
                 s,
                 600.0,
-                &[("pipe1", 17_000.0), ("write-stat", 30_600.0)],
+                &[(Pipe1, 17_000.0), (WriteStat, 30_600.0)],
             ));
         }
         boots.push(BenchBoot {
-            index: b,
-            boot_clocksource: "tsc".into(),
             header: Some(GuestHeader::default()),
             slots,
-            ..BenchBoot::default()
+            ..BenchBoot::new(b, Tsc)
         });
     }
     let k = BenchKernel {
         kernel_package: "linux-image-cloud-amd64@sid".into(),
         kernel_release: Some("7.2.13+deb14-cloud-amd64".into()),
         hz: 250,
-        hz_source: "config".into(),
+        hz_source: HzSource::Config,
         boots,
     };
-    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    let mut r = report(vec![k], &[Tsc, Hpet], &[Pipe1, WriteStat]);
     super::fill::fill(&mut r);
     assert_eq!(r.runs.len(), 4);
     assert!(r.runs.iter().all(|x| x.samples == 9 && x.boots == 3));
@@ -87,8 +88,8 @@ fn slots_become_runs_and_paired_clocksource_rows() {
     assert_eq!(r.comparisons.len(), 2);
     let pipe = &r.comparisons[0];
     assert_eq!(
-        (pipe.workload.as_str(), pipe.from.as_str(), pipe.to.as_str()),
-        ("pipe1", "tsc", "hpet")
+        (pipe.workload, pipe.from.as_str(), pipe.to.as_str()),
+        (Pipe1, "tsc", "hpet")
     );
     assert_eq!(pipe.measured_delta_ns, crate::stats::Estimate::exact(0.0));
     assert_eq!(pipe.verdict, compare::Verdict::Agrees);
@@ -131,7 +132,7 @@ fn slots_become_runs_and_paired_clocksource_rows() {
 
 #[test]
 fn a_refused_clocksource_is_reported_not_relabelled() {
-    let mut s = slot(0, "hpet", 1.0, 300.0, &[]);
+    let mut s = slot(0, Hpet, 1.0, 300.0, &[]);
     s.clocksource_used = "tsc".into();
     s.switch_error = Some("the kernel kept 'tsc'".into());
     s.costs = None;
@@ -139,17 +140,17 @@ fn a_refused_clocksource_is_reported_not_relabelled() {
         kernel_release: Some("6.1.0-48-cloud-amd64".into()),
         hz: 250,
         boots: vec![BenchBoot {
-            slots: vec![slot(0, "tsc", 1.0, 300.0, &[("pipe1", 30_000.0)]), s],
-            ..BenchBoot::default()
+            slots: vec![slot(0, Tsc, 1.0, 300.0, &[(Pipe1, 30_000.0)]), s],
+            ..BenchBoot::new(0, Tsc)
         }],
         ..BenchKernel::default()
     };
-    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1"]);
+    let mut r = report(vec![k], &[Tsc, Hpet], &[Pipe1]);
     super::fill::fill(&mut r);
     let hpet = r
         .runs
         .iter()
-        .find(|x| x.clocksource_requested == "hpet")
+        .find(|x| x.clocksource_requested == Hpet)
         .unwrap();
     assert_eq!(hpet.clocksource_used, "tsc");
     assert!(hpet.ns_per_op.is_none() && hpet.refused.is_some());
@@ -167,14 +168,14 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
                 .map(|r| {
                     slot(
                         r,
-                        "tsc",
+                        Tsc,
                         speed * (1.0 + 0.01 * f64::from(r)),
                         300.0,
-                        &[("pipe1", pipe)],
+                        &[(Pipe1, pipe)],
                     )
                 })
                 .collect(),
-            ..BenchBoot::default()
+            ..BenchBoot::new(0, Tsc)
         }],
         ..BenchKernel::default()
     };
@@ -184,8 +185,8 @@ fn kernel_rows_cancel_the_boot_speed_with_the_control() {
             kernel("6.12.117+deb13-cloud-amd64", 20_000.0, 1.0),
             kernel("7.2.13+deb14-cloud-amd64", 18_000.0, 1.3),
         ],
-        &["tsc"],
-        &["pipe1"],
+        &[Tsc],
+        &[Pipe1],
     );
     super::fill::fill(&mut r);
     let c = r
@@ -242,7 +243,7 @@ fn each_boot_starts_on_the_next_clocksource_and_only_the_first_counts() {
 #[test]
 fn a_console_cut_inside_a_slot_keeps_the_slots_before() {
     let h = serde_json::to_string(&GuestHeader::default()).unwrap();
-    let s = serde_json::to_string(&slot(0, "tsc", 1.0, 300.0, &[("pipe1", 1.0)])).unwrap();
+    let s = serde_json::to_string(&slot(0, Tsc, 1.0, 300.0, &[(Pipe1, 1.0)])).unwrap();
     let console = format!(
         "noise\n{}\n{h}\n{}\n{}\n{s}\n{}\n{}\n{{\"round\":",
         serial::begin("bench"),
@@ -289,7 +290,7 @@ fn recorded_consoles_parse_into_slots_and_read_counts() {
         let write_stat = reads
             .counts
             .iter()
-            .find(|r| r.clocksource == "hpet" && r.workload == "write-stat")
+            .find(|r| r.clocksource == Hpet && r.workload == WriteStat)
             .unwrap();
         // The multigrain kernel reads the clocksource twice per write-stat op; 6.1 never.
         let want = if release == "7.2." { 2.0 } else { 0.0 };
@@ -304,8 +305,8 @@ fn recorded_consoles_parse_into_slots_and_read_counts() {
 fn recorded_consoles_give_every_row_a_verdict() {
     let mut r = report(
         vec![recorded(CONSOLE_6_1), recorded(CONSOLE_7_2)],
-        &["tsc", "hpet"],
-        &["pipe1", "pingpong", "write-only", "write-stat", "vfsmix"],
+        &[Tsc, Hpet],
+        &[Pipe1, Pingpong, WriteOnly, WriteStat, Vfsmix],
     );
     super::fill::fill(&mut r);
     assert_eq!(r.runs.len(), 2 * 2 * 5);
@@ -330,16 +331,14 @@ fn recorded_consoles_give_every_row_a_verdict() {
         assert!(c.predicted_delta_ns.is_some());
         let e = c.measured_delta_ns;
         assert!(e.lower <= e.point && e.point <= e.upper);
-        if c.kernel_release.as_deref().unwrap().starts_with("6.1.")
-            || c.workload.starts_with("pipe")
-        {
+        if c.kernel_release.as_deref().unwrap().starts_with("6.1.") || c.workload == Pipe1 {
             assert_eq!(m.precise_per_op, 0.0, "{c:?}");
         }
     }
     let ws = cs
         .iter()
         .find(|c| {
-            c.workload == "write-stat" && c.kernel_release.as_deref().unwrap().starts_with("7.2.")
+            c.workload == WriteStat && c.kernel_release.as_deref().unwrap().starts_with("7.2.")
         })
         .unwrap();
     assert!((ws.model_from.as_ref().unwrap().precise_per_op - 2.0).abs() < 0.1);
@@ -365,29 +364,27 @@ const CONSOLE_7_2_TIMES: &str =
 fn the_in_path_read_time_prices_the_prediction() {
     let k = recorded(CONSOLE_7_2_TIMES);
     let times = &k.boots[0].reads.as_ref().unwrap().times;
-    let get = |cs: &str, w: &str| {
+    let get = |cs: Clocksource, w: ReadPath| {
         times
             .iter()
             .find(|t| t.clocksource == cs && t.workload == w)
-            .unwrap_or_else(|| panic!("no {cs} {w}"))
+            .unwrap_or_else(|| panic!("no {cs} {w:?}"))
             .read_ns
             .point
     };
-    let (sys, path) = (
-        get("hpet", super::readtime::SYSCALL) - get("tsc", super::readtime::SYSCALL),
-        get("hpet", "write-stat") - get("tsc", "write-stat"),
-    );
+    let (sys, ws) = (ReadPath::Syscall, ReadPath::Loop(WriteStat));
+    let (sys, path) = (get(Hpet, sys) - get(Tsc, sys), get(Hpet, ws) - get(Tsc, ws));
     // pipe1 takes no precise read on 7.2: nothing traced there.
-    assert!(times.iter().all(|t| t.workload != "pipe1"));
-    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    assert!(times.iter().all(|t| t.workload != ReadPath::Loop(Pipe1)));
+    let mut r = report(vec![k], &[Tsc, Hpet], &[Pipe1, WriteStat]);
     super::fill::fill(&mut r);
-    let row = |w: &str| {
+    let row = |w: WorkloadName| {
         r.comparisons
             .iter()
             .find(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource && c.workload == w)
             .unwrap()
     };
-    let ws = row("write-stat");
+    let ws = row(WriteStat);
     assert_eq!(ws.precise_read_price.as_deref(), Some("in-path"));
     assert_eq!(ws.delta_read_in_path_ns.unwrap().point, path);
     assert_eq!(ws.delta_read_in_syscall_ns.unwrap().point, sys);
@@ -399,7 +396,7 @@ fn the_in_path_read_time_prices_the_prediction() {
     assert_eq!(ws.delta_precise_read_price_ns.unwrap().point, price);
     assert!((ws.predicted_delta_ns.unwrap() - at(price)).abs() < 1e-9);
     assert!((ws.predicted_syscall_delta_ns.unwrap() - at(d_syscall)).abs() < 1e-9);
-    let p1 = row("pipe1");
+    let p1 = row(Pipe1);
     assert_eq!(p1.precise_read_price.as_deref(), Some("syscall"));
     assert!(p1.delta_read_in_path_ns.is_none());
 }

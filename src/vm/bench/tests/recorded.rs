@@ -2,9 +2,12 @@
 //! `--count` without a guest (`vm count`'s rows from a guest's raw counts, taken into the
 //! bench's rows, the table and the commit paragraph).
 
+use crate::trace::FsKind::Tmpfs;
 use crate::vm::bench::fixtures::{recorded, report, CONSOLE_6_1, CONSOLE_7_2};
 use crate::vm::bench::guest::Slot;
 use crate::vm::bench::{compare, parse_console, BenchReport, ComparisonKind};
+use crate::vm::boot::clock::Clocksource::{AcpiPm, Hpet, Tsc};
+use crate::workload::WorkloadName::{Pipe1, WriteOnly, WriteStat};
 
 /// Three boots of 6.1 from a quiet default run (12 rounds of tsc/hpet each).
 const CONSOLES_6_1_QUIET: [&str; 3] = [
@@ -21,12 +24,12 @@ fn three_recorded_boots_are_the_replicates() {
         b.index = i as u32;
         k.boots.push(b);
     }
-    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    let mut r = report(vec![k], &[Tsc, Hpet], &[Pipe1, WriteStat]);
     crate::vm::bench::fill::fill(&mut r);
     let pipe = r
         .comparisons
         .iter()
-        .find(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource && c.workload == "pipe1")
+        .find(|c| c.kind == crate::vm::bench::ComparisonKind::Clocksource && c.workload == Pipe1)
         .unwrap();
     assert_eq!(pipe.interval_method, Some(compare::IntervalMethod::BootsT));
     assert_eq!(pipe.pairs, 36);
@@ -38,7 +41,7 @@ fn three_recorded_boots_are_the_replicates() {
             let ns = |s: &Slot| {
                 s.runs
                     .iter()
-                    .find(|x| x.workload == "pipe1")
+                    .find(|x| x.workload == Pipe1)
                     .unwrap()
                     .ns_per_op
             };
@@ -109,28 +112,25 @@ fn counted_calls_sit_beside_the_kernel_rows() {
     let mut count_rows =
         crate::vm::count::rows::rows("a", 250, &counted_guest(&r61, 0, 2)).unwrap();
     count_rows.extend(crate::vm::count::rows::rows("b", 250, &counted_guest(&r72, 2, 1)).unwrap());
-    let counted = crate::vm::bench::counted::from_rows(&count_rows, "tsc");
+    let counted = crate::vm::bench::counted::from_rows(&count_rows, Tsc);
     assert_eq!(counted.len(), 2);
-    let c72 = crate::vm::bench::counted::lookup(&counted, &r72, "tmpfs", "write-stat").unwrap();
+    let lookup = crate::vm::bench::counted::lookup;
+    let c72 = lookup(&counted, &r72, Tmpfs, WriteStat).unwrap();
     assert_eq!((c72.precise_per_op, c72.coarse_per_op), (2.0, 1.0));
-    let c61 = crate::vm::bench::counted::lookup(&counted, &r61, "tmpfs", "write-stat").unwrap();
+    let c61 = lookup(&counted, &r61, Tmpfs, WriteStat).unwrap();
     assert_eq!((c61.precise_per_op, c61.coarse_per_op), (0.0, 2.0));
-    assert!(crate::vm::bench::counted::lookup(&counted, &r61, "tmpfs", "pipe1").is_none());
+    assert!(lookup(&counted, &r61, Tmpfs, Pipe1).is_none());
 
-    let workloads = ["pipe1", "write-stat"];
-    let mut plain = report(vec![k61.clone(), k72.clone()], &["tsc", "hpet"], &workloads);
+    let workloads = [Pipe1, WriteStat];
+    let mut plain = report(vec![k61.clone(), k72.clone()], &[Tsc, Hpet], &workloads);
     crate::vm::bench::fill::fill(&mut plain);
-    let mut r = report(vec![k61, k72], &["tsc", "hpet"], &workloads);
+    let mut r = report(vec![k61, k72], &[Tsc, Hpet], &workloads);
     r.counted = counted;
     crate::vm::bench::fill::fill(&mut r);
     let ws = |r: &BenchReport, kind: ComparisonKind| {
         r.comparisons
             .iter()
-            .find(|c| {
-                c.kind == kind
-                    && c.workload == "write-stat"
-                    && c.clocksource.as_deref() != Some("hpet")
-            })
+            .find(|c| c.kind == kind && c.workload == WriteStat && c.clocksource != Some(Hpet))
             .cloned()
             .unwrap()
     };
@@ -160,7 +160,7 @@ fn counted_calls_sit_beside_the_kernel_rows() {
         .find(|c| {
             c.kind == crate::vm::bench::ComparisonKind::Clocksource
                 && c.kernel_release.as_ref() == Some(&r72)
-                && c.workload == "write-stat"
+                && c.workload == WriteStat
         })
         .unwrap();
     assert_eq!(cs.counted_from, Some(c72));
@@ -190,18 +190,15 @@ fn boots(consoles: &[&str]) -> crate::vm::bench::BenchKernel {
 #[test]
 fn a_boot_off_the_others_pace_is_named_and_kept() {
     let k = boots(&CONSOLES_7_2_THREE_CS);
-    let cs = ["tsc", "hpet", "acpi_pm"];
-    let mut r = report(vec![k], &cs, &["write-only", "write-stat", "pipe1"]);
+    let cs = [Tsc, Hpet, AcpiPm];
+    let mut r = report(vec![k], &cs, &[WriteOnly, WriteStat, Pipe1]);
     r.boots = 4;
     crate::vm::bench::fill::fill(&mut r);
     // pipe1 in the second boot, on each of the three clocksources, and nothing else.
     assert_eq!(r.disturbed.len(), 3, "{:#?}", r.disturbed);
     for (d, cs) in r.disturbed.iter().zip(cs) {
-        assert_eq!(
-            (d.boot, d.workload.as_str(), d.clocksource.as_str()),
-            (2, "pipe1", cs)
-        );
-        assert_eq!(d.boot_clocksource, "hpet");
+        assert_eq!((d.boot, d.workload, d.clocksource), (2, Pipe1, cs));
+        assert_eq!(d.boot_clocksource, Hpet);
         assert!(
             d.ratio > crate::vm::bench::disturbed::DISTURBED_RATIO,
             "{d:?}"
@@ -210,7 +207,7 @@ fn a_boot_off_the_others_pace_is_named_and_kept() {
         assert!((0.67..1.5).contains(&d.control_ratio), "{d:?}");
     }
     // The boot stays in the run: four boots behind pipe1's figure.
-    let run = r.runs.iter().find(|x| x.workload == "pipe1").unwrap();
+    let run = r.runs.iter().find(|x| x.workload == Pipe1).unwrap();
     assert_eq!(run.boots, 4);
     let note = r.disturbed[0].note(4);
     assert!(note.starts_with("disturbed boot: 7.2"), "{note}");
@@ -225,7 +222,7 @@ fn a_boot_off_the_others_pace_is_named_and_kept() {
 #[test]
 fn quiet_boots_name_no_disturbed_boot() {
     let k = boots(&CONSOLES_6_1_QUIET);
-    let mut r = report(vec![k], &["tsc", "hpet"], &["pipe1", "write-stat"]);
+    let mut r = report(vec![k], &[Tsc, Hpet], &[Pipe1, WriteStat]);
     crate::vm::bench::fill::fill(&mut r);
     assert!(r.disturbed.is_empty(), "{:#?}", r.disturbed);
     assert!(serde_json::to_value(&r).unwrap().get("disturbed").is_none());
