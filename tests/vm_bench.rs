@@ -16,7 +16,7 @@ fn bench_bad_arguments_are_clear_errors() {
         ),
         (
             &["--clocksource", "jiffies"][..],
-            "--clocksource: 'jiffies' is not one of",
+            "invalid value 'jiffies' for '--clocksource",
         ),
         (&["--fs", "zfs"][..], "invalid value 'zfs' for '--fs"),
         (&["--boots", "0"][..], "--boots must be"),

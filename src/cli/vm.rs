@@ -65,11 +65,13 @@ pub struct GuestArgs {
     /// Clocksources to boot with, one guest each (the kernel's `clocksource=`).
     #[arg(
         long,
+        value_enum,
         value_delimiter = ',',
         default_value = "tsc,kvm-clock,hpet,acpi_pm",
-        value_name = "NAME"
+        value_name = "NAME",
+        hide_possible_values = true
     )]
-    pub clocksource: Vec<String>,
+    pub clocksource: Vec<GuestClocksource>,
     #[command(flatten)]
     pub boot: BootArgs,
     /// Seconds each guest may run before it is killed and reported as hung.
@@ -218,11 +220,13 @@ pub struct BenchArgs {
     /// is the `from` of every comparison.
     #[arg(
         long,
+        value_enum,
         value_delimiter = ',',
         default_value = "tsc,hpet",
-        value_name = "NAME"
+        value_name = "NAME",
+        hide_possible_values = true
     )]
-    pub clocksource: Vec<String>,
+    pub clocksource: Vec<GuestClocksource>,
     /// Boots per kernel (their first clocksource alternates).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub boots: u32,
@@ -303,7 +307,9 @@ impl From<LoopWorkload> for crate::workload::WorkloadName {
     }
 }
 
-/// A clocksource a guest can be booted with (`vm count --clocksource`).
+/// A clocksource a guest can be booted with or switched to, by the kernel's name
+/// (`--clocksource` of `vm guest`, `vm count` and `vm bench`): the command line's mirror of
+/// `crate::vm::boot::clock::Clocksource`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GuestClocksource {
     Tsc,
@@ -311,18 +317,6 @@ pub enum GuestClocksource {
     #[value(name = "acpi_pm")]
     AcpiPm,
     KvmClock,
-}
-
-impl GuestClocksource {
-    /// The kernel's name for it (`clocksource=NAME`).
-    pub fn kernel_name(self) -> &'static str {
-        match self {
-            GuestClocksource::Tsc => "tsc",
-            GuestClocksource::Hpet => "hpet",
-            GuestClocksource::AcpiPm => "acpi_pm",
-            GuestClocksource::KvmClock => "kvm-clock",
-        }
-    }
 }
 
 /// A file system a guest mounts for its workloads (`vm count --fs`).
@@ -383,6 +377,16 @@ mod tests {
         for &f in GuestFs::value_variants() {
             let name = f.to_possible_value().unwrap().get_name().to_string();
             assert_eq!(name, crate::trace::FsKind::from(f).name());
+        }
+        use crate::vm::boot::clock::Clocksource;
+        let cs: Vec<Clocksource> = GuestClocksource::value_variants()
+            .iter()
+            .map(|&c| c.into())
+            .collect();
+        assert_eq!(cs, Clocksource::ALL);
+        for &c in GuestClocksource::value_variants() {
+            let name = c.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, Clocksource::from(c).name());
         }
     }
 

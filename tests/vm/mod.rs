@@ -153,7 +153,7 @@ fn bad_arguments_are_clear_errors() {
         .args(["vm", "guest", "--clocksource", "tsc;rm"])
         .assert()
         .code(2)
-        .stderr(contains("not a clocksource name"));
+        .stderr(contains("invalid value 'tsc;rm' for '--clocksource"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `tscope vm bench`: arguments → [`BenchConfig`] → [`crate::vm::bench::run`] → export (and the
 //! SVG and commit-message files) → exit code.
 
-use super::boot::{boot_config, clocksources, unique};
+use super::boot::{boot_config, unique};
 use crate::cli::vm::{BenchArgs, BenchFailOn};
 use crate::commands::{check_output_file, Destination, Global, StderrProgress};
 use crate::error::ConfigError;
@@ -15,7 +15,7 @@ pub fn config(a: &BenchArgs, _global: &Global) -> Result<BenchConfig, ConfigErro
     {
         cfg.kernels = kernels;
     }
-    cfg.clocksources = clocksources(&a.clocksource)?;
+    cfg.clocksources = unique(&a.clocksource, "--clocksource")?;
     cfg.filesystems = unique(&a.matrix.fs, "--fs")?;
     cfg.workloads = unique(&a.matrix.workload, "--workload")?;
     let range = |name: &'static str, what: &'static str, ok: bool, v: u64| {

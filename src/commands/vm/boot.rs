@@ -1,11 +1,10 @@
 //! The checks every `vm` room that boots a guest shares (`vm guest`, `vm count`, `vm bench`),
-//! and the one parser of each list option more than one room takes.
+//! and the one conversion of each list option more than one room takes.
 
 use std::path::PathBuf;
 
 use crate::cli::vm::BootArgs;
 use crate::error::ConfigError;
-use crate::vm::boot::clock::Clocksource;
 use crate::vm::boot::kernel::KernelSource;
 use crate::vm::boot::session::BootConfig;
 
@@ -44,34 +43,9 @@ pub fn kernel_sources(
     ))
 }
 
-/// `--clocksource NAME,…` (`vm guest`, `vm bench`): each one of [`Clocksource::ALL`] by the
-/// kernel's name, each once, in the order given; at least one.
-pub fn clocksources(list: &[String]) -> Result<Vec<Clocksource>, ConfigError> {
-    let mut out: Vec<Clocksource> = Vec::new();
-    for name in list {
-        let name = name.trim();
-        let Some(c) = Clocksource::parse(name) else {
-            let known: Vec<&str> = Clocksource::ALL.iter().map(|c| c.name()).collect();
-            return Err(ConfigError::Invalid(format!(
-                "--clocksource: '{name}' is not one of {} (not a clocksource name a guest \
-                 boots with)",
-                known.join(", ")
-            )));
-        };
-        if !out.contains(&c) {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        return Err(ConfigError::Invalid(
-            "--clocksource: name at least one".into(),
-        ));
-    }
-    Ok(out)
-}
-
-/// A list option's values (`--fs`, `--workload` of `vm count` and `vm bench`) as the domain's
-/// kinds, each once, in the order given; at least one.
+/// A list option's values (`--fs`, `--workload` of `vm count` and `vm bench`, `--clocksource`
+/// of `vm guest` and `vm bench`) as the domain's kinds, each once, in the order given; at
+/// least one.
 pub fn unique<A: Copy, T: PartialEq + From<A>>(
     list: &[A],
     option: &str,

@@ -1,7 +1,7 @@
 //! `tscope vm guest`: arguments → [`GuestConfig`] → [`crate::vm::matrix::run`] → export → exit
 //! code.
 
-use super::boot::{boot_config, clocksources, kernel_sources};
+use super::boot::{boot_config, kernel_sources, unique};
 use crate::cli::vm::GuestArgs;
 use crate::commands::{Destination, Global, StderrProgress, Stop};
 use crate::error::ConfigError;
@@ -10,7 +10,7 @@ use crate::vm::matrix::{self, GuestConfig};
 
 /// Validates `vm guest` arguments into a guest configuration.
 pub fn config(a: &GuestArgs, global: &Global) -> Result<GuestConfig, ConfigError> {
-    let clocksources = clocksources(&a.clocksource)?;
+    let clocksources = unique(&a.clocksource, "--clocksource")?;
     let boot = boot_config(&a.boot, a.timeout)?;
     if let Some(k) = &a.kernel {
         kernel_sources(&[], std::slice::from_ref(k))?;
