@@ -53,14 +53,19 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     let u = f64_at(f, &["update_ns", "point"]);
     assert!(u.is_finite(), "{f}");
     assert!((f64_at(f, &["updates_delta"]) - 1.0).abs() < 0.01);
-    // The query priced apart by the chmod-stat pair: its ctimes tell the knob (fchmod moves
-    // no mtime), and the update is the write pair less the reads and that query.
+    // The query priced apart by the chmod-stat pair's statx timed on its own: its ctimes tell
+    // the knob (fchmod moves no mtime); the update is write-stat's write timed on its own, less
+    // the reads and the swap in it (the statx's query stays out).
     assert_eq!(f["query_pair"]["pattern"]["kind"], "chmod", "{f}");
     assert_eq!(f64_at(f, &["query_pair", "queried_equal_mtimes"]), 0.0);
     assert!(f64_at(f, &["query_pair", "control_equal_mtimes"]) > 0.9);
     let q = f64_at(f, &["query_ns", "point"]);
+    assert_eq!(f["query_pair"]["by_call"][0]["syscall"], "stat", "{f}");
+    assert!((q - f64_at(&f["query_pair"]["by_call"][0], &["delta_ns", "point"])).abs() < 1e-6);
+    assert_eq!(f["query_pattern"], "chmod-stat", "{f}");
+    assert_eq!(f["pair"]["by_call"][0]["syscall"], "write", "{f}");
     let (d, dr) = (
-        f64_at(f, &["pair", "delta_ns", "point"]),
+        f64_at(&f["pair"]["by_call"][0], &["delta_ns", "point"]),
         f64_at(f, &["reads_delta_ns"]),
     );
     let (dq, du) = (f64_at(f, &["queries_delta"]), f64_at(f, &["updates_delta"]));
@@ -79,7 +84,8 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
         f64_at(f, &["ctime_swap_ns", "point"]),
     );
     assert!((ds - 1.0).abs() < 0.01, "{f}");
-    assert!(((d - dr - dq * q - ds * s) / du - u).abs() < 1e-6, "{f}");
+    assert_eq!(dq, 0.0, "{f}");
+    assert!(((d - dr - ds * s) / du - u).abs() < 1e-6, "{f}");
     // The floored read priced by chmod-stat with 16 reads after it, each timed alone between
     // an open and a close of another file: a price of its own, which the reads above already
     // include (the query's and the update's are without it).

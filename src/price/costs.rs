@@ -10,7 +10,7 @@ use crate::trace::FsKind;
 /// below keeps it in step with [`FsKind::ALL`].
 pub type ByFs = [Option<f64>; 7];
 const _: () = assert!(crate::trace::FS_KINDS == 7);
-const _: () = assert!(Term::COUNT == 7);
+const _: () = assert!(Term::COUNT == 8);
 
 /// One term's price: on a filesystem with a price of its own, that; on any other, `default_ns`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,7 +51,7 @@ pub struct Costs {
     /// Period of the coarse clock (the tick).
     pub tick_ns: f64,
     /// Each term's price, indexed by `Term as usize` (the length a literal, as [`ByFs`]'s).
-    pub terms: [TermPrice; 7],
+    pub terms: [TermPrice; 8],
 }
 
 impl Costs {

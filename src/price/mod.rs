@@ -13,13 +13,13 @@
 //! and the units of each term. So every pair reads
 //!
 //! ```text
-//! Δ = Δreads + ΔF·F + ΔX·X + ΔS·S + ΔQ·Q + ΔU·U + ΔA·A
+//! Δ = Δreads + ΔF·F + ΔX·X + ΔS·S + ΔQ·Q + ΔU·U + ΔN·N + ΔA·A
 //! ```
 //!
 //! with F the floored read, X a fine read's in-path excess, S the ctime swap (a ctime that
-//! moves beyond one that stays), Q the query, U the c/mtime update of the write path, A the
-//! atime update, and each ΔF … ΔA the model's units between the
-//! sides. Each recipe picks a pair (or the difference of two) in which its term moves and the
+//! moves beyond one that stays), Q the query, U the c/mtime update of the write path, N what a
+//! new inode's first such update adds, A the atime update, and each ΔF … ΔA the model's units
+//! between the sides. Each recipe picks a pair (or the difference of two) in which its term moves and the
 //! terms not yet priced do not, and solves for it; the solver walks the terms in this order,
 //! each with the first recipe that isolates it:
 //!
@@ -27,16 +27,19 @@
 //! F = (Δ[chmod-stat-read16-apart ▸ reads] − Δreads) / ΔF
 //! X = (Δ[chmod-stat-read16-same ▸ reads] − Δ[chmod-stat-read1-same ▸ read] − Δreads − ΔF·F) / ΔX
 //! S = (Δ[chmod-stat-chmod16-others-apart ▸ chmods] − Δreads − ΔF·F − ΔX·X) / ΔS
-//! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   where write-stat adds no update (ΔU = 0)
-//! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   else (the inode stored on both sides)
-//! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
+//! Q = Δ[chmod-stat ▸ stat] / ΔQ
+//! U = (Δ[write-stat ▸ write] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔU
+//! N = (Δ[create-write-stat-write-unlink ▸ write] − Δ[write-stat ▸ write] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔN
 //! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q − ΔU·U) / ΔA
 //! ```
 //!
-//! `Δ[pair ▸ calls]` is the Δ of the calls at the end of the pair's iteration timed on their
-//! own ([`Tail`], [`Part::Tail`]), and its Δreads, ΔF … the model's units in those calls only:
-//! the chmod and the statx before them, whose update and query carry most of the whole
-//! iteration's spread, stay out. In the `-apart` pairs each of those calls sits between an
+//! `Δ[pair ▸ calls]` is the Δ of calls of the pair's iteration timed on their own ([`Tail`],
+//! [`Part::Tail`]), and its Δreads, ΔF … the model's units in those calls only: for the reads
+//! and chmods after chmod-stat, the chmod and the statx before them, whose update and query
+//! carry most of the whole iteration's spread, stay out; chmod-stat's statx alone is the
+//! query's work and nothing else (it reads no clock); write-stat's write alone is the update
+//! without the query; and the second write of a new file against it is what the inode's
+//! first update adds. In the `-apart` pairs each of those calls sits between an
 //! `open` and a `close` of another file (no timestamp) and is timed alone, a block's calls
 //! averaged without their slowest 5% (an interrupt falls on one call): a floored read or a
 //! swap costs more between a program's other calls than in a run of the same call, whose
@@ -52,7 +55,14 @@
 //! S = (Δ[chmod-stat-chmod16-others] − Δ[chmod-stat-read16] − Δreads − ΔF·F − ΔX·X) / ΔS
 //! ```
 //!
-//! and where both can, the second is said beside the first as a prediction.
+//! and where both can, the second is said beside the first as a prediction. Without the
+//! write's and the statx's tails, the whole iterations price the query and the update:
+//!
+//! ```text
+//! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   where write-stat adds no update (ΔU = 0)
+//! Q = (Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   else (the inode stored on both sides)
+//! U = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
+//! ```
 //!
 //! In every pattern pair a query is followed by exactly one swap (ΔQ = ΔS = 1 in chmod-stat),
 //! so without S the query's price holds the swap's. A program is not like that: once a fine

@@ -22,17 +22,35 @@ pub struct Tail {
     pub apart: bool,
 }
 
+impl Tail {
+    /// The ops of the iteration the tail spans: its calls, with an `open` and a `close` around
+    /// each where set apart. Ops after them (a close, an unlink) are not the tail's.
+    pub fn ops(&self) -> usize {
+        self.calls as usize * if self.apart { 3 } else { 1 }
+    }
+}
+
 /// What one iteration of the pair does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Pattern {
-    /// `writes` × pwrite, then statx, on one file.
+    /// `writes` × pwrite, then statx, on one file. The writes are its tail, timed on their
+    /// own: with the times asked for, the first stores a fine stamp (the update) where the
+    /// control's stores once per tick.
     Write { writes: u32 },
     /// create (`O_CREAT|O_EXCL`), pwrite, statx, close, unlink: a new inode every iteration.
     Create,
+    /// create (`O_CREAT|O_EXCL`), pwrite, statx, pwrite, close, unlink: a new inode every
+    /// iteration, written twice. The first write falls in the tick the file was made, so it
+    /// stores no time on either side; with the times asked for, the second finds the ctime
+    /// queried and stores a fine stamp, the inode's first update since it was made, where the
+    /// control's finds the tick's time stored and stores nothing. The second write is the
+    /// tail, timed on its own: it prices the first update beyond the update write-stat prices.
+    CreateRewrite,
     /// `fchmod` to the same mode, then statx, on one file: a change whose inode store happens
     /// on both sides (`notify_change` always dirties the inode), so the question changes only
-    /// the reads and the query's own work. It prices the query.
+    /// the reads and the query's own work. The statx is its tail, timed on its own: it prices
+    /// the query, whose work (`fill_mg_cmtime`'s `fetch_or` of `I_CTIME_QUERIED`) is all in it.
     Chmod,
     /// [`Pattern::Chmod`], then `reads` × `pread` of 1 byte of a second file on the same
     /// filesystem. Each read's `touch_atime` → `current_time()` reads the coarse clock; with
@@ -89,6 +107,30 @@ impl Pattern {
             Pattern::ChmodOthers { files } | Pattern::ChmodOthersApart { files } => {
                 (Syscall::Setattr, files)
             }
+            Pattern::Write { writes } => {
+                return Some(Tail {
+                    syscall: Syscall::Write,
+                    calls: writes,
+                    head: 0,
+                    apart: false,
+                })
+            }
+            Pattern::Chmod => {
+                return Some(Tail {
+                    syscall: Syscall::Stat,
+                    calls: 1,
+                    head: 1,
+                    apart: false,
+                })
+            }
+            Pattern::CreateRewrite => {
+                return Some(Tail {
+                    syscall: Syscall::Write,
+                    calls: 1,
+                    head: 3,
+                    apart: false,
+                })
+            }
             _ => return None,
         };
         Some(Tail {
@@ -118,6 +160,7 @@ impl Pattern {
             Pattern::Write { writes: 1 } => "write-stat".into(),
             Pattern::Write { writes } => format!("write{writes}-stat"),
             Pattern::Create => "create-write-stat-unlink".into(),
+            Pattern::CreateRewrite => "create-write-stat-write-unlink".into(),
             Pattern::Chmod => "chmod-stat".into(),
             Pattern::ChmodRead { reads } => format!("chmod-stat-read{reads}"),
             Pattern::ChmodReadSame { reads } => format!("chmod-stat-read{reads}-same"),

@@ -29,6 +29,10 @@ pub const SWAP: Pattern = Pattern::ChmodOthers { files: 16 };
 /// write-read-stat: a read after the write, which moves the atime on the queried side only.
 pub const WRITE_READ: Pattern = Pattern::WriteRead;
 
+/// create-write-stat-write-unlink: a new file written twice around the statx, the second
+/// write timed on its own.
+pub const FIRST: Pattern = Pattern::CreateRewrite;
+
 /// write-stat-fsync: an fsync after the write-stat pair's write and statx.
 pub const WRITE_FSYNC: Pattern = Pattern::WriteFsync;
 
@@ -68,7 +72,7 @@ pub struct Recipe {
 
 /// Every recipe, each term's in the order they are tried: the first that isolates its term
 /// prices it; the others that can are said beside it as predictions.
-pub const RECIPES: [Recipe; 13] = [
+pub const RECIPES: [Recipe; 16] = [
     Recipe {
         term: Term::FloorRead,
         pair: FLOOR_APART,
@@ -191,6 +195,20 @@ pub const RECIPES: [Recipe; 13] = [
     },
     Recipe {
         term: Term::Query,
+        pair: CHMOD,
+        against: None,
+        part: Part::Tail,
+        min_units: 0.5,
+        apart: &[Term::Update],
+        tolerance: 0.5,
+        needs: &[],
+        lazy: false,
+        only_on: None,
+        why: "the statx timed on its own: the query's work (fill_mg_cmtime's fetch_or of \
+              I_CTIME_QUERIED) is all in it, and it reads no clock",
+    },
+    Recipe {
+        term: Term::Query,
         pair: WRITE,
         against: None,
         part: Part::Whole,
@@ -220,6 +238,20 @@ pub const RECIPES: [Recipe; 13] = [
         term: Term::Update,
         pair: WRITE,
         against: None,
+        part: Part::Tail,
+        min_units: 0.5,
+        apart: &[Term::Query],
+        tolerance: 0.5,
+        needs: &[Term::FloorRead, Term::FineExcess, Term::CtimeSwap],
+        lazy: false,
+        only_on: None,
+        why: "the write timed on its own: the queried write stores its time, the control's \
+              once per tick, and the statx's query stays out",
+    },
+    Recipe {
+        term: Term::Update,
+        pair: WRITE,
+        against: None,
         part: Part::Whole,
         min_units: 0.5,
         apart: &[],
@@ -233,6 +265,27 @@ pub const RECIPES: [Recipe; 13] = [
         lazy: false,
         only_on: None,
         why: "live pair: the queried write stores its time, the control's once per tick",
+    },
+    Recipe {
+        term: Term::FirstUpdate,
+        pair: FIRST,
+        against: Some(WRITE),
+        part: Part::Tail,
+        min_units: 0.5,
+        apart: &[Term::Query, Term::AtimeUpdate],
+        tolerance: 0.5,
+        needs: &[
+            Term::FloorRead,
+            Term::FineExcess,
+            Term::CtimeSwap,
+            Term::Update,
+        ],
+        lazy: false,
+        only_on: None,
+        why: "the second write of a file made in the same iteration, timed on its own: with \
+              the times asked for it stores a fine stamp, the new inode's first update, where \
+              the control's finds the tick's time stored; against write-stat's write, the same \
+              update on a kept file",
     },
     Recipe {
         term: Term::AtimeUpdate,

@@ -30,6 +30,16 @@ pub enum Term {
     /// (`file_update_time()` → `inode_update_time(S_MTIME|S_CTIME|S_VERSION)`: ext4's journal
     /// handle, xfs's transaction, btrfs's delayed inode, tmpfs's bare dirtying).
     Update,
+    /// What an inode's first c/mtime update on the write path since it was created
+    /// (`file_update_time()`) costs beyond a later one, measured per filesystem by the
+    /// create-write-stat-write-unlink pair. A program that makes a file and writes it after a
+    /// stat in a later call (a database's journal, an archive's members) takes one per file on
+    /// the queried side, where the control, writing in the tick the file was made, stores
+    /// nothing. The kernel path is the update's own; what a new inode adds to it (its first
+    /// `__mark_inode_dirty()`, the first log of its timestamps in ext4's journal or xfs's
+    /// log) the pair measures as a whole: an atime update that dirtied the inode before does
+    /// not take it away.
+    FirstUpdate,
     /// The filesystem's own work of storing a moved atime (`touch_atime()` →
     /// `inode_update_time(S_ATIME)`): a path of its own where the filesystem makes it one —
     /// `generic_update_time()` marks an atime-only change `I_DIRTY_TIME` under lazytime where
@@ -48,19 +58,21 @@ pub enum Term {
 impl Term {
     /// Every term, in the order the solver prices them (each after the terms its recipes
     /// need).
-    pub const ALL: [Term; 7] = [
+    pub const ALL: [Term; 8] = [
         Term::FloorRead,
         Term::FineExcess,
         Term::CtimeSwap,
         Term::Query,
         Term::Update,
+        Term::FirstUpdate,
         Term::AtimeUpdate,
         Term::SyncCommit,
     ];
     /// The order documents, tables and `--help` list them: the filesystem's own work (the
     /// update, the query) first, then the reads' parts.
-    pub const LISTED: [Term; 7] = [
+    pub const LISTED: [Term; 8] = [
         Term::Update,
+        Term::FirstUpdate,
         Term::AtimeUpdate,
         Term::SyncCommit,
         Term::Query,
@@ -79,6 +91,7 @@ impl Term {
             Term::CtimeSwap => "ctime_swap",
             Term::Query => "query",
             Term::Update => "update",
+            Term::FirstUpdate => "first_update",
             Term::AtimeUpdate => "atime_update",
             Term::SyncCommit => "sync_commit",
         }
@@ -92,6 +105,7 @@ impl Term {
             Term::CtimeSwap => "ctime_swap_ns",
             Term::Query => "query_ns",
             Term::Update => "update_ns",
+            Term::FirstUpdate => "first_update_ns",
             Term::AtimeUpdate => "atime_update_ns",
             Term::SyncCommit => "sync_commit_ns",
         }
@@ -105,6 +119,7 @@ impl Term {
             Term::CtimeSwap => "ctime swap",
             Term::Query => "query",
             Term::Update => "update",
+            Term::FirstUpdate => "first update",
             Term::AtimeUpdate => "atime update",
             Term::SyncCommit => "fsync commit",
         }
@@ -118,6 +133,7 @@ impl Term {
             Term::CtimeSwap => "ctime swap",
             Term::Query => "ctime query",
             Term::Update => "inode update",
+            Term::FirstUpdate => "first update of a new inode",
             Term::AtimeUpdate => "atime update",
             Term::SyncCommit => "journal commit forced by fsync",
         }
@@ -137,6 +153,7 @@ impl Term {
             Term::CtimeSwap => ("a ctime that moves", " ns more than one that stays"),
             Term::Query => ("a ctime query", " ns"),
             Term::Update => ("an inode update", " ns"),
+            Term::FirstUpdate => ("a new inode's first update", " ns more than a later one"),
             Term::AtimeUpdate => ("an atime update", " ns"),
             Term::SyncCommit => ("a journal commit that an fsync forces", " ns"),
         }
@@ -159,6 +176,7 @@ impl Term {
             Term::CtimeSwap => "ctime swaps",
             Term::Query => "queries",
             Term::Update => "updates",
+            Term::FirstUpdate => "first updates",
             Term::AtimeUpdate => "atime updates",
             Term::SyncCommit => "fsync commits",
         }
@@ -174,6 +192,10 @@ impl Term {
             Term::Update => {
                 "not measured, taken as 0: the live pair prices a Linux update, not this OS's; \
                  --set update_ns=… for a what-if"
+            }
+            Term::FirstUpdate => {
+                "not measured, taken as 0: the live pair prices a Linux inode's first update, \
+                 not this OS's"
             }
             Term::AtimeUpdate => {
                 "not measured, taken as 0: the live pair prices a Linux atime update, not this \
@@ -206,6 +228,10 @@ impl Term {
                  price then holds it"
             }
             Term::Update => "probe --dir DIR measures it with the write-stat pair",
+            Term::FirstUpdate => {
+                "probe --dir DIR measures it with the create-write-stat-write-unlink pair; \
+                 without it, a new inode's first update is priced as a later one"
+            }
             Term::AtimeUpdate => {
                 "probe --dir DIR measures it with the write-read-stat pair; an atime update is \
                  priced as a c/mtime update where the profile has no price of its own"
@@ -230,6 +256,7 @@ impl Term {
                  probe --dir"
             }
             Term::Update => "live pair, probe --dir",
+            Term::FirstUpdate => "create-write-stat-write-unlink pair, probe --dir",
             Term::AtimeUpdate => "write-read-stat pair, probe --dir",
             Term::SyncCommit => "write-stat-fsync pair, probe --dir",
         }

@@ -335,6 +335,9 @@ pub struct FsUpdate {
     /// close of another file, that prices the ctime swap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_apart_pair: Option<PairResult>,
+    /// The create-write-stat-write-unlink pair that prices a new inode's first update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_pair: Option<PairResult>,
     /// The write-read-stat pair that prices the update where write-stat cannot (btrfs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pair: Option<PairResult>,
@@ -358,8 +361,8 @@ impl FsUpdate {
     /// Keeps `p` in the field its pattern fills (`pair`, `query_pair`, …).
     pub fn keep_pair(&mut self, p: &PairResult) {
         use crate::price::recipe::{
-            CHMOD, FINE, FINE_BASE, FLOOR, FLOOR_APART, SWAP, SWAP_APART, WRITE, WRITE_FSYNC,
-            WRITE_READ,
+            CHMOD, FINE, FINE_BASE, FIRST, FLOOR, FLOOR_APART, SWAP, SWAP_APART, WRITE,
+            WRITE_FSYNC, WRITE_READ,
         };
         let slot = match p.pattern {
             x if x == WRITE => &mut self.pair,
@@ -370,6 +373,7 @@ impl FsUpdate {
             x if x == FINE_BASE => &mut self.fine_base_pair,
             x if x == SWAP => &mut self.swap_pair,
             x if x == SWAP_APART => &mut self.swap_apart_pair,
+            x if x == FIRST => &mut self.first_pair,
             x if x == WRITE_READ => &mut self.read_pair,
             x if x == WRITE_FSYNC => &mut self.sync_pair,
             _ if self.pair.is_none() => &mut self.pair,
@@ -389,6 +393,7 @@ impl FsUpdate {
             &self.fine_base_pair,
             &self.swap_pair,
             &self.swap_apart_pair,
+            &self.first_pair,
             &self.read_pair,
             &self.sync_pair,
         ]

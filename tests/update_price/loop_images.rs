@@ -98,15 +98,9 @@ fn loop_images_price_each_filesystem_as_its_kernel_code_says() {
         assert_eq!(f["fs_type"], *kind, "{f}");
         assert_eq!(f["dir"], img.mnt.to_str().unwrap());
         assert_eq!(f["multigrain"], true, "{f}");
-        // Every filesystem's query is priced: by its chmod-stat pair, or on btrfs, where
-        // the question adds no update to the write, by write-stat itself.
+        // Every filesystem's query is priced by its chmod-stat pair's statx timed on its own.
         assert!(f["query_ns"]["point"].as_f64().is_some(), "{f}");
-        let by = if *kind == "btrfs" {
-            "write-stat"
-        } else {
-            "chmod-stat"
-        };
-        assert_eq!(f["query_pattern"], by, "{f}");
+        assert_eq!(f["query_pattern"], "chmod-stat", "{f}");
         assert_eq!(f["query_pair"]["pattern"]["kind"], "chmod", "{f}");
         // Every filesystem's atime update is priced by the read after the write.
         assert_eq!(f["read_pair"]["pattern"]["kind"], "write_read", "{f}");

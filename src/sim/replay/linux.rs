@@ -107,10 +107,20 @@ impl Replay<'_> {
             };
             self.inodes[id as usize].mtime = v;
             self.update(id, fs);
+            self.first_update(id, fs);
             self.record_mod(id, v, self.now, clock);
         } else {
             let clock = self.coarse_clock();
             self.record_mod(id, ino.mtime, self.now, clock);
+        }
+    }
+
+    /// A c/mtime update on the write path (`file_update_time()`): the inode's first since it
+    /// was created is priced apart.
+    fn first_update(&mut self, id: InodeId, fs: FsKind) {
+        if !std::mem::replace(&mut self.inodes[id as usize].updated, true) {
+            self.stats.first_updates += 1;
+            self.op_cost += self.costs.on(Term::FirstUpdate, fs);
         }
     }
 

@@ -41,6 +41,8 @@ struct Inode {
     /// Its first data since created or truncated is not yet written back: the next sync
     /// allocates its blocks and size in the running transaction and commits it.
     allocating: bool,
+    /// Linux: the write path has updated its c/mtime since it was created.
+    updated: bool,
 }
 
 const FRESH: Inode = Inode {
@@ -56,6 +58,7 @@ const FRESH: Inode = Inode {
     pending_since: 0.0,
     stored_in: 0,
     allocating: false,
+    updated: false,
 };
 
 /// How long a journal transaction stays open before the filesystem commits it on its own:

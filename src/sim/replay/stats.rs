@@ -15,6 +15,11 @@ pub struct Stats {
     pub updates: u64,
     /// Of `updates`, Linux atime stores (`touch_atime()`), priced apart.
     pub atime_updates: u64,
+    /// Linux: of `updates` on the write path (`file_update_time()`), an inode's first since it
+    /// was created, each priced at
+    /// [`Term::FirstUpdate`](crate::price::Term::FirstUpdate) on its filesystem beyond the
+    /// update's own price.
+    pub first_updates: u64,
     /// Linux multigrain: stats that mark an inode's ctime queried (the first that asks for the
     /// times after each store: `fill_mg_cmtime`'s atomic `fetch_or` of `I_CTIME_QUERIED`),
     /// each priced at [`Term::Query`](crate::price::Term::Query) on its filesystem.

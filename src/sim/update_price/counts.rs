@@ -70,6 +70,7 @@ fn counts_of(s: &Stats) -> Counts {
             Term::CtimeSwap => s.ctime_swaps,
             Term::Query => s.queries,
             Term::Update => s.updates - s.atime_updates,
+            Term::FirstUpdate => s.first_updates,
             Term::AtimeUpdate => s.atime_updates,
             Term::SyncCommit => s.sync_commits,
         } as f64;
@@ -189,7 +190,7 @@ pub fn tail_counts(
     let (stock, costs, base, iterations) = replay_setup(model, costs, &compiled, measured_ns);
     let mut sum = Counts::default();
     let each = |k: usize, b: &Stats, a: &Stats| {
-        if k >= tail.head {
+        if (tail.head..tail.head + tail.ops()).contains(&k) {
             sum = sum + (counts_of(a) - counts_of(b));
         }
     };

@@ -28,6 +28,9 @@ pub fn tasks_scenario(pattern: Pattern, fs: FsKind, queried: bool, tasks: u32) -
         Pattern::Create => ["create", "write", stat, "close", "unlink"]
             .map(|s| (s, 0))
             .to_vec(),
+        Pattern::CreateRewrite => ["create", "write", stat, "write", "close", "unlink"]
+            .map(|s| (s, 0))
+            .to_vec(),
         Pattern::Chmod => vec![("fchmod", 0), (stat, 0)],
         Pattern::WriteRead => vec![("write", 0), ("read", 0), (stat, 0)],
         Pattern::WriteFsync => vec![("write", 0), (stat, 0), ("fsync", 0)],

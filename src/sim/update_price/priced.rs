@@ -31,6 +31,7 @@ pub(crate) fn unpriced(pairs: &[&PairResult]) -> FsUpdate {
         fine_base_pair: None,
         swap_pair: None,
         swap_apart_pair: None,
+        first_pair: None,
         read_pair: None,
         sync_pair: None,
     };
@@ -72,7 +73,7 @@ pub fn price_at(pairs: &[&PairResult], costs: Costs) -> FsUpdate {
             format!("{} pair{against}", step.pair),
         );
     }
-    out.query_pattern = s.step(Term::Query).map(|q| q.pair.clone());
+    out.query_pattern = s.step(Term::Query).map(|q| q.recipe.pair.name());
     // The update's pair, or write-stat's where the update is not priced: what the model
     // counts between its sides.
     let main = s

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::kernel::ClockFn;
-use crate::price::Counts;
+use crate::price::{Counts, Term};
 use crate::sim::update_price::{counts_by_call, model_of};
 use crate::sim::{estimate, Costs};
 use crate::trace::Syscall;
@@ -140,25 +140,31 @@ pub fn kind_note(p: &PairResult, costs: Costs, prices: &Costs, live: &LiveLoop) 
         side(true, p.queried_ns.point),
         side(false, p.control_ns.point),
     );
-    let model_of_kind = |name: &str| {
-        let priced = |v: &[(Syscall, Counts)]| {
+    let counts_of_kind = |name: &str| {
+        let of = |v: &[(Syscall, Counts)]| {
             v.iter()
                 .find(|(s, _)| s.name() == name)
-                .map_or(0.0, |(_, n)| n.priced_ns(prices, fs))
+                .map_or(Counts::default(), |&(_, n)| n)
         };
-        priced(&q) - priced(&c)
+        of(&q) - of(&c)
     };
     let (mut live_sum, mut model_sum) = (0.0, 0.0);
     let kinds: Vec<String> = p
         .by_call
         .iter()
         .map(|k| {
-            let m = model_of_kind(&k.syscall);
+            let n = counts_of_kind(&k.syscall);
+            let m = n.priced_ns(prices, fs);
             live_sum += k.delta_ns.point;
             model_sum += m;
             format!(
-                "{} ×{} {:+.0} [{:.0}, {:.0}] / {m:+.0}",
-                k.syscall, k.calls_per_pass, k.delta_ns.point, k.delta_ns.lower, k.delta_ns.upper
+                "{} ×{} {:+.0} [{:.0}, {:.0}] / {m:+.0}{}",
+                k.syscall,
+                k.calls_per_pass,
+                k.delta_ns.point,
+                k.delta_ns.lower,
+                k.delta_ns.upper,
+                units_said(&n)
             )
         })
         .collect();
@@ -169,4 +175,22 @@ pub fn kind_note(p: &PairResult, costs: Costs, prices: &Costs, live: &LiveLoop) 
         p.fs_type,
         kinds.join(", ")
     ))
+}
+
+/// The model's units behind a kind's Δ, the ones that move: " (reads +12 ns, 1.00 updates, …)".
+fn units_said(n: &Counts) -> String {
+    let mut parts = Vec::new();
+    if n.reads_ns.abs() >= 0.5 {
+        parts.push(format!("reads {:+.0} ns", n.reads_ns));
+    }
+    for t in Term::LISTED {
+        if n[t].abs() >= 0.005 {
+            parts.push(format!("{:+.2} {}", n[t], t.units()));
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
 }

@@ -362,6 +362,7 @@ pub fn run(cfg: &SimulateConfig, v: &Validation) -> crate::error::Result<Validat
             (&priced.fine_base_pair, false),
             (&priced.swap_pair, true),
             (&priced.swap_apart_pair, true),
+            (&priced.first_pair, true),
             (&priced.read_pair, true),
             (&priced.sync_pair, true),
         ] {

@@ -334,9 +334,15 @@ fn sample(
                 cfg.seed,
                 cfg.confidence_level,
             );
-            // A pattern with a tail prices by its tail: it stops when the tail's Δ is known.
+            // A pattern with a tail prices by its tail: it stops when the tail's Δ is known,
+            // within ±10% or ±1% of the control's time in the tail (a statx's few ns of query
+            // against its few hundred).
             let known = match tail_delta(cfg, &queried, &control).first() {
-                Some(t) => decided(t.delta_ns, 0.0),
+                Some(t) => {
+                    let tail_ns =
+                        control.iter().map(|b| b.tail).sum::<f64>() / control.len() as f64;
+                    decided(t.delta_ns, tail_ns)
+                }
                 None => decided(d, c.point),
             };
             if known {

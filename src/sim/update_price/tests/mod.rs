@@ -457,6 +457,7 @@ fn the_replay_by_position_puts_each_atime_store_on_its_read() {
 
 mod btrfs;
 mod fine;
+mod first;
 mod swap;
 mod sync;
 mod tail;

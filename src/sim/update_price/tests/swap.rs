@@ -58,8 +58,9 @@ fn chmods_of_other_files_swap_each_ctime_once_on_the_queried_side_only() {
 fn every_term_priced_after_the_swap_takes_it_out_first() {
     // The swap is priced from the other files' chmods timed on their own (each set apart,
     // else in a run), else against the floor pair, after the reads; the query's, the
-    // update's, the atime's and the commit's pairs all take some swaps, so each takes the
-    // swap out before pricing its own term.
+    // update's, the first update's, the atime's and the commit's pairs all take some swaps,
+    // so each takes the swap out before pricing its own term; the query's statx timed on its
+    // own takes none, and needs no term before it.
     let swaps: Vec<_> = Recipe::of(Term::CtimeSwap)
         .map(|r| (r.pair, r.against, r.part, r.lazy))
         .collect();
@@ -72,15 +73,23 @@ fn every_term_priced_after_the_swap_takes_it_out_first() {
         ]
     );
     assert!(Recipe::of(Term::CtimeSwap).all(|r| r.needs.contains(&Term::FloorRead)));
+    let stat_alone = |r: &Recipe| r.term == Term::Query && r.part == Part::Tail;
     for t in [
         Term::Query,
         Term::Update,
+        Term::FirstUpdate,
         Term::AtimeUpdate,
         Term::SyncCommit,
     ] {
         assert!(
-            Recipe::of(t).all(|q| q.needs.contains(&Term::CtimeSwap)),
+            Recipe::of(t)
+                .filter(|q| !stat_alone(q))
+                .all(|q| q.needs.contains(&Term::CtimeSwap)),
             "{t:?}"
         );
     }
+    let stat: Vec<_> = Recipe::of(Term::Query).filter(|r| stat_alone(r)).collect();
+    assert_eq!(stat.len(), 1);
+    assert_eq!(stat[0].pair, recipe::CHMOD);
+    assert!(stat[0].needs.is_empty());
 }
