@@ -28,7 +28,7 @@
 //! X = (Δ[chmod-stat-read16-same ▸ reads] − Δ[chmod-stat-read1-same ▸ read] − Δreads − ΔF·F) / ΔX
 //! S = (Δ[chmod-stat-chmod16-others-apart ▸ chmods] − Δreads − ΔF·F − ΔX·X) / ΔS
 //! Q = Δ[chmod-stat ▸ stat] / ΔQ
-//! U = (Δ[write-stat ▸ write] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔU
+//! U = (Δ[write-stat] − Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
 //! N = (Δ[create-write-stat-write-unlink ▸ write] − Δ[write-stat ▸ write] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔN
 //! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q − ΔU·U) / ΔA
 //! ```
@@ -37,9 +37,12 @@
 //! [`Part::Tail`]), and its Δreads, ΔF … the model's units in those calls only: for the reads
 //! and chmods after chmod-stat, the chmod and the statx before them, whose update and query
 //! carry most of the whole iteration's spread, stay out; chmod-stat's statx alone is the
-//! query's work and nothing else (it reads no clock); write-stat's write alone is the update
-//! without the query; and the second write of a new file against it is what the inode's
-//! first update adds. In the `-apart` pairs each of those calls sits between an
+//! query's work and nothing else (it reads no clock); and the second write of a new file
+//! against write-stat's write alone is what the inode's first update adds. The update is
+//! write-stat against chmod-stat: the chmod takes the same fine stamp, fine read, floored reads,
+//! swap and query as the write and stores the inode on both sides, so between the two lies the
+//! write's update, whatever a fine read costs inside either op (X, priced on the read path,
+//! differs between ops: `scripts/fine-read-in-path`). In the `-apart` pairs each of those calls sits between an
 //! `open` and a `close` of another file (no timestamp) and is timed alone, a block's calls
 //! averaged without their slowest 5% (an interrupt falls on one call): a floored read or a
 //! swap costs more between a program's other calls than in a run of the same call, whose
@@ -56,7 +59,8 @@
 //! ```
 //!
 //! and where both can, the second is said beside the first as a prediction. Without the
-//! write's and the statx's tails, the whole iterations price the query and the update:
+//! statx's tail, the whole iterations price the query, and without chmod-stat, write-stat
+//! alone prices the update:
 //!
 //! ```text
 //! Q = (Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔQ   where write-stat adds no update (ΔU = 0)

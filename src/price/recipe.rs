@@ -237,16 +237,22 @@ pub const RECIPES: [Recipe; 16] = [
     Recipe {
         term: Term::Update,
         pair: WRITE,
-        against: None,
-        part: Part::Tail,
+        against: Some(CHMOD),
+        part: Part::Whole,
         min_units: 0.5,
-        apart: &[Term::Query],
+        apart: &[],
         tolerance: 0.5,
-        needs: &[Term::FloorRead, Term::FineExcess, Term::CtimeSwap],
+        needs: &[
+            Term::FloorRead,
+            Term::FineExcess,
+            Term::CtimeSwap,
+            Term::Query,
+        ],
         lazy: false,
         only_on: None,
-        why: "the write timed on its own: the queried write stores its time, the control's \
-              once per tick, and the statx's query stays out",
+        why: "against chmod-stat, whose chmod takes the same fine stamp, fine read, floored \
+              reads, swap and query after it and stores the inode on both sides: between the \
+              two lies the write's update alone, whatever a fine read costs inside either op",
     },
     Recipe {
         term: Term::Update,
