@@ -117,7 +117,16 @@ fn a_live_pair_on_tmpfs_prices_the_update_and_simulate_uses_it() {
     // write path's update that write-stat prices.
     assert_eq!(f["read_pair"]["pattern"]["kind"], "write_read", "{f}");
     assert!(f64_at(f, &["atime_update_ns", "point"]).is_finite(), "{f}");
-    assert_eq!(f["priced_by"]["update_ns"], "write-stat pair", "{f}");
+    // A new inode's first update, priced by the second write of a file made in the same
+    // iteration against write-stat's write (its sign and size are the machine's).
+    assert_eq!(f["first_pair"]["pattern"]["kind"], "create_rewrite", "{f}");
+    assert_eq!(f["first_pair"]["by_call"][0]["syscall"], "write", "{f}");
+    assert_eq!(
+        f["priced_by"]["first_update_ns"],
+        "create-write-stat-write-unlink [1 × write] pair against write-stat [1 × write]",
+        "{f}"
+    );
+    assert!(f64_at(f, &["first_update_ns", "point"]).is_finite(), "{f}");
     // The kernel's own counters: one fine ctime stamp per queried iteration, none on the
     // control's; the ctime moves at least once per queried iteration (the counters are the
     // machine's: other tests running beside this one add moves, never fine stamps of this
