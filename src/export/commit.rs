@@ -136,6 +136,7 @@ pub fn update_sentence(r: &Report) -> String {
             Term::CtimeSwap,
             Term::Query,
             Term::AtimeUpdate,
+            Term::FirstUpdate,
         ]
         .into_iter()
         .filter_map(|t| {

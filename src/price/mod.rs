@@ -30,7 +30,7 @@
 //! Q = Δ[chmod-stat ▸ stat] / ΔQ
 //! U = (Δ[write-stat] − Δ[chmod-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q) / ΔU
 //! N = (Δ[create-write-stat-write-unlink ▸ write] − Δ[write-stat ▸ write] − Δreads − ΔF·F − ΔX·X − ΔS·S) / ΔN
-//! A = (Δ[write-read-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q − ΔU·U) / ΔA
+//! A = (Δ[write-read-stat] − Δ[write-stat] − Δreads − ΔF·F − ΔX·X − ΔS·S − ΔQ·Q − ΔU·U) / ΔA
 //! ```
 //!
 //! `Δ[pair ▸ calls]` is the Δ of calls of the pair's iteration timed on their own ([`Tail`],

@@ -296,7 +296,7 @@ pub const RECIPES: [Recipe; 16] = [
     Recipe {
         term: Term::AtimeUpdate,
         pair: WRITE_READ,
-        against: None,
+        against: Some(WRITE),
         part: Part::Whole,
         min_units: 0.5,
         apart: &[],
@@ -311,7 +311,9 @@ pub const RECIPES: [Recipe; 16] = [
         lazy: false,
         only_on: None,
         why: "the read after a fine-stamped write moves the atime only with the times asked \
-              for (relatime: the atime is not later than the mtime)",
+              for (relatime: the atime is not later than the mtime); against write-stat, the \
+              read alone lies between them, its floored reads and its atime update, whatever a \
+              fine read costs inside the write",
     },
     Recipe {
         term: Term::SyncCommit,

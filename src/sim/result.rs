@@ -133,6 +133,10 @@ pub struct FsCounts {
     pub updates: i64,
     /// Of `updates`, atime stores (`touch_atime()`), priced at `atime_update_ns`.
     pub atime_updates: i64,
+    /// Of `updates`, an inode's first write-path c/mtime store since it was made, priced at
+    /// `first_update_ns` on top of `update_ns` (0 in documents written before it was counted).
+    #[serde(default)]
+    pub first_updates: i64,
     /// Syncs that committed the journal (ext4, xfs: a full fsync after a timestamp store, any
     /// sync of a file's first data), priced at `sync_commit_ns` (0 in documents written
     /// before it was counted).

@@ -105,7 +105,7 @@ fn loop_images_price_each_filesystem_as_its_kernel_code_says() {
         // Every filesystem's atime update is priced by the read after the write.
         assert_eq!(f["read_pair"]["pattern"]["kind"], "write_read", "{f}");
         assert_eq!(
-            f["priced_by"]["atime_update_ns"], "write-read-stat pair",
+            f["priced_by"]["atime_update_ns"], "write-read-stat pair against write-stat",
             "{f}"
         );
         // A journal handle, a log transaction, or at least the inode's own store: a price

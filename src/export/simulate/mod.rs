@@ -198,6 +198,7 @@ fn by_filesystem(r: &ModelReport, rows: &[FsCost]) -> Vec<Block> {
         ("queries", Align::Right),
         ("updates", Align::Right),
         ("of them atime", Align::Right),
+        ("of them first", Align::Right),
         ("fsync commits", Align::Right),
     ];
     headers.extend(Term::LISTED.iter().map(|t| (t.what(), Align::Right)));
@@ -218,6 +219,7 @@ fn by_filesystem(r: &ModelReport, rows: &[FsCost]) -> Vec<Block> {
                 c.queries,
                 c.updates,
                 c.atime_updates,
+                c.first_updates,
                 c.sync_commits,
             ]
             .map(|n| n.to_string()),

@@ -158,6 +158,7 @@ fn row(kind: FsKind, entry: &FsUpdate, stock: &Stats, coarse: &Stats, costs: &Co
             queries: less(stock.queries, coarse.queries),
             updates: less(stock.updates, coarse.updates),
             atime_updates: less(stock.atime_updates, coarse.atime_updates),
+            first_updates: less(stock.first_updates, coarse.first_updates),
             sync_commits: less(stock.sync_commits, coarse.sync_commits),
         },
         prices_ns: prices,

@@ -123,7 +123,7 @@ fn btrfs_prices_the_atime_update_on_the_read_after_the_write() {
     assert!(a.lower <= a.point && a.point <= a.upper);
     assert_eq!(
         with.priced_by(Term::AtimeUpdate),
-        Some("write-read-stat pair")
+        Some("write-read-stat pair against write-stat")
     );
     // The kernel's count: the read pair takes one fine stamp per queried iteration (the
     // write's), none without.
